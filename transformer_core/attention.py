@@ -1,0 +1,156 @@
+"""Scaled dot-product attention and multi-head attention.
+
+Mask convention (see ``masks.py``): boolean, ``True`` = may attend, broadcastable to ``(B, H, T, S)``.
+A query whose keys are all masked gets zero weights and a zero output instead of NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .masks import combine_masks
+
+Rotary = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def _causal(t: int, s: int, device: torch.device) -> torch.Tensor:
+    # Query i sits at absolute position i + (s - t), so it may see keys up to that position.
+    return torch.ones(t, s, dtype=torch.bool, device=device).tril(s - t)
+
+
+def _guard_empty_rows(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Let fully masked rows attend everywhere (so softmax stays finite) and return which rows had any key."""
+    has_key = mask.any(dim=-1, keepdim=True)  # (..., T, 1)
+    return mask | ~has_key, has_key
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(Q Kᵀ / √d_k) V, written out so the attention weights can be returned.
+
+    Args:
+        q: queries ``(..., T, D)``.
+        k: keys ``(..., S, D)``.
+        v: values ``(..., S, Dv)``.
+        mask: boolean, ``True`` = may attend, broadcastable to ``(..., T, S)``.
+        dropout_p: dropout probability applied to the weights (pass 0 in evaluation).
+
+    Returns:
+        ``(out, weights)`` with shapes ``(..., T, Dv)`` and ``(..., T, S)``; each row of ``weights`` sums to 1,
+        except rows whose keys are all masked, which are all zeros.
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, S)
+    has_key = None
+    if mask is not None:
+        mask, has_key = _guard_empty_rows(mask)
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    if has_key is not None:
+        weights = weights * has_key
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    return weights @ v, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention (Vaswani et al. 2017) with separate query, key, value and output projections.
+
+    Two paths compute the same function: the fused ``F.scaled_dot_product_attention`` when the weights are not
+    needed (fast, memory-light), and the explicit softmax of :func:`scaled_dot_product_attention` when they are.
+
+    Args:
+        d_model: model width C; the input and output size.
+        n_heads: number of heads H; must divide ``d_model``.
+        dropout: dropout probability on the attention weights (training only).
+        bias: whether the four projections have biases.
+
+    Shape:
+        - query ``(B, T, C)``, key and value ``(B, S, C)``
+        - mask: boolean broadcastable to ``(B, H, T, S)``, ``True`` = may attend
+        - output ``(B, T, C)``; weights ``(B, H, T, S)`` when ``need_weights`` else ``None``
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}.")
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.head_dim = d_model // n_heads
+        self.dropout = dropout
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
+        # One matmul for Q, K and V in self-attention (and for K, V in cross-attention): the same maths as three
+        # Linear layers, but fewer, larger kernels, which matters for the small models this app trains.
+        projs = (self.q_proj, self.k_proj, self.v_proj)
+        if query is key and key is value:
+            return self._packed(query, projs).chunk(3, dim=-1)
+        if key is value:
+            return (self.q_proj(query), *self._packed(key, projs[1:]).chunk(2, dim=-1))
+        return self.q_proj(query), self.k_proj(key), self.v_proj(value)
+
+    @staticmethod
+    def _packed(x: torch.Tensor, projs: tuple[nn.Linear, ...]) -> torch.Tensor:
+        weight = torch.cat([p.weight for p in projs])
+        bias = None if projs[0].bias is None else torch.cat([p.bias for p in projs])
+        return F.linear(x, weight, bias)
+
+    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, _ = x.shape
+        return x.view(b, n, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, N, D)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+        is_causal: bool = False,
+        rotary: Rotary | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``.
+
+        Args:
+            mask: boolean, ``True`` = may attend, broadcastable to ``(B, H, T, S)``.
+            need_weights: also return the per-head attention weights (uses the explicit path).
+            is_causal: additionally forbid attending to later positions.
+            rotary: optional function applying rotary position embeddings to ``(q, k)`` in ``(B, H, N, D)``.
+        """
+        q, k, v = (self._split_heads(x) for x in self._project(query, key, value))  # (B, H, T|S, D)
+        if rotary is not None:
+            q, k = rotary(q, k)
+        t, s = q.size(-2), k.size(-2)
+        if is_causal and (mask is not None or need_weights or t != s):
+            # The fused kernel's own causal flag only covers the plain square case.
+            mask = combine_masks(mask, _causal(t, s, q.device))
+            is_causal = False
+        p = self.dropout if self.training else 0.0
+        if need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=p)
+        else:
+            out, weights = self._fused(q, k, v, mask, p, is_causal), None
+        out = out.transpose(1, 2).reshape(out.size(0), t, self.d_model)  # (B, T, C)
+        return self.out_proj(out), weights
+
+    @staticmethod
+    def _fused(q, k, v, mask, dropout_p: float, is_causal: bool) -> torch.Tensor:
+        if mask is None:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=is_causal)
+        mask, has_key = _guard_empty_rows(mask)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        return out * has_key  # (B, H, T, D); fully masked queries output zeros, as in the explicit path

@@ -1,0 +1,144 @@
+"""Model configurations: one frozen, validated dataclass per model family.
+
+Invalid values raise ``ValueError`` with a message a student can act on, so the app can show it as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NORMS = ("pre", "post")
+POSITIONALS = ("sinusoidal", "learned", "rope", "none")
+ACTIVATIONS = ("relu", "gelu")
+
+
+def divisors(n: int) -> list[int]:
+    """All positive divisors of ``n`` in ascending order (the valid head counts for ``d_model=n``)."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _check_positive(**values: float) -> None:
+    for name, value in values.items():
+        if value <= 0:
+            raise ValueError(f"{name}={value} must be a positive number.")
+
+
+def _check_heads(d_model: int, n_heads: int) -> None:
+    if d_model % n_heads != 0:
+        valid = ", ".join(str(d) for d in divisors(d_model))
+        raise ValueError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}; "
+            f"valid head counts for {d_model} are {valid}."
+        )
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(repr(c) for c in choices)}.")
+
+
+def _check_dropout(dropout: float) -> None:
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout={dropout} must be at least 0 and below 1.")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Configuration shared by the text models (encoder-decoder, decoder-only, encoder-only)."""
+
+    vocab_size: int = 32  # number of distinct tokens, special tokens included
+    max_len: int = 64  # longest sequence the positional encoding supports
+    d_model: int = 64  # width C of every token vector (the residual stream)
+    n_heads: int = 4  # attention heads per layer; must divide d_model
+    n_layers: int = 2  # encoder blocks (or decoder blocks for the decoder-only model)
+    n_decoder_layers: int | None = None  # decoder blocks of the encoder-decoder model; None means n_layers
+    d_ff: int = 256  # hidden width of the position-wise feed-forward network
+    dropout: float = 0.0  # dropout on attention weights and residual branches; 0 keeps small runs deterministic
+    norm: str = "pre"  # "pre": LayerNorm before each sub-layer (stable); "post": after the residual add (the 2017 paper)
+    positional: str = "sinusoidal"  # "sinusoidal", "learned", "rope" (rotary, inside attention) or "none"
+    activation: str = "relu"  # feed-forward non-linearity: "relu" (the 2017 paper) or "gelu" (BERT, GPT, ViT)
+    bias: bool = True  # biases in Linear and LayerNorm layers
+    pad_id: int | None = None  # token id used for padding; when set, padding masks are derived from the tokens
+    tie_weights: bool = False  # share the token embedding with the output projection (GPT-2, the 2017 paper)
+    pos_base: float = 10000.0  # base of the sinusoidal and rotary frequencies
+    layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm
+
+    def __post_init__(self) -> None:
+        _check_positive(
+            vocab_size=self.vocab_size, max_len=self.max_len, d_model=self.d_model, n_heads=self.n_heads,
+            n_layers=self.n_layers, d_ff=self.d_ff, pos_base=self.pos_base, layer_norm_eps=self.layer_norm_eps,
+        )
+        if self.n_decoder_layers is not None:
+            _check_positive(n_decoder_layers=self.n_decoder_layers)
+        _check_heads(self.d_model, self.n_heads)
+        _check_choice("norm", self.norm, NORMS)
+        _check_choice("positional", self.positional, POSITIONALS)
+        _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_dropout(self.dropout)
+        if self.positional == "rope" and self.head_dim % 2 != 0:
+            raise ValueError(
+                f"Rotary positions rotate pairs of numbers, so the head size must be even, "
+                f"but d_model/n_heads = {self.d_model}/{self.n_heads} = {self.head_dim}."
+            )
+        if self.pad_id is not None and not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"pad_id={self.pad_id} must be a token id below vocab_size={self.vocab_size}.")
+
+    @property
+    def head_dim(self) -> int:
+        """Size D of each head's query, key and value vectors."""
+        return self.d_model // self.n_heads
+
+    @property
+    def decoder_layers(self) -> int:
+        """Number of decoder blocks in the encoder-decoder model."""
+        return self.n_layers if self.n_decoder_layers is None else self.n_decoder_layers
+
+
+@dataclass(frozen=True)
+class ViTConfig:
+    """Vision Transformer configuration; the architecture follows Dosovitskiy et al. (2020).
+
+    Pre-norm blocks, GELU, a learnable CLS token, learned positional embeddings over CLS + patches, biases
+    everywhere, a final LayerNorm and a linear head on the CLS token.
+    """
+
+    image_size: int = 32  # height and width of the (square) input image in pixels
+    patch_size: int = 8  # side of each square patch; must divide image_size
+    in_channels: int = 3  # colour channels of the input (3 for RGB)
+    num_classes: int = 10  # outputs of the classification head
+    d_model: int = 64  # width C of every token vector
+    n_heads: int = 4  # attention heads per layer; must divide d_model
+    n_layers: int = 4  # encoder blocks
+    d_ff: int = 256  # hidden width of the MLP in each block (the paper uses 4 * d_model)
+    dropout: float = 0.0  # dropout on attention weights, residual branches and embeddings
+    layer_norm_eps: float = 1e-6  # epsilon of every LayerNorm (1e-6 as in the reference implementation)
+
+    def __post_init__(self) -> None:
+        _check_positive(
+            image_size=self.image_size, patch_size=self.patch_size, in_channels=self.in_channels,
+            num_classes=self.num_classes, d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers,
+            d_ff=self.d_ff, layer_norm_eps=self.layer_norm_eps,
+        )
+        if self.image_size % self.patch_size != 0:
+            valid = ", ".join(str(d) for d in divisors(self.image_size))
+            raise ValueError(
+                f"patch_size={self.patch_size} does not divide image_size={self.image_size}; "
+                f"valid patch sizes for {self.image_size} are {valid}."
+            )
+        _check_heads(self.d_model, self.n_heads)
+        _check_dropout(self.dropout)
+
+    @property
+    def grid_size(self) -> int:
+        """Patches along each side of the image."""
+        return self.image_size // self.patch_size
+
+    @property
+    def num_patches(self) -> int:
+        """Number N of patch tokens (the CLS token not included)."""
+        return self.grid_size**2
+
+    @property
+    def head_dim(self) -> int:
+        """Size D of each head's query, key and value vectors."""
+        return self.d_model // self.n_heads

@@ -1,0 +1,263 @@
+"""The text models: encoder-decoder, decoder-only and encoder-only (sequence regression).
+
+All share one convention: ``forward(..., return_attention=False)``; with ``True`` they return
+``(output, attention)`` where ``attention`` maps ``"encoder"``, ``"decoder"`` and/or ``"cross"`` to a per-layer
+list of ``(B, H, T, S)`` weight tensors. Nothing is stored on the modules during ``forward``, so one model can
+serve several callers at once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .blocks import DecoderBlock, EncoderBlock
+from .config import TransformerConfig
+from .masks import padding_mask, valid_from_tokens
+from .positional import PositionalEncoding, RotaryEmbedding
+
+Attention = dict[str, list[torch.Tensor]]
+
+
+class TextEmbedding(nn.Module):
+    """Token embedding scaled by √C (section 3.4 of the 2017 paper), plus positions and dropout.
+
+    Shape:
+        tokens ``(B, T)`` long -> ``(B, T, C)``.
+    """
+
+    def __init__(self, config: TransformerConfig, max_len: int | None = None) -> None:
+        super().__init__()
+        self.scale = math.sqrt(config.d_model)
+        self.tokens = nn.Embedding(config.vocab_size, config.d_model)
+        # std C^-0.5 so that the scaled embeddings start with unit variance, like the positional table.
+        nn.init.normal_(self.tokens.weight, std=config.d_model**-0.5)
+        self.positions = PositionalEncoding(config.positional, max_len or config.max_len, config.d_model,
+                                            config.pos_base)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.positions(self.tokens(tokens) * self.scale))
+
+
+def _rotary(config: TransformerConfig, max_len: int) -> RotaryEmbedding | None:
+    if config.positional != "rope":
+        return None
+    return RotaryEmbedding(config.head_dim, max_len, config.pos_base)
+
+
+def _block_kwargs(config: TransformerConfig) -> dict:
+    return dict(dropout=config.dropout, norm=config.norm, activation=config.activation, bias=config.bias,
+                eps=config.layer_norm_eps)
+
+
+def _final_norm(config: TransformerConfig) -> nn.Module:
+    # Pre-norm leaves the residual stream un-normalised, so the stack ends with one more LayerNorm.
+    if config.norm == "pre":
+        return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps, bias=config.bias)
+    return nn.Identity()
+
+
+def _key_mask(valid: torch.Tensor | None) -> torch.Tensor | None:
+    return None if valid is None else padding_mask(valid)
+
+
+class Seq2SeqTransformer(nn.Module):
+    """Encoder-decoder transformer with a projection to the vocabulary (Vaswani et al. 2017).
+
+    Shape:
+        src ``(B, S)`` and tgt ``(B, T)`` token ids -> logits ``(B, T, V)``. Attention: ``"encoder"``
+        ``(B, H, S, S)``, ``"decoder"`` ``(B, H, T, T)`` (causal), ``"cross"`` ``(B, H, T, S)``.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.src_embed = TextEmbedding(config)
+        self.tgt_embed = TextEmbedding(config)
+        if config.tie_weights:
+            self.tgt_embed.tokens = self.src_embed.tokens
+        kw = _block_kwargs(config)
+        c = config
+        self.encoder = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.decoder = nn.ModuleList(
+            DecoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.decoder_layers)
+        )
+        self.encoder_norm = _final_norm(config)
+        self.decoder_norm = _final_norm(config)
+        self.rotary = _rotary(config, config.max_len)
+        self.generator = nn.Linear(c.d_model, c.vocab_size, bias=not c.tie_weights)
+        if config.tie_weights:
+            self.generator.weight = self.src_embed.tokens.weight
+
+    def _valid(self, tokens: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor | None:
+        return valid if valid is not None else valid_from_tokens(tokens, self.config.pad_id)
+
+    def encode(self, src: torch.Tensor, *, src_valid: torch.Tensor | None = None,
+               return_attention: bool = False):
+        """Run the encoder: ``(B, S)`` ids -> memory ``(B, S, C)`` (and per-layer weights if asked)."""
+        mask = _key_mask(self._valid(src, src_valid))
+        x, weights = self.src_embed(src), []
+        for block in self.encoder:
+            x, w = block(x, mask=mask, need_weights=return_attention, rotary=self.rotary)
+            weights.append(w)
+        x = self.encoder_norm(x)
+        return (x, weights) if return_attention else x
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *, src_valid: torch.Tensor | None = None,
+               tgt_valid: torch.Tensor | None = None, src: torch.Tensor | None = None,
+               return_attention: bool = False):
+        """Run the decoder over ``tgt`` ``(B, T)`` attending to ``memory`` ``(B, S, C)``; returns logits."""
+        if src_valid is None and src is not None:
+            src_valid = self._valid(src, None)
+        memory_mask = _key_mask(src_valid)
+        self_mask = _key_mask(self._valid(tgt, tgt_valid))
+        x, self_ws, cross_ws = self.tgt_embed(tgt), [], []
+        for block in self.decoder:
+            x, sw, cw = block(x, memory, self_mask=self_mask, memory_mask=memory_mask,
+                              need_weights=return_attention, rotary=self.rotary)
+            self_ws.append(sw)
+            cross_ws.append(cw)
+        logits = self.generator(self.decoder_norm(x))  # (B, T, V)
+        return (logits, self_ws, cross_ws) if return_attention else logits
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, *, src_valid: torch.Tensor | None = None,
+                tgt_valid: torch.Tensor | None = None, return_attention: bool = False):
+        src_valid = self._valid(src, src_valid)
+        if not return_attention:
+            memory = self.encode(src, src_valid=src_valid)
+            return self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid)
+        memory, enc_ws = self.encode(src, src_valid=src_valid, return_attention=True)
+        logits, dec_ws, cross_ws = self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid,
+                                               return_attention=True)
+        return logits, {"encoder": enc_ws, "decoder": dec_ws, "cross": cross_ws}
+
+    @torch.no_grad()
+    def greedy_decode(self, src: torch.Tensor, *, bos_id: int, max_new_tokens: int, eos_id: int | None = None,
+                      src_valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Generate ``max_new_tokens`` tokens after BOS, always taking the most likely next token.
+
+        Returns ``(B, 1 + max_new_tokens)`` ids starting with BOS; after a sequence emits EOS, the rest of it is
+        filled with ``pad_id`` (or EOS when the config has no padding token).
+        """
+        src_valid = self._valid(src, src_valid)
+        memory = self.encode(src, src_valid=src_valid)
+        ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+        finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+        filler = self.config.pad_id if self.config.pad_id is not None else eos_id
+        for _ in range(max_new_tokens):
+            logits = self.decode(ys, memory, src_valid=src_valid, tgt_valid=torch.ones_like(ys, dtype=torch.bool))
+            nxt = logits[:, -1].argmax(dim=-1)  # (B,)
+            if eos_id is not None:
+                nxt = torch.where(finished, torch.full_like(nxt, filler), nxt)
+                finished |= nxt == eos_id
+            ys = torch.cat([ys, nxt[:, None]], dim=1)
+            if eos_id is not None and bool(finished.all()):
+                pad = torch.full((ys.size(0), max_new_tokens + 1 - ys.size(1)), filler, dtype=torch.long,
+                                 device=ys.device)
+                return torch.cat([ys, pad], dim=1)
+        return ys
+
+
+class CausalLM(nn.Module):
+    """Decoder-only language model (GPT style): causal self-attention blocks and a projection to the vocabulary.
+
+    Shape:
+        idx ``(B, T)`` ids -> logits ``(B, T, V)``; attention ``"decoder"`` ``(B, H, T, T)``.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        self.embed = TextEmbedding(config)
+        kw = _block_kwargs(config)
+        self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.final_norm = _final_norm(config)
+        self.rotary = _rotary(config, config.max_len)
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        if config.tie_weights:
+            self.lm_head.weight = self.embed.tokens.weight
+
+    def forward(self, idx: torch.Tensor, *, return_attention: bool = False):
+        x, weights = self.embed(idx), []
+        for block in self.blocks:
+            x, w = block(x, need_weights=return_attention, is_causal=True, rotary=self.rotary)
+            weights.append(w)
+        logits = self.lm_head(self.final_norm(x))  # (B, T, V)
+        return (logits, {"decoder": weights}) if return_attention else logits
+
+    @torch.no_grad()
+    def generate(self, idx: torch.Tensor, max_new_tokens: int, *, temperature: float = 1.0,
+                 top_k: int | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Sample ``max_new_tokens`` tokens; ``temperature <= 0`` means greedy, ``top_k`` keeps the k likeliest."""
+        for _ in range(max_new_tokens):
+            context = idx[:, -self.config.max_len :]  # the model only knows max_len positions
+            logits = self(context)[:, -1]  # (B, V)
+            if temperature <= 0:
+                nxt = logits.argmax(dim=-1, keepdim=True)
+            else:
+                logits = logits / temperature
+                if top_k is not None and top_k < logits.size(-1):
+                    kth = torch.topk(logits, top_k).values[:, -1:]
+                    logits = logits.masked_fill(logits < kth, float("-inf"))
+                nxt = torch.multinomial(logits.softmax(dim=-1), 1, generator=generator)  # (B, 1)
+            idx = torch.cat([idx, nxt], dim=1)
+        return idx
+
+
+class SequenceRegressor(nn.Module):
+    """Encoder-only model that predicts numbers for a whole sequence (e.g. a protein's hydropathy).
+
+    ``pool="mean"`` averages the real (non-padding) token vectors; ``pool="cls"`` prepends a learned CLS vector
+    and reads it out, as BERT does.
+
+    Shape:
+        tokens ``(B, S)`` -> ``(B, num_outputs)``; attention ``"encoder"`` ``(B, H, S', S')`` with ``S' = S``
+        (mean) or ``S + 1`` (cls, CLS at index 0).
+    """
+
+    def __init__(self, config: TransformerConfig, num_outputs: int = 1, pool: str = "mean") -> None:
+        super().__init__()
+        if pool not in ("mean", "cls"):
+            raise ValueError(f"pool={pool!r} must be 'mean' or 'cls'.")
+        if num_outputs <= 0:
+            raise ValueError(f"num_outputs={num_outputs} must be positive.")
+        self.config = config
+        self.pool = pool
+        c = config
+        self.embed = TextEmbedding(config)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, c.d_model) * 0.02) if pool == "cls" else None
+        kw = _block_kwargs(config)
+        self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.final_norm = _final_norm(config)
+        self.rotary = _rotary(config, config.max_len)
+        self.head = nn.Linear(c.d_model, num_outputs)
+
+    def _inputs(self, tokens: torch.Tensor, valid: torch.Tensor | None):
+        if valid is None:
+            valid = valid_from_tokens(tokens, self.config.pad_id)
+        if valid is None:
+            valid = torch.ones_like(tokens, dtype=torch.bool)
+        x = self.embed.tokens(tokens) * self.embed.scale  # (B, S, C)
+        if self.cls_token is not None:
+            x = torch.cat([self.cls_token.expand(x.size(0), -1, -1), x], dim=1)  # (B, 1+S, C)
+            valid = torch.cat([valid.new_ones(valid.size(0), 1), valid], dim=1)
+        return self.embed.dropout(self.embed.positions(x)), valid
+
+    def forward(self, tokens: torch.Tensor, *, valid: torch.Tensor | None = None, return_attention: bool = False):
+        x, valid = self._inputs(tokens, valid)
+        mask, weights = padding_mask(valid), []
+        for block in self.blocks:
+            x, w = block(x, mask=mask, need_weights=return_attention, rotary=self.rotary)
+            weights.append(w)
+        x = self.final_norm(x)
+        if self.pool == "cls":
+            pooled = x[:, 0]  # (B, C)
+        else:
+            v = valid[..., None].to(x.dtype)  # (B, S, 1)
+            pooled = (x * v).sum(dim=1) / v.sum(dim=1).clamp(min=1.0)  # (B, C)
+        out = self.head(pooled)
+        return (out, {"encoder": weights}) if return_attention else out
