@@ -1,0 +1,29 @@
+"""Transformer Explorer — the router: page config, shared sidebar and navigation over the pages in pages/."""
+
+import streamlit as st
+
+from ui import state
+from ui.sidebar import app_settings
+
+st.set_page_config(page_title="Transformer Explorer", page_icon="🔭", layout="wide")
+state.init_state()
+
+PAGES = {
+    "Start": [
+        st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+        st.Page("pages/lessons.py", title="Lessons", icon="🎓", url_path="lessons"),
+    ],
+    "Explore": [
+        st.Page("pages/attention_lab.py", title="Attention Lab", icon="🔍", url_path="attention"),
+        st.Page("pages/positional_encodings.py", title="Positional Encodings", icon="〰️", url_path="positional"),
+        st.Page("pages/vit_patching.py", title="ViT Patching", icon="🖼️", url_path="vit"),
+        st.Page("pages/model_builder.py", title="Model Builder", icon="🧱", url_path="builder"),
+    ],
+    "Train": [
+        st.Page("pages/live_training.py", title="Live Training", icon="📈", url_path="training"),
+    ],
+}
+
+page = st.navigation(PAGES)
+app_settings()
+page.run()
