@@ -1,0 +1,47 @@
+"""Helpers for testing pages headlessly with Streamlit's AppTest (no browser, no server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.util import patch_config_options
+
+# AppTest resolves relative paths against the calling file, so the entry point is given absolutely.
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+# Seconds one script run may take before AppTest gives up (generous: the CI machine has two cores).
+DEFAULT_TIMEOUT = 60
+
+
+def app_at(page_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> AppTest:
+    """Run the app once, then switch to `page_path` (e.g. "pages/attention.py") and run again.
+
+    With `page_path=None` the app stays on its default page. The returned AppTest has finished running.
+    """
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    if page_path is not None:
+        at.switch_page(page_path)
+        at.run()
+    return at
+
+
+def assert_no_exception(at: AppTest) -> None:
+    """Fail with the messages of every exception the page showed."""
+    messages = [exc.message for exc in at.exception]
+    assert not messages, f"the page raised: {messages}"
+
+
+@pytest.fixture(autouse=True)
+def _full_error_details():
+    """Show exception messages in tests; the public config (.streamlit/config.toml) redacts them."""
+    with patch_config_options({"client.showErrorDetails": "full"}):
+        yield
+
+
+@pytest.fixture(name="app_at")
+def app_at_fixture():
+    """The `app_at` helper as a fixture: `def test_x(app_at): at = app_at("pages/home.py")`."""
+    return app_at

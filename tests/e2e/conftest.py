@@ -1,0 +1,173 @@
+"""Browser fixtures: start the real app once per session and drive it with Playwright in headless Chromium.
+
+Every test in this folder is marked `browser`; select or skip them with `-m browser` / `-m "not browser"`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT_DIR = REPO_ROOT / "screenshots"
+SERVER_START_TIMEOUT_S = 60
+APP_RUN_TIMEOUT_MS = 60_000
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-dev-shm-usage",
+]
+NO_BROWSER = "no Chromium found: apt-get install chromium, or python -m playwright install chromium"
+# Script states in which a run has ended (normally, or because the script could not be compiled).
+FINISHED = (
+    "[data-testid=stApp]:is([data-test-script-state=notRunning], [data-test-script-state=compilationError])"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in item.path.resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for_health(base_url: str, proc: subprocess.Popen, log_path: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {proc.returncode}:\n{log_path.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.25)
+    raise RuntimeError(f"streamlit not healthy after {SERVER_START_TIMEOUT_S} s:\n{log_path.read_text()}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server and anything it started (it runs in its own process group)."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def app_server() -> Iterator[str]:
+    """Run `streamlit run app.py` from the repository root on a free port; yield its base URL."""
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true",
+        "--server.fileWatcherType", "none",
+        "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+        "--client.showErrorDetails", "full",
+    ]  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="streamlit-e2e-") as log_dir:
+        log_path = Path(log_dir) / "server.log"
+        with log_path.open("w") as log:
+            proc = subprocess.Popen(
+                command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        try:
+            _wait_for_health(base_url, proc, log_path)
+            yield base_url
+        finally:
+            _stop(proc)
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium-family browser on this machine, or None to use Playwright's own download."""
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _playwright_has_chromium(playwright) -> bool:
+    try:
+        return Path(playwright.chromium.executable_path).exists()
+    except Exception:  # any failure here means "no downloaded browser"
+        return False
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the whole session (system Chromium first, then Playwright's own)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        executable = find_chromium()
+        if executable is None and not _playwright_has_chromium(playwright):
+            pytest.skip(NO_BROWSER)
+        chromium = playwright.chromium.launch(headless=True, executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, app_server):
+    """A fresh 1400x900 browser tab whose relative URLs point at the app: `page.goto("/")`."""
+    context = browser.new_context(base_url=app_server, viewport={"width": 1400, "height": 900})
+    tab = context.new_page()
+    tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
+    yield tab
+    context.close()
+
+
+def wait_for_app(page, timeout_ms: int = APP_RUN_TIMEOUT_MS) -> None:
+    """Wait until the app is connected, has finished its script run and shows its main view.
+
+    Call it after `page.goto(...)` and after every interaction that reruns the script. A page that keeps
+    running on purpose (a live training loop) never finishes; wait for one of its elements instead.
+    """
+    page.wait_for_selector("[data-testid=stApp][data-test-connection-state=CONNECTED]", timeout=timeout_ms)
+    # A rerun starts a moment after a widget changes; give it time to begin before waiting for the end.
+    page.wait_for_timeout(250)
+    page.wait_for_selector(FINISHED, timeout=timeout_ms)
+    page.wait_for_selector("[data-testid=stStatusWidgetRunningIcon]", state="detached", timeout=timeout_ms)
+    page.wait_for_selector("[data-testid=stAppViewContainer]", state="visible", timeout=timeout_ms)
+
+
+def assert_no_exception(page) -> None:
+    """Fail with the text of every exception box on the page."""
+    boxes = page.locator("[data-testid=stException]")
+    texts = [boxes.nth(i).inner_text() for i in range(boxes.count())]
+    assert not texts, "the page shows an exception:\n" + "\n---\n".join(texts)
+
+
+def save_screenshot(page, name: str) -> Path:
+    """Save a full-page screenshot as screenshots/<name> (git-ignored) and return its path."""
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    path = SCREENSHOT_DIR / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
