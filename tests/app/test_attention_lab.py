@@ -1,0 +1,171 @@
+"""Attention Lab page: renders, follows its controls, handles bad text, links and trained models."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from tests.app.conftest import app_at, assert_no_exception
+from transformer_core import divisors
+from transformer_core.tasks import get_task
+from ui import state
+
+PAGE = "pages/attention_lab.py"
+
+
+def _heatmaps(at) -> list[dict]:
+    """Every heatmap trace of every plotly chart on the page."""
+    traces = []
+    for chart in at.get("plotly_chart"):
+        traces += [t for t in json.loads(chart.proto.spec)["data"] if t["type"] == "heatmap"]
+    return traces
+
+
+def _z(trace: dict) -> np.ndarray:
+    """A heatmap's values; plotly writes numpy arrays as base64 with dtype and shape."""
+    z = trace["z"]
+    if isinstance(z, dict):
+        shape = tuple(int(n) for n in str(z["shape"]).split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
+    return np.array(z, dtype=float)
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+@pytest.fixture(scope="module")
+def lab():
+    """One page load shared by the tests that only read the default view."""
+    return app_at(PAGE)
+
+
+def test_default_view_shows_every_step(lab) -> None:
+    assert_no_exception(lab)
+    assert "0·the" in _markdown(lab) and "5·mat" in _markdown(lab)
+    assert len(lab.get("plotly_chart")) == 9  # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O
+    assert lab.radio(key="attn.layer").options == ["1", "2"]
+    assert lab.radio(key="attn.head").options == ["1", "2"]
+    assert len(lab.latex) >= 9
+    for widget in (*lab.selectbox, *lab.radio, lab.slider(key="attn.layers"), lab.text_input(key="attn.text")):
+        assert widget.help, f"{widget.label} has no help text"
+
+
+def test_grid_follows_heads_and_layers() -> None:
+    at = app_at(PAGE)
+    at.radio(key="attn.view").set_value("grid").run()
+    assert len(_heatmaps(at)) == 2 * 2
+    at.selectbox(key="attn.heads").set_value(4).run()
+    assert_no_exception(at)
+    assert len(_heatmaps(at)) == 2 * 4
+    assert at.radio(key="attn.head").options == ["1", "2", "3", "4"]
+    at.slider(key="attn.layers").set_value(3).run()
+    assert len(_heatmaps(at)) == 3 * 4
+    at.selectbox(key="attn.d_model").set_value(8).run()
+    assert at.selectbox(key="attn.heads").options == [str(d) for d in divisors(8)]
+    assert {b.label for b in at.get("download_button")} == {"CSV (all)", "NPY (all)"}
+
+
+def test_lines_view_draws_one_query_when_focused() -> None:
+    at = app_at(PAGE)
+    at.radio(key="attn.view").set_value("lines").run()
+    assert_no_exception(at)
+    segments = [t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"] if t.get("mode") == "lines"]
+    all_lines = sum(len(t["x"]) for t in segments)
+    at.selectbox(key="attn.lines_focus").set_value(0).run()
+    segments = [t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"] if t.get("mode") == "lines"]
+    focused = sum(len(t["x"]) for t in segments)
+    assert 0 < focused < all_lines
+
+
+def test_padding_mask_gives_pads_zero_attention() -> None:
+    at = app_at(PAGE)
+    at.radio(key="attn.view").set_value("head")
+    at.radio(key="attn.mask").set_value("padding").run()
+    assert_no_exception(at)
+    assert "6·<pad>" in _markdown(at) and "7·<pad>" in _markdown(at)
+    weights = _z(_heatmaps(at)[0])
+    assert weights.shape == (8, 8)
+    assert np.allclose(weights[:, 6:], 0) and np.allclose(weights.sum(-1), 1)
+    assert "0.000" in at.success[0].value
+    assert {b.label for b in at.get("download_button")} == {"PNG", "SVG", "CSV", "NPY"}
+
+
+def test_causal_mask_hides_the_future() -> None:
+    at = app_at(PAGE)
+    at.radio(key="attn.mask").set_value("causal").run()
+    maps = _heatmaps(at)  # X, Q, K, V, S, S/√d, masked, A, ...
+    masked, softmax = maps[6], _z(maps[7])
+    assert np.isnan(np.triu(_z(masked), 1)[np.triu_indices(6, 1)]).all()
+    assert masked["text"][0][1] == "-∞"
+    assert np.allclose(np.triu(softmax, 1), 0) and np.allclose(softmax.sum(-1), 1)
+
+
+BAD_TEXT = [
+    ("sentence", "   ", "Type a few words"),
+    ("sentence", " ".join(["word"] * 60), "only the first 48"),
+    ("digits", "31a4b", "'a' 'b'"),
+    ("protein", "MKT*AY", "'*'"),
+]
+
+
+def test_bad_text_gets_a_friendly_message() -> None:
+    at = app_at(PAGE)
+    for kind, text, expected in BAD_TEXT:
+        at.selectbox(key="attn.kind").set_value(kind)
+        at.text_input(key="attn.text").set_value(text).run()
+        assert_no_exception(at)
+        assert any(expected in i.value for i in at.info), (kind, text)
+    at.selectbox(key="attn.kind").set_value("sentence")
+    at.text_input(key="attn.text").set_value("naïve café 👍🏽 日本").run()
+    assert_no_exception(at)
+    assert "2·👍🏽" in _markdown(at) and "3·日本" in _markdown(at)
+
+
+def test_settings_round_trip_through_the_url() -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="attn.heads").set_value(4)
+    at.radio(key="attn.mask").set_value("causal").run()
+    assert at.query_params["attn.heads"] in ("4", ["4"]) and at.query_params["attn.mask"] in ("causal", ["causal"])
+
+    linked = app_at(None)
+    linked.query_params.update({"attn.heads": "5", "attn.layers": "3", "attn.text": "one two three"})
+    linked.switch_page(PAGE).run()
+    assert_no_exception(linked)
+    assert linked.slider(key="attn.layers").value == 3
+    assert linked.selectbox(key="attn.heads").value == 2
+    assert any("attn.heads" in i.value for i in linked.info)
+    assert "2·three" in _markdown(linked)
+
+
+def test_projector_mode_shows_fewer_controls() -> None:
+    at = app_at(None)
+    at.session_state[state.PRESENTATION] = True
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    keys = {w.key for w in (*at.selectbox, *at.slider, *at.number_input)}
+    assert "attn.heads" in keys and "attn.d_model" not in keys and "attn.seed" not in keys
+
+
+def test_trained_model_is_taken_apart() -> None:
+    task = get_task("reverse", seq_len=6)
+    torch.manual_seed(0)
+    model = task.build_model(task.default_model_config()).eval()
+    entry = state.TrainedModel("seq2seq", "reverse", "Reverse", model, model.config, step=42)
+    at = app_at(None)
+    at.session_state[state.TRAINED] = {"seq2seq": entry}
+    at.switch_page(PAGE).run()
+    at.radio(key="attn.source").set_value("seq2seq")
+    at.text_input(key="attn.text").set_value("3141x59").run()
+    assert_no_exception(at)
+    assert any("Reverse, trained 42 steps" in c.value for c in at.caption)
+    assert "5·9" in _markdown(at) and any("'x'" in i.value for i in at.info)
+    assert at.radio(key="attn.layer").options == ["1", "2"]
+    assert at.radio(key="attn.head").options == [str(h) for h in range(1, 5)]
+    assert at.selectbox(key="attn.heads").disabled
+    at.text_input(key="attn.text").set_value("hello").run()
+    assert any("reads only these characters: 0123456789" in i.value for i in at.info)
