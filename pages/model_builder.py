@@ -1,0 +1,61 @@
+"""Model Builder: configure a transformer and see its parameters, FLOPs, memory and architecture."""
+
+import streamlit as st
+
+from ui import builder_controls as bc
+from ui import builder_views as bv
+from ui import state
+from ui.builder_diagram import architecture_svg
+from ui.charts import show
+from ui.urlstate import bind_url, push_url, share_link
+
+st.title("🧱 Model Builder")
+st.caption(
+    "Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, and "
+    "draws the architecture — next to famous models counted the same way."
+)
+bind_url(bc.URL_PARAMS, page="builder")
+share_link(bc.URL_PARAMS, url_path="builder")
+
+controls, results = st.columns([1, 1.6], gap="large")
+with controls:
+    settings = bc.builder_controls(st.session_state.get(state.PRESENTATION, False))
+try:
+    breakdown, est = bv.sizes(settings)
+except ValueError as err:
+    results.error(f"This combination cannot be built: {err}", icon="🧱")
+    push_url(bc.URL_PARAMS)
+    st.stop()
+
+with results:
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Parameters", bv.human(sum(breakdown.values())), help=f"{sum(breakdown.values()):,} exactly.")
+    m2.metric("FLOPs per token", bv.human(est.flops_per_token_forward),
+              help="Forward pass, matrix multiplications only (2 per multiply-add).")
+    m3.metric("FLOPs per step", bv.human(est.flops_per_step),
+              help=f"Forward + backward (≈ 3 × forward) for a batch of {settings.batch_size}.")
+    m4.metric("Training memory", bv.human_bytes(est.total_bytes),
+              help="float32 weights, gradients, two AdamW states and the activations kept for backward.")
+    note = bv.too_big_note(est)
+    if note:
+        st.info(note, icon="📐")
+    show(bv.breakdown_figure(breakdown), key="mb.breakdown")
+    show(bv.memory_figure(est, settings.batch_size), key="mb.memory")
+    bv.step_time_section(settings, est)
+
+st.subheader("Architecture")
+st.caption("Drawn from your settings; read from the bottom (input) to the top (output), like the paper's figure.")
+svg = architecture_svg(settings)
+st.image(svg, width="content")
+st.download_button("Download the diagram (SVG)", svg, file_name=f"architecture_{settings.kind}.svg",
+                   mime="image/svg+xml", key="mb.svg", help="The diagram as a vector file for slides or handouts.")
+
+st.subheader("Compared with famous models")
+st.caption(
+    "BERT-base, GPT-2 small, the 2017 Transformer base and ViT-B/16 rebuilt from this app's blocks and counted "
+    f"the same way; memory is for training at your batch size ({settings.batch_size}) and their own lengths."
+)
+st.dataframe(bv.comparison_rows(settings, breakdown, est), hide_index=True, width="stretch",
+             column_config=bv.COMPARISON_COLUMNS)
+show(bv.share_figure(settings, breakdown), key="mb.share")
+push_url(bc.URL_PARAMS)

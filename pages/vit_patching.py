@@ -1,0 +1,83 @@
+"""ViT Patching: a picture becomes a sequence of patch tokens, and the CLS token decides where to look."""
+
+import streamlit as st
+
+from ui import state
+from ui import vit_controls as vc
+from ui import vit_views as vv
+from ui.charts import show
+from ui.exports import tensor_downloads
+from ui.urlstate import bind_url, push_url, share_link
+
+projector = st.session_state.get(state.PRESENTATION, False)
+vc.keep_hidden_settings()
+
+st.title("🖼️ ViT Patching")
+st.caption(
+    "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
+    "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
+)
+bind_url(vc.URL_PARAMS, page="vit")
+share_link(vc.URL_PARAMS, url_path="vit")
+
+trained = vc.trained_vit()
+c_pic, c_geo, c_model = st.columns([1.1, 1, 1], gap="large")
+with c_model:
+    use_trained = vc.weights_control(trained)
+fixed = trained.config if use_trained and trained is not None else None
+task = vc.trained_task(trained) if fixed is not None else None
+with c_pic:
+    picture = vc.picture_controls(task)
+with c_geo:
+    size, patch, fit = vc.geometry_controls(fixed, projector)
+if projector:
+    config = vc.model_controls(fixed, size, patch, projector)
+else:
+    with c_model, st.expander("Model settings", expanded=fixed is None):
+        config = vc.model_controls(fixed, size, patch, projector)
+
+pixels = vc.fitted_pixels(picture.pixels, size, fit)
+grid, n = size // patch, (size // patch) ** 2
+channels = config.in_channels
+
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Patches N = (H/P)·(W/P)", f"{grid}·{grid} = {n}", help="The length of the token sequence.")
+m2.metric("Tokens with CLS", n + 1, help="One extra learned token whose final state is classified.")
+m3.metric("Numbers per patch C·P·P", f"{channels}·{patch}·{patch} = {channels * patch * patch}",
+          help="A flattened patch before the projection.")
+m4.metric("Attention scores per head (N+1)²", f"{(n + 1) ** 2:,}",
+          help="Every token scores every token: halving P multiplies N by 4 and the attention cost by about 16.")
+if not projector:
+    with st.expander("How N and the attention cost change with the patch size"):
+        show(vv.patch_count_figure(size, vc.patch_choices(size, fixed), patch), key="vit.count_chart")
+
+st.subheader("1 · Cut the picture into patches")
+left, right = st.columns(2, gap="large")
+left.image(vv.grid_overlay(pixels, patch), caption=f"{picture.label}, {fit} to {size}×{size}, {patch}-pixel grid"
+           + (" — numbers give each patch's token position" if n <= vv.MAX_NUMBERED else ""))
+right.image(vv.patch_mosaic(pixels, patch), caption=f"The {n} patches pulled apart: the model sees separate tiles.")
+
+st.subheader("2 · Flatten in reading order")
+st.markdown("Patches are read **left to right, then top to bottom**, and each is unrolled into one row of numbers. "
+            "Token 0 is the learned **CLS** token that is put in front.")
+st.image(vv.sequence_strip(pixels, patch), caption="The sequence the transformer reads (long ones shortened with …).")
+walk = vc.run_walkthrough(config, fixed, pixels, task)
+show(vv.patch_matrix_figure(walk.patches.numpy(), channels=channels, patch=patch), key="vit.patch_matrix")
+
+st.subheader("3 · Project to tokens, add CLS and positions")
+st.markdown(
+    f"One linear layer $E$ ({channels * patch * patch} → {config.d_model}) maps every flattened patch to a "
+    f"d_model = {config.d_model} token: $z_0 = [x_{{cls}};\\, x^1 E;\\, \\dots;\\, x^N E] + E_{{pos}}$. "
+    "Without the position embeddings the model could not tell the patches' places apart."
+)
+show(vv.token_figure(walk.embedded.numpy(), walk.positions.numpy(), walk.tokens.numpy()), key="vit.tokens")
+
+st.subheader("4 · Where does the CLS token look?")
+st.markdown(vc.prediction_text(walk, task, fixed is not None))
+layer, head = vc.layer_head_controls(walk.num_layers, walk.num_heads)
+vv.attention_section(pixels, walk, layer, head)
+if not projector:
+    with st.expander(f"Download layer {layer + 1}'s attention weights"):
+        tensor_downloads(vv.attention_array(walk, layer), ["head", "query", "key"],
+                         name=f"vit_attention_layer{layer + 1}", key="vit.download")
+push_url(vc.URL_PARAMS)

@@ -1,0 +1,120 @@
+"""Model Builder page: counts follow the controls, famous models come from presets, huge configs stay estimates."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import app_at, assert_no_exception
+from transformer_core.builder import BuilderSettings
+from transformer_core.sizing import PRESETS, preset_parameter_count
+from ui import builder_controls as bc
+from ui.builder_diagram import architecture_svg
+from ui.builder_views import human
+
+PAGE = "pages/model_builder.py"
+
+
+@pytest.fixture(scope="module")
+def page():
+    at = app_at(PAGE)
+    assert_no_exception(at)
+    return at
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_renders_with_presets_from_the_sizing_module(page):
+    assert metric(page, "Parameters") == human(228_096)  # decoder-only defaults, counted by hand below
+    table = page.dataframe[0].value
+    assert list(table["Model"]) == ["Your model", *PRESETS]
+    for name in PRESETS:
+        row = table[table["Model"] == name].iloc[0]
+        assert row["Parameters"] == human(preset_parameter_count(name))
+    assert len(page.image) == 1  # the architecture diagram
+
+
+def test_parameter_count_follows_d_model(page):
+    before = metric(page, "Parameters")
+    page.select_slider(key=bc.D_MODEL).set_value(128).run()
+    assert_no_exception(page)
+    assert metric(page, "Parameters") != before
+    assert page.select_slider(key=bc.D_FF).value == 512  # 4 x d_model after the width changed
+    assert page.query_params.get(bc.D_MODEL) == "128"
+
+
+def test_families_and_diagram(page):
+    for kind in ("encoder", "seq2seq", "vit", "decoder"):
+        page.radio(key=bc.KIND).set_value(kind).run()
+        assert_no_exception(page)
+        assert len(page.image) == 1
+    assert page.query_params.get(bc.KIND) is None  # back at the default
+
+
+def test_measure_a_small_step(page):
+    page.select_slider(key=bc.D_MODEL).set_value(16).run()
+    page.number_input(key=bc.SEQ).set_value(8).run()
+    page.number_input(key=bc.BATCH).set_value(2).run()
+    buttons = [b for b in page.button if b.key == "mb.measure"]
+    if buttons:  # absent only when this machine is too slow even for the smallest model
+        buttons[0].click().run()
+        assert_no_exception(page)
+        assert any(m.label == "Measured time per step" for m in page.metric)
+
+
+def test_huge_config_is_estimated_only(page):
+    page.select_slider(key=bc.D_MODEL).set_value(4096).run()
+    page.number_input(key=bc.LAYERS).set_value(48).run()
+    page.number_input(key=bc.SEQ).set_value(10_000).run()
+    assert_no_exception(page)
+    assert any("Too big to run here" in w.value for w in page.warning)
+    assert not [b for b in page.button if b.key == "mb.measure"]
+    assert metric(page, "Parameters").endswith("G")
+
+
+def test_impossible_combination_shows_a_message(page):
+    page.select_slider(key=bc.D_MODEL).set_value(48).run()
+    page.selectbox(key=bc.HEADS).set_value(16).run()  # head size 3
+    page.selectbox(key=bc.POSITIONAL).set_value("rope").run()
+    assert_no_exception(page)
+    assert any("cannot be built" in e.value and "even" in e.value for e in page.error)
+
+
+def test_diagram_follows_the_config():
+    post = architecture_svg(BuilderSettings(kind="encoder", norm="post", n_layers=6))
+    assert "Add &amp; Norm" in post and "LayerNorm</text>" not in post and "6×" in post
+    pre = architecture_svg(BuilderSettings(kind="decoder", norm="pre", n_layers=3))
+    assert "Masked multi-head self-attention" in pre and "Final LayerNorm" in pre and "3×" in pre
+    assert "cross-attention" not in pre
+    seq2seq = architecture_svg(BuilderSettings(kind="seq2seq", n_layers=2))
+    assert seq2seq.count("2×") == 2 and "cross-attention" in seq2seq and "encoder output" in seq2seq
+    vit = architecture_svg(BuilderSettings(kind="vit", image_size=224, patch_size=16))
+    assert "196 patches" in vit and "CLS" in vit and "Masked" not in vit
+    rope = architecture_svg(BuilderSettings(positional="rope"))
+    assert "RoPE" in rope and "+ rope positions" not in rope
+
+
+def test_default_parameter_count_by_hand():
+    c, f, v, layers = 64, 256, 1000, 2
+    attention = 4 * (c * c + c)
+    ffn = c * f + f + f * c + c
+    norms = 2 * 2 * c
+    per_layer = attention + ffn + norms
+    total = v * c + layers * per_layer + 2 * c + c * v  # embedding, blocks, final norm, head without bias
+    assert human(total) == human(228_096) and total == 228_096
+
+
+def test_projector_mode_hides_secondary_controls():
+    from ui import state
+
+    at = app_at(PAGE)
+    at.number_input(key=bc.BATCH).set_value(8).run()
+    at.session_state[state.PRESENTATION] = True
+    at.run()
+    assert_no_exception(at)
+    assert not [n for n in at.number_input if n.key == bc.BATCH]
+    assert any("batch 8" in c.value for c in at.caption)
+    at.session_state[state.PRESENTATION] = False
+    at.run()
+    assert at.number_input(key=bc.BATCH).value == 8
