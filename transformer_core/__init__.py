@@ -3,6 +3,7 @@
 Pure PyTorch; importing it never imports a UI library. See README.md for a tour of the API.
 """
 
+from . import _env  # noqa: F401  (first: sets OpenMP's wait policy before torch is loaded)
 from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .blocks import DecoderBlock, EncoderBlock, FeedForward
 from .config import TransformerConfig, ViTConfig, divisors

@@ -1,0 +1,63 @@
+"""The command lines: ``train --json`` output, errors, saving, and the benchmark's reference models."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from transformer_core import bench, train
+from transformer_core.checkpoint import load_checkpoint
+from transformer_core.tasks import get_task
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64", "--batch-size", "16", "--quiet"]
+
+
+def test_json_output_parses_and_has_the_promised_fields(capsys, tmp_path):
+    path = tmp_path / "model.safetensors"
+    code = train.main(["--task", "reverse", "--steps", "6", "--seed", "3", "--json", "--save", str(path), *TINY])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in ("task", "steps", "seconds", "steps_per_second", "loss", "accuracy", "status", "memory_mb"):
+        assert key in result
+    assert result["task"] == "reverse" and result["steps"] == 6 and result["metric"] == "accuracy"
+    assert result["model_config"]["d_model"] == 32
+    loaded = load_checkpoint(path.read_bytes(), expected_task="reverse")
+    assert loaded.config.d_model == 32 and loaded.extra["step"] == 6
+
+
+def test_module_entry_point_runs_in_a_fresh_process(tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("the quick brown fox jumps over the lazy dog. " * 20, encoding="utf-8")
+    cmd = [sys.executable, "-m", "transformer_core.train", "--task", "char_lm", "--text-file", str(text),
+           "--steps", "3", "--json", "--threads", "1", *TINY]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    result = json.loads(out.stdout)
+    assert result["task"] == "char_lm" and "val_loss" in result and result["steps"] == 3
+
+
+def test_text_summary_and_invalid_arguments(capsys):
+    assert train.main(["--task", "copy", "--steps", "2", *TINY]) == 0
+    assert "copy: 2 steps" in capsys.readouterr().out
+    assert train.main(["--task", "copy", "--n-heads", "5", "--quiet"]) == 2
+    assert "not divisible" in capsys.readouterr().err
+    assert train.main(["--task", "protein", "--seq-len", "5", "--quiet"]) == 2
+    with pytest.raises(SystemExit):
+        train.main(["--task", "nonsense"])
+
+
+@pytest.mark.parametrize("name", ["reverse", "char_lm", "protein"])
+def test_bench_references_have_identical_size(name):
+    task = get_task(name)
+    ours = task.build_model(task.default_model_config())
+    ref, _ = bench._reference(task)
+    assert sum(p.numel() for p in ref.parameters()) == sum(p.numel() for p in ours.parameters())
+
+
+
+def test_diverged_run_exits_1_with_strict_json(capsys):
+    assert train.main(["--task", "copy", "--steps", "5", "--lr", "1e9", "--json", *TINY]) == 1
+    result = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"non-JSON {name}"))
+    assert result["status"] == "diverged" and "lower the learning rate" in result["stop_reason"]

@@ -1,0 +1,213 @@
+"""Character-level language modelling (decoder-only model) on the built-in corpus or on the user's own text.
+
+The built-in corpus comes from the small grammar in :mod:`.grammar`; a model that has learned it writes new
+sentences that follow its rules, which :func:`.grammar.is_grammatical` can check. With ``text=...`` the task
+trains on any text instead (its characters become the vocabulary).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .. import patterns
+from ..config import TransformerConfig
+from ..models import CausalLM
+from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
+from .grammar import generate_corpus, is_grammatical
+
+MAX_CHARS = 1_000_000  # longer user texts are cut to this many characters
+MAX_VOCAB = 256  # distinct characters kept; rarer ones become UNKNOWN
+MIN_CHARS = 20  # shortest user text we can learn anything from
+UNKNOWN = "\ufffd"
+CORPUS_SENTENCES = (4000, 400)  # training and validation sentences of the built-in corpus
+SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}
+
+
+def show_char(ch: str) -> str:
+    """A visible label for one character (spaces and line breaks become symbols)."""
+    return SHOWN.get(ch, ch)
+
+
+def clean_text(text: str) -> tuple[str, str | None]:
+    """Normalise user text and cut it to ``MAX_CHARS``; returns ``(text, notice or None)``."""
+    if not isinstance(text, str):
+        raise ValueError("The training text must be a string.")
+    text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if not text.strip():
+        raise ValueError("The text is empty. Paste or upload some text to train on (a few pages work best).")
+    if len(text) < MIN_CHARS:
+        raise ValueError(f"The text is too short ({len(text)} characters); use at least {MIN_CHARS}.")
+    if len(text) > MAX_CHARS:
+        return text[:MAX_CHARS], f"The text was cut to its first {MAX_CHARS:,} of {len(text):,} characters."
+    return text, None
+
+
+def build_vocab(text: str) -> tuple[str, str | None]:
+    """The vocabulary (a string of distinct characters, most frequent first if capped) and an optional notice."""
+    counts = Counter(text)
+    if len(counts) <= MAX_VOCAB:
+        return "".join(sorted(counts)), None
+    kept = [ch for ch, _ in counts.most_common(MAX_VOCAB - 1)]
+    notice = (f"The text has {len(counts)} different characters; "
+              f"the {len(counts) - len(kept)} rarest became '{UNKNOWN}'.")
+    return "".join(sorted(kept)) + UNKNOWN, notice
+
+
+class CharLMTask(Task):
+    """Predict the next character; sample new text with a temperature and top-k.
+
+    Args:
+        text: the user's text, or ``None`` for the built-in grammar corpus.
+        block_size: characters of context the model sees.
+        eval_windows: held-out windows per evaluation.
+    """
+
+    name = "char_lm"
+    family = "causal_lm"
+    metric_name = "val_loss"
+    higher_is_better = False
+    pattern_names = ("decoder:previous_token",)
+
+    def __init__(self, text: str | None = None, *, block_size: int = 64, eval_windows: int = 128) -> None:
+        if not 4 <= block_size <= 1024:
+            raise ValueError(f"block_size={block_size} must be between 4 and 1024.")
+        self.user_text = text is not None
+        notices = []
+        if text is None:
+            train, val = generate_corpus(CORPUS_SENTENCES[0], seed=0), generate_corpus(CORPUS_SENTENCES[1], seed=1)
+        else:
+            text, notice = clean_text(text)
+            notices.append(notice)
+            cut = int(len(text) * 0.9)
+            train, val = text[:cut], text[cut:]
+        self.vocab, notice = build_vocab(train + val)
+        notices.append(notice)
+        self.stoi = {ch: i for i, ch in enumerate(self.vocab)}
+        self.block_size = min(block_size, len(train) - 1)
+        if len(val) <= self.block_size:
+            val = train
+            notices.append("The text is short, so validation reuses the training text.")
+        self.train_text, self.val_text = train, val
+        self.train_ids, self.val_ids = self.encode(train), self.encode(val)
+        self.eval_windows = eval_windows
+        self.notice = " ".join(n for n in notices if n) or None
+        self.title = "Character language model" + (" (your text)" if self.user_text else "")
+        self.metric_target = 2.0 if self.user_text else 0.75
+        self.description = ("Predict the next character of the text, then write new text one character at a time."
+                            + ("" if self.user_text else " The corpus comes from a tiny grammar: watch the model "
+                               "learn spelling, capital letters, 'a' versus 'an' and verb agreement."))
+
+    def options(self) -> dict[str, Any]:
+        return {"block_size": self.block_size}
+
+    def checkpoint_extra(self) -> dict[str, Any]:
+        return {"vocab": self.vocab}
+
+    def train_defaults(self) -> dict[str, Any]:
+        return {"steps": 400, "batch_size": 32, "lr": 3e-3, "schedule": "cosine", "warmup_steps": 30}
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Character ids of ``text`` (unknown characters map to ``UNKNOWN`` if it exists, else are dropped)."""
+        unk = self.stoi.get(UNKNOWN)
+        ids = [self.stoi.get(ch, unk) for ch in text]
+        return torch.tensor([i for i in ids if i is not None], dtype=torch.long)
+
+    def decode(self, ids: list[int] | torch.Tensor) -> str:
+        """Text of character ids."""
+        return "".join(self.vocab[int(i)] for i in ids)
+
+    def default_model_config(self) -> TransformerConfig:
+        return TransformerConfig(vocab_size=len(self.vocab), max_len=self.block_size, d_model=64, n_heads=4,
+                                 n_layers=2, d_ff=256, norm="pre", activation="gelu")
+
+    def build_model(self, config: TransformerConfig) -> nn.Module:
+        check_config_type(config, TransformerConfig, self)
+        if config.vocab_size < len(self.vocab):
+            raise ValueError(f"vocab_size={config.vocab_size} is too small: the text has {len(self.vocab)} "
+                             "different characters.")
+        if config.positional != "rope" and config.max_len < self.block_size:
+            raise ValueError(f"max_len={config.max_len} is shorter than the context of {self.block_size} characters.")
+        return CausalLM(config)
+
+    def _windows(self, ids: torch.Tensor, n: int, generator: torch.Generator) -> Batch:
+        starts = torch.randint(0, len(ids) - self.block_size, (n,), generator=generator)
+        idx = starts[:, None] + torch.arange(self.block_size + 1)  # (B, block + 1)
+        chunk = ids[idx]
+        return {"idx": chunk[:, :-1], "targets": chunk[:, 1:]}
+
+    def sample_batch(self, batch_size: int, generator: torch.Generator) -> Batch:
+        return self._windows(self.train_ids, batch_size, generator)
+
+    def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
+        logits = model(batch["idx"])  # (B, T, V)
+        return F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten())
+
+    def evaluate(self, model: nn.Module, *, seed: int = 0) -> dict[str, float]:
+        batch = self._windows(self.val_ids, self.eval_windows, generator_for(seed))
+        device = model_device(model)
+        with evaluating(model):
+            loss = float(self.loss(model, {k: v.to(device) for k, v in batch.items()}))
+        return {"loss": loss, "val_loss": loss, "bits_per_char": loss / float(np.log(2))}
+
+    def attention_example(self) -> dict[str, Any]:
+        text = self.val_text[: min(self.block_size, 48)]
+        ids = self.encode(text)[None, :]
+        tokens = [show_char(ch) for ch in self.decode(ids[0])]
+        return {"idx": ids, "text": text, "tokens": {"decoder": tokens}, "labels": {"decoder": (tokens, tokens)}}
+
+    def attention(self, model: nn.Module, example: dict[str, Any]) -> dict[str, list[torch.Tensor]]:
+        with evaluating(model):
+            _, att = model(example["idx"].to(model_device(model)), return_attention=True)
+        return squeeze_attention(att)
+
+    def pattern_scores(self, attention: dict[str, Any], example: dict[str, Any]) -> dict[str, np.ndarray]:
+        weights = patterns.as_array(attention["decoder"])  # (L, H, T, T)
+        target = patterns.previous_token_target(weights.shape[-1])
+        return {"decoder:previous_token": patterns.mask_score(weights, target)}
+
+    def generate_text(self, model: nn.Module, prompt: str = "", n: int = 200, *, temperature: float = 1.0,
+                      top_k: int | None = None, seed: int = 0) -> str:
+        """Continue ``prompt`` with ``n`` sampled characters and return only the new characters.
+
+        ``temperature`` below 1 makes the text safer and more repetitive, above 1 more surprising; 0 always
+        takes the likeliest character. ``top_k`` samples only among the k likeliest characters.
+        """
+        ids = self.encode(prompt)
+        if len(ids) == 0:  # start as if at the beginning of a line
+            ids = self.encode("\n") if "\n" in self.stoi else self.train_ids[:1]
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k={top_k} must be at least 1 (or None for no limit).")
+        with evaluating(model):
+            out = model.generate(ids[None, :].to(model_device(model)), n, temperature=temperature, top_k=top_k,
+                                 generator=generator_for(seed))
+        return self.decode(out[0, len(ids):].cpu())
+
+    def _judge(self, line: str) -> tuple[bool, str]:
+        if not self.user_text:
+            ok = is_grammatical(line)
+            return ok, "" if ok else "not a sentence of the grammar"
+        known = set(self.train_text.split())
+        words = line.split()
+        real = sum(w in known for w in words)
+        return real == len(words), f"{real} of {len(words)} words appear in the text"
+
+    def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0) -> list[Sample]:
+        lines = [line for line in self.val_text.split("\n") if len(line.split()) >= 3] or [self.val_text[:80]]
+        rng = np.random.default_rng(seed)
+        out = []
+        for i in range(n):
+            line = lines[int(rng.integers(len(lines)))]
+            cut = len(" ".join(line.split(" ")[:2])) if " " in line else len(line) // 2
+            prompt = line[:cut]
+            text = self.generate_text(model, prompt, 80, temperature=0.8, seed=seed + i)
+            continuation = text.split("\n")[0]
+            ok, detail = self._judge(prompt + continuation)
+            out.append(Sample(prompt, line[cut:], continuation, ok, detail))
+        return out

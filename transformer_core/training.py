@@ -1,0 +1,329 @@
+"""A step-by-step trainer that a page can run in slices, pause, resume and stop at any time.
+
+Every random choice is derived from the run's seed and the step number (the model's initial weights, each
+training batch, dropout), so pausing and resuming, or running the same configuration twice, gives exactly the
+same curve. Attention is captured on the task's fixed example every ``snapshot_every`` steps with the explicit
+softmax path; ordinary steps use the fused kernel and capture nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .optim import AdamW
+from .tasks.base import ModelConfig, Task, generator_for, to_device
+
+SCHEDULES = ("constant", "cosine")
+EVAL_SEED = 8_675_309  # held-out data is the same for every run, so curves of different runs compare
+MIN_LR_FRACTION = 0.1  # the cosine schedule ends at this fraction of the peak learning rate
+_RNG_LOCK = threading.Lock()  # the global torch RNG (weight init, dropout) is shared by every session
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of one training run."""
+
+    steps: int = 300  # optimisation steps in the whole run
+    batch_size: int = 64  # examples per step
+    lr: float = 3e-3  # peak learning rate of AdamW
+    schedule: str = "constant"  # "constant", or "cosine" decay to 10% of lr after the warm-up
+    warmup_steps: int = 0  # steps over which the learning rate rises linearly from 0 to lr
+    grad_clip: float = 1.0  # largest allowed gradient norm; 0 turns clipping off
+    weight_decay: float = 0.01  # AdamW weight decay on weight matrices (not on biases, norms)
+    seed: int = 0  # seed of the initial weights, the batches and dropout
+    eval_every: int = 25  # evaluate on held-out data every this many steps (and at the end); 0 = only at the end
+    snapshot_every: int = 25  # record attention on the fixed example every this many steps; 0 = never
+    max_snapshots: int = 200  # when exceeded, every other snapshot is dropped and the interval doubles
+    device: str = "cpu"  # "cpu", "cuda" or "mps"
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "max_snapshots"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be at least 1.")
+        for name in ("warmup_steps", "eval_every", "snapshot_every"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}={getattr(self, name)} cannot be negative.")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr={self.lr} must be a positive number (try 3e-3).")
+        if self.grad_clip < 0 or self.weight_decay < 0:
+            raise ValueError("grad_clip and weight_decay cannot be negative.")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule={self.schedule!r} is not one of {', '.join(SCHEDULES)}.")
+        if self.warmup_steps > self.steps:
+            raise ValueError(f"warmup_steps={self.warmup_steps} is longer than the whole run ({self.steps} steps).")
+
+
+def default_train_config(task: Task, **overrides: Any) -> TrainConfig:
+    """The task's recommended settings, with ``overrides`` (``TrainConfig`` field names) applied on top."""
+    names = {f.name for f in fields(TrainConfig)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ValueError(f"Unknown training setting(s): {', '.join(unknown)}.")
+    settings = {**task.train_defaults(), **overrides}
+    if "warmup_steps" not in overrides and "warmup_steps" in settings:
+        # A shorter run than the task recommends keeps a proportionate warm-up (at most a tenth of the run).
+        settings["warmup_steps"] = min(settings["warmup_steps"], settings.get("steps", TrainConfig.steps) // 10)
+    return TrainConfig(**settings)
+
+
+def learning_rate(config: TrainConfig, step: int) -> float:
+    """Learning rate for the step with 0-based index ``step``: linear warm-up, then constant or cosine."""
+    if step < config.warmup_steps:
+        return config.lr * (step + 1) / config.warmup_steps
+    if config.schedule == "constant":
+        return config.lr
+    progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
+    low = config.lr * MIN_LR_FRACTION
+    return low + 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0))) * (config.lr - low)
+
+
+def stream_seed(seed: int, stream: int, index: int = 0) -> int:
+    """A well-mixed 63-bit seed for item ``index`` of random stream ``stream`` of a run seeded with ``seed``."""
+    state = np.random.SeedSequence([int(seed) % 2**32, stream, index]).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 | int(state[1]) >> 1
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run a block with the global torch RNG seeded, restoring it afterwards; one session at a time."""
+    with _RNG_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def build_seeded_model(task: Task, model_config: ModelConfig, seed: int) -> nn.Module:
+    """``task.build_model(model_config)`` with initial weights that depend only on ``seed``."""
+    with seeded(stream_seed(seed, 0)):
+        return task.build_model(model_config)
+
+
+def make_optimizer(model: nn.Module, config: TrainConfig) -> AdamW:
+    """AdamW with weight decay on weight matrices and embeddings only (not on biases, norms, CLS vectors)."""
+    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return AdamW(groups, lr=config.lr, betas=(0.9, 0.99))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Attention on the task's fixed example at one step."""
+
+    step: int  # optimisation steps completed when it was taken
+    attention: dict[str, np.ndarray]  # kind ("encoder", "decoder", "cross") -> float16 (L, H, T, S)
+    scores: dict[str, np.ndarray]  # pattern key -> (L, H) scores in [0, 1]
+
+
+def take_snapshot(task: Task, model: nn.Module, example: dict[str, Any], step: int) -> Snapshot:
+    """Capture the attention maps of ``model`` on ``example`` and score the task's known patterns."""
+    attention = task.attention(model, example)
+    scores = task.pattern_scores(attention, example)
+    arrays = {kind: np.stack([w.numpy() for w in maps]).astype(np.float16) for kind, maps in attention.items()}
+    return Snapshot(step, arrays, {k: np.asarray(v, dtype=np.float32) for k, v in scores.items()})
+
+
+
+class Trainer:
+    """Trains ``task``'s model one step at a time; see the module docstring.
+
+    Attributes:
+        model, optimizer: the model being trained and its AdamW optimiser.
+        step: optimisation steps completed so far.
+        history: one row per step (``step``, ``loss``, ``lr``, ``seconds``); evaluation rows add ``eval_loss``
+            and the task's metrics.
+        snapshots: attention snapshots (at most ``max_snapshots``; older ones are thinned out evenly).
+        status: ``"ready"``, ``"running"``, ``"done"``, ``"stopped"`` or ``"diverged"``.
+        stop_reason: why a run ended early, in words, or ``None``.
+    """
+
+    def __init__(self, task: Task, model_config: ModelConfig | None = None,
+                 train_config: TrainConfig | None = None) -> None:
+        self.task = task
+        self.model_config = model_config if model_config is not None else task.default_model_config()
+        self.config = train_config if train_config is not None else default_train_config(task)
+        self.device = torch.device(self.config.device)
+        self.model = build_seeded_model(task, self.model_config, self.config.seed).to(self.device)
+        self.model_config = getattr(self.model, "config", self.model_config)  # as the task completed it
+        self.optimizer = make_optimizer(self.model, self.config)
+        self.example = task.attention_example()
+        self.step = 0
+        self.history: list[dict[str, float]] = []
+        self.snapshots: list[Snapshot] = []
+        self.status = "ready"
+        self.stop_reason: str | None = None
+        self.last_eval: dict[str, float] | None = None
+        self.target_step: int | None = None  # first evaluated step at which the task's target was met
+        self.seconds = 0.0  # time spent inside train_step (evaluation and snapshots included)
+        self._snapshot_every = self.config.snapshot_every
+        self._dropout = getattr(self.model_config, "dropout", 0.0) > 0
+
+    @property
+    def done(self) -> bool:
+        """Whether the run is over (finished, stopped or diverged)."""
+        return self.status in ("done", "stopped", "diverged")
+
+    def train_step(self) -> dict[str, float]:
+        """One optimisation step, plus evaluation and a snapshot when they are due; ``{}`` once the run is over."""
+        if self.done:
+            return {}
+        start = time.perf_counter()
+        if self.step == 0 and self._snapshot_every and not self.snapshots:
+            self.snapshot()
+        lr = learning_rate(self.config, self.step)
+        loss, grad_norm = self._optimise(lr)
+        self.step += 1
+        row = {"step": self.step, "loss": loss, "lr": lr}
+        if self._check_finite(loss, grad_norm):
+            self._after_step(row)
+        self.seconds += time.perf_counter() - start
+        row["seconds"] = self.seconds
+        self.history.append(row)
+        return row
+
+    def _optimise(self, lr: float) -> tuple[float, float]:
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        generator = generator_for(stream_seed(self.config.seed, 1, self.step))
+        batch = to_device(self.task.sample_batch(self.config.batch_size, generator), self.device)
+        self.model.train()
+        rng = seeded(stream_seed(self.config.seed, 2, self.step)) if self._dropout else contextlib.nullcontext()
+        with rng:
+            loss = self.task.loss(self.model, batch)
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                return value, math.nan
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        params = [p for p in self.model.parameters() if p.grad is not None]
+        norm = torch.nn.utils.clip_grad_norm_(params, self.config.grad_clip or math.inf)
+        grad_norm = float(norm)
+        if math.isfinite(grad_norm):
+            self.optimizer.step()
+        return value, grad_norm
+
+    def _check_finite(self, loss: float, grad_norm: float) -> bool:
+        if math.isfinite(loss) and math.isfinite(grad_norm):
+            return True
+        what = f"loss became {_nonfinite_name(loss)}" if not math.isfinite(loss) else \
+            f"gradients became {_nonfinite_name(grad_norm)}"
+        self.status = "diverged"
+        self.stop_reason = f"{what} at step {self.step} — lower the learning rate"
+        return False
+
+    def _after_step(self, row: dict[str, float]) -> None:
+        finished = self.step >= self.config.steps
+        every = self.config.eval_every
+        if finished or (every and self.step % every == 0):
+            row.update(self._eval_row())
+        if self._snapshot_every and (finished or self.step % self._snapshot_every == 0):
+            self.snapshot()
+        self.status = "done" if finished else "running"
+
+    def _eval_row(self) -> dict[str, float]:
+        metrics = self.evaluate()
+        if self.target_step is None and self.task.reached_target(metrics):
+            self.target_step = self.step
+        row = {"eval_loss": metrics["loss"]}
+        row.update({k: v for k, v in metrics.items() if k != "loss"})
+        return row
+
+    def evaluate(self) -> dict[str, float]:
+        """Loss and metrics of the current model on the task's held-out data (also kept as ``last_eval``)."""
+        self.last_eval = self.task.evaluate(self.model, seed=EVAL_SEED)
+        return self.last_eval
+
+    def snapshot(self) -> Snapshot:
+        """Record attention on the fixed example now; thins older snapshots when over ``max_snapshots``."""
+        if self.snapshots and self.snapshots[-1].step == self.step:
+            return self.snapshots[-1]
+        snap = take_snapshot(self.task, self.model, self.example, self.step)
+        self.snapshots.append(snap)
+        if len(self.snapshots) > self.config.max_snapshots:
+            self.snapshots = self.snapshots[::2]
+            if self._snapshot_every:
+                self._snapshot_every *= 2
+        return snap
+
+    def run(self, n_steps: int | None = None, *, time_budget_s: float | None = None,
+            callback: Callable[[dict[str, float]], bool | None] | None = None) -> list[dict[str, float]]:
+        """Run up to ``n_steps`` steps (default: to the end) or until ``time_budget_s`` seconds have passed.
+
+        A slice always makes at least one step (unless the run is over), so a page can call it with a small
+        budget on every refresh.
+
+        ``callback(row)`` is called after every step; returning ``False`` ends the slice early. Returns the rows
+        of this slice. Call ``run`` again to resume exactly where the slice stopped.
+        """
+        rows: list[dict[str, float]] = []
+        start = time.perf_counter()
+        while not self.done and (n_steps is None or len(rows) < n_steps):
+            if time_budget_s is not None and rows and time.perf_counter() - start >= time_budget_s:
+                break
+            rows.append(self.train_step())
+            if callback is not None and callback(rows[-1]) is False:
+                break
+        return rows
+
+    def stop(self, reason: str = "stopped by the user") -> None:
+        """End the run early; the model and its history stay available."""
+        if not self.done:
+            self.status = "stopped"
+            self.stop_reason = reason
+
+    def metrics_frame(self) -> Any:
+        """The history as a pandas ``DataFrame`` (one row per step; evaluation columns empty between evals)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.history, columns=self._columns())
+
+    def metrics_csv(self) -> str:
+        """The history as CSV text."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=self._columns(), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.history)
+        return buffer.getvalue()
+
+    def _columns(self) -> list[str]:
+        columns = ["step", "loss", "lr", "seconds"]
+        for row in self.history:
+            columns.extend(k for k in row if k not in columns)
+        return columns
+
+    def checkpoint(self) -> bytes:
+        """The current weights as safetensors bytes with the configuration, task and training settings."""
+        from .checkpoint import save_checkpoint
+
+        extra = {"task_options": self.task.options(), "step": self.step, "train_config": asdict(self.config),
+                 "metrics": self.last_eval or {}, **self.task.checkpoint_extra()}
+        return save_checkpoint(self.model, self.model_config, task_name=self.task.name, extra=extra)
+
+    def summary(self) -> dict[str, Any]:
+        """Plain-data summary of the run so far (for the command line and the page)."""
+        last = self.last_eval or {}
+        return {
+            "task": self.task.name, "status": self.status, "stop_reason": self.stop_reason, "steps": self.step,
+            "seconds": round(self.seconds, 3),
+            "steps_per_second": round(self.step / self.seconds, 2) if self.seconds else 0.0,
+            "loss": self.history[-1]["loss"] if self.history else None,
+            "eval_loss": last.get("loss"), "metric": self.task.metric_name,
+            self.task.metric_name: last.get(self.task.metric_name),
+            "target": self.task.metric_target, "reached_target": self.task.reached_target(last),
+            "target_step": self.target_step, "train_config": asdict(self.config),
+        }
+
+
+def _nonfinite_name(value: float) -> str:
+    return "NaN" if math.isnan(value) else "infinite"
