@@ -39,6 +39,7 @@ from .attention import MultiHeadAttention
 from .blocks import FeedForward
 from .config import TransformerConfig, ViTConfig
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from .optim import AdamW
 from .positional import PositionalEncoding
 from .presets import PRESETS, Preset
 from .vit import PatchEmbedding, VisionTransformer
@@ -246,7 +247,7 @@ def measure_step_time(model_factory_or_model: nn.Module | Callable[[], nn.Module
         model = model_factory_or_model()
     model = _materialize(model, device).train()
     batch = _to_device(batch, device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    optimizer = AdamW([{"params": model.parameters()}], lr=1e-4)  # the trainer's optimizer, not torch.optim's
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
