@@ -1,0 +1,145 @@
+"""Shareable views: URL parameters in -> widget values, invalid values -> notice and default, settings -> URL."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import app_at, assert_no_exception
+from tests.conftest import REPO_ROOT
+from ui.urlstate import UrlParam
+
+# A tiny page that binds three settings the way every page of the app does.
+PAGE = f"""
+import sys
+sys.path.insert(0, {str(REPO_ROOT)!r})
+import streamlit as st
+from ui.urlstate import UrlParam, bind_url, count_run, push_url, share_link
+
+PARAMS = (
+    UrlParam("heads", 4, choices=(1, 2, 4, 8)),
+    UrlParam("lr", 0.003, lo=1e-5, hi=1.0),
+    UrlParam("text", "the cat sat"),
+    UrlParam("show", ["loss"], choices=("loss", "accuracy", "lr")),
+)
+count_run()
+bind_url(PARAMS, page="demo")
+link = share_link(PARAMS, url_path="demo")
+st.selectbox("Heads", (1, 2, 4, 8), key="heads", index=2)
+st.number_input("Learning rate", key="lr", value=0.003, format="%.4f")
+st.text_input("Text", key="text", value="the cat sat")
+st.multiselect("Show", ["loss", "accuracy", "lr"], key="show", default=["loss"])
+push_url(PARAMS)
+st.write(link)
+"""
+
+
+def _demo(**query: str) -> AppTest:
+    at = AppTest.from_string(PAGE, default_timeout=30)
+    at.query_params.update(query)
+    at.context["url"] = "https://school.example/demo"
+    return at.run()
+
+
+def test_url_values_fill_the_widgets():
+    at = _demo(heads="8", lr="0.01", text="hello world", show="accuracy,lr")
+    assert_no_exception(at)
+    assert at.selectbox(key="heads").value == 8
+    assert at.number_input(key="lr").value == pytest.approx(0.01)
+    assert at.text_input(key="text").value == "hello world"
+    assert at.multiselect(key="show").value == ["accuracy", "lr"]
+    assert not at.info
+
+
+def test_invalid_values_fall_back_to_defaults_with_a_notice():
+    at = _demo(heads="3", lr="abc", text="ok")
+    assert_no_exception(at)
+    assert at.selectbox(key="heads").value == 4
+    assert at.number_input(key="lr").value == pytest.approx(0.003)
+    assert at.text_input(key="text").value == "ok"
+    notices = " ".join(i.value for i in at.info)
+    assert "heads='3'" in notices and "lr='abc'" in notices
+    assert "heads" not in at.query_params and "lr" not in at.query_params  # the bad values leave the URL
+    at.run()
+    assert at.selectbox(key="heads").value == 4 and len(at.info) == 2  # notices stay for the visit
+
+
+def test_push_writes_only_settings_that_differ_from_defaults():
+    at = _demo()
+    assert at.query_params == {}
+    at.selectbox(key="heads").set_value(2).run()
+    assert at.query_params == {"heads": "2"}
+    at.text_input(key="text").set_value("a b c").run()
+    assert at.query_params == {"heads": "2", "text": "a b c"}
+    at.selectbox(key="heads").set_value(4).run()
+    assert at.query_params == {"text": "a b c"}
+
+
+def test_a_widget_change_is_not_undone_by_the_older_url():
+    at = _demo(heads="8")
+    at.text_input(key="text").set_value("new").run()
+    assert at.selectbox(key="heads").value == 8
+    at.selectbox(key="heads").set_value(1).run()
+    at.text_input(key="text").set_value("newer").run()
+    assert at.selectbox(key="heads").value == 1
+    assert at.query_params == {"heads": "1", "text": "newer"}
+
+
+def test_a_new_link_resets_the_settings_it_leaves_out():
+    at = _demo(heads="8", text="first link")
+    at.query_params.clear()
+    at.query_params["heads"] = "2"  # the address changes from outside, as when another link is opened
+    at.run()
+    assert at.selectbox(key="heads").value == 2
+    assert at.text_input(key="text").value == "the cat sat"
+
+
+def test_share_link_uses_the_app_address_and_the_current_settings():
+    at = _demo(heads="8")
+    codes = [c.value for c in at.code]
+    assert codes[0] == "https://school.example/demo?heads=8"
+    assert codes[1] == "https://school.example/demo?heads=8&present=true"
+
+
+def test_url_param_parsing_rules():
+    heads = UrlParam("heads", 4, choices=(1, 2, 4))
+    assert heads.parse("2") == 2
+    for bad in ("3", "2.5", "two"):
+        with pytest.raises(ValueError):
+            heads.parse(bad)
+    flag = UrlParam("present", False)
+    assert flag.parse("TRUE") is True and flag.parse("0") is False and flag.format(True) == "true"
+    with pytest.raises(ValueError):
+        flag.parse("yes please")
+    lr = UrlParam("lr", 0.003, lo=1e-5, hi=1.0)
+    for bad in ("nan", "inf", "2", "-1"):
+        with pytest.raises(ValueError):
+            lr.parse(bad)
+    assert UrlParam("t", "x", max_chars=3).parse("abc") == "abc"
+    with pytest.raises(ValueError):
+        UrlParam("t", "x", max_chars=3).parse("abcd")
+    layers = UrlParam("layers", (0, 1), choices=(0, 1, 2))
+    assert layers.parse("2,0") == (2, 0) and layers.parse("") == ()
+    assert layers.is_default([0, 1]) and layers.format((2, 0)) == "2,0"
+    with pytest.raises(ValueError):
+        layers.parse("0,5")
+
+
+def test_present_in_the_url_turns_on_projector_mode():
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=60)
+    at.query_params.update({"present": "true", "colors": "Rainbow"})
+    at.run()
+    assert_no_exception(at)
+    assert at.session_state["app.presentation"] is True
+    assert at.session_state["app.colorscale"] == "Viridis"
+    assert any("colors='Rainbow'" in i.value for i in at.info)
+    assert at.query_params == {"present": "true"}
+    assert "font-size: 130%" in at.get("html")[0].proto.body  # projector mode's larger type
+
+
+def test_app_runs_without_url_settings():
+    at = app_at()
+    assert_no_exception(at)
+    assert at.session_state["app.presentation"] is False
+    assert at.query_params == {}
+    assert not any("font-size: 130%" in h.proto.body for h in at.get("html"))
