@@ -134,10 +134,25 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture(scope="session")
+def warm_app(browser, app_server) -> str:
+    """Open the home page once, so the server has run the router before any test opens a deep link.
+
+    Streamlit treats an app with a ``pages/`` folder as an old-style multipage app until ``st.navigation`` has
+    run once in the process; until then a link such as ``/vit`` briefly shows a "Page not found" dialog.
+    """
+    context = browser.new_context(base_url=app_server)
+    tab = context.new_page()
+    tab.goto("/")
+    wait_for_app(tab)
+    context.close()
+    return app_server
+
+
 @pytest.fixture
-def page(browser, app_server):
+def page(browser, warm_app):
     """A fresh 1400x900 browser tab whose relative URLs point at the app: `page.goto("/")`."""
-    context = browser.new_context(base_url=app_server, viewport={"width": 1400, "height": 900})
+    context = browser.new_context(base_url=warm_app, viewport={"width": 1400, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
     yield tab
@@ -156,6 +171,8 @@ def wait_for_app(page, timeout_ms: int = APP_RUN_TIMEOUT_MS) -> None:
     page.wait_for_selector(FINISHED, timeout=timeout_ms)
     page.wait_for_selector("[data-testid=stStatusWidgetRunningIcon]", state="detached", timeout=timeout_ms)
     page.wait_for_selector("[data-testid=stAppViewContainer]", state="visible", timeout=timeout_ms)
+    # Widgets' code is loaded lazily; until it arrives each shows a grey placeholder ("skeleton").
+    page.wait_for_selector("[data-testid=stSkeleton]", state="detached", timeout=timeout_ms)
 
 
 def assert_no_exception(page) -> None:

@@ -1,0 +1,316 @@
+"""Measure the Live Training page in headless Chromium against a running app, and print the figures.
+
+Measured: how often the live view refreshes while training (changes of the Step metric per second), training
+throughput with the page open against the headless CLI (``python -m transformer_core.train``) for the same
+configuration, pause latency, how fast a widget responds during training, two sessions training at once, the
+server's CPU use after leaving the page and after closing the tab, and memory growth over a long run.
+
+Usage::
+
+    python benchmarks/live_refresh.py                     # starts the app on a free port
+    python benchmarks/live_refresh.py --minutes 1         # shorter memory run
+    python benchmarks/live_refresh.py --url http://localhost:8501 --pid 12345   # an app already running
+
+The page and the CLI are measured alternately (page, CLI, page, CLI ...) and summarised by medians, so a busy
+machine slows both sides alike. Memory and CPU figures need the server's process id (known when this script
+starts the app).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIVE_THREADS = 1  # torch threads per training session on the page (ui.training_run.LIVE_THREADS)
+QUERY = "task=reverse&steps=5000"  # the default reverse model; long enough for every measurement
+MEMORY_QUERY = "task=reverse&steps=5000&batch=128"  # one run that lasts longer than the memory measurement
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+OBSERVER_JS = """() => {
+  window.__live = {changes: [], last: null};
+  const read = () => { const el = document.querySelector('[data-testid=stMetricValue]');
+                       return el ? el.textContent : null; };
+  new MutationObserver(() => { const t = read();
+    if (t !== null && t !== window.__live.last) { window.__live.last = t;
+      window.__live.changes.push([performance.now(), t]); } })
+    .observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def start_server() -> tuple[str, subprocess.Popen]:
+    """Start ``streamlit run app.py`` on a free port; return its URL and process."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.fileWatcherType", "none", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(240):
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                return url, proc
+        except OSError:
+            time.sleep(0.25)
+    proc.kill()
+    raise RuntimeError("the app did not start within 60 s")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_percent(pid: int, seconds: float = 3.0) -> float:
+    """Share of one CPU core the process uses over the next ``seconds``."""
+    before, start = cpu_seconds(pid), time.perf_counter()
+    time.sleep(seconds)
+    return 100 * (cpu_seconds(pid) - before) / (time.perf_counter() - start)
+
+
+def step_of(text: str) -> int:
+    """ "1,234 / 5,000" -> 1234."""
+    return int(text.split("/")[0].replace(",", "").strip())
+
+
+def button(page, label: str):
+    """The enabled button whose visible text ends with ``label`` (icons add their own words in front)."""
+    return page.locator("[data-testid=stMain] button:visible:enabled", has_text=re.compile(rf"{label}$")).first
+
+
+def warm_up(context, url: str) -> None:
+    """Open the home page once: until the router has run in the process, deep links show "Page not found"."""
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("[data-testid=stMain] h1", timeout=120_000)
+    page.wait_for_timeout(1000)
+    context.close()
+
+
+def open_page(context, url: str, query: str = QUERY):
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{url}/training?{query}")
+    page.wait_for_selector("[data-testid=stMetricValue]")
+    button(page, "Start").wait_for()
+    page.wait_for_timeout(1000)
+    page.evaluate(OBSERVER_JS)
+    return page
+
+
+def current_step(page) -> int:
+    return step_of(page.locator("[data-testid=stMetricValue]").first.inner_text())
+
+
+def click_and_time(page, label: str) -> float:
+    """Click a button from inside the page; return the page's clock at the click (ms)."""
+    return page.evaluate("""(label) => { const b = [...document.querySelectorAll('[data-testid=stMain] button')]
+        .find(b => b.checkVisibility() && !b.disabled && b.innerText.trim().endsWith(label));
+        const t = performance.now(); b.click(); return t; }""", label)
+
+
+def refresh_window(page, seconds: float) -> tuple[float, float]:
+    """(Step-metric refreshes per second, training steps per second) while the page trains."""
+    t0 = page.evaluate("performance.now()")
+    time.sleep(seconds)
+    t1 = page.evaluate("performance.now()")
+    changes = [(t, step_of(s)) for t, s in page.evaluate("window.__live.changes") if t0 <= t <= t1]
+    if len(changes) < 2:
+        return len(changes) / seconds, 0.0
+    span = (changes[-1][0] - changes[0][0]) / 1000
+    return (len(changes) - 1) / span, (changes[-1][1] - changes[0][1]) / span
+
+
+def cli_rate(steps: int, threads: int | None) -> float:
+    """Steps per second of the headless CLI training the same configuration (``threads=None``: its default)."""
+    cmd = [sys.executable, "-m", "transformer_core.train", "--task", "reverse", "--steps", str(steps),
+           "--eval-every", "25", "--json", "--quiet"] + ([] if threads is None else ["--threads", str(threads)])
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["steps_per_second"]
+
+
+def throughput(page, rounds: int, seconds: float) -> dict:
+    """Alternate page and CLI measurements; medians of each.
+
+    The page trains with one torch thread per session (ui.training_run.LIVE_THREADS), so the CLI is measured
+    with ``--threads 1`` for the same configuration, and also with its default thread count.
+    """
+    hz, page_rates, cli_rates, cli_default = [], [], [], []
+    for _ in range(rounds):
+        click_and_time(page, "Resume")
+        button(page, "Pause").wait_for()
+        page.wait_for_timeout(1500)
+        h, rate = refresh_window(page, seconds)
+        hz.append(h)
+        page_rates.append(rate)
+        click_and_time(page, "Pause")
+        button(page, "Resume").wait_for()
+        steps = max(50, int(rate * seconds))
+        cli_rates.append(cli_rate(steps, LIVE_THREADS))
+        cli_default.append(cli_rate(steps, None))
+    page_rate, cli, default = (statistics.median(v) for v in (page_rates, cli_rates, cli_default))
+    return {"refresh_hz": statistics.median(hz), "refresh_hz_min": min(hz), "page_steps_per_s": page_rate,
+            "cli_steps_per_s": cli, "throughput_ratio": page_rate / cli,
+            "cli_default_threads_steps_per_s": default, "throughput_ratio_vs_cli_default_threads": page_rate / default}
+
+
+def pause_latency(page, repeats: int) -> dict:
+    """Seconds from a click on Pause until the page shows Resume, and steps trained after that."""
+    shown, after = [], []
+    for _ in range(repeats):
+        click_and_time(page, "Resume")
+        button(page, "Pause").wait_for()
+        page.wait_for_timeout(2000)
+        t_click = click_and_time(page, "Pause")
+        button(page, "Resume").wait_for()
+        shown.append((page.evaluate("performance.now()") - t_click) / 1000)
+        step = current_step(page)
+        page.wait_for_timeout(1500)
+        after.append(current_step(page) - step)
+    return {"pause_latency_s_median": statistics.median(shown), "pause_latency_s_max": max(shown),
+            "steps_after_pause_shown": max(after)}
+
+
+def widget_latency(page) -> float:
+    """Seconds from choosing another attention kind while training until the heatmap title shows it."""
+    click_and_time(page, "Resume")
+    button(page, "Pause").wait_for()
+    page.wait_for_timeout(2000)
+    start = time.perf_counter()
+    page.get_by_text("Encoder self-attention", exact=True).click()
+    page.get_by_text(re.compile(r"^Encoder self-attention · step")).first.wait_for()
+    latency = time.perf_counter() - start
+    page.get_by_text("Cross-attention (decoder reads the encoder)", exact=True).click()
+    click_and_time(page, "Pause")
+    button(page, "Resume").wait_for()
+    return latency
+
+
+def two_sessions(context_factory, url: str, seconds: float) -> dict:
+    """Two browser sessions (seeds 1 and 2) train at once; each sees only its own run."""
+    pages = [open_page(context_factory(), url, f"{QUERY}&seed={seed}") for seed in (1, 2)]
+    for p in pages:
+        click_and_time(p, "Start")
+        button(p, "Pause").wait_for()
+    time.sleep(2)
+    rates = [refresh_window(p, seconds)[1] for p in pages]
+    losses = [p.locator("[data-testid=stMetricValue]").nth(2).inner_text() for p in pages]
+    for p in pages:
+        p.context.close()
+    return {"two_sessions_steps_per_s": rates, "two_sessions_losses": losses}
+
+
+def memory_run(context_factory, url: str, pid: int, minutes: float) -> dict:
+    """Server memory at the start and end of ``minutes`` of continuous training in one run."""
+    page = open_page(context_factory(), url, MEMORY_QUERY)
+    click_and_time(page, "Start")
+    button(page, "Pause").wait_for()
+    page.wait_for_timeout(10_000)
+    start_rss, samples, restarts = rss_mb(pid), [], 0
+    end = time.monotonic() + 60 * minutes
+    while time.monotonic() < end:
+        time.sleep(min(30, max(0.0, end - time.monotonic())))
+        samples.append(round(rss_mb(pid), 1))
+        if button(page, "Start").count():  # the run ended early: start another
+            restarts += 1
+            click_and_time(page, "Start")
+    growth = rss_mb(pid) - start_rss
+    steps = current_step(page)
+    page.context.close()
+    return {"memory_start_mb": round(start_rss, 1), "memory_growth_mb": round(growth, 1),
+            "memory_samples_mb": samples, "memory_run_minutes": minutes, "memory_run_restarts": restarts,
+            "steps_in_memory_run": steps}
+
+
+def leaving(context_factory, url: str, pid: int) -> dict:
+    """Server CPU use while training, after leaving the page, and after closing a training tab."""
+    page = open_page(context_factory(), url)
+    click_and_time(page, "Start")
+    button(page, "Pause").wait_for()
+    busy = cpu_percent(pid)
+    page.locator("[data-testid=stSidebarNav] a", has_text="Home").click()
+    page.wait_for_timeout(1500)
+    after_leave = cpu_percent(pid)
+    page.locator("[data-testid=stSidebarNav] a", has_text="Live Training").click()
+    button(page, "Resume").wait_for()
+    paused = current_step(page) > 0
+    click_and_time(page, "Resume")
+    button(page, "Pause").wait_for()
+    page.context.close()
+    time.sleep(1.5)
+    return {"cpu_percent_training": round(busy), "cpu_percent_after_leaving": round(after_leave),
+            "paused_on_return": paused, "cpu_percent_after_closing_tab": round(cpu_percent(pid))}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", help="address of a running app (default: start one)")
+    parser.add_argument("--pid", type=int, help="process id of that app's server, for memory and CPU figures")
+    parser.add_argument("--minutes", type=float, default=5.0, help="length of the memory run")
+    parser.add_argument("--rounds", type=int, default=3, help="page/CLI alternations for throughput")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each throughput window")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    proc = None
+    url, pid = args.url, args.pid
+    if url is None:
+        url, proc = start_server()
+        pid = proc.pid
+    results: dict = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            new_context = lambda: browser.new_context(viewport={"width": 1400, "height": 900})  # noqa: E731
+            warm_up(new_context(), url)
+            page = open_page(new_context(), url)
+            click_and_time(page, "Start")
+            button(page, "Pause").wait_for()
+            click_and_time(page, "Pause")
+            button(page, "Resume").wait_for()
+            report(results, throughput(page, args.rounds, args.seconds))
+            report(results, pause_latency(page, 5))
+            report(results, {"widget_latency_s": widget_latency(page)})
+            report(results, two_sessions(new_context, url, args.seconds))
+            if pid is not None:
+                report(results, leaving(new_context, url, pid))
+                if args.minutes > 0:
+                    report(results, memory_run(new_context, url, pid, args.minutes))
+            browser.close()
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=20)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+def report(results: dict, new: dict) -> None:
+    """Keep ``new`` figures and print them at once (to stderr, so --json output stays clean)."""
+    results.update(new)
+    for key, value in new.items():
+        print(f"{key}: {round(value, 3) if isinstance(value, float) else value}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Live Training: pick a task, press Start, and watch the loss fall and the attention reorganise."""
+
+import streamlit as st
+
+from ui import training_controls as tc
+from ui import training_io as tio
+from ui import training_run as tr
+from ui import training_views as tv
+from ui.urlstate import bind_url, push_url, share_link
+
+projector = tv.projector_state()
+tr.note_visit()
+
+st.title("📈 Live Training")
+if not projector:
+    st.caption("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
+               "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
+bind_url(tc.URL_PARAMS, page=tc.PAGE)
+tc.restore_settings()
+if not projector:
+    share_link(tc.URL_PARAMS, url_path=tc.PAGE)
+    run = tr.current_run()
+    with st.expander("⚙️ Task, model and training", expanded=run is None or run.status == "ready"):
+        task = tc.task_picker()
+        tc.settings_panel(task)
+        tc.compare_panel(task)
+tc.save_settings()
+push_url(tc.URL_PARAMS)
+
+run, verdict, error = tr.build_run()
+tr.show_notice()
+if error:
+    st.error(f"These settings do not make a valid model: {error}", icon="🚫")
+elif verdict is not None and not verdict.ok:
+    st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
+elif verdict is not None and not projector:
+    st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
+               f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
+               f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
+if run is not None and run.status != "ready" and st.session_state.get(tr.RUN_SIGNATURE) != tc.settings_signature():
+    st.info("The settings changed since this run started. Press **Reset** to train with the new settings.",
+            icon="🔁")
+
+tr.control_bar(run, ready=verdict is not None and verdict.ok and not error, projector=projector)
+if run is None:
+    st.stop()
+
+kind = tv.kind_picker(run)
+view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN))
+with view.timelapse:
+    tio.timelapse_controls(run, kind)
+view.refresh()
+
+if not projector:
+    with st.expander("⬇️ Downloads and checkpoints"):
+        tio.downloads(run)
+        tio.upload()
+    st.caption("The model of configuration A is also available on the Attention Lab, Positional Encodings and "
+               "ViT Patching pages once it has trained.")
+
+tr.train_live(run, view)

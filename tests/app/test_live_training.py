@@ -1,0 +1,179 @@
+"""Live Training page: renders, trains, follows its controls, keeps sessions apart, refuses what does not fit.
+
+AppTest runs a script to its end, so a run started here trains to its last step within the click; the runs
+are tiny (d_model 16, one layer, 10 steps).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception
+from transformer_core.checkpoint import save_checkpoint
+from transformer_core.tasks.sequences import SequenceTask
+from ui import state
+from ui import training_controls as tc
+from ui import training_io as tio
+from ui import training_run as tr
+
+PAGE = "pages/live_training.py"
+TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff": "32", "batch": "8",
+        "steps": "10"}
+
+
+def live_at(**params: str) -> AppTest:
+    """The Live Training page opened from a link with ``params`` (default: a tiny reverse run)."""
+    at = AppTest.from_file(APP, default_timeout=DEFAULT_TIMEOUT)
+    at.query_params.update({**TINY, **params})
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def run_of(at: AppTest):
+    return at.session_state[tr.RUN]
+
+
+HEATMAP_INDEX = 3  # Vega-Lite charts on the page: loss, metric, pattern score, heatmaps, head scores
+
+
+def heatmap_maps(at: AppTest) -> int:
+    """How many attention maps (layer x head) the heatmap chart draws."""
+    proto = at.get("vega_lite_chart")[HEATMAP_INDEX].proto
+    assert json.loads(proto.spec)["facet"]["column"]["field"] == "head"
+    cells = pa.ipc.open_stream(proto.data.data).read_all().to_pandas()
+    return len(cells.groupby(["layer", "head"]))
+
+
+def test_renders_ready_with_untrained_attention():
+    at = live_at()
+    assert metric(at, "Step") == "0 / 10"
+    assert not at.button(key="live.start").disabled and at.button(key="live.pause").disabled
+    assert heatmap_maps(at) == 1 * 2  # layers x heads
+    assert at.radio(key="live.kind").value == "cross"  # reverse's pattern lives in the cross-attention
+    assert any(m.value.startswith("**Cross-attention") and "step 0" in m.value for m in at.markdown)
+    assert len(at.get("vega_lite_chart")) == 5  # loss, accuracy, pattern score, heatmaps, head scores
+
+
+def test_training_runs_to_the_end_and_is_shared_with_other_pages():
+    at = live_at()
+    at.button(key="live.start").click().run()
+    assert_no_exception(at)
+    assert metric(at, "Step") == "10 / 10" and run_of(at).status == "done"
+    trained = at.session_state[state.TRAINED]["seq2seq"]
+    assert trained.step == 10 and trained.task_name == "reverse" and trained.config.d_model == 16
+    assert not at.button(key="live.start").disabled  # a finished run can be started again
+    assert len(at.select_slider(key=tio.FRAME).options) == len(run_of(at).trainers[0].snapshots)
+
+
+def test_step_stop_reset_and_the_same_seed_gives_the_same_start():
+    at = live_at()
+    initial = {k: v.clone() for k, v in run_of(at).trainers[0].model.state_dict().items()}
+    at.button(key="live.step").click().run()
+    assert metric(at, "Step") == "1 / 10" and run_of(at).status == "paused"
+    assert not at.button(key="live.resume").disabled
+    at.button(key="live.stop").click().run()
+    assert run_of(at).status == "stopped" and at.button(key="live.stop").disabled
+    at.button(key="live.reset").click().run()
+    assert metric(at, "Step") == "0 / 10" and run_of(at).status == "ready"
+    after = run_of(at).trainers[0].model.state_dict()
+    assert all(torch.equal(initial[k], after[k]) for k in initial)
+
+
+def test_controls_change_the_model_and_the_url():
+    at = live_at()
+    at.selectbox(key=tc.D_MODEL).set_value(48).run()
+    assert at.selectbox(key=tc.HEADS).options == ["1", "2", "3", "4", "6", "8", "12", "16"]
+    at.selectbox(key=tc.HEADS).set_value(3).run()
+    at.select_slider(key=tc.LAYERS).set_value(2).run()
+    assert_no_exception(at)
+    assert heatmap_maps(at) == 2 * 3
+    assert at.query_params["heads"] == "3" and at.query_params["d_model"] == "48"
+    at.selectbox(key=tc.TASK).set_value("induction").run()  # a new task brings its own model
+    assert_no_exception(at)
+    assert run_of(at).task.name == "induction" and run_of(at).specs[0].model_config.d_model == 64
+
+
+def test_compare_mode_trains_two_configurations():
+    at = live_at(compare="true", b_positional="none")
+    assert [s.label.split(" · ")[0] for s in run_of(at).specs] == ["A", "B"]
+    assert run_of(at).specs[1].model_config.positional == "none"
+    at.button(key="live.start").click().run()
+    assert_no_exception(at)
+    assert {"Accuracy · A", "Accuracy · B"} <= {m.label for m in at.metric}
+    assert len(at.get("vega_lite_chart")) == 3 + 4  # curves; heatmaps and head scores side by side
+
+
+def test_two_sessions_keep_their_own_runs():
+    first, second = live_at(seed="1"), live_at(seed="2")
+    first.button(key="live.start").click().run()
+    assert metric(first, "Step") == "10 / 10" and metric(second, "Step") == "0 / 10"
+    assert run_of(first) is not run_of(second)
+    assert run_of(second).status == "ready" and run_of(second).specs[0].train_config.seed == 2
+
+
+def test_the_guard_refuses_a_model_too_big_for_the_server():
+    at = live_at(d_model="512", d_ff="2048", layers="8", batch="256")
+    assert any("too big" in e.value for e in at.error)
+    assert at.button(key="live.start").disabled
+
+
+def test_a_diverging_run_stops_with_a_clear_message(monkeypatch):
+    def nan_loss(self, model, batch):
+        return model(batch["src"], batch["tgt_in"]).sum() * float("nan")
+
+    monkeypatch.setattr(SequenceTask, "loss", nan_loss)
+    at = live_at()
+    at.button(key="live.start").click().run()
+    assert_no_exception(at)
+    assert run_of(at).status == "diverged"
+    assert any("NaN" in e.value and "lower the learning rate" in e.value for e in at.error)
+
+
+def test_leaving_the_page_pauses_a_running_run():
+    at = live_at()
+    at.button(key="live.step").click().run()
+    run_of(at).status = "running"  # as if the page was left while its training loop ran
+    at.switch_page("pages/attention_lab.py").run()
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    assert run_of(at).status == "paused" and run_of(at).step == 1
+    assert any("another page" in i.value for i in at.info)
+    assert at.number_input(key=tc.STEPS).value == 10  # the settings survived the visit
+
+
+def test_checkpoint_upload_validates_the_file():
+    at = live_at()
+    at.file_uploader(key=tio.UPLOAD).set_value(("model.safetensors", b"\x80\x04pickled", "application/x")).run()
+    assert any("pickle" in e.value for e in at.error)
+    model = run_of(at).trainers[0].model
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(0.01)
+    data = save_checkpoint(model, run_of(at).specs[0].model_config, task_name="reverse")
+    at.file_uploader(key=tio.UPLOAD).set_value(("good.safetensors", data, "application/octet-stream")).run()
+    assert_no_exception(at)
+    assert any("Loaded good.safetensors" in s.value for s in at.success)
+    loaded = next(iter(run_of(at).trainers[0].model.parameters()))
+    assert torch.all(loaded == 0.01) and at.session_state[state.TRAINED]["seq2seq"].model is not None
+
+
+@pytest.mark.parametrize("task", ["vit_shapes", "char_lm", "protein"])
+def test_other_task_families_render(task):
+    at = live_at(task=task, steps="10")
+    at.button(key="live.step").click().run()
+    assert_no_exception(at)
+    grids = [c for c in at.get("vega_lite_chart") if "facet" in json.loads(c.proto.spec)]
+    assert metric(at, "Step") == "1 / 10"
+    assert at.get("plotly_chart") if task == "vit_shapes" else grids  # CLS over the picture, or heatmaps

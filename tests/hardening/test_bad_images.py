@@ -1,0 +1,146 @@
+"""Bad and unusual image files: each gets a clear message or is decoded correctly, and the ViT page keeps working.
+
+The files are built in memory by :mod:`tests.hardening.bad_files`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.app.conftest import app_at, assert_no_exception
+from tests.hardening.bad_files import (
+    BAD_IMAGES,
+    animated_gif,
+    bomb_header_png,
+    cmyk_jpeg,
+    good_png,
+    large_photo_jpeg,
+    mime_of,
+    noise_rgb,
+    one_pixel_png,
+    palette_png,
+    rgba_png,
+    sixteen_bit_png,
+)
+from transformer_core.images import FIT_MODES, MAX_SIDE, ImageError, load_image, prepare_image, read_image
+
+REJECTED = [name for name, (_, _, phrase) in BAD_IMAGES.items() if phrase is not None]
+ACCEPTED = [name for name, (_, _, phrase) in BAD_IMAGES.items() if phrase is None]
+
+
+@pytest.mark.parametrize("name", REJECTED)
+def test_unusable_file_gets_a_clear_message(name: str) -> None:
+    _, build, phrase = BAD_IMAGES[name]
+    with pytest.raises(ImageError, match=phrase) as info:
+        read_image(build())
+    assert "Traceback" not in str(info.value) and len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("name", ACCEPTED)
+def test_unusual_file_is_decoded_to_small_rgb(name: str) -> None:
+    _, build, _ = BAD_IMAGES[name]
+    img = load_image(build())
+    assert img.mode == "RGB"
+    assert img.width * img.height <= MAX_SIDE**2
+    for mode in FIT_MODES:
+        pixels = prepare_image(img, 32, mode)
+        assert pixels.shape == (32, 32, 3) and pixels.dtype == np.uint8
+
+
+def test_decompression_bomb_is_refused_before_decoding() -> None:
+    data = bomb_header_png()
+    assert len(data) < 200  # a tiny file ...
+    start = time.perf_counter()
+    with pytest.raises(ImageError, match="too large to decode safely"):  # ... that claims 10 gigapixels
+        read_image(data)
+    assert time.perf_counter() - start < 0.5  # refused from the header, no pixels were allocated
+
+
+def test_sixteen_bit_ramp_keeps_its_order_and_range() -> None:
+    loaded = read_image(sixteen_bit_png())
+    assert loaded.original_mode.startswith("I")
+    assert any("16-bit" in note for note in loaded.notes)
+    grey = np.asarray(loaded.image)[..., 0].astype(int).ravel()
+    expected = np.rint(np.arange(64 * 64) * 16 / 257).astype(int)  # 16-bit 0..65520 -> 8-bit 0..255
+    np.testing.assert_array_equal(grey, expected)
+
+
+def test_cmyk_colours_survive_the_conversion() -> None:
+    loaded = read_image(cmyk_jpeg())
+    assert loaded.original_mode == "CMYK" and any("CMYK" in note for note in loaded.notes)
+    reference = np.asarray(noise_rgb().convert("CMYK").convert("RGB"), dtype=float)
+    assert np.abs(np.asarray(loaded.image, dtype=float) - reference).mean() < 25  # JPEG loses some detail
+
+
+def test_palette_image_is_expanded_exactly() -> None:
+    data = palette_png()
+    reference = Image.open(__import__("io").BytesIO(data)).convert("RGB")
+    np.testing.assert_array_equal(np.asarray(load_image(data)), np.asarray(reference))
+
+
+def test_transparency_is_composited_on_white() -> None:
+    loaded = read_image(rgba_png())
+    pixels = np.asarray(loaded.image)
+    alpha = np.asarray(Image.linear_gradient("L").resize((64, 48)))
+    np.testing.assert_array_equal(pixels[alpha == 0], 255)  # fully transparent -> white
+    opaque = alpha == 255
+    np.testing.assert_array_equal(pixels[opaque], np.asarray(noise_rgb())[opaque])
+
+
+def test_animated_gif_uses_its_first_frame() -> None:
+    loaded = read_image(animated_gif())
+    assert any("3 frames" in note for note in loaded.notes)
+    np.testing.assert_array_equal(np.asarray(loaded.image)[20, 20], [255, 0, 0])
+
+
+def test_one_pixel_image_fills_the_square() -> None:
+    img = load_image(one_pixel_png())
+    for mode in ("center-crop", "resize"):
+        np.testing.assert_array_equal(prepare_image(img, 32, mode), np.full((32, 32, 3), (200, 30, 30)))
+
+
+def test_extreme_aspect_ratio_is_fitted_without_distortion_when_padded() -> None:
+    img = load_image(BAD_IMAGES["extreme_aspect"][1]())
+    padded = prepare_image(img, 64, "pad")
+    assert (padded[:20] == 255).all() and (padded[-20:] == 255).all()  # a thin strip across the middle
+
+
+def test_large_photo_is_shrunk_and_keeps_its_orientation() -> None:
+    loaded = read_image(large_photo_jpeg())
+    assert loaded.original_size == (6000, 4000)
+    assert loaded.image.width * loaded.image.height <= MAX_SIDE**2
+    assert abs(loaded.image.width / loaded.image.height - 1.5) < 0.01
+    pixels = np.asarray(loaded.image, dtype=int)
+    assert pixels[0, -1, 0] > 200 and pixels[0, 0, 0] < 40  # red grows to the right
+    assert pixels[-1, 0, 1] > 200 and pixels[0, 0, 1] < 40  # green grows downwards
+
+
+def _upload(at, file_name: str, data: bytes) -> None:
+    at.file_uploader(key="vit.upload").set_value((file_name, data, mime_of(file_name)))
+    at.run()
+
+
+def test_vit_page_survives_every_bad_upload() -> None:
+    at = app_at("pages/vit_patching.py")
+    at.radio(key="vit.source").set_value("upload")
+    at.run()
+    for name, (file_name, build, phrase) in BAD_IMAGES.items():
+        _upload(at, file_name, build())
+        assert_no_exception(at)
+        errors = [e.value for e in at.error]
+        images = at.get("image")
+        assert len(images) >= 3, f"{name}: the page stopped drawing its pictures"
+        shown = images[0].proto.imgs[0].caption  # "<picture>, center-crop to 64×64, ..."
+        if phrase is None:
+            assert not errors, f"{name}: {errors}"
+            assert shown.startswith(file_name), f"{name}: the upload is not the picture shown ({shown})"
+        else:
+            assert any(file_name in e and phrase in e for e in errors), f"{name}: {errors}"
+            assert shown.startswith("sample"), f"{name}: the sample is not shown instead ({shown})"
+    _upload(at, "fine.png", good_png())
+    assert_no_exception(at)
+    assert not at.error

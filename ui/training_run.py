@@ -1,0 +1,168 @@
+"""Live Training page: the session's run, the buttons that drive it, and the live training loop.
+
+Design: the run (a :class:`~transformer_core.live.LiveRun`) lives in ``st.session_state``, so each browser
+session has its own. While it is running, the page script itself loops — train for about
+:data:`TICK_S` seconds, redraw the placeholders, repeat. Any click (Pause, a slider, another page) makes
+Streamlit stop the script at its next redraw; the button's callback then changes the run's status before the
+script runs again. Leaving the page pauses the run; closing the tab ends the session and frees it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer_core.live import GuardResult, LiveRun
+from ui import training_controls as tc
+from ui.state import TrainedModel, publish_trained
+from ui.training_views import PIN, LiveView
+
+RUN = "live.run"  # LiveRun | None: this session's run
+RUN_SIGNATURE = "live.run_signature"  # the settings the run was built from
+LAST_SEEN = "live.last_seen"  # number of the script run in which this page last ran
+NOTICE = "live.notice"  # (level, text) shown once on the next run: "info", "success" or "error"
+TICK_S = 0.25  # seconds of training between two redraws while running
+# Torch threads per training session. Several sessions may train at once on a few cores; with one thread
+# each they run side by side, while more threads per session make OpenMP threads spin against each other
+# (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
+LIVE_THREADS = 1
+_RUNS = "url.runs"  # script runs of this session, counted by ui.urlstate.count_run
+
+
+def current_run() -> LiveRun | None:
+    """This session's run, if one was built."""
+    return st.session_state.get(RUN)
+
+
+def note_visit() -> None:
+    """Pause a running run if another page ran since this page last ran (the user left and came back)."""
+    runs = st.session_state.get(_RUNS, 0)
+    last = st.session_state.get(LAST_SEEN)
+    st.session_state[LAST_SEEN] = runs
+    run = current_run()
+    if run is not None and run.status == "running" and last is not None and runs > last + 1:
+        run.pause()
+        st.session_state[NOTICE] = ("info", "Training paused while you were on another page. Press Resume to go on.")
+
+
+def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, str | None]:
+    """Make sure the session's run matches the settings; returns (run, guard verdict, error message).
+
+    A run that has not started follows the settings; one that has trained keeps its own settings until
+    Reset, or Start after it finished (both pass ``force``).
+    """
+    try:
+        task, specs = tc.build_specs()
+    except ValueError as err:
+        return current_run(), None, str(err)
+    verdict = tc.guard(task, specs)
+    run, signature = current_run(), tc.settings_signature()
+    stale = run is None or st.session_state.get(RUN_SIGNATURE) != signature
+    if verdict.ok and (force or (stale and (run is None or run.status == "ready"))):
+        try:
+            run = LiveRun(task, specs, threads=LIVE_THREADS)
+        except ValueError as err:
+            return current_run(), verdict, str(err)
+        st.session_state[RUN], st.session_state[RUN_SIGNATURE] = run, signature
+        st.session_state[PIN] = None
+    return run, verdict, None
+
+
+def publish(run: LiveRun | None, *, force: bool = False) -> None:
+    """Offer configuration A's model to the other pages of this session (once it has trained, or loaded)."""
+    if run is None or (run.trainers[0].step == 0 and not force):
+        return
+    trainer = run.trainers[0]
+    publish_trained(TrainedModel(family=run.task.family, task_name=run.task.name, task_title=run.task.title,
+                                 model=trainer.model, config=trainer.model_config, step=trainer.step))
+
+
+def _start() -> None:
+    tc.restore_settings()
+    run = current_run()
+    run, verdict, error = build_run(force=run is not None and run.finished)
+    if error or verdict is None or not verdict.ok:
+        st.session_state[NOTICE] = ("error", error or (verdict.reason if verdict else ""))
+        return
+    run.start()
+
+
+def _pause() -> None:
+    run = current_run()
+    if run is not None:
+        run.pause()
+        publish(run)
+
+
+def _resume() -> None:
+    if current_run() is not None:
+        current_run().resume()
+
+
+def _step() -> None:
+    if current_run() is not None:
+        current_run().step_once()
+        publish(current_run())
+
+
+def _stop() -> None:
+    run = current_run()
+    if run is not None:
+        run.stop()
+        publish(run)
+
+
+def _reset() -> None:
+    tc.restore_settings()
+    build_run(force=True)
+
+
+def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
+    """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset)."""
+    status = run.status if run is not None else "ready"
+    bar = st.container(horizontal=True)
+    bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=_start, key="live.start",
+               disabled=not ready or status in ("running", "paused"),
+               help="Train from the current settings (after a finished run: a new run).")
+    if status == "paused":
+        bar.button("Resume", icon=":material/play_circle:", on_click=_resume, key="live.resume",
+                   help="Continue exactly where training paused.")
+    else:
+        bar.button("Pause", icon=":material/pause:", on_click=_pause, key="live.pause",
+                   disabled=status != "running", help="Stop updating the weights for now; Resume goes on.")
+    if not projector:
+        bar.button("Step once", icon=":material/skip_next:", on_click=_step, key="live.step",
+                   disabled=run is None or status not in ("ready", "paused"),
+                   help="Do a single optimisation step and look at what changed.")
+        bar.button("Stop", icon=":material/stop:", on_click=_stop, key="live.stop",
+                   disabled=status not in ("running", "paused"),
+                   help="End the run; the trained model stays for the other pages and the downloads.")
+    bar.button("Reset", icon=":material/restart_alt:", on_click=_reset, key="live.reset", disabled=not ready,
+               help="Fresh weights from the seed (the same seed gives the same start).")
+
+
+def train_live(run: LiveRun, view: LiveView) -> None:
+    """While the run is running: train a slice, redraw, repeat; then rerun the page.
+
+    The loop hands over to a fresh page run when the run ends, and when the snapshots have doubled since the
+    time-lapse slider was drawn (so that the slider's range grows during training).
+    """
+    if run.status != "running":
+        return
+    drawn = len(run.trainers[0].snapshots)
+    try:
+        while run.status == "running":
+            run.advance(TICK_S)
+            view.refresh()
+            if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
+                break
+    finally:
+        publish(run)
+    st.rerun()
+
+
+def show_notice() -> None:
+    """Show the message left by a callback or by :func:`note_visit`, once."""
+    notice = st.session_state.pop(NOTICE, None)
+    if notice:
+        level, text = notice
+        {"info": st.info, "success": st.success, "error": st.error}.get(level, st.info)(text)

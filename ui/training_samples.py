@@ -1,0 +1,57 @@
+"""Live Training page: sample predictions as a small HTML table, with the model's mistakes marked.
+
+Text answers are compared character by character and every wrong or missing character is marked, so a
+student sees *where* a reversal went wrong; numeric answers (protein properties, image classes) mark the whole
+answer when it counts as wrong. Everything shown is escaped: sample text can contain any character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from transformer_core.tasks import Sample
+
+WRONG = "background:#FAD4C0;color:#8A2C00;border-radius:2px"  # light vermillion: a wrong character or answer
+RIGHT = "color:#00704F"  # bluish green: a correct answer
+TABLE = "border-collapse:collapse;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:0.95em"
+CELL = "padding:2px 12px 2px 0;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere"
+MAX_CHARS = 80  # longer texts are cut (generated text of the language model)
+
+
+def marked_prediction(prediction: str, target: str) -> str:
+    """HTML of ``prediction`` with each character that differs from ``target`` marked (missing ones as ·)."""
+    out = []
+    for i, ch in enumerate(prediction):
+        ok = i < len(target) and target[i] == ch
+        out.append(escape(ch) if ok else f'<span style="{WRONG}">{escape(ch)}</span>')
+    if len(target) > len(prediction):
+        out.append(f'<span style="{WRONG}" title="missing characters">{"·" * (len(target) - len(prediction))}'
+                   "</span>")
+    return "".join(out)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"
+
+
+def _prediction_cell(sample: Sample, family: str) -> str:
+    prediction, target = _cut(sample.prediction), _cut(sample.target)
+    if sample.correct:
+        return f'<span style="{RIGHT}">{escape(prediction)} ✓</span>'
+    if family in ("seq2seq", "causal_lm"):
+        return marked_prediction(prediction, target) + " ✗"
+    return f'<span style="{WRONG}">{escape(prediction)}</span> ✗'
+
+
+def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> str:
+    """A table input → expected → predicted (→ remark) of ``samples``; ✓/✗ repeat the colours in symbols."""
+    head = "".join(f'<th style="{CELL};text-align:left">{h}</th>' for h in ("input", "expected", "predicted", ""))
+    rows = []
+    for s in samples:
+        cells = (escape(_cut(s.input)), escape(_cut(s.target)), _prediction_cell(s, family), escape(s.detail))
+        rows.append("<tr>" + "".join(f'<td style="{CELL}">{c}</td>' for c in cells) + "</tr>")
+    right = sum(s.correct for s in samples)
+    title = f"{escape(caption)} — " if caption else ""
+    summary = f"<div style='margin-bottom:4px'><b>{title}{right} of {len(samples)} right</b></div>"
+    return f'{summary}<table style="{TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
