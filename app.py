@@ -14,13 +14,13 @@ PAGES = {
         st.Page("pages/lessons.py", title="Lessons", icon="🎓", url_path="lessons"),
     ],
     "Explore": [
-        st.Page("pages/attention_lab.py", title="Attention Lab", icon="🔍", url_path="attention"),
-        st.Page("pages/positional_encodings.py", title="Positional Encodings", icon="〰️", url_path="positional"),
-        st.Page("pages/vit_patching.py", title="ViT Patching", icon="🖼️", url_path="vit"),
-        st.Page("pages/model_builder.py", title="Model Builder", icon="🧱", url_path="builder"),
+        st.Page("pages/attention.py", title="Attention Lab", icon="🔍", url_path="attention"),
+        st.Page("pages/positional.py", title="Positional Encodings", icon="〰️", url_path="positional"),
+        st.Page("pages/vit.py", title="ViT Patching", icon="🖼️", url_path="vit"),
+        st.Page("pages/builder.py", title="Model Builder", icon="🧱", url_path="builder"),
     ],
     "Train": [
-        st.Page("pages/live_training.py", title="Live Training", icon="📈", url_path="training"),
+        st.Page("pages/training.py", title="Live Training", icon="📈", url_path="training"),
     ],
 }
 

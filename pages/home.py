@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from ui.router import ensure_router
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
+
 st.title("🔭 Transformer Explorer")
 st.markdown(
     "A complete transformer, written from scratch in PyTorch, that you can take apart and **watch learn**. "
@@ -16,26 +20,26 @@ with c1:
     st.page_link("pages/lessons.py", label="Open the lessons", icon="🎓")
 with c2:
     st.markdown("**Want to see attention?**  \nType a sentence and step through Q, K, V, softmax and the heads.")
-    st.page_link("pages/attention_lab.py", label="Open the Attention Lab", icon="🔍")
+    st.page_link("pages/attention.py", label="Open the Attention Lab", icon="🔍")
 with c3:
     st.markdown("**Ready to train?**  \nPick a task, press Train and watch the heads discover the pattern.")
-    st.page_link("pages/live_training.py", label="Open Live Training", icon="📈")
+    st.page_link("pages/training.py", label="Open Live Training", icon="📈")
 
 st.subheader("What each page teaches")
 PAGES = [
-    ("pages/attention_lab.py", "Attention Lab", "🔍",
+    ("pages/attention.py", "Attention Lab", "🔍",
      "Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax → ×V "
      "→ concatenate heads → W_O — with the real numbers, causal and padding masks, and every layer × head at once."),
-    ("pages/positional_encodings.py", "Positional Encodings", "〰️",
+    ("pages/positional.py", "Positional Encodings", "〰️",
      "Why attention needs positions: the sinusoidal table, why PE(pos + k) is a rotation of PE(pos), learned, "
      "rotary and no encoding compared, and the shuffle test."),
-    ("pages/vit_patching.py", "ViT Patching", "🖼️",
+    ("pages/vit.py", "ViT Patching", "🖼️",
      "How an image becomes tokens: patches, flattening, the linear projection, the CLS token and positional "
      "embeddings, and where the CLS token looks (attention rollout)."),
-    ("pages/model_builder.py", "Model Builder", "🧱",
+    ("pages/builder.py", "Model Builder", "🧱",
      "Configure encoder-only, decoder-only, encoder–decoder or ViT models and see parameters, FLOPs and memory, "
      "next to BERT-base, GPT-2 small, the original Transformer and ViT-B/16."),
-    ("pages/live_training.py", "Live Training", "📈",
+    ("pages/training.py", "Live Training", "📈",
      "Train a small model on reverse, sort, induction, character language modelling, protein properties or "
      "shapes images and watch loss, accuracy and attention heatmaps change live; scrub the time-lapse."),
     ("pages/lessons.py", "Lessons", "🎓",

@@ -6,7 +6,10 @@ import streamlit as st
 
 from ui.lesson_views import LESSON_STEPS
 from ui.lessons import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
+from ui.router import ensure_router
 from ui.urlstate import UrlParam, bind_url, push_url, share_link
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
 
 PARAMS = (UrlParam(LESSON, LESSON_KEYS[0], choices=LESSON_KEYS, name="lesson"),)
 TITLES = {lesson.key: f"{lesson.icon} {lesson.title}" for lesson in LESSONS}

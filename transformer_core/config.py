@@ -54,9 +54,9 @@ class TransformerConfig:
     n_decoder_layers: int | None = None  # decoder blocks of the encoder-decoder model; None means n_layers
     d_ff: int = 256  # hidden width of the position-wise feed-forward network
     dropout: float = 0.0  # dropout on attention weights and residual branches; 0 keeps small runs deterministic
-    norm: str = "pre"  # "pre": LayerNorm before each sub-layer (stable); "post": after the residual add (the 2017 paper)
-    positional: str = "sinusoidal"  # "sinusoidal", "learned", "rope" (rotary, inside attention) or "none"
-    activation: str = "relu"  # feed-forward non-linearity: "relu" (the 2017 paper) or "gelu" (BERT, GPT, ViT)
+    norm: str = "pre"  # "pre": LayerNorm before each sub-layer (stable); "post": after the residual add (2017 paper)
+    positional: str = "sinusoidal"  # "sinusoidal", "learned", "rope" (rotary, in attention) or "none"
+    activation: str = "relu"  # feed-forward non-linearity: "relu" (2017 paper) or "gelu"
     bias: bool = True  # biases in Linear and LayerNorm layers
     pad_id: int | None = None  # token id used for padding; when set, padding masks are derived from the tokens
     tie_weights: bool = False  # share the token embedding with the output projection (GPT-2, the 2017 paper)

@@ -31,7 +31,7 @@ class Question:
 class Link:
     """A link to another page, opened with prepared settings."""
 
-    page: str  # file name of the page script, e.g. "attention_lab.py" (pages share one folder)
+    page: str  # file name of the page script, e.g. "attention.py" (pages share one folder)
     label: str  # link text
     query: tuple[tuple[str, str], ...] = ()  # query parameters the page reads (see its UrlParams)
 
@@ -152,8 +152,8 @@ POSITIONAL = Lesson(
         "way. Positional encodings are what break this symmetry.",
     ),
     links=(
-        Link("positional_encodings.py", "Compare sinusoidal, learned, rotary and no encoding"),
-        Link("live_training.py", "Train both models side by side in Live Training",
+        Link("positional.py", "Compare sinusoidal, learned, rotary and no encoding"),
+        Link("training.py", "Train both models side by side in Live Training",
              (("task", "reverse"), ("compare", "true"), ("positional", "sinusoidal"), ("b_positional", "none"))),
     ),
 )
@@ -187,7 +187,7 @@ HEADS = Lesson(
         "A head can be sharp and still score low when it consistently looks somewhere else — read the map, "
         "not only the number.",
     ),
-    links=(Link("live_training.py", "Watch induction heads form in Live Training", (("task", "induction"),)),),
+    links=(Link("training.py", "Watch induction heads form in Live Training", (("task", "induction"),)),),
 )
 
 PATCHES = Lesson(
@@ -216,7 +216,7 @@ PATCHES = Lesson(
         "like the text models.",
         "The model never sees single pixels: a patch is its smallest unit.",
     ),
-    links=(Link("vit_patching.py", "Follow a picture through a whole ViT"),),
+    links=(Link("vit.py", "Follow a picture through a whole ViT"),),
 )
 
 CAUSAL = Lesson(
@@ -244,7 +244,7 @@ CAUSAL = Lesson(
         "Thanks to the mask, one forward pass trains the prediction of every position of a sentence at once "
         "without letting any position peek at its answer.",
     ),
-    links=(Link("attention_lab.py", "Step through masked attention in the Attention Lab",
+    links=(Link("attention.py", "Step through masked attention in the Attention Lab",
                 (("attn.mask", "causal"),)),),
 )
 
@@ -269,7 +269,7 @@ SCALING = Lesson(
         "The scaled weights look alike for d_k = 4 and d_k = 1024; the unscaled ones get sharper and sharper.",
         "Scaling never changes which key scores highest, only how peaked the softmax is.",
     ),
-    links=(Link("attention_lab.py", "See ÷√d_k inside a real attention step"),),
+    links=(Link("attention.py", "See ÷√d_k inside a real attention step"),),
 )
 
 LESSONS: tuple[Lesson, ...] = (POSITIONAL, HEADS, PATCHES, CAUSAL, SCALING)

@@ -14,7 +14,7 @@ from transformer_core import divisors
 from transformer_core.tasks import get_task
 from ui import state
 
-PAGE = "pages/attention_lab.py"
+PAGE = "pages/attention.py"
 
 
 def _heatmaps(at) -> list[dict]:

@@ -44,7 +44,7 @@ def test_every_lesson_has_goal_steps_question_and_notice():
 def test_links_carry_settings_their_pages_accept():
     from ui import attention_views, training_controls
 
-    accepted = {"attention_lab.py": attention_views.URL_PARAMS, "live_training.py": training_controls.URL_PARAMS}
+    accepted = {"attention.py": attention_views.URL_PARAMS, "training.py": training_controls.URL_PARAMS}
     for link in (link for lesson in LESSONS for link in lesson.links if link.query):
         params = {p.query_name: p for p in accepted[link.page]}
         for name, value in link.query:

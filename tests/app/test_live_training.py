@@ -21,7 +21,7 @@ from ui import training_controls as tc
 from ui import training_io as tio
 from ui import training_run as tr
 
-PAGE = "pages/live_training.py"
+PAGE = "pages/training.py"
 TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff": "32", "batch": "8",
         "steps": "10"}
 
@@ -145,7 +145,7 @@ def test_leaving_the_page_pauses_a_running_run():
     at = live_at()
     at.button(key="live.step").click().run()
     run_of(at).status = "running"  # as if the page was left while its training loop ran
-    at.switch_page("pages/attention_lab.py").run()
+    at.switch_page("pages/attention.py").run()
     at.switch_page(PAGE).run()
     assert_no_exception(at)
     assert run_of(at).status == "paused" and run_of(at).step == 1

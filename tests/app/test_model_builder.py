@@ -11,7 +11,7 @@ from ui import builder_controls as bc
 from ui.builder_diagram import architecture_svg
 from ui.builder_views import human
 
-PAGE = "pages/model_builder.py"
+PAGE = "pages/builder.py"
 
 
 @pytest.fixture(scope="module")

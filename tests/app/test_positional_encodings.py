@@ -13,7 +13,7 @@ from tests.app.conftest import app_at, assert_no_exception
 from transformer_core import CausalLM, TransformerConfig
 from ui import state
 
-PAGE = "pages/positional_encodings.py"
+PAGE = "pages/positional.py"
 
 
 def _traces(at, index: int = 0) -> list[dict]:

@@ -15,7 +15,7 @@ from transformer_core.tasks import get_task
 from ui import state
 from ui import vit_controls as vc
 
-PAGE = "pages/vit_patching.py"
+PAGE = "pages/vit.py"
 FIXED_IMAGES = 5  # grid, mosaic, sequence strip, chosen head, rollout; then one picture per head
 
 

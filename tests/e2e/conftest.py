@@ -5,6 +5,7 @@ Every test in this folder is marked `browser`; select or skip them with `-m brow
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -77,8 +78,8 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def app_server() -> Iterator[str]:
+@contextlib.contextmanager
+def serve_app() -> Iterator[str]:
     """Run `streamlit run app.py` from the repository root on a free port; yield its base URL."""
     port = _free_port()
     command = [
@@ -101,6 +102,13 @@ def app_server() -> Iterator[str]:
             yield base_url
         finally:
             _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def app_server() -> Iterator[str]:
+    """One app server shared by the browser tests of a session."""
+    with serve_app() as base_url:
+        yield base_url
 
 
 def find_chromium() -> str | None:
@@ -136,10 +144,9 @@ def browser():
 
 @pytest.fixture(scope="session")
 def warm_app(browser, app_server) -> str:
-    """Open the home page once, so the server has run the router before any test opens a deep link.
+    """Open the home page once, so the server's first, slowest run (imports, caches) is not timed by a test.
 
-    Streamlit treats an app with a ``pages/`` folder as an old-style multipage app until ``st.navigation`` has
-    run once in the process; until then a link such as ``/vit`` briefly shows a "Page not found" dialog.
+    Deep links on a cold server are covered separately by ``test_deep_links.py``.
     """
     context = browser.new_context(base_url=app_server)
     tab = context.new_page()

@@ -72,4 +72,4 @@ def test_start_watch_pause_and_scrub(page):
         "step 0 of the time-lapse should show the untrained attention again"
     expect(metric(page, "Step")).to_have_text(f"{paused_at:,} / 300")
     assert_no_exception(page)
-    save_screenshot(page, "live_training.png")
+    save_screenshot(page, "live_training_paused.png")

@@ -13,4 +13,4 @@ def test_home_page_renders(page):
     title.wait_for(state="visible")
     assert "Transformer Explorer" in title.inner_text()
     assert_no_exception(page)
-    save_screenshot(page, "home.png")
+    save_screenshot(page, "smoke_home.png")

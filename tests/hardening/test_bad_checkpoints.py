@@ -142,7 +142,7 @@ def _notices(at) -> tuple[list[str], list[str]]:
 
 
 def test_live_training_uploader_refuses_bad_checkpoints(tmp_path: Path, reverse_checkpoint: bytes) -> None:
-    at = app_at("pages/live_training.py")
+    at = app_at("pages/training.py")
     assert_no_exception(at)
     marker = tmp_path / "code-ran"
     bad = {

@@ -87,7 +87,7 @@ def test_impossible_configurations_are_refused_with_the_reason(build, phrase: st
 
 
 def test_model_builder_shows_a_huge_model_as_too_big() -> None:
-    at = app_at("pages/model_builder.py")
+    at = app_at("pages/builder.py")
     at.number_input(key="mb.layers").set_value(48)
     at.select_slider(key="mb.d_model").set_value(4096)
     at.run()

@@ -125,7 +125,7 @@ def _upload(at, file_name: str, data: bytes) -> None:
 
 
 def test_vit_page_survives_every_bad_upload() -> None:
-    at = app_at("pages/vit_patching.py")
+    at = app_at("pages/vit.py")
     at.radio(key="vit.source").set_value("upload")
     at.run()
     for name, (file_name, build, phrase) in BAD_IMAGES.items():

@@ -76,7 +76,7 @@ def _infos(at) -> str:
 
 
 def test_attention_lab_handles_every_awkward_text() -> None:
-    at = app_at("pages/attention_lab.py")
+    at = app_at("pages/attention.py")
     assert_no_exception(at)
     for name, text in TEXTS.items():
         at.text_input(key="attn.text").set_value(text)
@@ -148,7 +148,7 @@ def test_attention_lab_with_a_trained_char_lm_handles_awkward_text() -> None:
     task = get_task("char_lm")
     config = replace(task.default_model_config(), d_model=16, n_heads=2, n_layers=1, d_ff=32)
     entry = state.TrainedModel("causal_lm", "char_lm", task.title, task.build_model(config), config, 0)
-    at = app_at("pages/attention_lab.py")
+    at = app_at("pages/attention.py")
     at.session_state[state.TRAINED] = {"causal_lm": entry}
     at.run()
     at.radio(key="attn.source").set_value("causal_lm")

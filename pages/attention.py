@@ -7,7 +7,10 @@ from ui import state
 from ui.attn_steps import step_by_step
 from ui.attn_tabs import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.charts import colorscale
+from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
 
 st.title("🔍 Attention Lab")
 st.caption("Type a short sequence and watch one attention layer work, from the token vectors X to the output, "
@@ -23,7 +26,7 @@ source = "random"
 if trained:
     source = av.source_control(trained)
 elif not projector:
-    st.page_link("pages/live_training.py", icon="📈",
+    st.page_link("pages/training.py", icon="📈",
                  label="Train a model on the Live Training page to see the patterns it learned here.")
 av.model_controls(projector=projector, locked=source != "random")
 

@@ -6,7 +6,10 @@ from ui import training_controls as tc
 from ui import training_io as tio
 from ui import training_run as tr
 from ui import training_views as tv
+from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
 
 projector = tv.projector_state()
 tr.note_visit()

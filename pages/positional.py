@@ -5,7 +5,10 @@ import streamlit as st
 from ui import positional_views as pv
 from ui import state
 from ui.positional_compare import compare_section, shuffle_section
+from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
 
 st.title("〰️ Positional Encodings")
 st.caption("Attention by itself is blind to word order. Positional encodings give every position its own "

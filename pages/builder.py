@@ -7,7 +7,10 @@ from ui import builder_views as bv
 from ui import state
 from ui.builder_diagram import architecture_svg
 from ui.charts import show
+from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
 
 st.title("🧱 Model Builder")
 st.caption(

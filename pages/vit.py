@@ -7,7 +7,10 @@ from ui import vit_controls as vc
 from ui import vit_views as vv
 from ui.charts import show
 from ui.exports import tensor_downloads
+from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
+
+ensure_router()  # a deep link on a fresh server must still go through app.py
 
 projector = st.session_state.get(state.PRESENTATION, False)
 vc.keep_hidden_settings()
