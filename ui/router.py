@@ -3,19 +3,27 @@
 Streamlit still knows the pre-``st.navigation`` way of building a multipage app from a ``pages/`` folder. Until
 ``st.navigation`` has run once in the server process, a first request for, say, ``/lessons`` runs
 ``pages/lessons.py`` on its own: no page config, no shared sidebar, no session defaults, and an automatic menu of
-file names. Each page therefore starts with :func:`ensure_router`, which notices that case, switches the old
-mode off (exactly what ``st.navigation`` itself does) and reruns, so the same URL is served through ``app.py``.
-The page files are named like their URL paths, so the rerun lands on the same page.
+file names. Each page therefore starts with :func:`ensure_router`. In that case it switches the old mode off
+(exactly what ``st.navigation`` itself does) and runs ``app.py`` in its place within the same script run, so the
+URL is served through the router and any button click of this run still counts. The page files are named like
+their URL paths, so the router picks the same page.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
 
 def ensure_router() -> None:
-    """Rerun through ``app.py`` when Streamlit ran this page script directly."""
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    """Serve this run through ``app.py`` when Streamlit ran the page script directly."""
+    if not PagesManager.uses_pages_directory:
+        return
+    PagesManager.uses_pages_directory = False
+    code = compile(APP.read_text(encoding="utf-8"), str(APP), "exec")
+    exec(code, {"__name__": "__main__", "__file__": str(APP)})  # noqa: S102 - our own router
+    st.stop()  # the router has drawn the page; skip the rest of this direct run
