@@ -18,7 +18,8 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -27,6 +28,9 @@ from .config import ViTConfig
 from .host import HostProfile, host_profile, limits_for
 from .tasks.base import ModelConfig, Task
 from .training import TrainConfig, Trainer
+
+if TYPE_CHECKING:  # sizing builds models; imported where used to keep this module's import light
+    from .sizing import StepEstimate
 
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
@@ -302,7 +306,9 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
     this one. The estimate comes from :func:`transformer_core.sizing.estimate_training_step`.
     """
     limits = limits_for(host if host is not None else host_profile())
-    memory, seconds = _cost(task, model_config, train_config, lanes, limits.threads)
+    estimate = _estimate(task, model_config, train_config.batch_size)
+    batch, device = train_config.batch_size, train_config.device
+    memory, seconds = _cost(estimate, batch, batch, device, lanes, limits.threads)
     problems = []
     if memory > limits.memory_budget_bytes:
         problems.append(f"it needs about {_mib(memory)} of memory for training, more than the "
@@ -312,12 +318,11 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
                         f"{limits.step_time_budget_s:g} s allowed")
     fixes = []
     if problems:
-        for batch in SUGGESTED_BATCHES:
-            if batch < train_config.batch_size:
-                smaller = replace(train_config, batch_size=batch)
-                m, t = _cost(task, model_config, smaller, lanes, limits.threads)
+        for smaller in SUGGESTED_BATCHES:
+            if smaller < batch:
+                m, t = _cost(estimate, batch, smaller, device, lanes, limits.threads)
                 if m <= limits.memory_budget_bytes and t <= limits.step_time_budget_s:
-                    fixes.append(f"a batch size of {batch}")
+                    fixes.append(f"a batch size of {smaller}")
                     break
         fixes.append("a smaller d_model or d_ff, or fewer layers")
         if lanes > 1:
@@ -330,16 +335,27 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
     )
 
 
-def _cost(task: Task, model_config: ModelConfig, train_config: TrainConfig, lanes: int,
-          threads: int) -> tuple[int, float]:
-    """(memory in bytes, seconds) of one step of ``lanes`` such configurations."""
+def _estimate(task: Task, model_config: ModelConfig, batch_size: int) -> StepEstimate:
+    """The sizing estimate of one step of ``task`` with this model at ``batch_size``."""
     from .sizing import estimate_training_step
 
     length = None if isinstance(model_config, ViTConfig) else model_config.max_len
-    estimate = estimate_training_step(model_config, kind=SIZING_KINDS[task.family],
-                                      batch_size=train_config.batch_size, seq_len=length)
-    seconds = estimate_step_seconds(estimate.flops_per_step, train_config.device, threads)
-    return lanes * estimate.total_bytes, lanes * seconds
+    return estimate_training_step(model_config, kind=SIZING_KINDS[task.family], batch_size=batch_size,
+                                  seq_len=length)
+
+
+def _cost(estimate: StepEstimate, estimated_batch: int, batch_size: int, device: str, lanes: int,
+          threads: int) -> tuple[int, float]:
+    """(memory in bytes, seconds) of one step of ``lanes`` such configurations at ``batch_size``.
+
+    ``estimate`` was made at ``estimated_batch``. Activations and FLOPs grow linearly with the batch while
+    weights, gradients and AdamW states do not, so other batch sizes are scaled from that one estimate
+    instead of building the model again for each.
+    """
+    ratio = batch_size / estimated_batch
+    memory = estimate.total_bytes - estimate.activations_bytes + round(estimate.activations_bytes * ratio)
+    seconds = estimate_step_seconds(estimate.flops_per_step * ratio, device, threads)
+    return lanes * memory, lanes * seconds
 
 
 def _mib(n: int) -> str:

@@ -116,7 +116,7 @@ PRESETS: dict[str, Preset] = {
             factory=CausalLM,
             year=2019,
             paper="Radford et al., Language Models are Unsupervised Multitask Learners",
-            reported_params="117M (124M as released)",
+            reported_params="117M",  # 124M as released: the paper counted differently
             note="12 pre-norm causal blocks; the output projection reuses the token embedding.",
         ),
         Preset(

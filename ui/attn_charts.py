@@ -92,16 +92,19 @@ def dot_example(q_row: np.ndarray, k_row: np.ndarray, *, max_terms: int = 6) -> 
     return " + ".join(terms) + more + f" = {float(q_row @ k_row):.3f}"
 
 
-def softmax_example(row: np.ndarray, allowed: np.ndarray) -> str:
-    """One softmax row written out for the first allowed key."""
+def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4) -> str:
+    """'exp(0.51) / (exp(0.51) + exp(-0.03) + …) = 0.240': one softmax weight written out for the first allowed key.
+
+    Plain text rather than LaTeX: a fraction with a long denominator shrinks to an unreadable size in a caption.
+    """
     vals = row[allowed]
     if vals.size == 0:
-        return r"\text{every key is masked, so this row is all zeros}"
+        return "every key is masked, so this row is all zeros"
     j = int(np.flatnonzero(allowed)[0])
-    shown = " + ".join(f"e^{{{v:.2f}}}" for v in vals[:5]) + (" + …" if vals.size > 5 else "")
+    shown = " + ".join(f"exp({v:.2f})" for v in vals[:max_terms]) + (" + …" if vals.size > max_terms else "")
     top = np.exp(row[j] - vals.max())
     weight = top / np.exp(vals - vals.max()).sum()
-    return f"\\frac{{e^{{{row[j]:.2f}}}}}{{{shown}}} = {weight:.3f}"
+    return f"exp({row[j]:.2f}) / ({shown}) = {weight:.3f}"
 
 
 def grid_figure(run: LabRun) -> go.Figure:

@@ -115,8 +115,8 @@ def _scores(run: LabRun, layer: int, head: int) -> None:
     allowed = np.ones(t, dtype=bool) if mask is None else mask[last]
     first = tok[int(np.flatnonzero(allowed)[0])] if allowed.any() else tok[0]
     _row(6, "Softmax (row by row)", r"A_{ij} = \frac{e^{S'_{ij}}}{\sum_k e^{S'_{ik}}}",
-         f"Each row sums to 1: how query i shares its attention. Row {tok[last]}, key {first}: "
-         f"${softmax_example(s['scaled'][head][last], allowed)}$",
+         "Each row sums to 1: how query i shares its attention. "
+         f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}",
          lambda: matrix(s["weights"][head], tok, tok, key=key.format("weights"), diverging=False, zmin=0, zmax=1,
                         hover="weight"), {"A": (s["weights"][head], tok, tok)})
 

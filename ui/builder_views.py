@@ -33,7 +33,8 @@ COMPONENT_COLOURS = {"embeddings": "#CC79A7", "attention": "#D55E00", "feed_forw
                      "norms": "#E6C200", "head": "#6A4C9C"}  # the diagram's colours
 MEMORY_PARTS = (("weights_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "AdamW states"),
                 ("activations_bytes", "Activations"))
-KIND_SHORT = {"encoder": "encoder-only", "decoder": "decoder-only", "seq2seq": "encoder–decoder", "vit": "ViT"}
+# Short enough for a narrow table column; the family radio spells them out.
+KIND_SHORT = {"encoder": "encoder", "decoder": "decoder", "seq2seq": "enc–dec", "vit": "ViT"}
 
 
 def human(n: float, unit: str = "") -> str:
@@ -193,7 +194,8 @@ COMPARISON_COLUMNS = {
     "Tokens": st.column_config.NumberColumn(width="small", format="localized",
                                             help="Tokens per sequence (CLS + patches for a ViT)."),
     "Parameters": st.column_config.TextColumn(width="small", help="Counted from the model built here."),
-    "Reported": st.column_config.TextColumn(width="small", help="The size the authors state."),
+    "Reported": st.column_config.TextColumn(
+        width="small", help="The size the authors state (GPT-2's paper says 117M; the released weights have 124M)."),
     "FLOPs / token": st.column_config.TextColumn(width="small", help="Forward pass."),
     "Training memory": st.column_config.TextColumn(width="small", help="At your batch size."),
 }

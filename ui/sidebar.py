@@ -6,6 +6,8 @@ link opens any page ready for the projector.
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from transformer_core import available_devices, configure_threads
@@ -24,8 +26,11 @@ APP_PARAMS = (
 
 @st.cache_resource(show_spinner=False)
 def _torch_threads() -> int:
-    """Set torch's thread count for this host once per process (a read-only result)."""
-    return configure_threads(limits().threads)
+    """Set torch's thread count for this host once per process (a read-only result).
+
+    ``TE_NUM_THREADS`` in the environment wins over the host's default, as it does for the CLI.
+    """
+    return configure_threads(None if os.environ.get("TE_NUM_THREADS") else limits().threads)
 
 
 def app_settings() -> None:

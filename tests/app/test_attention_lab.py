@@ -105,6 +105,15 @@ def test_causal_mask_hides_the_future() -> None:
     assert np.allclose(np.triu(softmax, 1), 0) and np.allclose(softmax.sum(-1), 1)
 
 
+
+def test_softmax_example_matches_the_drawn_weight(lab) -> None:
+    """Step 6 writes one weight out in full; its value is the one in the softmax heatmap."""
+    caption = next(c.value for c in lab.caption if c.value.startswith("Each row sums to 1"))
+    assert "A[mat, the] = exp(" in caption
+    written = float(caption.rsplit("=", 1)[1])
+    softmax = _z(_heatmaps(lab)[7])
+    assert written == pytest.approx(softmax[-1, 0], abs=5e-4)
+
 BAD_TEXT = [
     ("sentence", "   ", "Type a few words"),
     ("sentence", " ".join(["word"] * 60), "only the first 48"),

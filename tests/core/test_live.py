@@ -221,6 +221,9 @@ def test_guard_is_tighter_on_small_hosts(task):
     verdict = check_budget(task, big, train, host=small)
     assert not verdict.ok and "MB of memory" in verdict.reason and "step would take" in verdict.reason
     assert "batch size of" in verdict.suggestion and "smaller d_model" in verdict.suggestion
+    suggested = int(verdict.suggestion.split("batch size of ")[1].split(",")[0])
+    assert suggested < 64 and check_budget(task, big, replace(train, batch_size=suggested), host=small).ok
+    assert not check_budget(task, big, replace(train, batch_size=2 * suggested), host=small).ok  # the largest that fits
     assert verdict.memory_budget_bytes < check_budget(task, big, train, host=normal).memory_budget_bytes
     assert check_budget(task, task.default_model_config(), train, host=small).ok
     two = check_budget(task, big, train, host=normal, lanes=2)
