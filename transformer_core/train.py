@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-layers", type=int, help="layers (encoder and decoder each, for seq2seq)")
     p.add_argument("--d-ff", type=int, help="feed-forward hidden width")
     p.add_argument("--seq-len", type=int, help="sequence length of the copy/reverse/sort/induction tasks")
+    p.add_argument("--min-len", type=int,
+                   help="shortest sequence of the copy/reverse/sort tasks (default: half of --seq-len)")
     p.add_argument("--text-file", type=Path, help="train the char_lm task on this UTF-8 text file")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     p.add_argument("--threads", type=int, help="CPU threads (default: all cores, at most 4)")
@@ -75,6 +77,10 @@ def _task_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.task not in ("reverse", "copy", "sort", "induction"):
             raise ValueError("--seq-len applies only to the reverse, copy, sort and induction tasks.")
         options["seq_len"] = args.seq_len
+    if args.min_len is not None:
+        if args.task not in ("reverse", "copy", "sort"):
+            raise ValueError("--min-len applies only to the reverse, copy and sort tasks.")
+        options["min_len"] = args.min_len
     if args.text_file is not None:
         if args.task != "char_lm":
             raise ValueError("--text-file applies only to the char_lm task.")

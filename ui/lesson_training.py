@@ -18,6 +18,7 @@ from ui.lessons import Lesson, key_of, presentation, step_intro
 
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
 RUN_SEED = "lessons.run_seed"  # int: seed of those runs; "train again" moves to the next seed
+LESSON_TASK = {"min_len": 8}  # every sequence 8 digits long, as the lessons say
 LESSON_STEPS = 120  # training steps per run: the reverse task reaches ~100 % by step 100 with positions
 VARIANTS = {"sinusoidal": {"positional": "sinusoidal"}, "none": {"positional": "none"}}
 VARIANT_TITLES = {"sinusoidal": "With sinusoidal encoding", "none": "Without positional encoding"}
@@ -66,7 +67,7 @@ def _train(labels: list[str]) -> None:
             bar.progress(done / total, text=f"{VARIANT_TITLES[label]}: step {step} of {steps}")
 
     runs = train_variants("reverse", {k: VARIANTS[k] for k in labels}, steps=_steps(),
-                          seed=st.session_state.get(RUN_SEED, 0), progress=progress)
+                          seed=st.session_state.get(RUN_SEED, 0), progress=progress, task_options=LESSON_TASK)
     st.session_state.setdefault(RUNS, {}).update(runs)
     bar.empty()
 

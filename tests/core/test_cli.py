@@ -44,6 +44,11 @@ def test_text_summary_and_invalid_arguments(capsys):
     assert train.main(["--task", "copy", "--n-heads", "5", "--quiet"]) == 2
     assert "not divisible" in capsys.readouterr().err
     assert train.main(["--task", "protein", "--seq-len", "5", "--quiet"]) == 2
+    capsys.readouterr()
+    assert train.main(["--task", "char_lm", "--min-len", "3", "--quiet"]) == 2
+    assert "--min-len applies only" in capsys.readouterr().err
+    assert train.main(["--task", "reverse", "--seq-len", "4", "--min-len", "6", "--quiet"]) == 2
+    assert "min_len=6 must be between 1 and seq_len=4" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         train.main(["--task", "nonsense"])
 

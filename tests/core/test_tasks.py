@@ -72,6 +72,14 @@ def test_sequence_batches_match_python_reference(kind):
     assert batch["lengths"].min() >= 2 and batch["lengths"].max() <= 6
 
 
+
+def test_digit_sequences_vary_in_length_by_default():
+    lengths = get_task("reverse").sample_batch(512, torch.Generator().manual_seed(0))["lengths"]
+    assert set(lengths.tolist()) == set(range(4, 9))  # half of seq_len 8 up to 8
+    assert get_task("copy", seq_len=5).options()["min_len"] == 3
+    fixed = get_task("sort", min_len=8).sample_batch(64, torch.Generator().manual_seed(0))["lengths"]
+    assert set(fixed.tolist()) == {8}
+
 def test_sort_pattern_accepts_any_copy_of_a_repeated_digit():
     task = get_task("sort", seq_len=3)
     sources = task.expected_sources([2, 0, 2])

@@ -57,7 +57,9 @@ class SequenceTask(Task):
     Args:
         kind: ``"copy"``, ``"reverse"`` or ``"sort"``.
         seq_len: longest input sequence (and the length of the fixed attention example).
-        min_len: shortest input sequence; lengths are drawn uniformly from ``min_len..seq_len``.
+        min_len: shortest input sequence; lengths are drawn uniformly from ``min_len..seq_len``. Defaults to
+            half of ``seq_len`` (rounded up), so the model must find where each answer ends rather than
+            learn one fixed length.
         num_digits: how many different digits appear (2 to 10).
         eval_size: held-out sequences per evaluation.
     """
@@ -71,7 +73,7 @@ class SequenceTask(Task):
             raise ValueError(f"kind={kind!r} is not one of {', '.join(KINDS)}.")
         if not 1 <= seq_len <= 64:
             raise ValueError(f"seq_len={seq_len} must be between 1 and 64.")
-        min_len = seq_len if min_len is None else min_len
+        min_len = (seq_len + 1) // 2 if min_len is None else min_len
         if not 1 <= min_len <= seq_len:
             raise ValueError(f"min_len={min_len} must be between 1 and seq_len={seq_len}.")
         if not 2 <= num_digits <= 10:
