@@ -56,7 +56,7 @@ view.refresh()
 
 if not projector:
     with st.expander("⬇️ Downloads and checkpoints"):
-        tio.downloads(run)
+        tio.downloads(run, kind)
         tio.upload()
     st.caption("The model of configuration A is also available on the Attention Lab, Positional Encodings and "
                "ViT Patching pages once it has trained.")

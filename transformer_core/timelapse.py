@@ -46,6 +46,20 @@ def snapshots_npz(snapshots: Sequence[Snapshot]) -> bytes:
     return buffer.getvalue()
 
 
+def snapshots_npy(snapshots: Sequence[Snapshot], kind: str) -> bytes:
+    """One attention kind's snapshots as a single ``.npy`` array ``(N, L, H, T, S)`` in float16.
+
+    The steps the snapshots were taken at are in :func:`snapshots_npz` and in the metrics CSV.
+    """
+    if not snapshots:
+        raise ValueError("There are no attention snapshots yet: train for a few steps first.")
+    if kind not in snapshots[0].attention:
+        raise ValueError(f"This model has no {kind!r} attention; it has {', '.join(snapshots[0].attention)}.")
+    buffer = io.BytesIO()
+    np.save(buffer, np.stack([s.attention[kind] for s in snapshots]), allow_pickle=False)  # (N, L, H, T, S)
+    return buffer.getvalue()
+
+
 def frame_pixels(maps: np.ndarray, lut: np.ndarray, cell_px: int) -> np.ndarray:
     """One frame: the ``(L, H, T, S)`` maps as a grid of heatmaps (rows = layers, columns = heads), RGB uint8.
 

@@ -14,7 +14,7 @@ import streamlit as st
 from transformer_core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from transformer_core.live import LiveRun
 from transformer_core.tasks import TASK_NAMES
-from transformer_core.timelapse import snapshots_npz, timelapse_gif
+from transformer_core.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
 from transformer_core.training import Trainer
 from ui import training_controls as tc
 from ui.charts import colorscale
@@ -71,24 +71,29 @@ def _checkpoint_bytes(run: LiveRun, trainer: Trainer) -> bytes:
     return save_checkpoint(trainer.model, trainer.model_config, task_name=run.task.name, extra=extra)
 
 
-def downloads(run: LiveRun) -> None:
-    """Attention snapshots, metrics, configuration and checkpoint of every configuration."""
+def downloads(run: LiveRun, kind: str) -> None:
+    """Attention snapshots (the shown ``kind`` as NPY, every kind as NPZ), metrics, configuration and checkpoint."""
     for i, (label, trainer) in enumerate(zip(run.labels, run.trainers, strict=True)):
         tag = f"-{'ab'[i]}" if len(run.trainers) > 1 else ""
         if len(run.trainers) > 1:
             st.markdown(f"**{label}**")
-        cols = st.columns(4)
+        cols = st.columns(5)
         base = f"{run.task.name}{tag}"
-        _download(cols[0], "Attention (NPY)", lambda t=trainer: snapshots_npz(t.snapshots), f"{base}-attention.npz",
-                  "application/octet-stream", f"live.dl.npz{i}",
-                  "Every snapshot as NumPy arrays in one .npz (a zip of .npy files): 'steps' and one "
-                  "(snapshots, layers, heads, queries, keys) array per attention kind. Open with numpy.load.")
-        _download(cols[1], "Metrics (CSV)", lambda t=trainer: t.metrics_csv(), f"{base}-metrics.csv", "text/csv",
+        shown = kind_title(kind, run.task.family)
+        _download(cols[0], "Attention (NPY)", lambda t=trainer: snapshots_npy(t.snapshots, kind),
+                  f"{base}-{kind}-attention.npy", "application/octet-stream", f"live.dl.npy{i}",
+                  f"{shown}: every snapshot as one float16 array (snapshots, layers, heads, queries, keys). "
+                  "Open with numpy.load; the snapshot steps are in the NPZ file.")
+        _download(cols[1], "All kinds (NPZ)", lambda t=trainer: snapshots_npz(t.snapshots),
+                  f"{base}-attention.npz", "application/octet-stream", f"live.dl.npz{i}",
+                  "Every snapshot of every attention kind in one .npz (a zip of .npy files): 'steps' and one "
+                  "(snapshots, layers, heads, queries, keys) array per kind. Open with numpy.load.")
+        _download(cols[2], "Metrics (CSV)", lambda t=trainer: t.metrics_csv(), f"{base}-metrics.csv", "text/csv",
                   f"live.dl.csv{i}", "One row per step: loss, learning rate, time, and the held-out metrics.")
         config = {**run.config_dict(), "runs": [run.config_dict()["runs"][i]]}
-        _download(cols[2], "Config (JSON)", lambda c=config: json.dumps(c, indent=2), f"{base}-config.json",
+        _download(cols[3], "Config (JSON)", lambda c=config: json.dumps(c, indent=2), f"{base}-config.json",
                   "application/json", f"live.dl.json{i}", "The task, model and training settings of this run.")
-        _download(cols[3], "Checkpoint", lambda t=trainer: _checkpoint_bytes(run, t), f"{base}.safetensors",
+        _download(cols[4], "Checkpoint", lambda t=trainer: _checkpoint_bytes(run, t), f"{base}.safetensors",
                   "application/octet-stream", f"live.dl.ckpt{i}",
                   "The trained weights as .safetensors; load them again here with 'Load a checkpoint'.")
 

@@ -15,7 +15,7 @@ from transformer_core.host import HostProfile
 from transformer_core.live import LiveRun, RunSpec, check_budget, thin_series, torch_threads
 from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask
-from transformer_core.timelapse import frame_pixels, snapshots_npz, timelapse_gif, viridis_lut
+from transformer_core.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
 from transformer_core.training import TrainConfig
 
 TINY = TransformerConfig(vocab_size=13, max_len=5, d_model=16, n_heads=2, n_layers=1, d_ff=32, pad_id=0)
@@ -258,6 +258,17 @@ def test_snapshots_npz_holds_every_snapshot(trained):
     with pytest.raises(ValueError, match="no attention snapshots"):
         snapshots_npz([])
 
+
+def test_snapshots_npy_holds_one_kind(trained):
+    snaps = trained.trainers[0].snapshots
+    array = np.load(io.BytesIO(snapshots_npy(snaps, "cross")), allow_pickle=False)
+    assert array.shape == (4, 1, 2, 5, 4) and array.dtype == np.float16  # (snapshots, L, H, T, S)
+    np.testing.assert_array_equal(array[1], snaps[1].attention["cross"])
+    assert np.load(io.BytesIO(snapshots_npy(snaps, "encoder")))[0].shape == snaps[0].attention["encoder"].shape
+    with pytest.raises(ValueError, match="no 'vision' attention"):
+        snapshots_npy(snaps, "vision")
+    with pytest.raises(ValueError, match="no attention snapshots"):
+        snapshots_npy([], "cross")
 
 def test_viridis_and_frame_colours():
     lut = viridis_lut()

@@ -139,13 +139,18 @@ def test_live_training_exports(page):
     assert loaded.config.d_model == config["runs"][0]["model"]["d_model"]
     assert loaded.extra["step"] == RUN_STEPS
 
-    _, npz = download(page, "Attention (NPY)")
+    _, npz = download(page, "All kinds (NPZ)")
     archive = np.load(io.BytesIO(npz), allow_pickle=False)
     steps = archive["steps"]
     assert steps[0] == 0 and steps[-1] == RUN_STEPS
+    assert set(archive.files) == {"steps", "encoder", "decoder", "cross"}
     maps = [archive[k] for k in archive.files if k != "steps"]
-    assert maps and all(m.shape[0] == len(steps) and m.ndim == 5 for m in maps)  # (N, L, H, T, S)
+    assert all(m.shape[0] == len(steps) and m.ndim == 5 for m in maps)  # (N, L, H, T, S)
     np.testing.assert_allclose(maps[0].astype(np.float32).sum(-1), 1.0, atol=2e-2)  # float16 softmax rows
+
+    name, npy = download(page, "Attention (NPY)")  # the kind on show: cross-attention for reverse
+    assert name == "reverse-cross-attention.npy"
+    np.testing.assert_array_equal(np.load(io.BytesIO(npy), allow_pickle=False), archive["cross"])
 
     _, gif = download(page, "GIF")
     animation = Image.open(io.BytesIO(gif))
