@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .config import check_heads, check_positive, whole_number
 from .masks import combine_masks
 
 Rotary = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -82,8 +83,9 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()
-        if d_model % n_heads != 0:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}.")
+        # The same checks and messages as TransformerConfig, for blocks built on their own.
+        check_positive(d_model=whole_number("d_model", d_model), n_heads=whole_number("n_heads", n_heads))
+        check_heads(d_model, n_heads)
         self.d_model = d_model
         self.n_heads = n_heads
         self.head_dim = d_model // n_heads

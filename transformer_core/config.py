@@ -5,7 +5,10 @@ Invalid values raise ``ValueError`` with a message a student can act on, so the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 NORMS = ("pre", "post")
 POSITIONALS = ("sinusoidal", "learned", "rope", "none")
@@ -17,13 +20,63 @@ def divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def _check_positive(**values: float) -> None:
+def _show(value: object) -> str:
+    # Quotes make '32' (text) look different from 32 (a number).
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def whole_number(name: str, value: object) -> int:
+    """``value`` as an ``int``; numpy integers count, bools and floats such as 64.5 or 64.0 do not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be a whole number, got {_show(value)}.")
+    return int(value)
+
+
+def real_number(name: str, value: object) -> float:
+    """``value`` as a finite ``float``; ints and numpy numbers count, bools and text do not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {_show(value)}.")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}.")
+    return float(value)
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {_show(value)}.")
+    return value
+
+
+# The check for each field annotation used below (text fields are checked against their choices instead);
+# a field with a new annotation raises KeyError at once, so it cannot slip through unchecked.
+_TYPE_CHECKS: dict[str, Callable[[str, object], object] | None] = {
+    "int": whole_number, "float": real_number, "bool": _flag, "str": None,
+}
+
+
+def _check_types(config: object) -> None:
+    """Check every field against its annotation, before any arithmetic on it can fail with a TypeError.
+
+    Values are stored back as plain Python numbers, so a config built from numpy integers still saves as JSON.
+    """
+    for field in fields(config):
+        annotation, value = field.type, getattr(config, field.name)
+        optional = annotation.endswith(" | None")
+        check = _TYPE_CHECKS[annotation.removesuffix(" | None")]
+        if check is None or (optional and value is None):
+            continue
+        object.__setattr__(config, field.name, check(field.name, value))  # how a frozen dataclass sets a field
+
+
+def check_positive(**values: float) -> None:
+    """Raise ValueError naming the first value that is zero or negative."""
     for name, value in values.items():
         if value <= 0:
             raise ValueError(f"{name}={value} must be a positive number.")
 
 
-def _check_heads(d_model: int, n_heads: int) -> None:
+def check_heads(d_model: int, n_heads: int) -> None:
+    """Raise ValueError, listing the valid head counts, unless ``n_heads`` divides ``d_model``."""
     if d_model % n_heads != 0:
         valid = ", ".join(str(d) for d in divisors(d_model))
         raise ValueError(
@@ -64,13 +117,14 @@ class TransformerConfig:
     layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm
 
     def __post_init__(self) -> None:
-        _check_positive(
+        _check_types(self)
+        check_positive(
             vocab_size=self.vocab_size, max_len=self.max_len, d_model=self.d_model, n_heads=self.n_heads,
             n_layers=self.n_layers, d_ff=self.d_ff, pos_base=self.pos_base, layer_norm_eps=self.layer_norm_eps,
         )
         if self.n_decoder_layers is not None:
-            _check_positive(n_decoder_layers=self.n_decoder_layers)
-        _check_heads(self.d_model, self.n_heads)
+            check_positive(n_decoder_layers=self.n_decoder_layers)
+        check_heads(self.d_model, self.n_heads)
         _check_choice("norm", self.norm, NORMS)
         _check_choice("positional", self.positional, POSITIONALS)
         _check_choice("activation", self.activation, ACTIVATIONS)
@@ -114,7 +168,8 @@ class ViTConfig:
     layer_norm_eps: float = 1e-6  # epsilon of every LayerNorm (1e-6 as in the reference implementation)
 
     def __post_init__(self) -> None:
-        _check_positive(
+        _check_types(self)
+        check_positive(
             image_size=self.image_size, patch_size=self.patch_size, in_channels=self.in_channels,
             num_classes=self.num_classes, d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers,
             d_ff=self.d_ff, layer_norm_eps=self.layer_norm_eps,
@@ -125,7 +180,7 @@ class ViTConfig:
                 f"patch_size={self.patch_size} does not divide image_size={self.image_size}; "
                 f"valid patch sizes for {self.image_size} are {valid}."
             )
-        _check_heads(self.d_model, self.n_heads)
+        check_heads(self.d_model, self.n_heads)
         _check_dropout(self.dropout)
 
     @property

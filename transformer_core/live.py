@@ -299,16 +299,20 @@ def estimate_step_seconds(flops_per_step: float, device: str, threads: int) -> f
 
 
 def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfig, *,
-                 host: HostProfile | None = None, lanes: int = 1) -> GuardResult:
+                 host: HostProfile | None = None, lanes: int = 1, threads: int | None = None) -> GuardResult:
     """Refuse runs whose estimated memory or step time exceed this host's budget (tighter on small hosts).
 
     ``lanes`` counts the configurations trained side by side (2 when comparing); each is assumed as large as
-    this one. The estimate comes from :func:`transformer_core.sizing.estimate_training_step`.
+    this one. ``threads`` is the number of torch threads the run will train with (``None``: the host's
+    ``limits.threads``); a page that trains each session on one thread must say so, or the step time is
+    underestimated on hosts with more cores. The estimate comes from
+    :func:`transformer_core.sizing.estimate_training_step`.
     """
     limits = limits_for(host if host is not None else host_profile())
+    threads = limits.threads if threads is None else threads
     estimate = _estimate(task, model_config, train_config.batch_size)
     batch, device = train_config.batch_size, train_config.device
-    memory, seconds = _cost(estimate, batch, batch, device, lanes, limits.threads)
+    memory, seconds = _cost(estimate, batch, batch, device, lanes, threads)
     problems = []
     if memory > limits.memory_budget_bytes:
         problems.append(f"it needs about {_mib(memory)} of memory for training, more than the "
@@ -320,7 +324,7 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
     if problems:
         for smaller in SUGGESTED_BATCHES:
             if smaller < batch:
-                m, t = _cost(estimate, batch, smaller, device, lanes, limits.threads)
+                m, t = _cost(estimate, batch, smaller, device, lanes, threads)
                 if m <= limits.memory_budget_bytes and t <= limits.step_time_budget_s:
                     fixes.append(f"a batch size of {smaller}")
                     break

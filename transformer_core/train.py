@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -98,6 +99,30 @@ def make_trainer(args: argparse.Namespace) -> Trainer:
     return Trainer(task, model_config, train_config)
 
 
+def save_problem(path: Path) -> str | None:
+    """Why the trained model could not be written to ``path``, or None if it looks writable.
+
+    Checked before training, so a typo in the folder name does not throw away a finished run.
+    """
+    folder = path.parent
+    if path.is_dir():
+        return f"--save {path} is a folder; give a file name such as {path / 'model.safetensors'}"
+    if not folder.is_dir():
+        return f"--save {path}: the folder {folder} does not exist; create it first or choose another one"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"--save {path}: this program is not allowed to write to the folder {folder}"
+    return None
+
+
+def save_model(trainer: Trainer, path: Path) -> str | None:
+    """Write the trained model to ``path``; returns the reason when that fails (disk full, folder removed...)."""
+    try:
+        path.write_bytes(trainer.checkpoint())
+    except OSError as exc:
+        return f"could not save the model to {path}: {exc.strerror or exc}"
+    return None
+
+
 def progress_bar(trainer: Trainer, stream: TextIO, width: int = 30) -> None:
     """Redraw a one-line progress bar with the latest loss and metric."""
     total = trainer.config.steps
@@ -164,8 +189,14 @@ def _print_text(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code (0 = finished, 1 = diverged, 2 = invalid arguments)."""
-    args = build_parser().parse_args(argv)
+    """Entry point; returns the process exit code.
+
+    0 = finished, 1 = diverged, 2 = invalid arguments (argparse exits with 2 itself) or the model was not saved.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.save is not None and (problem := save_problem(args.save)):
+        parser.error(problem)  # exits with code 2 before any training time is spent
     configure_threads(args.threads)
     baseline = peak_memory_mb()
     try:
@@ -175,13 +206,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     run(trainer, show_progress=not args.quiet and sys.stderr.isatty())
     result = report(trainer, baseline)
+    save_error = save_model(trainer, args.save) if args.save is not None else None
     if args.save is not None:
-        args.save.write_bytes(trainer.checkpoint())
-        result["saved"] = str(args.save)
+        result["saved"] = None if save_error else str(args.save)
     if args.json:
         print(json.dumps(_strict_json(result), allow_nan=False))
     else:
         _print_text(result)
+    if save_error:  # after the results, so the run's numbers are still shown
+        print(f"error: {save_error}", file=sys.stderr)
+        return 2
     return 1 if trainer.status == "diverged" else 0
 
 

@@ -203,7 +203,10 @@ def guard(task: Task, specs: list[RunSpec]) -> GuardResult:
 @functools.lru_cache(maxsize=256)
 def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int) -> GuardResult:
     """check_budget for a built-in task (a pure function of frozen settings, so it is remembered)."""
-    return check_budget(load_task(task_name), model_config, train_config, lanes=lanes)
+    from ui.training_run import LIVE_THREADS  # imported here: ui.training_run imports this module
+
+    # Estimate with the threads the page trains with, not all of the host's.
+    return check_budget(load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS)
 
 
 def task_picker() -> Task:

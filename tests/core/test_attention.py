@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from torch import nn
 from transformer_core import (
     MultiHeadAttention,
     RotaryEmbedding,
+    TransformerConfig,
     causal_mask,
     combine_masks,
     padding_mask,
@@ -195,3 +197,18 @@ def test_rotary_attention_depends_only_on_relative_position():
     # Without rotary the same pair of tokens gets the same weight at every distance: no sense of position.
     plain = _pair_weight(attn, None, offset=0, distance=3)
     torch.testing.assert_close(_pair_weight(attn, None, offset=0, distance=1), plain)
+
+
+@pytest.mark.parametrize(("d_model", "n_heads"), [(16, 0), (100, 8), (16, -2), (16.0, 4), (16, 2.0)])
+def test_invalid_head_counts_give_the_same_message_as_the_config(d_model, n_heads):
+    with pytest.raises(ValueError) as from_config:
+        TransformerConfig(d_model=d_model, n_heads=n_heads)
+    with pytest.raises(ValueError, match=re.escape(str(from_config.value))):
+        MultiHeadAttention(d_model, n_heads)
+
+
+def test_zero_heads_and_non_divisible_widths_are_explained():
+    with pytest.raises(ValueError, match=re.escape("n_heads=0 must be a positive number")):
+        MultiHeadAttention(16, 0)
+    with pytest.raises(ValueError, match=re.escape("valid head counts for 100 are 1, 2, 4, 5, 10, 20, 25, 50, 100")):
+        MultiHeadAttention(100, 8)

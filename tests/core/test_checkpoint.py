@@ -4,6 +4,7 @@ import dataclasses
 import io
 import json
 import pickle
+import re
 import struct
 
 import pytest
@@ -125,3 +126,7 @@ def test_invalid_config_in_a_checkpoint_is_refused():
     assert bad != data
     with pytest.raises(CheckpointError, match="configuration is invalid"):
         load_checkpoint(bad)
+    not_whole = data.replace(b'\\"d_ff\\": 32', b'\\"d_ff\\":3e1')  # same length, so the header size holds
+    assert not_whole != data
+    with pytest.raises(CheckpointError, match=re.escape("d_ff must be a whole number, got 30.0")):
+        load_checkpoint(not_whole)

@@ -66,3 +66,26 @@ def test_diverged_run_exits_1_with_strict_json(capsys):
     assert train.main(["--task", "copy", "--steps", "5", "--lr", "1e9", "--json", *TINY]) == 1
     result = json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"non-JSON {name}"))
     assert result["status"] == "diverged" and "lower the learning rate" in result["stop_reason"]
+
+
+def test_unwritable_save_destination_is_refused_before_training(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(train, "run", lambda *a, **k: pytest.fail("trained although the model cannot be saved"))
+    for path, fragment in ((tmp_path / "missing" / "m.safetensors", "does not exist"), (tmp_path, "is a folder")):
+        with pytest.raises(SystemExit) as exit_info:
+            train.main(["--task", "copy", "--steps", "2", "--save", str(path), *TINY])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert "--save" in err and fragment in err and "Traceback" not in err
+    assert not (tmp_path / "missing").exists()
+
+
+def test_failed_save_after_training_is_reported(capsys, monkeypatch, tmp_path):
+    def disk_full(self, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    path = tmp_path / "m.safetensors"
+    assert train.main(["--task", "copy", "--steps", "2", "--json", "--save", str(path), *TINY]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["saved"] is None  # the run's results are still printed
+    assert f"could not save the model to {path}: No space left on device" in err

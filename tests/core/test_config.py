@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
+import numpy as np
 import pytest
 
 from transformer_core import TransformerConfig, ViTConfig, divisors
@@ -79,3 +81,57 @@ def test_configs_are_frozen_and_replace_revalidates():
     with pytest.raises(ValueError, match="not divisible"):
         dataclasses.replace(config, n_heads=7)
     assert dataclasses.asdict(ViTConfig())["patch_size"] == 8
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("vocab_size", "32", "vocab_size must be a whole number, got '32'."),
+        ("d_model", None, "d_model must be a whole number, got None."),
+        ("d_model", 64.5, "d_model must be a whole number, got 64.5."),
+        ("max_len", 2.5, "max_len must be a whole number, got 2.5."),
+        ("d_ff", 100.5, "d_ff must be a whole number, got 100.5."),
+        ("n_layers", 1.5, "n_layers must be a whole number, got 1.5."),
+        ("n_heads", 4.0, "n_heads must be a whole number, got 4.0."),
+        ("n_layers", True, "n_layers must be a whole number, got True."),
+        ("n_decoder_layers", "2", "n_decoder_layers must be a whole number, got '2'."),
+        ("pad_id", 0.0, "pad_id must be a whole number, got 0.0."),
+        ("dropout", "0.1", "dropout must be a number, got '0.1'."),
+        ("dropout", False, "dropout must be a number, got False."),
+        ("pos_base", float("nan"), "pos_base must be a finite number, got nan."),
+        ("layer_norm_eps", None, "layer_norm_eps must be a number, got None."),
+        ("bias", "no", "bias must be True or False, got 'no'."),
+        ("tie_weights", 1, "tie_weights must be True or False, got 1."),
+    ],
+)
+def test_wrong_types_raise_value_errors_that_name_the_field(field, value, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        TransformerConfig(**{field: value})
+
+
+def test_vit_sizes_must_be_whole_numbers():
+    with pytest.raises(ValueError, match=re.escape("image_size must be a whole number, got 30.0.")):
+        ViTConfig(image_size=30.0, patch_size=3.0)
+    with pytest.raises(ValueError, match=re.escape("patch_size must be a whole number, got 3.0.")):
+        ViTConfig(image_size=30, patch_size=3.0)
+    with pytest.raises(ValueError, match=re.escape("dropout must be a number, got '0'.")):
+        ViTConfig(dropout="0")
+
+
+@pytest.mark.parametrize("cls", [TransformerConfig, ViTConfig])
+def test_every_field_has_its_type_checked(cls):
+    wrong = {"int": 2.5, "int | None": 2.5, "float": "1", "bool": "yes", "str": 3}
+    for field in dataclasses.fields(cls):
+        with pytest.raises(ValueError, match=re.escape(field.name)):
+            cls(**{field.name: wrong[field.type]})
+
+
+def test_numpy_numbers_are_accepted_and_stored_as_plain_python_numbers():
+    config = TransformerConfig(vocab_size=np.int64(40), d_model=np.int32(32), n_heads=np.int64(4),
+                               pad_id=np.int64(0), dropout=np.float32(0.25), pos_base=500)
+    assert config == TransformerConfig(vocab_size=40, d_model=32, n_heads=4, pad_id=0, dropout=0.25, pos_base=500.0)
+    assert type(config.d_model) is int and type(config.pad_id) is int
+    assert type(config.dropout) is float and type(config.pos_base) is float
+    json.dumps(dataclasses.asdict(config))  # checkpoints store the config as JSON, which refuses numpy numbers
+    vit = ViTConfig(image_size=np.int64(30), patch_size=np.int64(3))
+    assert (type(vit.image_size), vit.num_patches) == (int, 100)

@@ -230,6 +230,21 @@ def test_guard_is_tighter_on_small_hosts(task):
     assert two.memory_bytes == 2 * check_budget(task, big, train, host=normal).memory_bytes
 
 
+def test_guard_estimates_with_the_threads_the_run_will_use(task):
+    # The Live Training page trains every session on one thread, even on a host with 8 cores.
+    big = replace(task.default_model_config(), d_model=512, d_ff=2048, n_layers=4)
+    train = TrainConfig(batch_size=64)
+    host = HostProfile(cores=8, memory_bytes=16 * 2**30, small=False)
+    all_threads = check_budget(task, big, train, host=host)
+    assert all_threads.ok and all_threads == check_budget(task, big, train, host=host, threads=4)
+    one = check_budget(task, big, train, host=host, threads=1)
+    assert one.step_seconds > 3 * all_threads.step_seconds and one.memory_bytes == all_threads.memory_bytes
+    assert not one.ok and "step would take" in one.reason and "memory" not in one.reason
+    suggested = int(one.suggestion.split("batch size of ")[1].split(",")[0])
+    assert check_budget(task, big, replace(train, batch_size=suggested), host=host, threads=1).ok
+    assert not check_budget(task, big, replace(train, batch_size=2 * suggested), host=host, threads=1).ok
+
+
 def test_thin_series_averages_equal_runs():
     xs = np.arange(1000.0)
     ys = np.sin(xs / 50)
