@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui import state
 from ui.sidebar import app_settings
+from ui.training_run import leave_page
 
 st.set_page_config(page_title="Transformer Explorer", page_icon="🔭", layout="wide")
 state.init_state()
@@ -26,4 +27,6 @@ PAGES = {
 
 page = st.navigation(PAGES)
 app_settings()
+if page.url_path != "training":
+    leave_page()  # a training run nobody watches stops and frees its memory
 page.run()

@@ -12,7 +12,6 @@ from ui.urlstate import bind_url, push_url, share_link
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
 projector = tv.projector_state()
-tr.note_visit()
 
 st.title("📈 Live Training")
 if not projector:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import os
+import sys
 
 import torch
 
@@ -41,3 +45,19 @@ def configure_threads(max_threads: int | None = None) -> int:
     threads = max(1, min(cores, cap))
     torch.set_num_threads(threads)
     return threads
+
+
+def trim_memory() -> bool:
+    """Hand memory that freed tensors left in the C heap back to the operating system; True if it could.
+
+    glibc keeps freed blocks for reuse, so a server's resident size would not shrink after a run frees its
+    optimiser state; ``malloc_trim`` returns them. Elsewhere (macOS, musl, Windows) this does nothing.
+    """
+    gc.collect()
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):
+        return False

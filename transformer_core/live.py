@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from .config import ViTConfig
+from .device import trim_memory
 from .host import HostProfile, host_profile, limits_for
 from .tasks.base import ModelConfig, Task
 from .training import TrainConfig, Trainer
@@ -175,6 +176,22 @@ class LiveRun:
         for trainer in self.trainers:
             trainer.stop(reason)
         self.status = "stopped"
+
+    def release(self, reason: str) -> None:
+        """Stop the run (if it can still train) and free its gradients and optimiser state.
+
+        For a run nobody is watching any more (its page was left or its tab closed): the trained model,
+        curves and snapshots stay for the other pages, the time-lapse and the downloads.
+        """
+        self.stop(reason)
+        for trainer in self.trainers:
+            trainer.release()
+        trim_memory()
+
+    @property
+    def training_state_bytes(self) -> int:
+        """Bytes of gradients and optimiser state held by every lane (0 after :meth:`release`)."""
+        return sum(t.training_state_bytes for t in self.trainers)
 
     def step_once(self) -> int:
         """One optimisation step on every unfinished lane while not running; returns the steps taken."""

@@ -282,6 +282,25 @@ class Trainer:
             self.status = "stopped"
             self.stop_reason = reason
 
+    def release(self) -> None:
+        """Free what only further training needs once the run is over: gradients and AdamW's running averages.
+
+        The model, its history and its snapshots stay, so the trained model can still be inspected, exported
+        and shown. Raises ``ValueError`` while the run can still train.
+        """
+        if not self.done:
+            raise ValueError("Only a finished or stopped run can release its training state; stop it first.")
+        self.model.zero_grad(set_to_none=True)
+        self.optimizer.state.clear()
+
+    @property
+    def training_state_bytes(self) -> int:
+        """Bytes held by gradients and optimiser state (what :meth:`release` frees)."""
+        grads = sum(p.grad.nbytes for p in self.model.parameters() if p.grad is not None)
+        states = sum(v.nbytes for st in self.optimizer.state.values() for v in st.values()
+                     if isinstance(v, torch.Tensor))
+        return grads + states
+
     def metrics_frame(self) -> Any:
         """The history as a pandas ``DataFrame`` (one row per step; evaluation columns empty between evals)."""
         import pandas as pd

@@ -4,12 +4,14 @@ Design: the run (a :class:`~transformer_core.live.LiveRun`) lives in ``st.sessio
 session has its own. While it is running, the page script itself loops — train for about
 :data:`TICK_S` seconds, redraw the placeholders, repeat. Any click (Pause, a slider, another page) makes
 Streamlit stop the script at its next redraw; the button's callback then changes the run's status before the
-script runs again. Leaving the page pauses the run; closing the tab ends the session and frees it.
+script runs again. Leaving the page, or closing the tab, stops a running run and frees its gradients and
+optimiser state; Streamlit drops the closed tab's whole session after its reconnect window.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from transformer_core.live import GuardResult, LiveRun
 from ui import training_controls as tc
@@ -18,14 +20,12 @@ from ui.training_views import PIN, LiveView
 
 RUN = "live.run"  # LiveRun | None: this session's run
 RUN_SIGNATURE = "live.run_signature"  # the settings the run was built from
-LAST_SEEN = "live.last_seen"  # number of the script run in which this page last ran
 NOTICE = "live.notice"  # (level, text) shown once on the next run: "info", "success" or "error"
 TICK_S = 0.25  # seconds of training between two redraws while running
 # Torch threads per training session. Several sessions may train at once on a few cores; with one thread
 # each they run side by side, while more threads per session make OpenMP threads spin against each other
 # (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
 LIVE_THREADS = 1
-_RUNS = "url.runs"  # script runs of this session, counted by ui.urlstate.count_run
 
 
 def current_run() -> LiveRun | None:
@@ -33,15 +33,22 @@ def current_run() -> LiveRun | None:
     return st.session_state.get(RUN)
 
 
-def note_visit() -> None:
-    """Pause a running run if another page ran since this page last ran (the user left and came back)."""
-    runs = st.session_state.get(_RUNS, 0)
-    last = st.session_state.get(LAST_SEEN)
-    st.session_state[LAST_SEEN] = runs
+def leave_page() -> None:
+    """Stop a running run and free its training memory: the router calls this when another page runs.
+
+    Nobody watches the run any more, so its gradients and optimiser state go; the model trained so far stays
+    for the other pages, and a notice on the way back says what happened. A paused run is kept as it is: the
+    user paused it on purpose and may come back to resume.
+    """
     run = current_run()
-    if run is not None and run.status == "running" and last is not None and runs > last + 1:
-        run.pause()
-        st.session_state[NOTICE] = ("info", "Training paused while you were on another page. Press Resume to go on.")
+    if run is None or run.status != "running":
+        return
+    step = run.step
+    run.release("stopped when the Live Training page was left")
+    publish(run)
+    st.session_state[NOTICE] = ("info", f"Training stopped at step {step} when you left this page, and its training "
+                                        "memory was freed. The model trained so far is still used by the other "
+                                        "pages; press Start for a new run.")
 
 
 def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, str | None]:
@@ -155,13 +162,17 @@ def train_live(run: LiveRun, view: LiveView) -> None:
             view.refresh()
             if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
                 break
+    except StopException:
+        # Streamlit stops the script (a click reruns it instead) when the tab is closed or the session ends.
+        run.release("stopped when the browser tab was closed")
+        raise
     finally:
         publish(run)
     st.rerun()
 
 
 def show_notice() -> None:
-    """Show the message left by a callback or by :func:`note_visit`, once."""
+    """Show the message left by a callback or by :func:`leave_page`, once."""
     notice = st.session_state.pop(NOTICE, None)
     if notice:
         level, text = notice

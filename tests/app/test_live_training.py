@@ -11,11 +11,15 @@ import json
 import pyarrow as pa
 import pytest
 import torch
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception
 from transformer_core.checkpoint import save_checkpoint
+from transformer_core.live import LiveRun, RunSpec
+from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask
+from transformer_core.training import default_train_config
 from ui import state
 from ui import training_controls as tc
 from ui import training_io as tio
@@ -141,16 +145,31 @@ def test_a_diverging_run_stops_with_a_clear_message(monkeypatch):
     assert any("NaN" in e.value and "lower the learning rate" in e.value for e in at.error)
 
 
-def test_leaving_the_page_pauses_a_running_run():
+def test_leaving_the_page_stops_a_running_run_and_frees_its_training_state():
     at = live_at()
     at.button(key="live.step").click().run()
-    run_of(at).status = "running"  # as if the page was left while its training loop ran
+    run = run_of(at)
+    assert run.training_state_bytes > 0  # gradients and AdamW's averages after one step
+    run.status = "running"  # as if the page was left while its training loop ran
     at.switch_page("pages/attention.py").run()
+    assert_no_exception(at)
+    assert run.status == "stopped" and run.step == 1 and run.training_state_bytes == 0
     at.switch_page(PAGE).run()
     assert_no_exception(at)
-    assert run_of(at).status == "paused" and run_of(at).step == 1
-    assert any("another page" in i.value for i in at.info)
+    assert run_of(at) is run and run.status == "stopped"
+    assert any("stopped at step 1 when you left" in i.value for i in at.info)
     assert at.number_input(key=tc.STEPS).value == 10  # the settings survived the visit
+
+
+def test_a_paused_run_survives_a_visit_to_another_page():
+    at = live_at()
+    at.button(key="live.step").click().run()
+    at.switch_page("pages/attention.py").run()
+    at.switch_page(PAGE).run()
+    assert run_of(at).status == "paused" and run_of(at).training_state_bytes > 0
+    at.button(key="live.resume").click().run()
+    assert_no_exception(at)
+    assert run_of(at).step > 1
 
 
 def test_checkpoint_upload_validates_the_file():
@@ -177,3 +196,20 @@ def test_other_task_families_render(task):
     grids = [c for c in at.get("vega_lite_chart") if "facet" in json.loads(c.proto.spec)]
     assert metric(at, "Step") == "1 / 10"
     assert at.get("plotly_chart") if task == "vit_shapes" else grids  # CLS over the picture, or heatmaps
+
+
+class _ClosedTab:
+    """A live view whose redraw meets Streamlit's stop request, as when the browser tab is closed."""
+
+    def refresh(self) -> None:
+        raise StopException()
+
+
+def test_closing_the_tab_stops_the_run_and_frees_its_training_state():
+    task = get_task("reverse", seq_len=4, eval_size=16)
+    run = LiveRun(task, [RunSpec("A", task.default_model_config(), default_train_config(task, steps=50))])
+    run.start()
+    with pytest.raises(StopException):
+        tr.train_live(run, _ClosedTab())
+    assert run.status == "stopped" and 0 < run.step < 50
+    assert run.training_state_bytes == 0 and "tab was closed" in run.trainers[0].stop_reason

@@ -256,6 +256,24 @@ def test_thin_series_averages_equal_runs():
     assert short_x.tolist() == [1, 2, 3] and short_y.tolist() == [4, 5, 6]
 
 
+def test_release_frees_gradients_and_optimiser_state_but_keeps_the_model(task):
+    run = make_run(task, lanes=2)
+    run.start()
+    run.advance(0.0)  # one step per lane
+    params = sum(p.numel() for t in run.trainers for p in t.model.parameters())
+    assert run.training_state_bytes == 3 * 4 * params  # float32 gradients + AdamW's two averages
+    with pytest.raises(ValueError, match="stop it first"):
+        run.trainers[0].release()
+    weights = {k: v.clone() for k, v in run.trainers[0].model.state_dict().items()}
+    run.release("stopped when the page was left")
+    assert run.status == "stopped" and run.finished and run.training_state_bytes == 0
+    assert run.trainers[0].stop_reason == "stopped when the page was left"
+    for name, value in run.trainers[0].model.state_dict().items():
+        torch.testing.assert_close(value, weights[name])
+    assert len(run.trainers[0].snapshots) >= 1 and run.trainers[0].history
+    run.start()
+    assert run.advance(1.0) == 0  # a released run does not train again
+
 @pytest.fixture(scope="module")
 def trained(task) -> LiveRun:
     run = make_run(task)
