@@ -163,7 +163,11 @@ def page(browser, warm_app):
     tab = context.new_page()
     tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
     yield tab
-    context.close()
+    try:
+        if not tab.is_closed():
+            assert_no_exception(tab)  # whatever the test did last must not have broken the page either
+    finally:
+        context.close()
 
 
 def wait_for_app(page, timeout_ms: int = APP_RUN_TIMEOUT_MS) -> None:
