@@ -57,10 +57,10 @@ def one_head(run: LabRun, layer: int, head: int, *, colorscale: str) -> None:
     fig = charts.heatmap(w, tok, tok, zmin=0, zmax=1, x_title="key (attended to)", y_title="query (attending)",
                          title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1", hover_name="weight",
                          height=min(720, 120 + 44 * len(tok)))
-    charts.show(fig, key="attn.one_head", image_format="svg")
+    charts.show(fig, key="attn.one_head")
     _padding_note(run, w)
-    st.caption("The camera icon above the chart saves it as SVG; the buttons save this matrix as a PNG picture, "
-               "an SVG drawing, a CSV table or a NumPy array.")
+    st.caption("The camera icon above the chart saves it as PNG or SVG (*Chart downloads* in the sidebar); the "
+               "buttons save this matrix as a PNG picture, an SVG drawing, a CSV table or a NumPy array.")
     exports.matrix_downloads(w, tok, tok, name=f"attention_L{layer + 1}_H{head + 1}", key="attn.dl.head",
                              title=f"Attention, layer {layer + 1}, head {head + 1}", colorscale=colorscale,
                              zmin=0.0, zmax=1.0)

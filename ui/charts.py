@@ -124,7 +124,12 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
     return fig
 
 
-def show(fig: go.Figure, *, key: str | None = None, image_format: str = "png") -> None:
-    """Draw a figure full-width with a modebar whose camera button exports ``image_format`` ("png" or "svg")."""
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": image_format, "scale": 2}}
+def image_format() -> str:
+    """What the camera button above a chart saves: "png" or "svg" (the sidebar's *Chart downloads*)."""
+    return "svg" if st.session_state.get(state.IMAGE_FORMAT) == "SVG" else "png"
+
+
+def show(fig: go.Figure, *, key: str | None = None) -> None:
+    """Draw a figure full-width with a modebar whose camera button saves it as PNG or SVG (see image_format)."""
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
     st.plotly_chart(fig, width="stretch", config=config, key=key)

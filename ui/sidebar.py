@@ -56,6 +56,11 @@ def app_settings() -> None:
             help="Colour scale of every attention heatmap. Viridis and Cividis stay readable with colour "
                  "blindness; hover over a cell for its exact number.",
         )
+        st.radio(
+            "Chart downloads", ("PNG", "SVG"), key=state.IMAGE_FORMAT, horizontal=True,
+            help="What the camera icon above each chart saves: PNG, a picture for slides, or SVG, a drawing "
+                 "that stays sharp at any size.",
+        )
         _host_caption()
     apply_theme(bool(st.session_state.get(state.PRESENTATION, False)))
     push_url(APP_PARAMS)

@@ -13,6 +13,7 @@ import streamlit as st
 # App-wide settings (sidebar).
 PRESENTATION = "app.presentation"  # bool: projector mode (large fonts, fewer controls)
 COLORSCALE = "app.colorscale"  # str: colour scale for heatmaps
+IMAGE_FORMAT = "app.image_format"  # str: "PNG" or "SVG", what the camera button above a chart saves
 DEVICE = "app.device"  # str: "cuda" / "mps" / "cpu"
 
 # Models trained on the Live Training page, offered to the other pages (see publish_trained).
@@ -21,6 +22,7 @@ TRAINED = "shared.trained"  # dict[str family, TrainedModel]
 DEFAULTS: dict[str, Any] = {
     PRESENTATION: False,
     COLORSCALE: "Viridis",
+    IMAGE_FORMAT: "PNG",
 }
 
 
@@ -42,6 +44,7 @@ class TrainedModel:
     config: Any  # its TransformerConfig or ViTConfig
     step: int  # training steps done when it was published
     task_options: dict = field(default_factory=dict)  # options the task was built with, e.g. the user's text
+    task: Any = None  # the task it was trained on (its name alone cannot rebuild a task on the user's own text)
 
 
 def publish_trained(entry: TrainedModel) -> None:

@@ -178,3 +178,13 @@ def test_trained_model_is_taken_apart() -> None:
     assert at.selectbox(key="attn.heads").disabled
     at.text_input(key="attn.text").set_value("hello").run()
     assert any("reads only these characters: 0123456789" in i.value for i in at.info)
+
+
+def test_chart_downloads_follow_the_sidebar_format() -> None:
+    at = app_at(PAGE)
+    formats = {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")}
+    assert formats == {"png"}
+    at.sidebar.radio(key=state.IMAGE_FORMAT).set_value("SVG").run()
+    assert_no_exception(at)
+    formats = {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")}
+    assert formats == {"svg"}
