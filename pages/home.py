@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.router import ensure_router
+from ui.urlstate import share_link
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
@@ -12,6 +13,7 @@ st.markdown(
     "Every number on these pages comes from a real forward pass — change heads, layers or `d_model`, upload an "
     "image, or train a small model for a few seconds and see its attention reorganise."
 )
+share_link((), url_path="")  # the app-wide settings only: heatmap colours, projector mode
 
 st.subheader("Where to start")
 c1, c2, c3 = st.columns(3)

@@ -25,7 +25,7 @@ from transformer_core.lab_input import (
     tokenize,
 )
 from ui import state
-from ui.urlstate import UrlParam
+from ui.urlstate import UrlParam, settle_choice
 
 TEXT = "attn.text"
 KIND = "attn.kind"
@@ -96,19 +96,13 @@ def input_controls() -> tuple[str, str]:
     return text, kind
 
 
-def _fix_choice(key: str, options: list[int], label: str) -> None:
-    value = st.session_state.get(key)
-    if value is not None and value not in options:
-        st.session_state[key] = min(options, key=lambda o: abs(o - value))
-        st.caption(f"{label} {value} is not available here; using {st.session_state[key]}.")
-
-
 def model_controls(*, projector: bool, locked: bool) -> None:
     """d_model, heads, layers, mask and seed of the random model (disabled when trained weights are used)."""
-    _fix_choice(HEADS, divisors(int(st.session_state.get(D_MODEL, 16))), "Head count")
+    d_model = int(st.session_state.get(D_MODEL, 16))
+    settle_choice(HEADS, divisors(d_model), why=f"the number of heads must divide d_model {d_model}")
     cols = st.columns([1, 1.7, 1, 1.2, 1] if not projector else 2)
     with cols[0]:
-        st.selectbox("Heads", divisors(int(st.session_state.get(D_MODEL, 16))), key=HEADS, disabled=locked,
+        st.selectbox("Heads", divisors(d_model), key=HEADS, disabled=locked,
                      help="Attention heads per layer. Each head gets d_model / heads numbers per token and "
                           "learns its own pattern. Only divisors of d_model are possible.")
     with cols[1]:

@@ -11,6 +11,7 @@ from transformer_core.lab_input import PAD_TOKEN
 from ui import charts, exports
 from ui.attention_views import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
 from ui.attn_charts import grid_figure, lines_figure, numbers_table
+from ui.urlstate import settle_choice
 
 RADIO_MAX = 8  # more choices than this use a drop-down instead of radio buttons
 
@@ -23,8 +24,7 @@ def token_strip(tokens: Sequence[str]) -> None:
 
 def _pick(label: str, n: int, key: str, help: str) -> int:
     options = list(range(1, n + 1))
-    if st.session_state.get(key) not in options:
-        st.session_state[key] = 1
+    settle_choice(key, options, why=f"the model has {n} {label.lower()}{'s' if n != 1 else ''}")
     if n <= RADIO_MAX:
         return st.radio(label, options, key=key, horizontal=True, help=help)
     return st.selectbox(label, options, key=key, help=help)

@@ -7,7 +7,7 @@ import streamlit as st
 from transformer_core import divisors
 from transformer_core.builder import KIND_TITLES, BuilderSettings
 from transformer_core.config import POSITIONALS
-from ui.urlstate import UrlParam
+from ui.urlstate import UrlParam, link_text, set_by_link, settle_choice
 
 KIND = "mb.kind"  # "encoder", "decoder", "seq2seq" or "vit"
 LAYERS = "mb.layers"  # blocks per stack
@@ -52,15 +52,6 @@ _DEFAULTS = {p.key: p.default for p in URL_PARAMS}
 HIDDEN_IN_PROJECTOR = (NORM, POSITIONAL, VOCAB, SEQ, IMAGE, PATCH, CLASSES, BATCH)
 
 
-def _settle(key: str, choices: list) -> None:
-    """Make the stored value one of ``choices`` before its widget is drawn (nearest number, else the first)."""
-    value = st.session_state.get(key, _DEFAULTS[key])
-    if value not in choices:
-        numeric = isinstance(value, int) and all(isinstance(c, int) for c in choices)
-        value = min(choices, key=lambda c: abs(c - value)) if numeric else choices[0]
-    st.session_state[key] = value
-
-
 def ff_choices(d_model: int) -> list[int]:
     """Feed-forward widths offered for ``d_model``."""
     return [r * d_model for r in FF_RATIOS]
@@ -74,18 +65,26 @@ def patch_choices(image_size: int) -> list[int]:
 def _settle_all() -> None:
     for key, value in _DEFAULTS.items():
         st.session_state.setdefault(key, value)
-    _settle(D_MODEL, list(D_MODELS))
-    d_model = st.session_state[D_MODEL]
-    _settle(HEADS, [h for h in divisors(d_model) if h <= MAX_HEADS])
-    last = st.session_state.get(LAST_D_MODEL, d_model)
-    ratio = st.session_state[D_FF] / last if last else 4
+    d_model = settle_choice(D_MODEL, D_MODELS)
+    settle_choice(HEADS, [h for h in divisors(d_model) if h <= MAX_HEADS],
+                  why=f"the number of heads must divide d_model {d_model}")
+    _settle_d_ff(d_model)
+    image = settle_choice(IMAGE, IMAGE_SIZES)
+    settle_choice(PATCH, patch_choices(image),
+                  why=f"the patch size must divide the {image}-pixel image and leave at least 2 × 2 patches")
+
+
+def _settle_d_ff(d_model: int) -> None:
+    """Keep the feed-forward ratio when d_model changes; a link brings its own d_ff."""
+    last = d_model if set_by_link(D_MODEL) else st.session_state.get(LAST_D_MODEL, d_model)
     if last != d_model:  # the width changed: keep the feed-forward ratio
+        ratio = st.session_state[D_FF] / last if last else 4
         st.session_state[D_FF] = int(ratio * d_model) if ratio in FF_RATIOS else 4 * d_model
-    if st.session_state[D_FF] not in ff_choices(d_model):
-        st.session_state[D_FF] = 4 * d_model
+    if st.session_state[D_FF] not in ff_choices(d_model) and link_text(D_FF) is None:
+        st.session_state[D_FF] = 4 * d_model  # the papers' ratio
+    ratios = ", ".join(f"{r}×" for r in FF_RATIOS)
+    settle_choice(D_FF, ff_choices(d_model), why=f"d_ff must be {ratios} d_model {d_model}")
     st.session_state[LAST_D_MODEL] = d_model
-    _settle(IMAGE, list(IMAGE_SIZES))
-    _settle(PATCH, patch_choices(st.session_state[IMAGE]))
 
 
 def shape_controls() -> None:

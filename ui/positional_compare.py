@@ -11,9 +11,8 @@ from transformer_core.lab_input import tokenize
 from transformer_core.positional_analysis import ShuffleResult, learned_table, position_views, shuffle_test
 from ui import charts, exports, state
 from ui.attn_charts import side_by_side
+from ui.positional_views import SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
-SHUFFLE_TEXT = "pe.shuffle_text"
-SHUFFLE_SEED = "pe.shuffle_seed"
 SHUFFLE_MAX_TOKENS = 16
 KIND_TITLES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "none": "None"}
 
@@ -94,11 +93,9 @@ def _permutation(n: int, seed: int) -> list[int]:
 
 def shuffle_section() -> None:
     """A real forward pass on a sentence and on a shuffled copy, without and with positional encoding."""
-    st.session_state[SHUFFLE_TEXT] = st.session_state.get(SHUFFLE_TEXT, "the cat sat on the mat")
-    st.session_state[SHUFFLE_SEED] = st.session_state.get(SHUFFLE_SEED, 1)
     left, right = st.columns([3, 1])
     with left:
-        text = st.text_input("Sentence", key=SHUFFLE_TEXT, max_chars=200,
+        text = st.text_input("Sentence", key=SHUFFLE_TEXT, max_chars=SHUFFLE_MAX_CHARS,
                              help=f"The tokens fed to a small random 2-layer encoder (at most "
                                   f"{SHUFFLE_MAX_TOKENS} words).")
     with right:

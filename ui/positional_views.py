@@ -9,7 +9,7 @@ import streamlit as st
 from transformer_core.positional import sinusoidal_encoding
 from transformer_core.positional_analysis import beyond_max_len, rotation_check, similarity_matrix
 from ui import charts, exports
-from ui.urlstate import UrlParam
+from ui.urlstate import UrlParam, add_link_notice, settle_choice
 
 MAX_LEN = "pe.max_len"
 D_MODEL = "pe.d_model"
@@ -18,36 +18,45 @@ DIMS = "pe.dims"  # comma-separated dimensions (the URL form of DIMS_PICK)
 DIMS_PICK = "pe.dims_pick"  # the multiselect's own key
 DIMS_SYNCED = "pe.dims_synced"  # DIMS as last written from the multiselect
 SECTION = "pe.section"
-POS = "pe.pos"
-SHIFT = "pe.k"
-PAIR = "pe.pair"
-EXTRA = "pe.extra"
+POS = "pe.pos"  # starting position of the rotation check
+SHIFT = "pe.k"  # how many positions further it looks
+PAIR = "pe.pair"  # frequency pair drawn on the unit circle
+EXTRA = "pe.extra"  # positions past max_len
+SHUFFLE_TEXT = "pe.shuffle_text"  # sentence of the shuffle test
+SHUFFLE_SEED = "pe.shuffle_seed"  # seed of its permutation
 
+MAX_LEN_RANGE = (8, 256)
 D_MODELS = (8, 16, 32, 64, 128, 256)
 BASES = (10.0, 100.0, 1000.0, 10000.0, 100000.0)
+MAX_DIMS = 8  # curves drawn at most
+EXTRA_RANGE = (4, 128)
+SHUFFLE_MAX_CHARS = 200
 SECTIONS = {"table": "The table", "relative": "Relative positions", "beyond": "Beyond max_len",
             "compare": "Compare encodings", "shuffle": "Shuffle test"}
 
 URL_PARAMS = (
-    UrlParam(MAX_LEN, 64, lo=8, hi=256),
+    UrlParam(MAX_LEN, 64, lo=MAX_LEN_RANGE[0], hi=MAX_LEN_RANGE[1]),
     UrlParam(D_MODEL, 32, choices=D_MODELS),
     UrlParam(BASE, 10000.0, choices=BASES),
     UrlParam(DIMS, "0,1,10,20", max_chars=200),
     UrlParam(SECTION, "table", choices=tuple(SECTIONS)),
+    UrlParam(POS, 3, lo=0, hi=MAX_LEN_RANGE[1] - 3),
+    UrlParam(SHIFT, 2, lo=1, hi=MAX_LEN_RANGE[1] - 1),
+    UrlParam(PAIR, 0, lo=0, hi=max(D_MODELS) // 2 - 1),
+    UrlParam(EXTRA, 32, lo=EXTRA_RANGE[0], hi=EXTRA_RANGE[1]),
+    UrlParam(SHUFFLE_TEXT, "the cat sat on the mat", max_chars=SHUFFLE_MAX_CHARS),
+    UrlParam(SHUFFLE_SEED, 1, lo=0, hi=9999),
 )
 
 
 def init_page_state() -> None:
-    """Defaults, and keep settings whose widgets are hidden (projector mode)."""
+    """Defaults, and keep settings whose widgets are hidden (projector mode, other sections)."""
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
-    for key in (POS, SHIFT, PAIR, EXTRA):
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
 
 
 def parse_dims(text: str, d_model: int) -> tuple[list[int], list[str]]:
-    """Dimensions from ``"0,1,10"``; returns the valid ones and the rejected pieces."""
+    """Dimensions from ``"0,1,10"``; returns the valid ones (each once) and the rejected pieces."""
     dims, bad = [], []
     for piece in str(text).split(","):
         piece = piece.strip()
@@ -58,7 +67,7 @@ def parse_dims(text: str, d_model: int) -> tuple[list[int], list[str]]:
                 dims.append(int(piece))
         else:
             bad.append(piece)
-    return dims[:8], bad
+    return dims, bad
 
 
 def table_controls(*, projector: bool) -> tuple[int, int, float]:
@@ -87,15 +96,28 @@ def dims_control(d_model: int) -> list[int]:
     current = st.session_state.get(DIMS_PICK)
     # Take the text form when it changed outside the widget (a link) or the widget state was dropped.
     if current is None or text != st.session_state.get(DIMS_SYNCED):
-        st.session_state[DIMS_PICK] = dims
-        if bad:
-            st.info(f"Ignored dimensions {', '.join(bad)}: d_model {d_model} has dimensions 0 to {d_model - 1}.",
-                    icon="🔗")
-    picked = st.multiselect("Dimensions to plot", list(range(d_model)), key=DIMS_PICK, max_selections=8,
+        st.session_state[DIMS_PICK] = dims[:MAX_DIMS]
+        _dims_notice(dims, bad, d_model)
+    picked = st.multiselect("Dimensions to plot", list(range(d_model)), key=DIMS_PICK, max_selections=MAX_DIMS,
                             help="Columns of the table drawn as curves over the positions. Even columns are "
                                  "sines, odd columns cosines; higher columns turn more slowly.")
     st.session_state[DIMS] = st.session_state[DIMS_SYNCED] = ",".join(map(str, picked))
     return picked
+
+
+def _dims_notice(dims: list[int], bad: list[str], d_model: int) -> None:
+    """Say which of the text's dimensions are not drawn: under the title for a link, else here."""
+    reasons = []
+    if bad:
+        reasons.append(f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not among d_model {d_model}'s "
+                       f"dimensions 0 to {d_model - 1}")
+    if len(dims) > MAX_DIMS:
+        reasons.append(f"the chart draws at most {MAX_DIMS} curves")
+    if not reasons:
+        return
+    kept = ",".join(map(str, dims[:MAX_DIMS])) or "none"
+    if not add_link_notice(DIMS, f"was changed to {kept}: {'; '.join(reasons)}."):
+        st.info(f"Dimensions changed to {kept}: {'; '.join(reasons)}.", icon="🔗")
 
 
 def table_section(max_len: int, d_model: int, base: float) -> None:
@@ -144,13 +166,15 @@ def _circle_figure(table_pair: np.ndarray, pos: int, k: int, pair: int) -> go.Fi
 def relative_section(max_len: int, d_model: int, base: float) -> None:
     """PE(pos + k) = R_k · PE(pos): one 2×2 rotation per frequency pair, the same for every pos."""
     cols = st.columns(3)
-    st.session_state[POS] = min(st.session_state.get(POS, 3), max_len - 2)
+    # pos stops at max_len - 3 so that k still has two values to slide between.
+    settle_choice(POS, range(max_len - 2), why=f"with max_len {max_len}, pos goes from 0 to {max_len - 3}")
     with cols[0]:
-        pos = st.slider("pos", 0, max_len - 2, key=POS, help="The starting position.")
-    st.session_state[SHIFT] = min(st.session_state.get(SHIFT, 2), max_len - 1 - pos)
+        pos = st.slider("pos", 0, max_len - 3, key=POS, help="The starting position.")
+    settle_choice(SHIFT, range(1, max_len - pos),
+                  why=f"pos {pos} + k must stay below max_len {max_len}, so k goes from 1 to {max_len - 1 - pos}")
     with cols[1]:
         k = st.slider("shift k", 1, max_len - 1 - pos, key=SHIFT, help="How many positions further to look.")
-    st.session_state[PAIR] = min(st.session_state.get(PAIR, 0), d_model // 2 - 1)
+    settle_choice(PAIR, range(d_model // 2), why=f"d_model {d_model} has pairs 0 to {d_model // 2 - 1}")
     with cols[2]:
         pair = st.slider("frequency pair i", 0, d_model // 2 - 1, key=PAIR,
                          help="Which (sin, cos) pair to draw: columns 2i and 2i+1.")
@@ -183,8 +207,7 @@ def relative_section(max_len: int, d_model: int, base: float) -> None:
 
 def beyond_section(max_len: int, d_model: int, base: float) -> None:
     """The formula past max_len, how new positions resemble old ones, and a learned table's error."""
-    st.session_state[EXTRA] = st.session_state.get(EXTRA, 32)
-    extra = st.slider("Positions past max_len", 4, 128, key=EXTRA,
+    extra = st.slider("Positions past max_len", *EXTRA_RANGE, key=EXTRA,
                       help="How far past max_len to evaluate the formula.")
     info = beyond_max_len(max_len, d_model, base, extra=extra)
     fig = charts.heatmap(info.table.numpy(), None, None, diverging=True, x_title="dimension", y_title="position",

@@ -1,7 +1,7 @@
 """The settings shared by every page: projector mode, heatmap colours, and where the model runs.
 
-Projector mode and the colour scale travel in the URL too (``?present=true&colors=Cividis``), so a teacher's
-link opens any page ready for the projector.
+Projector mode and the colour scale travel in the URL too (``?present=true&colors=Cividis``, see
+``ui.urlstate.APP_PARAMS``), so a teacher's link opens any page ready for the projector.
 """
 
 from __future__ import annotations
@@ -15,13 +15,9 @@ from transformer_core.host import GIB, host_profile, limits
 from ui import state
 from ui.charts import SEQUENTIAL_SCALES
 from ui.theme import apply_theme
-from ui.urlstate import PRESENT, UrlParam, bind_url, count_run, push_url
+from ui.urlstate import APP_PARAMS, bind_url, count_run, push_url
 
 _COLLAPSED = "app.sidebar_collapsed"  # bool: projector mode was on in the previous run (sidebar already collapsed)
-APP_PARAMS = (
-    UrlParam(state.PRESENTATION, False, name=PRESENT),
-    UrlParam(state.COLORSCALE, SEQUENTIAL_SCALES[0], choices=SEQUENTIAL_SCALES, name="colors"),
-)
 
 
 @st.cache_resource(show_spinner=False)

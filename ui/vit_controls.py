@@ -12,10 +12,17 @@ from transformer_core import ViTConfig, divisors
 from transformer_core.host import limits
 from transformer_core.images import FIT_MODES, ImageError, image_to_tensor_array, prepare_image
 from transformer_core.tasks import get_task
-from transformer_core.vit_walkthrough import ViTWalkthrough, random_vit, valid_patch_sizes, walk_through
+from transformer_core.vit_walkthrough import (
+    MAX_PATCHES,
+    MIN_PATCHES,
+    ViTWalkthrough,
+    random_vit,
+    valid_patch_sizes,
+    walk_through,
+)
 from ui import state
 from ui.images import UPLOAD_TYPES, Picture, decode_upload, load_sample, sample_names
-from ui.urlstate import UrlParam
+from ui.urlstate import UrlParam, settle_choice
 
 SOURCE = "vit.source"  # "sample" or "upload"
 SAMPLE = "vit.sample"  # name of the sample picture
@@ -35,6 +42,7 @@ HEAD = "vit.head"  # head shown large in the attention section (1-based)
 IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256)
 MAX_LAYERS = 8
+MAX_HEADS = 16  # more heads than this make the per-head pictures too small
 SECONDARY = (FIT, D_MODEL, HEADS, LAYERS, SEED)  # hidden in projector mode
 KEPT = (*SECONDARY, SIZE, PATCH, SOURCE, SAMPLE)  # values kept while their widgets are hidden
 
@@ -75,19 +83,6 @@ def keep_hidden_settings() -> None:
             st.session_state[key] = st.session_state[key]
 
 
-def _nearest(value: int, choices: list[int]) -> int:
-    return min(choices, key=lambda c: (abs(c - value), c))
-
-
-def _settle(key: str, choices: list[int]) -> int:
-    """Make the stored choice valid before the widget is drawn (e.g. after the image size changed)."""
-    value = st.session_state.get(key, _DEFAULTS.get(key, choices[0]))
-    if value not in choices:
-        value = _nearest(value if isinstance(value, int) else choices[0], choices)
-    st.session_state[key] = value
-    return value
-
-
 def picture_controls(task: Any | None = None) -> Picture:
     """Sample, upload or (with a trained ViT) a picture from its task; a bad upload says why, the sample stays."""
     names = sample_names()
@@ -104,7 +99,7 @@ def picture_controls(task: Any | None = None) -> Picture:
         seed = st.number_input("Picture number", 0, 10_000, key=TASK_PICTURE, value=0,
                                help="Each number draws a different picture of the training task.")
         return Picture(_task_picture(task, int(seed)), f"training-task picture {seed}")
-    _settle_text(SAMPLE, names)
+    settle_choice(SAMPLE, names, default=_DEFAULTS[SAMPLE])
     sample = st.selectbox("Sample", names, key=SAMPLE, disabled=source == "upload",
                           help="Pictures drawn by the app from simple shapes.")
     picture = Picture(load_sample(sample), f"sample “{sample}”")
@@ -140,11 +135,6 @@ def trained_task(entry: state.TrainedModel | None) -> Any | None:
     return None
 
 
-def _settle_text(key: str, choices: list[str]) -> None:
-    if st.session_state.get(key) not in choices:
-        st.session_state[key] = choices[0]
-
-
 def trained_vit() -> state.TrainedModel | None:
     """The ViT trained on the Live Training page, if there is one."""
     entries = [e for e in state.trained_models("vision") if isinstance(e.config, ViTConfig)]
@@ -178,11 +168,13 @@ def geometry_controls(fixed: ViTConfig | None, projector: bool) -> tuple[int, in
         st.caption("Image and patch size are fixed by the trained ViT; choose Random weights to change them.")
     else:
         sizes = image_sizes()
-        _settle(SIZE, sizes)
+        settle_choice(SIZE, sizes, default=_DEFAULTS[SIZE], why=f"this host offers images up to {sizes[-1]} pixels")
         size = st.selectbox("Image size (pixels)", sizes, key=SIZE,
                             help="The picture is scaled to image_size × image_size before it is cut into patches.")
         patches = patch_choices(size)
-        _settle(PATCH, patches)
+        settle_choice(PATCH, patches, default=_DEFAULTS[PATCH],
+                      why=f"only patches of {', '.join(map(str, patches))} pixels cut a {size}-pixel image into "
+                          f"{MIN_PATCHES} to {MAX_PATCHES} patches")
         patch = st.select_slider(
             "Patch size P (pixels)", patches, key=PATCH, format_func=lambda p: f"{p} px → {(size // p) ** 2} patches",
             help="Side of each square patch. Only sizes that divide image_size and give 4 to 400 patches are offered.",
@@ -201,11 +193,14 @@ def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bo
                    f"{fixed.in_channels} input channel(s).")
         return fixed
     widths = d_models()
-    d_model = _settle(D_MODEL, widths)
-    head_options = [h for h in divisors(d_model) if h <= 16]
-    heads = _settle(HEADS, head_options)
+    d_model = settle_choice(D_MODEL, widths, default=_DEFAULTS[D_MODEL],
+                            why=f"this host offers d_model up to {widths[-1]}")
+    head_options = [h for h in divisors(d_model) if h <= MAX_HEADS]
+    heads = settle_choice(HEADS, head_options, default=_DEFAULTS[HEADS],
+                          why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
     depth = min(MAX_LAYERS, limits().max_layers)
-    layers = _settle(LAYERS, list(range(1, depth + 1)))
+    layers = settle_choice(LAYERS, range(1, depth + 1), default=_DEFAULTS[LAYERS],
+                           why=f"this host allows at most {depth} layers")
     st.session_state.setdefault(SEED, _DEFAULTS[SEED])
     if not projector:
         c1, c2 = st.columns(2)
@@ -224,8 +219,8 @@ def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bo
 def layer_head_controls(layers: int, heads: int) -> tuple[int, int]:
     """The layer and head to show large, 0-based."""
     layer_choices, head_choices = list(range(1, layers + 1)), list(range(1, heads + 1))
-    _settle(LAYER, layer_choices)
-    _settle(HEAD, head_choices)
+    settle_choice(LAYER, layer_choices, why=f"the model has {_count(layers, 'layer')}")
+    settle_choice(HEAD, head_choices, why=f"the model has {_count(heads, 'head')}")
     c1, c2 = st.columns([1, 2])
     with c1:
         layer = layer_choices[0] if layers == 1 else st.select_slider(
@@ -234,6 +229,10 @@ def layer_head_controls(layers: int, heads: int) -> tuple[int, int]:
         head = st.radio("Head", head_choices, key=HEAD, horizontal=True,
                         help="The head shown large; every head of the layer is shown below.")
     return layer - 1, head - 1
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -151,6 +151,44 @@ def test_settings_round_trip_through_the_url() -> None:
     assert "2·three" in _markdown(linked)
 
 
+def _link_notices(at) -> list[str]:
+    return [i.value for i in at.info if i.value.startswith("The link's setting")]
+
+
+def test_link_values_that_do_not_fit_are_changed_with_a_notice() -> None:
+    at = app_at(None)
+    at.query_params.update({"attn.head": "40", "attn.layer": "3", "attn.heads": "32"})
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    assert _link_notices(at) == [
+        "The link's setting attn.heads='32' was changed to 16: the number of heads must divide d_model 16.",
+        "The link's setting attn.layer='3' was changed to 2: the model has 2 layers.",
+        "The link's setting attn.head='40' was changed to 16: the model has 16 heads.",
+    ]
+    assert at.selectbox(key="attn.heads").value == 16 and at.radio(key="attn.layer").value == 2
+    assert at.selectbox(key="attn.head").value == 16  # 16 heads: a drop-down instead of radio buttons
+    linked = app_at(None)
+    linked.query_params["attn.head"] = "40"
+    linked.switch_page(PAGE).run()
+    assert _link_notices(linked) == ["The link's setting attn.head='40' was changed to 2: the model has 2 heads."]
+
+
+def test_fitting_links_and_widget_changes_give_no_notice() -> None:
+    at = app_at(None)
+    at.query_params.update({"attn.heads": "4", "attn.head": "4", "attn.layer": "2"})
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    assert at.radio(key="attn.head").value == 4 and not _link_notices(at)
+    at.selectbox(key="attn.heads").set_value(2).run()  # head 4 no longer exists: moved without a notice
+    at.slider(key="attn.layers").set_value(1).run()
+    assert_no_exception(at)
+    assert at.radio(key="attn.head").value == 2 and at.radio(key="attn.layer").value == 1
+    at.selectbox(key="attn.heads").set_value(16).run()
+    at.selectbox(key="attn.d_model").set_value(8).run()  # 16 heads do not divide 8: moved without a notice
+    assert_no_exception(at)
+    assert at.selectbox(key="attn.heads").value == 8 and not _link_notices(at)
+
+
 def test_projector_mode_shows_fewer_controls() -> None:
     at = app_at(None)
     at.session_state[state.PRESENTATION] = True

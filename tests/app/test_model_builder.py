@@ -118,3 +118,37 @@ def test_projector_mode_hides_secondary_controls():
     at.session_state[state.PRESENTATION] = False
     at.run()
     assert at.number_input(key=bc.BATCH).value == 8
+
+
+def _link_notices(at) -> list[str]:
+    return [i.value for i in at.info if i.value.startswith("The link's setting")]
+
+
+def test_link_values_that_do_not_fit_are_changed_with_a_notice():
+    at = app_at(None)
+    at.query_params.update({bc.KIND: "vit", bc.HEADS: "5", bc.PATCH: "7", bc.D_FF: "100"})
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    assert _link_notices(at) == [
+        "The link's setting mb.heads='5' was changed to 4: the number of heads must divide d_model 64.",
+        "The link's setting mb.d_ff='100' was changed to 128: d_ff must be 1×, 2×, 3×, 4×, 6×, 8× d_model 64.",
+        "The link's setting mb.patch='7' was changed to 8: the patch size must divide the 32-pixel image and leave "
+        "at least 2 × 2 patches.",
+    ]
+    assert at.selectbox(key=bc.HEADS).value == 4 and at.selectbox(key=bc.PATCH).value == 8
+    assert at.query_params.get(bc.HEADS) is None and at.query_params.get(bc.D_FF) == "128"
+
+
+def test_fitting_links_and_widget_changes_give_no_notice():
+    at = app_at(PAGE)
+    at.select_slider(key=bc.D_MODEL).set_value(48).run()
+    at.selectbox(key=bc.HEADS).set_value(3).run()
+    at.select_slider(key=bc.D_MODEL).set_value(64).run()  # 3 heads do not divide 64: moved without a notice
+    assert at.selectbox(key=bc.HEADS).value == 2 and not at.info
+    at.query_params.clear()
+    at.query_params.update({bc.KIND: "vit", bc.D_MODEL: "128", bc.D_FF: "512", bc.HEADS: "8", bc.PATCH: "16"})
+    at.run()  # a link opened in the same session, after the page had other settings
+    assert_no_exception(at)
+    assert not at.info
+    assert at.select_slider(key=bc.D_FF).value == 512  # the link's own d_ff, not the old ratio applied to it
+    assert at.selectbox(key=bc.HEADS).value == 8 and at.selectbox(key=bc.PATCH).value == 16

@@ -143,3 +143,90 @@ def test_app_runs_without_url_settings():
     assert at.session_state["app.presentation"] is False
     assert at.query_params == {}
     assert not any("font-size: 130%" in h.proto.body for h in at.get("html"))
+
+
+# A page whose head count must divide the width, and whose layer must exist: link values that pass UrlParam's
+# checks but not these are changed by settle_choice, with a notice only when they came from the link.
+SETTLE_PAGE = f"""
+import sys
+sys.path.insert(0, {str(REPO_ROOT)!r})
+import streamlit as st
+from ui.urlstate import UrlParam, bind_url, count_run, push_url, settle_choice
+
+PARAMS = (
+    UrlParam("width", 64, choices=(64, 48)),
+    UrlParam("heads", 4, lo=1, hi=64),
+    UrlParam("layer", 1, lo=1, hi=8),
+)
+count_run()
+st.title("Demo")
+bind_url(PARAMS, page="demo")
+width = st.selectbox("Width", (64, 48), key="width")
+heads = [h for h in range(1, width + 1) if width % h == 0]
+settle_choice("heads", heads, default=4, why=f"the number of heads must divide {{width}}")
+st.selectbox("Heads", heads, key="heads")
+settle_choice("layer", range(1, 5))
+st.radio("Layer", range(1, 5), key="layer")
+push_url(PARAMS)
+"""
+
+
+def _settle_demo(**query: str) -> AppTest:
+    at = AppTest.from_string(SETTLE_PAGE, default_timeout=30)
+    at.query_params.update(query)
+    return at.run()
+
+
+def test_a_link_value_that_does_not_fit_is_changed_with_a_notice():
+    at = _settle_demo(heads="5", layer="7")
+    assert_no_exception(at)
+    assert at.selectbox(key="heads").value == 4 and at.radio(key="layer").value == 4
+    assert [i.value for i in at.info] == [
+        "The link's setting heads='5' was changed to 4: the number of heads must divide 64.",
+        "The link's setting layer='7' was changed to 4: the choices here are 1, 2, 3 and 4.",
+    ]
+    assert at.query_params == {"layer": "4"}  # the changed values go into the address bar
+    at.radio(key="layer").set_value(2).run()
+    assert len(at.info) == 2  # the notices stay for the visit
+
+
+def test_a_link_value_that_fits_gets_no_notice():
+    at = _settle_demo(width="48", heads="12", layer="3")
+    assert_no_exception(at)
+    assert at.selectbox(key="heads").value == 12 and at.radio(key="layer").value == 3
+    assert not at.info
+
+
+def test_a_widget_change_moves_a_setting_silently():
+    at = _settle_demo(heads="32")  # a link value that fits, until the width changes
+    at.selectbox(key="width").set_value(48).run()
+    assert_no_exception(at)
+    assert at.selectbox(key="heads").value == 24  # the nearest divisor of 48
+    assert not at.info
+    plain = _settle_demo()
+    plain.selectbox(key="heads").set_value(64).run()
+    plain.selectbox(key="width").set_value(48).run()
+    assert plain.selectbox(key="heads").value == 48 and not plain.info
+
+
+def test_share_link_carries_the_heatmap_colours():
+    at = AppTest.from_string(PAGE, default_timeout=30)
+    at.query_params["heads"] = "8"
+    at.context["url"] = "https://school.example/demo"
+    at.session_state["app.colorscale"] = "Cividis"
+    at.run()
+    codes = [c.value for c in at.code]
+    assert codes[0] == "https://school.example/demo?heads=8&colors=Cividis"
+    assert codes[1] == "https://school.example/demo?heads=8&colors=Cividis&present=true"
+
+
+def test_home_page_has_a_share_link_with_the_app_settings():
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=60)
+    at.context["url"] = "https://school.example/"
+    at.run()
+    assert [c.value for c in at.code][:2] == ["https://school.example/", "https://school.example/?present=true"]
+    at.selectbox(key="app.colorscale").set_value("Cividis").run()
+    assert_no_exception(at)
+    assert [c.value for c in at.code][:2] == ["https://school.example/?colors=Cividis",
+                                              "https://school.example/?colors=Cividis&present=true"]
+    assert at.query_params == {"colors": "Cividis"}

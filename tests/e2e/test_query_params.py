@@ -1,8 +1,8 @@
 """Nonsense in a shared link: every page falls back to its defaults, says which settings it ignored, and works.
 
-Each case opens a page with bad query parameters and checks the notices (one per ignored setting), that a
-control shows its default value, and that no exception appears. One value carries HTML with a script: it must
-be shown as text, never run.
+Each case opens a page with bad query parameters and checks the notices (one per ignored setting, and one per
+value that was valid but did not fit the other settings and was changed), that a control shows its default
+value, and that no exception appears. One value carries HTML with a script: it must be shown as text, never run.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ CASES = {
                  ["task", "steps", "lr", "d_model", "compare"]),
 }
 
+# Values that pass the checks but do not fit the other settings: moved to the nearest choice, with a notice.
+CHANGED = {
+    "vit": ["vit.patch='7' was changed to 8"],  # the image size fell back to 64, which 7-pixel patches do not tile
+}
+
 # A control on each page that must show its default after the bad link (label -> expected input value).
 DEFAULT_INPUTS = {
     "home": ("Heatmap colours", "Viridis"),
@@ -57,6 +62,8 @@ def test_bad_link_falls_back_to_defaults_with_a_notice(page, name: str):
     for param in reported:
         assert any(f"{param}=" in n for n in notices), f"no notice for {param}: {notices}"
     assert all("Using the default" in n for n in notices)
+    for change in CHANGED.get(name, []):
+        assert any(change in text for text in alerts(page)), f"no notice that {change}: {alerts(page)}"
     if name in DEFAULT_INPUTS:
         label, value = DEFAULT_INPUTS[name]
         assert page.locator(f"input[aria-label='{label}']").first.input_value() == value
