@@ -5,6 +5,7 @@ import streamlit as st
 from ui import training_controls as tc
 from ui import training_io as tio
 from ui import training_run as tr
+from ui import training_text as tt
 from ui import training_views as tv
 from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
@@ -24,6 +25,7 @@ if not projector:
     run = tr.current_run()
     with st.expander("⚙️ Task, model and training", expanded=run is None or run.status == "ready"):
         task = tc.task_picker()
+        tt.text_panel(task.name)
         tc.settings_panel(task)
         tc.compare_panel(task)
 tc.save_settings()
@@ -31,7 +33,9 @@ push_url(tc.URL_PARAMS)
 
 run, verdict, error = tr.build_run()
 tr.show_notice()
-if error:
+if problem := tt.text_problem(st.session_state[tc.TASK]):  # the user's own text cannot be trained on (yet)
+    st.warning(problem, icon="✍️")
+elif error:
     st.error(f"These settings do not make a valid model: {error}", icon="🚫")
 elif verdict is not None and not verdict.ok:
     st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
@@ -48,7 +52,8 @@ if run is None:
     st.stop()
 
 kind = tv.kind_picker(run)
-view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN))
+view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),
+                   sampling=tt.sampling(run.task))
 with view.timelapse:
     tio.timelapse_controls(run, kind)
 view.refresh()

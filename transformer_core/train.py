@@ -4,6 +4,7 @@ Examples::
 
     python -m transformer_core.train --task reverse --steps 300 --seed 0
     python -m transformer_core.train --task char_lm --text-file notes.txt --save model.safetensors
+    python -m transformer_core.train --task char_lm --temperature 0.5 --top-k 5
     python -m transformer_core.train --task sort --d-model 128 --n-layers 3 --json
 """
 
@@ -22,10 +23,12 @@ from typing import Any, TextIO
 from .device import configure_threads
 from .patterns import describe_best_head
 from .tasks import TASK_NAMES, get_task
+from .tasks.language import SAMPLE_TEMPERATURE
 from .training import TrainConfig, Trainer, default_train_config
 
 MODEL_FLAGS = ("d_model", "n_heads", "n_layers", "d_ff")
 TRAIN_FLAGS = ("steps", "seed", "lr", "batch_size", "schedule", "warmup_steps", "eval_every", "device")
+SAMPLE_CHARS = 300  # characters of text the trained char_lm writes at the end of the text output
 
 
 def peak_memory_mb() -> float | None:
@@ -64,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-len", type=int,
                    help="shortest sequence of the copy/reverse/sort tasks (default: half of --seq-len)")
     p.add_argument("--text-file", type=Path, help="train the char_lm task on this UTF-8 text file")
+    p.add_argument("--temperature", type=float,
+                   help=f"char_lm: temperature of the final text sample (default {SAMPLE_TEMPERATURE}; 0 = greedy)")
+    p.add_argument("--top-k", type=int, help="char_lm: sample only among the k likeliest characters (default: all)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     p.add_argument("--threads", type=int, help="CPU threads (default: all cores, at most 4)")
     p.add_argument("--save", type=Path, help="write the trained model to this .safetensors file")
@@ -112,6 +118,25 @@ def save_problem(path: Path) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"--save {path}: this program is not allowed to write to the folder {folder}"
     return None
+
+
+def sample_problem(args: argparse.Namespace) -> str | None:
+    """Why --temperature / --top-k cannot be used as given, or None."""
+    if (args.temperature is not None or args.top_k is not None) and args.task != "char_lm":
+        return "--temperature and --top-k apply only to the char_lm task"
+    if args.temperature is not None and not 0 <= args.temperature <= 10:
+        return f"--temperature {args.temperature:g} must be between 0 (greedy) and 10"
+    if args.top_k is not None and args.top_k < 1:
+        return f"--top-k {args.top_k} must be at least 1"
+    return None
+
+
+def sample_text(trainer: Trainer, args: argparse.Namespace) -> str:
+    """The trained character model's own writing, with the settings it was drawn with."""
+    temperature = SAMPLE_TEMPERATURE if args.temperature is None else args.temperature
+    text = trainer.task.generate_text(trainer.model, "", SAMPLE_CHARS, temperature=temperature, top_k=args.top_k,
+                                      seed=args.seed)
+    return f"sample (temperature {temperature:g}, top-k {args.top_k or 'all'}):\n{text}"
 
 
 def save_model(trainer: Trainer, path: Path) -> str | None:
@@ -197,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.save is not None and (problem := save_problem(args.save)):
         parser.error(problem)  # exits with code 2 before any training time is spent
+    if problem := sample_problem(args):
+        parser.error(problem)
     configure_threads(args.threads)
     baseline = peak_memory_mb()
     try:
@@ -213,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_strict_json(result), allow_nan=False))
     else:
         _print_text(result)
+        if args.task == "char_lm" and trainer.status != "diverged":  # a diverged model's NaNs cannot be sampled
+            print(sample_text(trainer, args))
     if save_error:  # after the results, so the run's numbers are still shown
         print(f"error: {save_error}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from transformer_core.host import limits
 from transformer_core.live import GuardResult, RunSpec, check_budget
 from transformer_core.tasks import TASK_NAMES, Task, get_task
 from transformer_core.training import default_train_config
+from ui import training_text as tt
 from ui.urlstate import UrlParam
 
 PAGE = "training"  # the page's url path and its name for ui.urlstate
@@ -57,13 +58,19 @@ URL_PARAMS = (
     UrlParam(B_HEADS, 4, lo=1, hi=MAX_HEADS, name="b_heads"),
     UrlParam(B_POSITIONAL, "none", choices=POSITIONALS, name="b_positional"),
     UrlParam(B_NORM, "pre", choices=NORMS, name="b_norm"),
+    *tt.URL_PARAMS,
 )
 DEFAULTS = {p.key: p.default for p in URL_PARAMS}
+SESSION_DEFAULTS = {**DEFAULTS, **tt.DEFAULTS}  # everything restored after other pages (the text: not in the URL)
 
 
 @st.cache_resource(show_spinner=False)
 def load_task(name: str) -> Task:
-    """The built-in task called ``name`` (read-only: it generates data, it keeps no per-run state)."""
+    """The built-in task called ``name`` (read-only: it generates data, it keeps no per-run state).
+
+    Only built-in data: a task on the user's own text is per user and lives in session state
+    (:func:`ui.training_text.user_task`).
+    """
     return get_task(name)
 
 
@@ -86,7 +93,7 @@ def task_defaults(name: str) -> dict[str, Any]:
 def restore_settings() -> None:
     """Put every setting back into session state before the widgets are drawn, and make it valid."""
     saved = st.session_state.setdefault(SAVED, {})
-    for key, default in DEFAULTS.items():
+    for key, default in SESSION_DEFAULTS.items():
         if key not in st.session_state:
             st.session_state[key] = saved.get(key, default)
     st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
@@ -95,6 +102,11 @@ def restore_settings() -> None:
     _settle(D_FF, d_ff_choices())
     _settle(LR, list(LRS))
     _settle(BATCH, batch_choices())
+    _settle(tt.SOURCE, list(tt.SOURCES))
+    _settle(tt.TEMPERATURE, list(tt.TEMPERATURES))
+    _settle(tt.TOP_K, list(tt.TOP_KS))
+    if not isinstance(st.session_state[tt.TEXT], str):
+        st.session_state[tt.TEXT] = ""
     st.session_state[STEPS] = int(min(max(10, st.session_state[STEPS]), limits().max_steps))
     for key in (LAYERS, B_LAYERS):
         st.session_state[key] = int(min(max(1, st.session_state[key]), limits().max_layers))
@@ -104,7 +116,7 @@ def restore_settings() -> None:
 
 def save_settings() -> None:
     """Remember the settings as drawn, for the next visit and for projector mode."""
-    st.session_state[SAVED] = {key: st.session_state[key] for key in (*DEFAULTS, DEVICE)}
+    st.session_state[SAVED] = {key: st.session_state[key] for key in (*SESSION_DEFAULTS, DEVICE)}
 
 
 def _settle(key: str, choices: list) -> None:
@@ -149,14 +161,18 @@ def on_compare_change() -> None:
 
 
 def settings_signature() -> tuple:
-    """All settings that shape a run; a run built from other settings is out of date."""
-    return tuple(st.session_state[k] for k in (*DEFAULTS, DEVICE))
+    """All settings that shape a run (the user's text by its hash); a run built from other settings is out of date.
+
+    Sampling settings are left out: they change only the samples shown.
+    """
+    keys = [k for k in (*DEFAULTS, DEVICE) if k not in tt.SAMPLING_KEYS]
+    return (*(st.session_state[k] for k in keys), tt.text_signature(st.session_state[TASK]))
 
 
 def build_specs() -> tuple[Task, list[RunSpec]]:
     """The task and one RunSpec per configuration from the current settings (ValueError if invalid)."""
     s = st.session_state
-    task = load_task(s[TASK])
+    task = tt.user_task() if tt.own_text_selected(s[TASK]) else load_task(s[TASK])
     base = task.default_model_config()
     arch = dict(n_layers=s[LAYERS], n_heads=s[HEADS], d_model=s[D_MODEL], d_ff=s[D_FF], dropout=s[DROPOUT])
     is_vit = isinstance(base, ViTConfig)
@@ -216,7 +232,7 @@ def task_picker() -> Task:
                      on_change=on_task_change,
                      help="What the model learns. Each task needs its own attention pattern; watch it appear.")
     task = load_task(st.session_state[TASK])
-    c_text.caption(task.description)
+    c_text.caption(tt.OWN_DESCRIPTION if tt.own_text_selected(task.name) else task.description)
     return task
 
 

@@ -80,7 +80,8 @@ def publish(run: LiveRun | None, *, force: bool = False) -> None:
         return
     trainer = run.trainers[0]
     publish_trained(TrainedModel(family=run.task.family, task_name=run.task.name, task_title=run.task.title,
-                                 model=trainer.model, config=trainer.model_config, step=trainer.step))
+                                 model=trainer.model, config=trainer.model_config, step=trainer.step,
+                                 task=run.task))
 
 
 def _start() -> None:
@@ -138,7 +139,7 @@ def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
                    disabled=status != "running", help="Stop updating the weights for now; Resume goes on.")
     if not projector:
         bar.button("Step once", icon=":material/skip_next:", on_click=_step, key="live.step",
-                   disabled=run is None or status not in ("ready", "paused"),
+                   disabled=run is None or status not in ("ready", "paused") or (status == "ready" and not ready),
                    help="Do a single optimisation step and look at what changed.")
         bar.button("Stop", icon=":material/stop:", on_click=_stop, key="live.stop",
                    disabled=status not in ("running", "paused"),

@@ -16,6 +16,8 @@ WRONG = "background:#FAD4C0;color:#8A2C00;border-radius:2px"  # light vermillion
 RIGHT = "color:#00704F"  # bluish green: a correct answer
 TABLE = "border-collapse:collapse;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:0.95em"
 CELL = "padding:2px 12px 2px 0;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere"
+HEAD = "padding:2px 12px 2px 0;text-align:left;white-space:nowrap"  # headings never break inside a word
+INPUT = f"{CELL};min-width:10ch"  # long answers beside it must not squeeze a short prompt onto many lines
 MAX_CHARS = 80  # longer texts are cut (generated text of the language model)
 
 
@@ -46,11 +48,13 @@ def _prediction_cell(sample: Sample, family: str) -> str:
 
 def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> str:
     """A table input → expected → predicted (→ remark) of ``samples``; ✓/✗ repeat the colours in symbols."""
-    head = "".join(f'<th style="{CELL};text-align:left">{h}</th>' for h in ("input", "expected", "predicted", ""))
+    head = "".join(f'<th style="{HEAD}">{h}</th>' for h in ("input", "expected", "predicted", ""))
     rows = []
     for s in samples:
         cells = (escape(_cut(s.input)), escape(_cut(s.target)), _prediction_cell(s, family), escape(s.detail))
-        rows.append("<tr>" + "".join(f'<td style="{CELL}">{c}</td>' for c in cells) + "</tr>")
+        styles = (INPUT, CELL, CELL, CELL)
+        rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True))
+                    + "</tr>")
     right = sum(s.correct for s in samples)
     title = f"{escape(caption)} — " if caption else ""
     summary = f"<div style='margin-bottom:4px'><b>{title}{right} of {len(samples)} right</b></div>"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -21,10 +22,11 @@ from ui import training_charts as charts
 from ui import training_curves as curves
 from ui import training_heatmaps as heatmaps
 from ui.training_samples import samples_html
+from ui.training_text import sampling_caption
 
 KIND = "live.kind"  # which attention the heatmaps show
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
-SAMPLES_SHOWN = "live.samples"  # dict lane -> (trainer id, step, html): sample tables already computed
+SAMPLES_SHOWN = "live.samples"  # dict lane -> ((trainer id, step, sampling), html): sample tables already made
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 SAMPLES = 6  # sample predictions shown per configuration
 SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
@@ -74,10 +76,15 @@ def kind_picker(run: LiveRun) -> str:
 
 
 class LiveView:
-    """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed."""
+    """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
 
-    def __init__(self, run: LiveRun, *, projector: bool, kind: str, pinned_step: int | None) -> None:
+    ``sampling`` holds keyword arguments for the task's ``samples`` (the language model's temperature and top-k).
+    """
+
+    def __init__(self, run: LiveRun, *, projector: bool, kind: str, pinned_step: int | None,
+                 sampling: dict[str, Any] | None = None) -> None:
         self.run, self.projector, self.kind, self.pinned_step = run, projector, kind, pinned_step
+        self.sampling = dict(sampling or {})
         self._draws = 0
         self._drawn_snapshots: tuple | None = None
         self._attention_time = 0.0
@@ -170,10 +177,11 @@ class LiveView:
     def draw_samples(self) -> None:
         run = self.run
         shown = st.session_state.setdefault(SAMPLES_SHOWN, {})
+        how = tuple(sorted(self.sampling.items()))
         for i, trainer in enumerate(run.trainers):
-            stamp = (id(trainer), trainer.step)
-            if shown.get(i, (None, None, ""))[:2] != stamp:
-                items = run.task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED)
-                caption = f"Sample predictions{charts.short_label(run, i)}"
-                shown[i] = (*stamp, samples_html(items, run.task.family, caption))
-            self.samples[i].html(shown[i][2])
+            stamp = (id(trainer), trainer.step, how)
+            if shown.get(i, (None, ""))[0] != stamp:
+                items = run.task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED, **self.sampling)
+                caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
+                shown[i] = (stamp, samples_html(items, run.task.family, caption))
+            self.samples[i].html(shown[i][1])

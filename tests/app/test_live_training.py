@@ -24,6 +24,9 @@ from ui import state
 from ui import training_controls as tc
 from ui import training_io as tio
 from ui import training_run as tr
+from ui import training_text as tt
+from ui import training_views as tv
+from ui.training_samples import samples_html
 
 PAGE = "pages/training.py"
 TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff": "32", "batch": "8",
@@ -213,3 +216,106 @@ def test_closing_the_tab_stops_the_run_and_frees_its_training_state():
         tr.train_live(run, _ClosedTab())
     assert run.status == "stopped" and 0 < run.step < 50
     assert run.training_state_bytes == 0 and "tab was closed" in run.trainers[0].stop_reason
+
+
+# The character language model on the user's own text, and how its samples are drawn.
+
+OWN_TEXT = "ab☃Ž ab☃Ž ab☃Ž\n" * 12  # few, unusual characters: the vocabulary shows where the text came from
+SOURCE, TEXT, TEMPERATURE, TOP_K = (tt.widget_key(k) for k in (tt.SOURCE, tt.TEXT, tt.TEMPERATURE, tt.TOP_K))
+
+
+def own_text_at(text: str) -> AppTest:
+    """The page on a tiny char_lm run with "Your own text" chosen and ``text`` in the box."""
+    at = live_at(task="char_lm")
+    at.radio(key=SOURCE).set_value("own").run()
+    at.text_area(key=TEXT).set_value(text).run()
+    assert_no_exception(at)
+    return at
+
+
+def sample_table(at: AppTest) -> str:
+    """The sample table of configuration A as drawn, without its caption."""
+    return at.session_state[tv.SAMPLES_SHOWN][0][1].split("</div>", 1)[1]
+
+
+def test_own_text_and_sampling_controls_appear_only_for_the_language_model():
+    at = live_at()
+    keys = {w.key for w in (*at.radio, *at.select_slider, *at.text_area)}
+    assert not keys & {SOURCE, TEMPERATURE, TOP_K, TEXT}
+    at.selectbox(key=tc.TASK).set_value("char_lm").run()
+    keys = {w.key for w in (*at.radio, *at.select_slider, *at.text_area)}
+    assert {SOURCE, TEMPERATURE, TOP_K} <= keys and TEXT not in keys  # the box: only for own text
+    at.radio(key=SOURCE).set_value("own").run()
+    assert at.text_area(key=TEXT) is not None and len(at.get("file_uploader")) == 2  # text and checkpoint
+    assert all(w.help for w in (*at.radio, *at.select_slider, *at.text_area))
+    at.switch_page("pages/attention.py").run()
+    at.switch_page(PAGE).run()
+    assert at.radio(key=SOURCE).value == "own"  # the choice outlives the visit, though the radio came late
+
+
+@pytest.mark.parametrize(("text", "phrase"), [("", "empty"), ("  \n ", "empty"), ("hello", "too short")])
+def test_empty_or_too_short_text_is_explained_and_cannot_start(text, phrase):
+    at = own_text_at(text)
+    assert any(phrase in w.value for w in at.warning)
+    assert at.button(key="live.start").disabled and at.button(key="live.step").disabled
+    assert not run_of(at).task.user_text and run_of(at).status == "ready"  # nothing was built from the text
+
+
+def test_a_run_trains_and_samples_on_the_users_text():
+    at = own_text_at(OWN_TEXT)
+    task = run_of(at).task
+    assert task.vocab == "".join(sorted(set(OWN_TEXT))) and OWN_TEXT.startswith(task.train_text)
+    assert any("Vocabulary of 6 characters" in c.value for c in at.caption)
+    at.button(key="live.start").click().run()
+    assert_no_exception(at)
+    assert run_of(at).status == "done" and run_of(at).task is task
+    assert at.session_state[state.TRAINED]["causal_lm"].task is task  # the other pages decode with this vocabulary
+    samples = at.session_state[tv.SAMPLES_SHOWN][0][1]
+    assert "☃" in samples and "The " not in samples  # prompts from the user's text, not the built-in corpus
+    assert all("☃" not in value for value in at.query_params.values())  # the text never goes into a link
+    at.switch_page("pages/attention.py").run()
+    at.switch_page(PAGE).run()
+    assert at.text_area(key=TEXT).value == OWN_TEXT and run_of(at).task is task  # kept across pages
+
+
+def test_a_changed_text_makes_a_new_task_and_the_corpus_stays_shared():
+    at = own_text_at(OWN_TEXT)
+    first = run_of(at).task
+    at.text_area(key=TEXT).set_value("xyz xyz xyz xyz xyz xyz").run()
+    assert run_of(at).task is not first and run_of(at).task.vocab == " xyz"
+    at.radio(key=SOURCE).set_value("corpus").run()
+    assert run_of(at).task is tc.load_task("char_lm") and not run_of(at).task.user_text
+
+
+def test_an_uploaded_text_file_fills_the_box_and_bad_files_are_explained():
+    at = own_text_at("")
+    uploader = at.get("file_uploader")[0]
+    assert uploader.proto.id.endswith(tt.UPLOAD)
+    at.file_uploader(key=tt.UPLOAD).set_value(("notes.txt", "\ufeff".encode() + OWN_TEXT.encode(), "text/plain"))
+    at.run()
+    assert_no_exception(at)
+    assert at.text_area(key=TEXT).value == OWN_TEXT  # decoded, byte-order mark dropped
+    assert run_of(at).task.vocab == "".join(sorted(set(OWN_TEXT)))
+    at.file_uploader(key=tt.UPLOAD).set_value(("latin.txt", "café au lait ".encode("latin-1") * 5, "text/plain"))
+    at.run()
+    assert any("not UTF-8" in e.value and "latin.txt" in e.value for e in at.error)
+    assert at.text_area(key=TEXT).value == OWN_TEXT  # the bad file changed nothing
+
+
+def test_top_k_one_gives_greedy_samples_whatever_the_temperature():
+    at = live_at(task="char_lm")
+    at.button(key="live.start").click().run()
+    trainer = run_of(at).trainers[0]
+    at.select_slider(key=TOP_K).set_value(1).run()
+    at.select_slider(key=TEMPERATURE).set_value(2.0).run()
+    assert_no_exception(at)
+    greedy = sample_table(at)
+    greedy_samples = run_of(at).task.samples(trainer.model, tv.SAMPLES, seed=tv.SAMPLE_SEED, temperature=0.0)
+    assert greedy == samples_html(greedy_samples, "causal_lm").split("</div>", 1)[1]
+    assert "temperature 2, top-k 1" in at.session_state[tv.SAMPLES_SHOWN][0][1]
+    at.select_slider(key=TEMPERATURE).set_value(0.5).run()
+    assert sample_table(at) == greedy
+    at.select_slider(key=TOP_K).set_value(0).run()
+    at.select_slider(key=TEMPERATURE).set_value(2.0).run()
+    assert sample_table(at) != greedy  # hot sampling from every character writes other text
+    assert at.query_params["temperature"] == "2.0" and run_of(at).status == "done"  # sampling never resets a run

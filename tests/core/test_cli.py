@@ -89,3 +89,29 @@ def test_failed_save_after_training_is_reported(capsys, monkeypatch, tmp_path):
     out, err = capsys.readouterr()
     assert json.loads(out)["saved"] is None  # the run's results are still printed
     assert f"could not save the model to {path}: No space left on device" in err
+
+
+def test_char_lm_text_output_ends_with_a_sample_drawn_as_asked(capsys, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("abc abd abe\n" * 40, encoding="utf-8")
+    base = ["--task", "char_lm", "--text-file", str(text), "--steps", "3", *TINY]
+    assert train.main([*base, "--top-k", "1", "--temperature", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "sample (temperature 2, top-k 1):" in out
+    greedy = out.split("top-k 1):\n", 1)[1]
+    assert set(greedy.strip()) <= set("abcde \n") and len(greedy) == train.SAMPLE_CHARS + 1
+    assert train.main([*base, "--temperature", "0"]) == 0  # top-k 1 is greedy, whatever the temperature
+    assert capsys.readouterr().out.split("top-k all):\n", 1)[1] == greedy
+    assert train.main([*base, "--json", "--top-k", "3"]) == 0
+    assert "sample" not in json.loads(capsys.readouterr().out)  # JSON output stays one object
+
+
+@pytest.mark.parametrize(("flags", "phrase"), [
+    (["--task", "copy", "--top-k", "3"], "only to the char_lm task"),
+    (["--task", "char_lm", "--top-k", "0"], "at least 1"),
+    (["--task", "char_lm", "--temperature", "-1"], "between 0"),
+])
+def test_sampling_flags_are_checked_before_training(capsys, flags, phrase):
+    with pytest.raises(SystemExit) as exit_info:
+        train.main([*flags, "--quiet"])
+    assert exit_info.value.code == 2 and phrase in capsys.readouterr().err

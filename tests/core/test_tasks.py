@@ -188,3 +188,62 @@ def test_quick_version_learns(name):
             logits = trainer.model(batch["src"], batch["tgt_in"])
         one_pass = task._exact(logits.argmax(-1), batch)
         assert torch.equal(one_pass, task._exact(task._greedy(trainer.model.eval(), batch), batch))
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("", "empty"), (" \n\t ", "empty"), ("hi there", "too short: 8 characters"),
+    ("e\u0301" * 15, "too short: 15 characters"),  # 30 code points, but 15 characters once composed (NFC)
+    ("a" * 50, "one character"), (b"bytes are not text", "must be text"),
+])
+def test_text_problem_names_what_is_wrong(text, phrase):
+    problem = language.text_problem(text)
+    assert problem is not None and phrase in problem
+    with pytest.raises(ValueError, match=phrase):
+        get_task("char_lm", text=text)
+
+
+def test_every_text_that_passes_the_check_makes_batches_at_the_default_context():
+    shortest = "ab" * (language.MIN_CHARS // 2)
+    assert language.text_problem(shortest[:-1]) is not None and language.text_problem(shortest) is None
+    task = get_task("char_lm", text=shortest)
+    assert task.block_size == len(task.train_text) - 1 < language.BLOCK_SIZE  # the context shrinks to fit
+    assert "characters of context instead of 64" in task.notice and "validation reuses" in task.notice
+    batch = task.sample_batch(4, torch.Generator().manual_seed(0))
+    assert batch["idx"].shape == batch["targets"].shape == (4, task.block_size)
+    model = task.build_model(dataclasses.replace(task.default_model_config(), **TINY_TEXT))
+    assert np.isfinite(task.evaluate(model)["loss"])
+    roomy = get_task("char_lm", text="abcdefghij" * 100)
+    assert roomy.block_size == language.BLOCK_SIZE and roomy.notice is None
+
+
+def test_clean_text_cuts_to_the_given_length_with_a_notice():
+    text, notice = language.clean_text("ab\r\ncd " * 10, max_chars=25)
+    assert len(text) == 25 and "\r" not in text and "first 25 of 60 characters" in notice
+    assert language.clean_text("ab cd " * 10, max_chars=1000) == ("ab cd " * 10, None)
+
+
+def test_decode_text_reads_utf8_and_explains_everything_else():
+    assert language.decode_text("\ufeffGrüße ☃".encode()) == "Grüße ☃"  # a byte-order mark is dropped
+    with pytest.raises(ValueError, match=r"not UTF-8 text: byte 3 \(0xE9\)"):
+        language.decode_text("caf\xe9 au lait".encode("latin-1"))
+    with pytest.raises(ValueError, match="UTF-16"):
+        language.decode_text("hello".encode("utf-16"))
+    with pytest.raises(ValueError, match="NUL"):
+        language.decode_text(b"PK\x03\x04\x00\x00 not a text file")
+
+
+def test_samples_follow_temperature_and_top_k():
+    task, config = tiny("char_lm")
+    model = task.build_model(config)
+    greedy = task.samples(model, 4, seed=2, temperature=0.0)
+    assert task.samples(model, 4, seed=2, temperature=2.0, top_k=1) == greedy
+    assert [s.prediction for s in task.samples(model, 4, seed=2, temperature=2.0)] != [s.prediction for s in greedy]
+
+
+def test_validation_text_starts_at_a_line_or_word_near_the_90_percent_point():
+    lines = "".join(f"line {i} has a few words\n" for i in range(40))
+    task = get_task("char_lm", text=lines, block_size=8)
+    assert task.val_text.startswith("line ") and task.train_text.endswith("\n")
+    assert abs(len(task.train_text) - 0.9 * len(lines)) < 30 and task.train_text + task.val_text == lines
+    words = "word " * 100
+    assert language.split_point(words) == 450 and language.split_point("x" * 100) == 90  # no boundary: 90%

@@ -7,6 +7,7 @@ trains on any text instead (its characters become the vocabulary).
 
 from __future__ import annotations
 
+import codecs
 import unicodedata
 from collections import Counter
 from typing import Any
@@ -25,6 +26,8 @@ from .grammar import generate_corpus, is_grammatical
 MAX_CHARS = 1_000_000  # longer user texts are cut to this many characters
 MAX_VOCAB = 256  # distinct characters kept; rarer ones become UNKNOWN
 MIN_CHARS = 20  # shortest user text we can learn anything from
+BLOCK_SIZE = 64  # characters of context, unless the text is too short for them
+SAMPLE_TEMPERATURE = 0.8  # sample predictions: a little safer than the model's own distribution
 UNKNOWN = "\ufffd"
 CORPUS_SENTENCES = (4000, 400)  # training and validation sentences of the built-in corpus
 SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}
@@ -35,18 +38,82 @@ def show_char(ch: str) -> str:
     return SHOWN.get(ch, ch)
 
 
-def clean_text(text: str) -> tuple[str, str | None]:
-    """Normalise user text and cut it to ``MAX_CHARS``; returns ``(text, notice or None)``."""
+def normalise_text(text: str) -> str:
+    """Unix line breaks and composed Unicode characters (NFC), so "é" is one character however it was typed."""
+    return unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be trained on, in words for students, or ``None`` when it can.
+
+    :class:`CharLMTask` can use any text of ``MIN_CHARS`` characters with at least two different ones: it keeps
+    90% for training and 10% for validation, shortens its context when the training part is shorter than
+    ``block_size + 1`` characters, and validates on the training text when the validation part is shorter than
+    the context (both with a notice).
+    """
     if not isinstance(text, str):
-        raise ValueError("The training text must be a string.")
-    text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
+        return "The training text must be text (a string)."
+    return _problem(normalise_text(text))
+
+
+def _problem(text: str) -> str | None:
+    """:func:`text_problem` of an already normalised text."""
     if not text.strip():
-        raise ValueError("The text is empty. Paste or upload some text to train on (a few pages work best).")
+        return "The text is empty. Paste or upload some text to train on (a few pages work best)."
     if len(text) < MIN_CHARS:
-        raise ValueError(f"The text is too short ({len(text)} characters); use at least {MIN_CHARS}.")
-    if len(text) > MAX_CHARS:
-        return text[:MAX_CHARS], f"The text was cut to its first {MAX_CHARS:,} of {len(text):,} characters."
+        return (f"The text is too short: {len(text)} characters. Use at least {MIN_CHARS}, so that there are "
+                "windows of text to learn from (a few pages work best).")
+    if len(set(text)) < 2:
+        return f"The text repeats one character ({show_char(text[0])!r}), so there is nothing to predict."
+    return None
+
+
+def clean_text(text: str, *, max_chars: int = MAX_CHARS) -> tuple[str, str | None]:
+    """Normalise user text and cut it to ``max_chars``; returns ``(text, notice or None)``.
+
+    Raises:
+        ValueError: with :func:`text_problem`'s message when the text cannot be trained on.
+    """
+    if not isinstance(text, str):
+        raise ValueError(text_problem(text))
+    text = normalise_text(text)
+    problem = _problem(text)
+    if problem:
+        raise ValueError(problem)
+    if len(text) > max_chars:
+        return text[:max_chars], f"The text was cut to its first {max_chars:,} of {len(text):,} characters."
     return text, None
+
+
+def decode_text(data: bytes) -> str:
+    """The text of an uploaded file, which must be UTF-8 (a byte-order mark is dropped). Nothing else is parsed.
+
+    Raises:
+        ValueError: with a message for students when the bytes are not UTF-8 text (another encoding, or not text).
+    """
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ValueError("This file is saved as UTF-16. Save it as UTF-8 text (most editors offer the encoding "
+                         "under 'Save as') and upload it again.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"This file is not UTF-8 text: byte {err.start:,} (0x{data[err.start]:02X}) is not "
+                         "valid UTF-8. Save it as UTF-8 plain text and upload it again (documents such as .docx "
+                         "or .pdf must be exported as plain text first).") from None
+    if "\x00" in text:
+        raise ValueError("This file contains NUL bytes, so it is not plain text. Upload a .txt file.")
+    return text
+
+
+def split_point(text: str, near: int = 200) -> int:
+    """Where the validation part starts: 90% into the text, moved on to the next line (or else word) start when
+    one is within ``near`` characters, so that the sample prompts taken from it begin with whole words."""
+    cut = len(text) * 9 // 10
+    for separator in ("\n", " "):
+        start = text.find(separator, cut - 1, cut + near) + 1  # from cut - 1: already at a start is fine
+        if 0 < start < len(text):
+            return start
+    return cut
 
 
 def build_vocab(text: str) -> tuple[str, str | None]:
@@ -75,7 +142,7 @@ class CharLMTask(Task):
     higher_is_better = False
     pattern_names = ("decoder:previous_token",)
 
-    def __init__(self, text: str | None = None, *, block_size: int = 64, eval_windows: int = 128) -> None:
+    def __init__(self, text: str | None = None, *, block_size: int = BLOCK_SIZE, eval_windows: int = 128) -> None:
         if not 4 <= block_size <= 1024:
             raise ValueError(f"block_size={block_size} must be between 4 and 1024.")
         self.user_text = text is not None
@@ -85,16 +152,20 @@ class CharLMTask(Task):
         else:
             text, notice = clean_text(text)
             notices.append(notice)
-            cut = int(len(text) * 0.9)
+            cut = split_point(text)
             train, val = text[:cut], text[cut:]
         self.vocab, notice = build_vocab(train + val)
         notices.append(notice)
         self.stoi = {ch: i for i, ch in enumerate(self.vocab)}
-        self.block_size = min(block_size, len(train) - 1)
+        self.block_size = min(block_size, len(train) - 1)  # a window is block_size + 1 characters
+        if self.block_size < block_size:
+            notices.append(f"The text is short, so the model reads {self.block_size} characters of context "
+                           f"instead of {block_size}.")
         if len(val) <= self.block_size:
             val = train
             notices.append("The text is short, so validation reuses the training text.")
         self.train_text, self.val_text = train, val
+        self.known_words = frozenset(train.split())  # judges generated words; a set once, not per sample
         self.train_ids, self.val_ids = self.encode(train), self.encode(val)
         self.eval_windows = eval_windows
         self.notice = " ".join(n for n in notices if n) or None
@@ -193,12 +264,14 @@ class CharLMTask(Task):
         if not self.user_text:
             ok = is_grammatical(line)
             return ok, "" if ok else "not a sentence of the grammar"
-        known = set(self.train_text.split())
         words = line.split()
-        real = sum(w in known for w in words)
+        real = sum(w in self.known_words for w in words)
         return real == len(words), f"{real} of {len(words)} words appear in the text"
 
-    def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0) -> list[Sample]:
+    def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0, temperature: float = SAMPLE_TEMPERATURE,
+                top_k: int | None = None) -> list[Sample]:
+        """Held-out lines cut after two words, continued by the model (``temperature``, ``top_k``: see
+        :meth:`generate_text`)."""
         lines = [line for line in self.val_text.split("\n") if len(line.split()) >= 3] or [self.val_text[:80]]
         rng = np.random.default_rng(seed)
         out = []
@@ -206,7 +279,7 @@ class CharLMTask(Task):
             line = lines[int(rng.integers(len(lines)))]
             cut = len(" ".join(line.split(" ")[:2])) if " " in line else len(line) // 2
             prompt = line[:cut]
-            text = self.generate_text(model, prompt, 80, temperature=0.8, seed=seed + i)
+            text = self.generate_text(model, prompt, 80, temperature=temperature, top_k=top_k, seed=seed + i)
             continuation = text.split("\n")[0]
             ok, detail = self._judge(prompt + continuation)
             out.append(Sample(prompt, line[cut:], continuation, ok, detail))
