@@ -3,9 +3,11 @@
 Design: the run (a :class:`~transformer_core.live.LiveRun`) lives in ``st.session_state``, so each browser
 session has its own. While it is running, the page script itself loops — train for about
 :data:`TICK_S` seconds, redraw the placeholders, repeat. Any click (Pause, a slider, another page) makes
-Streamlit stop the script at its next redraw; the button's callback then changes the run's status before the
-script runs again. Leaving the page, or closing the tab, stops a running run and frees its gradients and
-optimiser state; Streamlit drops the closed tab's whole session after its reconnect window.
+Streamlit interrupt the script at its next redraw and run it again; the button's callback then changes the
+run's status before the page is drawn. This needs ``runner.fastReruns = false`` (.streamlit/config.toml):
+fast reruns would stop the loop as if the tab had closed and start a second script thread at once.
+Leaving the page, or closing the tab, stops a running run and frees its gradients and optimiser state;
+Streamlit drops the closed tab's whole session after its reconnect window.
 """
 
 from __future__ import annotations
@@ -164,7 +166,8 @@ def train_live(run: LiveRun, view: LiveView) -> None:
             if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
                 break
     except StopException:
-        # Streamlit stops the script (a click reruns it instead) when the tab is closed or the session ends.
+        # Streamlit stops the script when the tab is closed or the session ends; a click reruns it instead
+        # (RerunException) because the app's config turns fast reruns off.
         run.release("stopped when the browser tab was closed")
         raise
     finally:

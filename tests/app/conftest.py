@@ -9,7 +9,8 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.util import patch_config_options
 
 # AppTest resolves relative paths against the calling file, so the entry point is given absolutely.
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+APP = str(ROOT / "app.py")
 
 # Seconds one script run may take before AppTest gives up (generous: the CI machine has two cores).
 DEFAULT_TIMEOUT = 60

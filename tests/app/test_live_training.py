@@ -7,6 +7,7 @@ are tiny (d_model 16, one layer, 10 steps).
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pyarrow as pa
 import pytest
@@ -14,7 +15,7 @@ import torch
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception
+from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.live import LiveRun, RunSpec
 from transformer_core.tasks import get_task
@@ -216,6 +217,14 @@ def test_closing_the_tab_stops_the_run_and_frees_its_training_state():
         tr.train_live(run, _ClosedTab())
     assert run.status == "stopped" and 0 < run.step < 50
     assert run.training_state_bytes == 0 and "tab was closed" in run.trainers[0].stop_reason
+
+
+def test_clicks_rerun_the_running_script_instead_of_stopping_it():
+    """With Streamlit's fast reruns a click stops the running script (StopException) and starts another
+    thread at once: the live loop would take every Pause for a closed tab, and two threads could train one
+    model. The app's config turns them off, so a click interrupts the loop with a rerun."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["runner"]["fastReruns"] is False
 
 
 # The character language model on the user's own text, and how its samples are drawn.

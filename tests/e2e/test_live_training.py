@@ -13,7 +13,8 @@ from playwright.sync_api import expect
 from tests.e2e.actions import metric
 from tests.e2e.conftest import assert_no_exception, save_screenshot, wait_for_app
 
-URL = "/training?task=reverse&steps=300&d_model=32&d_ff=64&batch=32"  # a small model: quick on two cores
+STEPS = 1000  # far more than the test trains: the run must still be going when Pause is clicked
+URL = f"/training?task=reverse&steps={STEPS}&d_model=32&d_ff=64&batch=32"  # a small model: quick on two cores
 FIRST_METRIC = ("(document.querySelector('[data-testid=stMetricValue]')?.textContent ?? '0')"
                 ".replace(/,/g, '').split(' ')[0] * 1")  # 0 while a rerun briefly has no metric
 HEATMAP_INDEX = 3  # Vega-Lite charts on the page: loss, accuracy, pattern score, then the heatmaps
@@ -44,7 +45,7 @@ def difference(a: np.ndarray, b: np.ndarray) -> float:
 def test_start_watch_pause_and_scrub(page):
     page.goto(URL)
     wait_for_app(page)
-    expect(metric(page, "Step")).to_have_text("0 / 300")
+    expect(metric(page, "Step")).to_have_text(f"0 / {STEPS:,}")
     expect(heading(page)).to_have_text(re.compile(r"step 0$"))
     untrained = heatmap_pixels(page)
 
@@ -58,7 +59,7 @@ def test_start_watch_pause_and_scrub(page):
     paused_at = step_shown(page)
     page.wait_for_timeout(1500)
     assert step_shown(page) == paused_at, "training went on after Pause"
-    assert 40 <= paused_at < 300
+    assert 40 <= paused_at < STEPS
     trained = heatmap_pixels(page)
     assert difference(trained, untrained) > 1.0, "the heatmaps did not change while training"
 
@@ -70,6 +71,6 @@ def test_start_watch_pause_and_scrub(page):
     scrubbed = heatmap_pixels(page)
     assert difference(scrubbed, untrained) < 0.2 * difference(trained, untrained), \
         "step 0 of the time-lapse should show the untrained attention again"
-    expect(metric(page, "Step")).to_have_text(f"{paused_at:,} / 300")
+    expect(metric(page, "Step")).to_have_text(f"{paused_at:,} / {STEPS:,}")
     assert_no_exception(page)
     save_screenshot(page, "live_training_paused.png")
