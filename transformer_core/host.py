@@ -43,8 +43,7 @@ class Limits:
     max_layers: int  # most layers (per stack) offered for models that are built and run
     max_steps: int  # longest training run a visitor may start
     max_batch: int  # largest training batch
-    default_steps: int  # training steps preselected on the training pages
-    max_seq_len: int  # longest token sequence a page runs through a model
+    default_steps: int  # most training steps preselected on the training page (a task's shorter default wins)
     max_image_size: int  # uploaded images are scaled down to at most this many pixels per side
     max_text_chars: int  # a visitor's own training text is cut to this many (kept per session, 8 bytes each as ids)
     memory_budget_bytes: int  # memory one visitor's model, optimiser and activations may take
@@ -53,11 +52,11 @@ class Limits:
 
 
 NORMAL_LIMITS = Limits(
-    max_d_model=512, max_layers=8, max_steps=5000, max_batch=256, default_steps=300, max_seq_len=128,
+    max_d_model=512, max_layers=8, max_steps=5000, max_batch=256, default_steps=1000,
     max_image_size=224, max_text_chars=1_000_000, memory_budget_bytes=1 * GIB, step_time_budget_s=2.0, threads=4,
 )
 SMALL_LIMITS = Limits(
-    max_d_model=128, max_layers=4, max_steps=1000, max_batch=64, default_steps=150, max_seq_len=64,
+    max_d_model=128, max_layers=4, max_steps=1000, max_batch=64, default_steps=300,
     max_image_size=96, max_text_chars=200_000, memory_budget_bytes=128 * MIB, step_time_budget_s=0.5, threads=1,
 )
 

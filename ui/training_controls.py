@@ -81,8 +81,8 @@ def task_defaults(name: str) -> dict[str, Any]:
     train = default_train_config(task)
     values = {
         LAYERS: model.n_layers, HEADS: model.n_heads, D_MODEL: model.d_model, D_FF: model.d_ff,
-        DROPOUT: model.dropout, LR: train.lr, BATCH: train.batch_size,
-        STEPS: min(train.steps, limits().max_steps), B_LAYERS: model.n_layers, B_HEADS: model.n_heads,
+        DROPOUT: model.dropout, LR: train.lr, BATCH: train.batch_size, B_LAYERS: model.n_layers,
+        B_HEADS: model.n_heads, STEPS: min(train.steps, limits().default_steps, limits().max_steps),
     }
     if not isinstance(model, ViTConfig):
         values.update({NORM: model.norm, POSITIONAL: model.positional, B_NORM: model.norm,

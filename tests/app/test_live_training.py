@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception
 from transformer_core.checkpoint import save_checkpoint
+from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS
 from transformer_core.live import LiveRun, RunSpec
 from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask
@@ -328,3 +329,11 @@ def test_top_k_one_gives_greedy_samples_whatever_the_temperature():
     at.select_slider(key=TEMPERATURE).set_value(2.0).run()
     assert sample_table(at) != greedy  # hot sampling from every character writes other text
     assert at.query_params["temperature"] == "2.0" and run_of(at).status == "done"  # sampling never resets a run
+
+
+def test_small_hosts_preselect_shorter_runs(monkeypatch):
+    monkeypatch.setattr(tc, "limits", lambda: SMALL_LIMITS)
+    assert tc.task_defaults("sort")[tc.STEPS] == SMALL_LIMITS.default_steps < 400  # sort's own default: 400
+    assert tc.task_defaults("protein")[tc.STEPS] == 200  # a shorter default of the task's own stays
+    monkeypatch.setattr(tc, "limits", lambda: NORMAL_LIMITS)
+    assert tc.task_defaults("sort")[tc.STEPS] == 400
