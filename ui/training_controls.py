@@ -20,7 +20,7 @@ from transformer_core.live import GuardResult, RunSpec, check_budget
 from transformer_core.tasks import TASK_NAMES, Task, get_task
 from transformer_core.training import default_train_config
 from ui import training_text as tt
-from ui.urlstate import UrlParam
+from ui.urlstate import UrlParam, settle_choice
 
 PAGE = "training"  # the page's url path and its name for ui.urlstate
 # Widget keys (also the URL settings, under the short names given in URL_PARAMS).
@@ -97,33 +97,30 @@ def restore_settings() -> None:
         if key not in st.session_state:
             st.session_state[key] = saved.get(key, default)
     st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
-    _settle(DEVICE, available_devices())
-    _settle(D_MODEL, d_model_choices())
-    _settle(D_FF, d_ff_choices())
-    _settle(LR, list(LRS))
-    _settle(BATCH, batch_choices())
-    _settle(tt.SOURCE, list(tt.SOURCES))
-    _settle(tt.TEMPERATURE, list(tt.TEMPERATURES))
-    _settle(tt.TOP_K, list(tt.TOP_KS))
+    host = limits()
+    settle_choice(DEVICE, available_devices())
+    settle_choice(D_MODEL, d_model_choices(), why=f"this server trains models up to d_model {host.max_d_model}")
+    settle_choice(D_FF, d_ff_choices(), why=f"this server allows d_ff up to {4 * host.max_d_model}")
+    settle_choice(LR, list(LRS))
+    settle_choice(BATCH, batch_choices(), why=f"this server trains batches up to {host.max_batch}")
+    settle_choice(tt.SOURCE, list(tt.SOURCES))
+    settle_choice(tt.TEMPERATURE, list(tt.TEMPERATURES))
+    settle_choice(tt.TOP_K, list(tt.TOP_KS))
     if not isinstance(st.session_state[tt.TEXT], str):
         st.session_state[tt.TEXT] = ""
-    st.session_state[STEPS] = int(min(max(10, st.session_state[STEPS]), limits().max_steps))
+    settle_choice(STEPS, range(10, host.max_steps + 1), why=f"this server trains at most {host.max_steps:,} steps")
     for key in (LAYERS, B_LAYERS):
-        st.session_state[key] = int(min(max(1, st.session_state[key]), limits().max_layers))
+        settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
     for key, pos in ((HEADS, POSITIONAL), (B_HEADS, B_POSITIONAL)):
-        _settle(key, head_choices(st.session_state[D_MODEL], st.session_state[pos]))
+        d_model, rope = st.session_state[D_MODEL], st.session_state[pos] == "rope"
+        settle_choice(key, head_choices(d_model, st.session_state[pos]),
+                      why=f"the number of heads must divide d_model {d_model}"
+                          + (" into an even head size for rotary positions" if rope else ""))
 
 
 def save_settings() -> None:
     """Remember the settings as drawn, for the next visit and for projector mode."""
     st.session_state[SAVED] = {key: st.session_state[key] for key in (*SESSION_DEFAULTS, DEVICE)}
-
-
-def _settle(key: str, choices: list) -> None:
-    value = st.session_state.get(key)
-    if value not in choices:
-        numeric = isinstance(value, int | float) and not isinstance(value, bool)
-        st.session_state[key] = min(choices, key=lambda c: abs(c - value)) if numeric else choices[0]
 
 
 def d_model_choices() -> list[int]:

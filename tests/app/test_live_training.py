@@ -337,3 +337,15 @@ def test_small_hosts_preselect_shorter_runs(monkeypatch):
     assert tc.task_defaults("protein")[tc.STEPS] == 200  # a shorter default of the task's own stays
     monkeypatch.setattr(tc, "limits", lambda: NORMAL_LIMITS)
     assert tc.task_defaults("sort")[tc.STEPS] == 400
+
+
+def test_link_values_that_do_not_fit_are_changed_with_a_notice():
+    at = live_at(d_model="32", heads="5", steps="50000")
+    notices = [i.value for i in at.info if i.value.startswith("The link's setting")]
+    assert notices == [
+        "The link's setting steps='50000' was changed to 5000: this server trains at most 5,000 steps.",
+        "The link's setting heads='5' was changed to 4: the number of heads must divide d_model 32.",
+    ]
+    assert at.session_state[tc.HEADS] == 4 and at.session_state[tc.STEPS] == 5000
+    at.run()  # the notices stay for the rest of the visit
+    assert len([i for i in at.info if i.value.startswith("The link's setting")]) == 2
