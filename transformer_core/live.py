@@ -203,11 +203,13 @@ class LiveRun:
         self._settle()
         return taken
 
-    def advance(self, time_budget_s: float) -> int:
+    def advance(self, time_budget_s: float, *, interrupted: Callable[[], bool] | None = None) -> int:
         """Train for about ``time_budget_s`` seconds (at least one step per lane) while running.
 
         Lanes take turns one step at a time, so two compared configurations stay at the same step.
-        Returns the number of steps taken (all lanes together); 0 when the run is not running.
+        ``interrupted`` is asked after every round; when it says True the slice ends early (the caller has a
+        click to handle, say). Returns the number of steps taken (all lanes together); 0 when the run is not
+        running.
         """
         if self.status != "running":
             return 0
@@ -219,7 +221,7 @@ class LiveRun:
                 taken += self._round()
                 self._settle()
                 now = self._clock()
-                if now - start >= time_budget_s:
+                if now - start >= time_budget_s or (interrupted is not None and interrupted()):
                     break
         self._note_rate(now)
         return taken

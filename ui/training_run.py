@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from transformer_core.live import GuardResult, LiveRun
 from ui import training_controls as tc
@@ -150,6 +152,19 @@ def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
                help="Fresh weights from the seed (the same seed gives the same start).")
 
 
+def click_pending() -> bool:
+    """Whether Streamlit holds a rerun or stop request for this script run (a click, the tab closing).
+
+    The live loop asks after every training step, so a click ends the training slice at once instead of after
+    up to :data:`TICK_S` seconds. Streamlit offers no public call for this: it reads the script runner's request
+    state (Streamlit is pinned; a test checks this against the real ScriptRequests) and says False when that
+    is not there, which only makes a click wait for the end of the slice.
+    """
+    requests = getattr(get_script_run_ctx(suppress_warning=True), "script_requests", None)
+    state = getattr(requests, "_state", ScriptRequestType.CONTINUE)
+    return state != ScriptRequestType.CONTINUE
+
+
 def train_live(run: LiveRun, view: LiveView) -> None:
     """While the run is running: train a slice, redraw, repeat; then rerun the page.
 
@@ -161,8 +176,8 @@ def train_live(run: LiveRun, view: LiveView) -> None:
     drawn = len(run.trainers[0].snapshots)
     try:
         while run.status == "running":
-            run.advance(TICK_S)
-            view.refresh()
+            run.advance(TICK_S, interrupted=click_pending)
+            view.refresh()  # where Streamlit stops or reruns the script after a click
             if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
                 break
     except StopException:

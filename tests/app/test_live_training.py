@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import tomllib
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
 import torch
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception
@@ -218,6 +220,16 @@ def test_closing_the_tab_stops_the_run_and_frees_its_training_state():
         tr.train_live(run, _ClosedTab())
     assert run.status == "stopped" and 0 < run.step < 50
     assert run.training_state_bytes == 0 and "tab was closed" in run.trainers[0].stop_reason
+
+
+def test_a_pending_click_is_seen_by_the_live_loop(monkeypatch):
+    requests = ScriptRequests()
+    monkeypatch.setattr(tr, "get_script_run_ctx", lambda **_: SimpleNamespace(script_requests=requests))
+    assert not tr.click_pending()
+    requests.request_rerun(RerunData())  # what Streamlit does when a widget is used while the script runs
+    assert tr.click_pending()
+    monkeypatch.setattr(tr, "get_script_run_ctx", lambda **_: None)  # outside a script run
+    assert not tr.click_pending()
 
 
 def test_clicks_rerun_the_running_script_instead_of_stopping_it():

@@ -93,6 +93,14 @@ def test_advance_respects_the_time_budget(task):
     assert run.steps_per_second > 0 and run.eta_s == pytest.approx((50 - run.step) / run.steps_per_second)
 
 
+def test_an_interruption_ends_the_slice_after_the_current_step(task):
+    run = make_run(task, steps=50)
+    run.start()
+    asked = []
+    assert run.advance(60.0, interrupted=lambda: asked.append(run.step) or len(asked) == 3) == 3
+    assert asked == [1, 2, 3] and run.status == "running"  # asked after every step; the run goes on
+
+
 def test_pause_and_resume_give_the_same_curve_as_one_go(task):
     straight = make_run(task)
     straight.start()

@@ -1,6 +1,6 @@
 """Every page in a real browser: it opens, its main controls work, no exception appears; one screenshot each.
 
-The screenshots (screenshots/<page>.png, git-ignored) are the ones shown in the README.
+The screenshots (screenshots/<page>.png, git-ignored) are copied to docs/screenshots/ for the README.
 """
 
 from __future__ import annotations
