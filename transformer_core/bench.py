@@ -1,8 +1,9 @@
 """Benchmark: our training step against torch.nn's transformers, the cost of snapshots, and time-to-target.
 
 Run ``python -m transformer_core.bench`` (add ``--quick`` for a short run, ``--tasks reverse,sort`` to pick
-tasks). Timings are interleaved (ours, reference, ours, ...) in one process and summarised by medians, so a
-busy machine slows both sides alike and the printed ratios stay meaningful.
+tasks, ``--smoke`` to check in seconds that it runs at all). Timings are interleaved (ours, reference, ours,
+...) in one process and summarised by medians, so a busy machine slows both sides alike and the printed ratios
+stay meaningful.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from .positional import sinusoidal_encoding
 from .tasks import TASK_NAMES, get_task
 from .tasks.base import Task
 from .training import Trainer, default_train_config, make_optimizer
+
+SMOKE_STEPS = 2  # training steps per task in a --smoke run
 
 
 def _torch_causal(t: int) -> torch.Tensor:
@@ -148,10 +151,14 @@ def compare_step_time(task_name: str, *, rounds: int, steps: int) -> dict[str, A
     }
 
 
-def time_to_target(task_name: str, *, stop_at_target: bool) -> dict[str, Any]:
-    """Train the task's default configuration; report when (steps, seconds) it first met its target."""
+def time_to_target(task_name: str, *, stop_at_target: bool, max_steps: int | None = None) -> dict[str, Any]:
+    """Train the task's default configuration; report when (steps, seconds) it first met its target.
+
+    ``max_steps`` shortens the run (the learning-rate schedule follows the shorter run).
+    """
     task = get_task(task_name)
-    trainer = Trainer(task)
+    config = default_train_config(task) if max_steps is None else default_train_config(task, steps=max_steps)
+    trainer = Trainer(task, None, config)
     start = time.perf_counter()
     trainer.run(callback=lambda row: not (stop_at_target and trainer.target_step is not None))
     wall = time.perf_counter() - start
@@ -199,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m transformer_core.bench``."""
     p = argparse.ArgumentParser(prog="python -m transformer_core.bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer timing rounds; stop each task at its target")
+    p.add_argument("--smoke", action="store_true",
+                   help=f"seconds only: one timing round of one step, {SMOKE_STEPS} training steps per task, "
+                        "no memory run (checks that the benchmark works; its numbers mean nothing)")
     p.add_argument("--tasks", default=",".join(TASK_NAMES), help="comma-separated tasks to time to target")
     p.add_argument("--skip-speed", action="store_true", help="skip the step-time comparison")
     p.add_argument("--threads", type=int, help="CPU threads (default: all cores, at most 4)")
@@ -209,11 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown task(s): {', '.join(unknown)}; choose from {', '.join(TASK_NAMES)}")
     threads = configure_threads(args.threads)
-    rounds, steps = (5, 4) if args.quick else (15, 8)
+    rounds, steps = (1, 1) if args.smoke else (5, 4) if args.quick else (15, 8)
     speed = [] if args.skip_speed else [compare_step_time(n, rounds=rounds, steps=steps)
                                         for n in ("reverse", "char_lm", "protein")]
-    tasks = [time_to_target(n, stop_at_target=args.quick) for n in names]
-    memory = None if args.quick else memory_of_default_run()
+    max_steps = SMOKE_STEPS if args.smoke else None
+    tasks = [time_to_target(n, stop_at_target=args.quick, max_steps=max_steps) for n in names]
+    memory = None if args.quick or args.smoke else memory_of_default_run()
     _print_tables(speed, tasks, memory, threads)
     if args.json:
         print(json.dumps({"threads": threads, "speed": speed, "tasks": tasks, "memory_mb": memory}))

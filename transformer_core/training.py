@@ -9,10 +9,7 @@ softmax path; ordinary steps use the fused kernel and capture nothing.
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import math
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
@@ -22,13 +19,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from .history import history_csv, history_frame, history_rows
 from .optim import AdamW
+from .seeding import seeded, stream_seed
 from .tasks.base import ModelConfig, Task, generator_for, to_device
 
 SCHEDULES = ("constant", "cosine")
 EVAL_SEED = 8_675_309  # held-out data is the same for every run, so curves of different runs compare
 MIN_LR_FRACTION = 0.1  # the cosine schedule ends at this fraction of the peak learning rate
-_RNG_LOCK = threading.Lock()  # the global torch RNG (weight init, dropout) is shared by every session
 
 
 @dataclass(frozen=True)
@@ -89,20 +87,6 @@ def learning_rate(config: TrainConfig, step: int) -> float:
     return low + 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0))) * (config.lr - low)
 
 
-def stream_seed(seed: int, stream: int, index: int = 0) -> int:
-    """A well-mixed 63-bit seed for item ``index`` of random stream ``stream`` of a run seeded with ``seed``."""
-    state = np.random.SeedSequence([int(seed) % 2**32, stream, index]).generate_state(2, dtype=np.uint32)
-    return int(state[0]) << 31 | int(state[1]) >> 1
-
-
-@contextlib.contextmanager
-def seeded(seed: int) -> Iterator[None]:
-    """Run a block with the global torch RNG seeded, restoring it afterwards; one session at a time."""
-    with _RNG_LOCK, torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        yield
-
-
 def build_seeded_model(task: Task, model_config: ModelConfig, seed: int) -> nn.Module:
     """``task.build_model(model_config)`` with initial weights that depend only on ``seed``."""
     with seeded(stream_seed(seed, 0)):
@@ -132,7 +116,6 @@ def take_snapshot(task: Task, model: nn.Module, example: dict[str, Any], step: i
     scores = task.pattern_scores(attention, example)
     arrays = {kind: np.stack([w.numpy() for w in maps]).astype(np.float16) for kind, maps in attention.items()}
     return Snapshot(step, arrays, {k: np.asarray(v, dtype=np.float32) for k, v in scores.items()})
-
 
 
 class Trainer:
@@ -256,6 +239,23 @@ class Trainer:
                 self._snapshot_every *= 2
         return snap
 
+    def steps(self, n_steps: int | None = None) -> Iterator[dict[str, float]]:
+        """Train lazily: yield each step's row as it is made, up to ``n_steps`` rows (default: to the end).
+
+        Stops when the run is over (finished, stopped with :meth:`stop`, or diverged). A step is only taken when
+        the next row is asked for, so breaking out of the loop pauses the run exactly there; a new ``steps()``
+        (or :meth:`run`) resumes it, and the rows are the same as those of an uninterrupted run::
+
+            for row in trainer.steps():
+                show(row)
+                if stop_pressed():
+                    break
+        """
+        taken = 0
+        while not self.done and (n_steps is None or taken < n_steps):
+            yield self.train_step()
+            taken += 1
+
     def run(self, n_steps: int | None = None, *, time_budget_s: float | None = None,
             callback: Callable[[dict[str, float]], bool | None] | None = None) -> list[dict[str, float]]:
         """Run up to ``n_steps`` steps (default: to the end) or until ``time_budget_s`` seconds have passed.
@@ -268,11 +268,11 @@ class Trainer:
         """
         rows: list[dict[str, float]] = []
         start = time.perf_counter()
-        while not self.done and (n_steps is None or len(rows) < n_steps):
-            if time_budget_s is not None and rows and time.perf_counter() - start >= time_budget_s:
+        for row in self.steps(n_steps):
+            rows.append(row)
+            if callback is not None and callback(row) is False:
                 break
-            rows.append(self.train_step())
-            if callback is not None and callback(rows[-1]) is False:
+            if time_budget_s is not None and time.perf_counter() - start >= time_budget_s:
                 break
         return rows
 
@@ -301,25 +301,17 @@ class Trainer:
                      if isinstance(v, torch.Tensor))
         return grads + states
 
-    def metrics_frame(self) -> Any:
-        """The history as a pandas ``DataFrame`` (one row per step; evaluation columns empty between evals)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.history, columns=self._columns())
+    def metrics_rows(self) -> list[dict[str, float | None]]:
+        """The history as plain rows with the same keys (``None`` in evaluation columns between evaluations)."""
+        return history_rows(self.history)
 
     def metrics_csv(self) -> str:
         """The history as CSV text."""
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=self._columns(), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.history)
-        return buffer.getvalue()
+        return history_csv(self.history)
 
-    def _columns(self) -> list[str]:
-        columns = ["step", "loss", "lr", "seconds"]
-        for row in self.history:
-            columns.extend(k for k in row if k not in columns)
-        return columns
+    def metrics_frame(self) -> Any:
+        """The history as a pandas ``DataFrame``; needs pandas, which is optional (see :meth:`metrics_rows`)."""
+        return history_frame(self.history)
 
     def checkpoint(self) -> bytes:
         """The current weights as safetensors bytes with the configuration, task and training settings."""
@@ -330,11 +322,16 @@ class Trainer:
         return save_checkpoint(self.model, self.model_config, task_name=self.task.name, extra=extra)
 
     def summary(self) -> dict[str, Any]:
-        """Plain-data summary of the run so far (for the command line and the page)."""
+        """Plain-data summary of the run so far (for the command line and the page).
+
+        Besides the headline ``metric`` it carries every metric of the last evaluation (e.g. ``accuracy`` and
+        ``bits_per_char`` of the char_lm task, whose headline metric is ``val_loss``).
+        """
         last = self.last_eval or {}
+        metrics = {k: v for k, v in last.items() if k != "loss"}  # every metric, e.g. accuracy beside val_loss
         return {
-            "task": self.task.name, "status": self.status, "stop_reason": self.stop_reason, "steps": self.step,
-            "seconds": round(self.seconds, 3),
+            **metrics, "task": self.task.name, "status": self.status, "stop_reason": self.stop_reason,
+            "steps": self.step, "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.step / self.seconds, 2) if self.seconds else 0.0,
             "loss": self.history[-1]["loss"] if self.history else None,
             "eval_loss": last.get("loss"), "metric": self.task.metric_name,

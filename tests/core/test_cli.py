@@ -1,6 +1,8 @@
 """The command lines: ``train --json`` output, errors, saving, and the benchmark's reference models."""
 
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +62,35 @@ def test_bench_references_have_identical_size(name):
     ref, _ = bench._reference(task)
     assert sum(p.numel() for p in ref.parameters()) == sum(p.numel() for p in ours.parameters())
 
+
+@pytest.mark.parametrize(("task", "metric"), [("protein", "r2"), ("char_lm", "accuracy")])
+def test_json_output_has_the_task_metrics(capsys, task, metric):
+    assert train.main(["--task", task, "--steps", "2", "--json", *TINY]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert isinstance(result[metric], float) and result["eval_loss"] is not None
+    if task == "char_lm":  # accuracy comes besides the headline metric, which stays the validation loss
+        assert result["metric"] == "val_loss" and 0.0 <= result["accuracy"] <= 1.0
+        assert result["bits_per_char"] == pytest.approx(result["val_loss"] / math.log(2))
+
+
+def test_bench_smoke_run_prints_ratios_and_time_to_target_rows(capsys):
+    assert bench.main(["--smoke", "--tasks", "reverse,protein", "--json", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    *tables, last = out.strip().splitlines()
+    text = "\n".join(tables)
+    assert "| model | ours ms/step | torch.nn ms/step | ratio | snapshot step / plain step |" in text
+    for name in ("reverse", "char_lm", "protein"):
+        assert re.search(rf"^\| {name} \| [\d.]+ \| [\d.]+ \| [\d.]+x \| [\d.]+x \|$", text, re.M), name
+    assert "| task | target | steps to target | seconds to target | final | steps run | seconds |" in text
+    assert re.search(rf"^\| reverse \| accuracy >= 0.99 \| .+ \| {bench.SMOKE_STEPS} \| [\d.]+ \|$", text, re.M)
+    assert re.search(r"^\| protein \| r2 >= 0.9 \| ", text, re.M)
+    result = json.loads(last)
+    speed = {row["task"]: row for row in result["speed"]}
+    for row in speed.values():
+        assert row["ratio"] == pytest.approx(row["ours_ms"] / row["torch_ms"]) and row["snapshot_ratio"] > 0
+        assert row["params_ours"] == row["params_torch"]
+    assert [t["task"] for t in result["tasks"]] == ["reverse", "protein"]
+    assert all(t["steps_run"] == bench.SMOKE_STEPS for t in result["tasks"]) and result["memory_mb"] is None
 
 
 def test_diverged_run_exits_1_with_strict_json(capsys):

@@ -36,6 +36,23 @@ def test_importing_every_module_pulls_in_no_ui_library_and_prints_nothing():
     assert result.stdout == ""
 
 
+LIGHT_IMPORT = textwrap.dedent(
+    """
+    import sys
+    import transformer_core, transformer_core.training, transformer_core.train, transformer_core.bench
+    import transformer_core.tasks.sequences, transformer_core.tasks.language, transformer_core.timelapse
+    sys.stderr.write(",".join(sorted(m for m in ("pandas", "PIL", "matplotlib") if m in sys.modules)) or "-")
+    """
+)
+
+
+def test_training_and_the_command_lines_need_neither_pandas_nor_pillow():
+    result = subprocess.run([sys.executable, "-c", LIGHT_IMPORT], cwd=REPO_ROOT, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "-"
+
+
 def test_public_api_is_exported():
     for name in transformer_core.__all__:
         assert hasattr(transformer_core, name), name

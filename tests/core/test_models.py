@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -75,6 +76,40 @@ def test_seq2seq_return_attention_shapes_and_same_logits():
     assert [a.shape for a in attention["cross"]] == [(B, 2, T, S)] * 3
     assert all(torch.all(a.triu(diagonal=1) == 0) for a in attention["decoder"])
     torch.testing.assert_close(model(src, tgt), logits)
+
+
+def _paper_positions(n: int, d: int) -> torch.Tensor:
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...), written out position by position."""
+    table = torch.zeros(n, d, dtype=torch.float64)
+    for pos in range(n):
+        for i in range(0, d, 2):
+            table[pos, i] = math.sin(pos / 10000 ** (i / d))
+            table[pos, i + 1] = math.cos(pos / 10000 ** (i / d))
+    return table.float()
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
+def test_seq2seq_scales_token_embeddings_by_sqrt_d_model_before_adding_positions(positional):
+    torch.manual_seed(0)
+    model = Seq2SeqTransformer(replace(TINY, positional=positional)).eval()
+    seen = {}
+
+    def keep_input(kind: str):
+        def hook(_module, args) -> None:  # returns None, so the block's input stays as it was
+            seen[kind] = args[0].detach().clone()
+        return hook
+
+    model.encoder[0].register_forward_pre_hook(keep_input("encoder"))
+    model.decoder[0].register_forward_pre_hook(keep_input("decoder"))
+    src, tgt = _tokens(B, S), _tokens(B, T)
+    model(src, tgt)
+    for kind, ids, embed in (("encoder", src, model.src_embed), ("decoder", tgt, model.tgt_embed)):
+        n = ids.size(1)
+        positions = _paper_positions(n, TINY.d_model) if positional == "sinusoidal" else \
+            embed.positions.table.detach()[:n]
+        tokens = embed.tokens.weight.detach()[ids]  # (B, n, C) rows of the model's own embedding table
+        torch.testing.assert_close(seen[kind], tokens * math.sqrt(TINY.d_model) + positions)
+        assert not torch.allclose(seen[kind], tokens + positions, atol=1e-3)  # the scale is not a no-op
 
 
 @pytest.mark.parametrize("pool", ["mean", "cls"])

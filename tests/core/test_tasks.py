@@ -72,7 +72,6 @@ def test_sequence_batches_match_python_reference(kind):
     assert batch["lengths"].min() >= 2 and batch["lengths"].max() <= 6
 
 
-
 def test_digit_sequences_vary_in_length_by_default():
     lengths = get_task("reverse").sample_batch(512, torch.Generator().manual_seed(0))["lengths"]
     assert set(lengths.tolist()) == set(range(4, 9))  # half of seq_len 8 up to 8
@@ -164,6 +163,41 @@ def test_wrong_model_config_is_a_friendly_error():
         get_task("vit_shapes").build_model(TransformerConfig())
     with pytest.raises(ValueError, match="vocab_size"):
         get_task("reverse").build_model(TransformerConfig(vocab_size=5, max_len=16))
+
+
+ROPE_TASKS = {"reverse": {}, "induction": {}, "char_lm": {"block_size": 16}, "protein": {"pool": "cls", "max_len": 12}}
+
+
+@pytest.mark.parametrize("name", ROPE_TASKS)
+def test_rotary_models_that_a_task_accepts_train_and_too_short_ones_are_refused(name):
+    task = get_task(name, **ROPE_TASKS[name])
+    config = dataclasses.replace(task.default_model_config(), positional="rope", **TINY_TEXT)
+    trainer = Trainer(task, config, TrainConfig(steps=1, batch_size=4, eval_every=1, snapshot_every=1))
+    trainer.run()
+    assert trainer.status == "done" and np.isfinite(trainer.history[-1]["loss"])
+    with pytest.raises(ValueError, match="max_len"):
+        task.build_model(dataclasses.replace(config, max_len=config.max_len - 1))
+
+
+def test_char_lm_accuracy_counts_the_likeliest_character_against_the_text():
+    task = get_task("char_lm", block_size=16)
+    guess = task.stoi["e"]
+
+    class AlwaysE(torch.nn.Module):  # predicts "e" everywhere, so its accuracy is the share of "e" in the targets
+        def __init__(self):
+            super().__init__()
+            self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, idx):
+            logits = torch.zeros(*idx.shape, len(task.vocab))
+            logits[..., guess] = 1.0
+            return logits + self.anchor
+
+    metrics = task.evaluate(AlwaysE(), seed=3)
+    windows = task._windows(task.val_ids, task.eval_windows, generator_for(3))
+    text = "".join(task.decode(row) for row in windows["targets"])
+    assert metrics["accuracy"] == pytest.approx(text.count("e") / len(text))
+    assert metrics["val_loss"] == metrics["loss"] and 0 < metrics["accuracy"] < 1
 
 
 LEARNING = {  # task: (steps, learning rate, largest allowed ratio of held-out loss after / before)

@@ -1,9 +1,12 @@
-"""The trainer: determinism, pause/resume, NaN stop, schedules, snapshots, evaluation rows and the optimiser."""
+"""The trainer: determinism, pause/resume, the step generator, NaN stop, schedules, snapshots, evaluation rows,
+history exports and the optimiser."""
 
 import csv
 import dataclasses
+import importlib.util
 import io
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -55,6 +58,45 @@ def test_pause_and_resume_equals_an_uninterrupted_run():
     assert [s.step for s in sliced.snapshots] == [s.step for s in whole.snapshots]
     for x, y in zip(sliced.snapshots, whole.snapshots, strict=True):
         assert all(np.array_equal(x.attention[k], y.attention[k]) for k in x.attention)
+
+
+def test_steps_yields_exactly_the_rows_of_repeated_train_step():
+    by_hand = make_trainer()
+    expected = []
+    while not by_hand.done:
+        expected.append(by_hand.train_step())
+    lazy = make_trainer()
+    rows = list(lazy.steps())
+    assert len(rows) == 12 and lazy.status == "done" and list(lazy.steps()) == []
+    assert rows == lazy.history  # the very rows the history keeps
+    strip = [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+    assert strip == curve(by_hand) and same_weights(lazy, by_hand)
+    assert [row["step"] for row in expected] == [row["step"] for row in rows]
+
+
+def test_breaking_out_of_steps_and_resuming_equals_an_uninterrupted_run():
+    whole = make_trainer()
+    whole.run()
+    paused = make_trainer()
+    for row in paused.steps():
+        if row["step"] == 5:
+            break
+    assert paused.step == 5 and paused.status == "running"  # breaking out takes no extra step
+    assert len(list(paused.steps(2))) == 2 and paused.step == 7
+    for _ in paused.steps():
+        pass
+    assert paused.step == 12 and curve(paused) == curve(whole) and same_weights(paused, whole)
+    assert [s.step for s in paused.snapshots] == [s.step for s in whole.snapshots]
+
+
+def test_steps_ends_when_the_run_is_stopped_inside_the_loop():
+    trainer = make_trainer()
+    seen = []
+    for row in trainer.steps():
+        seen.append(row["step"])
+        if row["step"] == 3:
+            trainer.stop()
+    assert seen == [1, 2, 3] and trainer.status == "stopped"
 
 
 def test_dropout_runs_are_reproducible_too():
@@ -137,7 +179,33 @@ def test_eval_rows_snapshots_and_history_exports():
     assert snap.scores["cross:diagonal"].shape == (1, 2)
     rows = list(csv.DictReader(io.StringIO(trainer.metrics_csv())))
     assert len(rows) == 10 and rows[3]["eval_loss"] and not rows[0]["eval_loss"]
-    assert list(trainer.metrics_frame().columns[:4]) == ["step", "loss", "lr", "seconds"]
+    plain = trainer.metrics_rows()
+    assert [list(row) for row in plain] == [list(rows[0])] * 10  # every row has every column, in CSV order
+    assert plain[3]["eval_loss"] == trainer.history[3]["eval_loss"] and plain[0]["eval_loss"] is None
+    assert plain[0]["accuracy"] is None and plain[-1]["accuracy"] == trainer.last_eval["accuracy"]
+
+
+def test_metrics_frame_needs_pandas_only_when_called(monkeypatch):
+    trainer = make_trainer(steps=4)
+    trainer.run()
+    if importlib.util.find_spec("pandas") is not None:
+        frame = trainer.metrics_frame()
+        assert list(frame.columns) == list(trainer.metrics_rows()[0]) and len(frame) == 4
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
+    with pytest.raises(ImportError, match="metrics_rows"):
+        trainer.metrics_frame()
+    assert len(trainer.metrics_rows()) == 4
+
+
+def test_summary_carries_every_metric_of_the_last_evaluation():
+    trainer = make_trainer(steps=4)
+    trainer.run()
+    summary = trainer.summary()
+    assert summary["eval_loss"] == trainer.last_eval["loss"]
+    for key, value in trainer.last_eval.items():
+        if key != "loss":
+            assert summary[key] == value
+    assert summary["metric"] == "accuracy" and summary["steps"] == 4
 
 
 def test_snapshots_are_thinned_to_the_cap():

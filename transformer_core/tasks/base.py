@@ -8,7 +8,7 @@ well-trained model is known to show on that example.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,13 @@ from ..config import TransformerConfig, ViTConfig
 
 ModelConfig = TransformerConfig | ViTConfig
 Batch = dict[str, torch.Tensor]
+
+HELD_OUT_BUCKETS = 10  # one sequence in this many is for evaluation only (never in a training batch)
+MIN_SPLIT_SEQUENCES = 1000  # with fewer possible sequences there is nothing to hold out; evaluation reuses them
+_HASH_PRIME = 2_147_483_647  # 2^31 - 1: keeps the rolling hash below 2^62, inside int64
+_HASH_MULTIPLIER = 1_000_003
+_HASH_MIX = 2_654_435_761  # Knuth's multiplicative hash constant (about 2^32 / golden ratio)
+_MAX_DRAWS = 1000  # rounds of rejection sampling before giving up (each round draws several times the batch)
 
 
 @dataclass(frozen=True)
@@ -139,3 +146,55 @@ def check_config_type(config: object, expected: type, task: Task) -> None:
     if not isinstance(config, expected):
         raise ValueError(f"The {task.title} task trains a model described by {expected.__name__}, "
                          f"not {type(config).__name__}.")
+
+
+def held_out_mask(tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Which sequences belong to the evaluation-only split: a fixed rule on their content, about 1 in
+    ``HELD_OUT_BUCKETS``.
+
+    The rule hashes the first ``lengths[i]`` token ids of each row (a polynomial rolling hash, then a
+    multiplicative mix), so it depends only on the sequence itself: the same digits are held out in every run,
+    whatever the seed.
+
+    Shape:
+        tokens ``(B, S)`` non-negative ids, lengths ``(B,)`` -> ``(B,)`` bool.
+    """
+    h = lengths.to(torch.int64).clone()  # (B,); starting from the length separates "1" from "01"
+    for pos in range(tokens.size(1)):
+        step = (h * _HASH_MULTIPLIER + tokens[:, pos].to(torch.int64) + 1) % _HASH_PRIME
+        h = torch.where(pos < lengths, step, h)
+    mixed = (h * _HASH_MIX) % 2**32 >> 16  # the high bits of the product mix every input bit
+    return mixed % HELD_OUT_BUCKETS == 0
+
+
+def has_split(possible: int) -> bool:
+    """Whether a task with ``possible`` different sequences holds some out for evaluation (enough to spare)."""
+    return possible >= MIN_SPLIT_SEQUENCES
+
+
+def no_split_notice(possible: int) -> str:
+    """The notice of a task whose data space is too small for a held-out split."""
+    return (f"Only {possible:,} different sequences exist with these settings, so evaluation uses sequences the "
+            "model also trains on.")
+
+
+def draw_split(draw: Callable[[int], Batch], held_out: Callable[[Batch], torch.Tensor], n: int, *,
+               evaluation: bool) -> Batch:
+    """``n`` rows drawn with ``draw(m)`` (a batch of ``m`` rows) keeping only those of one split.
+
+    Args:
+        draw: makes ``m`` candidate rows from the caller's generator (so the result is as reproducible as it).
+        held_out: ``(B,)`` mask of the candidate rows that are evaluation-only.
+        evaluation: keep the held-out rows (True) or the training rows (False).
+    """
+    chunk = n * (HELD_OUT_BUCKETS + 2) if evaluation else n + n // 4 + 8  # expected to suffice in one round
+    kept: list[Batch] = []
+    have = 0
+    for _ in range(_MAX_DRAWS):
+        rows = draw(chunk)
+        keep = held_out(rows) == evaluation
+        kept.append({k: v[keep] for k, v in rows.items()})
+        have += int(keep.sum())
+        if have >= n:
+            return {k: torch.cat([part[k] for part in kept])[:n] for k in rows}
+    raise RuntimeError("Could not draw enough sequences of the requested split; the data space is too small.")

@@ -19,7 +19,20 @@ from torch import nn
 from .. import patterns
 from ..config import TransformerConfig
 from ..models import CausalLM
-from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
+from .base import (
+    Batch,
+    Sample,
+    Task,
+    check_config_type,
+    draw_split,
+    evaluating,
+    generator_for,
+    has_split,
+    held_out_mask,
+    model_device,
+    no_split_notice,
+    squeeze_attention,
+)
 
 BOS = 0  # start token; letters are ids 1..num_symbols
 IGNORE = -100
@@ -33,6 +46,9 @@ class InductionTask(Task):
         seq_len: length of the random string (the whole sequence is BOS + string + string).
         num_symbols: size of the alphabet (2 to 26 letters).
         eval_size: held-out sequences per evaluation.
+
+    As in the digit tasks, about one string in ten is evaluation-only (:func:`.base.held_out_mask`). With the
+    default settings a repeat is astronomically unlikely anyway, but short strings over few letters recur.
     """
 
     name = "induction"
@@ -50,6 +66,8 @@ class InductionTask(Task):
         if not 2 <= num_symbols <= 26:
             raise ValueError(f"num_symbols={num_symbols} must be between 2 and 26.")
         self.seq_len, self.num_symbols, self.eval_size = seq_len, num_symbols, eval_size
+        self.held_out_split = has_split(num_symbols**seq_len)
+        self.notice = None if self.held_out_split else no_split_notice(num_symbols**seq_len)
 
     @property
     def total_len(self) -> int:
@@ -70,7 +88,7 @@ class InductionTask(Task):
         check_config_type(config, TransformerConfig, self)
         if config.vocab_size < 1 + self.num_symbols:
             raise ValueError(f"vocab_size={config.vocab_size} is too small for BOS and {self.num_symbols} letters.")
-        if config.positional != "rope" and config.max_len < self.total_len:
+        if config.max_len < self.total_len:  # rotary tables are built for max_len positions too
             raise ValueError(f"max_len={config.max_len} is too short for sequences of {self.total_len} tokens.")
         return CausalLM(config)
 
@@ -83,9 +101,20 @@ class InductionTask(Task):
         targets[:, n + 1 : 2 * n] = idx[:, n + 2 :]
         return {"idx": idx, "targets": targets}
 
-    def sample_batch(self, batch_size: int, generator: torch.Generator) -> Batch:
-        letters = torch.randint(1, self.num_symbols + 1, (batch_size, self.seq_len), generator=generator)
-        return self.make_batch(letters)
+    def sample_batch(self, batch_size: int, generator: torch.Generator, *, held_out: bool = False) -> Batch:
+        """A batch of training strings, or with ``held_out=True`` of evaluation-only strings."""
+        def draw(n: int) -> Batch:
+            return {"letters": torch.randint(1, self.num_symbols + 1, (n, self.seq_len), generator=generator)}
+
+        def is_held_out(rows: Batch) -> torch.Tensor:
+            letters = rows["letters"]
+            return held_out_mask(letters, torch.full((letters.size(0),), self.seq_len))
+
+        if self.held_out_split:
+            rows = draw_split(draw, is_held_out, batch_size, evaluation=held_out)
+        else:
+            rows = draw(batch_size)
+        return self.make_batch(rows["letters"])
 
     def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
         logits = model(batch["idx"])  # (B, T, V)
@@ -98,7 +127,8 @@ class InductionTask(Task):
 
     def evaluate(self, model: nn.Module, *, seed: int = 0) -> dict[str, float]:
         device = model_device(model)
-        batch = {k: v.to(device) for k, v in self.sample_batch(self.eval_size, generator_for(seed)).items()}
+        batch = self.sample_batch(self.eval_size, generator_for(seed), held_out=True)
+        batch = {k: v.to(device) for k, v in batch.items()}
         with evaluating(model):
             loss, pred = self._predict(model, batch)
         known = batch["targets"] != IGNORE
@@ -137,7 +167,7 @@ class InductionTask(Task):
 
     def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0) -> list[Sample]:
         device = model_device(model)
-        batch = {k: v.to(device) for k, v in self.sample_batch(n, generator_for(seed)).items()}
+        batch = {k: v.to(device) for k, v in self.sample_batch(n, generator_for(seed), held_out=True).items()}
         with evaluating(model):
             _, pred = self._predict(model, batch)
         out = []

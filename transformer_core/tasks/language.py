@@ -203,7 +203,7 @@ class CharLMTask(Task):
         if config.vocab_size < len(self.vocab):
             raise ValueError(f"vocab_size={config.vocab_size} is too small: the text has {len(self.vocab)} "
                              "different characters.")
-        if config.positional != "rope" and config.max_len < self.block_size:
+        if config.max_len < self.block_size:  # rotary tables are built for max_len positions too
             raise ValueError(f"max_len={config.max_len} is shorter than the context of {self.block_size} characters.")
         return CausalLM(config)
 
@@ -221,11 +221,16 @@ class CharLMTask(Task):
         return F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten())
 
     def evaluate(self, model: nn.Module, *, seed: int = 0) -> dict[str, float]:
+        """Loss (also as ``val_loss``, the headline metric), bits per character and next-character accuracy
+        (how often the likeliest character is the right one) on windows of the validation text."""
         batch = self._windows(self.val_ids, self.eval_windows, generator_for(seed))
         device = model_device(model)
+        idx, targets = batch["idx"].to(device), batch["targets"].to(device)
         with evaluating(model):
-            loss = float(self.loss(model, {k: v.to(device) for k, v in batch.items()}))
-        return {"loss": loss, "val_loss": loss, "bits_per_char": loss / float(np.log(2))}
+            logits = model(idx)  # (B, T, V)
+            loss = float(F.cross_entropy(logits.flatten(0, 1), targets.flatten()))
+            accuracy = float((logits.argmax(dim=-1) == targets).float().mean())
+        return {"loss": loss, "val_loss": loss, "bits_per_char": loss / float(np.log(2)), "accuracy": accuracy}
 
     def attention_example(self) -> dict[str, Any]:
         text = self.val_text[: min(self.block_size, 48)]

@@ -16,7 +16,20 @@ from torch import nn
 
 from ..config import TransformerConfig
 from ..models import SequenceRegressor
-from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
+from .base import (
+    Batch,
+    Sample,
+    Task,
+    check_config_type,
+    draw_split,
+    evaluating,
+    generator_for,
+    has_split,
+    held_out_mask,
+    model_device,
+    no_split_notice,
+    squeeze_attention,
+)
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 PAD = 0  # residues are ids 1..20 in AMINO_ACIDS order
@@ -51,6 +64,9 @@ class ProteinTask(Task):
         pool: ``"mean"`` (average the residue vectors) or ``"cls"`` (read a learned CLS token, as BERT does).
         min_len, max_len: sequence lengths are drawn uniformly from this range.
         eval_size: held-out sequences per evaluation.
+
+    About one sequence in ten is evaluation-only (:func:`.base.held_out_mask`), as in the digit tasks; it only
+    matters for very short sequences, since longer ones practically never repeat.
     """
 
     name = "protein"
@@ -68,6 +84,9 @@ class ProteinTask(Task):
             raise ValueError(f"Lengths must satisfy 1 <= min_len ({min_len}) <= max_len ({max_len}) <= 512.")
         self.property, self.pool, self.min_len, self.max_len = property, pool, min_len, max_len
         self.eval_size = eval_size
+        possible = sum(len(AMINO_ACIDS) ** n for n in range(min_len, max_len + 1))
+        self.held_out_split = has_split(possible)
+        self.notice = None if self.held_out_split else no_split_notice(possible)
         values = KYTE_DOOLITTLE if property == "gravy" else CHARGE_PH7
         self.table = _residue_table(values)
         self.mean, self.std = self._target_stats()
@@ -91,7 +110,7 @@ class ProteinTask(Task):
         if config.vocab_size < 1 + len(AMINO_ACIDS):
             raise ValueError(f"vocab_size={config.vocab_size} is too small for padding and 20 amino acids.")
         needed = self.max_len + (self.pool == "cls")
-        if config.positional != "rope" and config.max_len < needed:
+        if config.max_len < needed:  # rotary tables are built for max_len positions too
             raise ValueError(f"max_len={config.max_len} is too short for {needed} tokens.")
         if config.pad_id != PAD:
             raise ValueError(f"The protein task pads with token {PAD}; set pad_id={PAD}.")
@@ -102,15 +121,27 @@ class ProteinTask(Task):
         y = batch["y"]
         return float(y.mean()), float(y.std())
 
-    def sample_batch(self, batch_size: int, generator: torch.Generator, *, standardise: bool = True) -> Batch:
-        lengths = torch.randint(self.min_len, self.max_len + 1, (batch_size,), generator=generator)
+    def _draw(self, n: int, generator: torch.Generator) -> Batch:
+        """``n`` sequences: token ids ``(n, max_len)`` padded with ``PAD``, and their lengths ``(n,)``."""
+        lengths = torch.randint(self.min_len, self.max_len + 1, (n,), generator=generator)
         # Each sequence draws residues from a random blend of a uniform and a property-skewed distribution.
-        blend = torch.rand(batch_size, 1, generator=generator) * 2 - 1  # (B, 1) in [-1, 1]
+        blend = torch.rand(n, 1, generator=generator) * 2 - 1  # (B, 1) in [-1, 1]
         skew = self.table[1:] / self.table[1:].abs().max()  # (20,) in [-1, 1]
         probs = (1 + blend * skew).clamp(min=0.05)  # (B, 20)
         residues = torch.multinomial(probs, self.max_len, replacement=True, generator=generator) + 1
         valid = torch.arange(self.max_len)[None, :] < lengths[:, None]  # (B, S)
-        tokens = torch.where(valid, residues, PAD)
+        return {"tokens": torch.where(valid, residues, PAD), "lengths": lengths}
+
+    def sample_batch(self, batch_size: int, generator: torch.Generator, *, standardise: bool = True,
+                     held_out: bool = False) -> Batch:
+        """Training sequences (or evaluation-only ones with ``held_out=True``) and their standardised targets
+        (real units with ``standardise=False``)."""
+        if self.held_out_split:
+            rows = draw_split(lambda n: self._draw(n, generator), lambda r: held_out_mask(r["tokens"], r["lengths"]),
+                              batch_size, evaluation=held_out)
+        else:
+            rows = self._draw(batch_size, generator)
+        tokens, lengths = rows["tokens"], rows["lengths"]
         y = self.table[tokens].sum(dim=1)
         if self.property == "gravy":
             y = y / lengths
@@ -126,7 +157,7 @@ class ProteinTask(Task):
         return F.mse_loss(model(batch["tokens"])[:, 0], batch["y"])
 
     def evaluate(self, model: nn.Module, *, seed: int = 0) -> dict[str, float]:
-        batch = self.sample_batch(self.eval_size, generator_for(seed), standardise=False)
+        batch = self.sample_batch(self.eval_size, generator_for(seed), standardise=False, held_out=True)
         device = model_device(model)
         with evaluating(model):
             pred = self.predict(model, batch["tokens"].to(device)).cpu()
@@ -153,7 +184,7 @@ class ProteinTask(Task):
         return squeeze_attention(att)
 
     def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0) -> list[Sample]:
-        batch = self.sample_batch(n, generator_for(seed), standardise=False)
+        batch = self.sample_batch(n, generator_for(seed), standardise=False, held_out=True)
         with evaluating(model):
             pred = self.predict(model, batch["tokens"].to(model_device(model))).cpu()
         tolerance = 0.1 * self.std  # "right" = within a tenth of the spread of the targets

@@ -19,7 +19,20 @@ from torch import nn
 from .. import patterns
 from ..config import TransformerConfig
 from ..models import Seq2SeqTransformer
-from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
+from .base import (
+    Batch,
+    Sample,
+    Task,
+    check_config_type,
+    draw_split,
+    evaluating,
+    generator_for,
+    has_split,
+    held_out_mask,
+    model_device,
+    no_split_notice,
+    squeeze_attention,
+)
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT0 = 3  # id of the digit 0
@@ -62,6 +75,11 @@ class SequenceTask(Task):
             learn one fixed length.
         num_digits: how many different digits appear (2 to 10).
         eval_size: held-out sequences per evaluation.
+
+    About one digit sequence in ten is held out by a fixed rule on its digits (:func:`.base.held_out_mask`):
+    training batches never contain it and evaluation batches contain nothing else, so the accuracy measures
+    sequences the model has never seen (unless the settings allow too few sequences to spare any; see
+    ``notice``).
     """
 
     family = "seq2seq"
@@ -84,6 +102,9 @@ class SequenceTask(Task):
         self.title, self.description = KINDS[kind]
         self.metric_target = 0.95 if kind == "sort" else 0.99
         self.pattern_names = (PATTERNS[kind],)
+        possible = sum(num_digits**n for n in range(min_len, seq_len + 1))
+        self.held_out_split = has_split(possible)
+        self.notice = None if self.held_out_split else no_split_notice(possible)
 
     def options(self) -> dict[str, Any]:
         return {"seq_len": self.seq_len, "min_len": self.min_len, "num_digits": self.num_digits}
@@ -101,7 +122,7 @@ class SequenceTask(Task):
         if config.vocab_size < DIGIT0 + self.num_digits:
             raise ValueError(f"vocab_size={config.vocab_size} is too small: the {self.title} task uses "
                              f"{DIGIT0 + self.num_digits} tokens (padding, BOS, EOS and {self.num_digits} digits).")
-        if config.positional != "rope" and config.max_len < self.seq_len + 1:
+        if config.max_len < self.seq_len + 1:  # rotary tables are built for max_len positions too
             raise ValueError(f"max_len={config.max_len} is too short: answers have up to {self.seq_len + 1} "
                              "tokens (the digits and EOS).")
         if config.pad_id != PAD:
@@ -134,8 +155,18 @@ class SequenceTask(Task):
         tgt_out = tgt_out.masked_fill(tgt_out == PAD, IGNORE)
         return {"src": src, "tgt_in": tgt_in, "tgt_out": tgt_out, "lengths": lengths}
 
-    def sample_batch(self, batch_size: int, generator: torch.Generator) -> Batch:
-        return self.make_batch(*self._digits(batch_size, generator))
+    def sample_batch(self, batch_size: int, generator: torch.Generator, *, held_out: bool = False) -> Batch:
+        """A batch of training sequences, or with ``held_out=True`` of evaluation-only sequences."""
+        def draw(n: int) -> Batch:
+            digits, lengths = self._digits(n, generator)
+            return {"digits": digits, "lengths": lengths}
+
+        if self.held_out_split:
+            rows = draw_split(draw, lambda r: held_out_mask(r["digits"], r["lengths"]), batch_size,
+                              evaluation=held_out)
+        else:
+            rows = draw(batch_size)
+        return self.make_batch(rows["digits"], rows["lengths"])
 
     def loss(self, model: nn.Module, batch: Batch) -> torch.Tensor:
         logits = model(batch["src"], batch["tgt_in"])  # (B, T, V)
@@ -152,14 +183,15 @@ class SequenceTask(Task):
         return ((answer == batch["tgt_out"]) | ~known).all(dim=1)
 
     def evaluate(self, model: nn.Module, *, seed: int = 0) -> dict[str, float]:
-        """Loss and exact-match accuracy on ``eval_size`` fresh sequences.
+        """Loss and exact-match accuracy on ``eval_size`` held-out sequences.
 
         The accuracy is that of greedy decoding, computed in one teacher-forced pass: greedy decoding writes
         the right answer exactly when the most likely token is right at every position given the right prefix
         (at the first wrong token the two would part ways, and then the answer is wrong either way).
         """
         device = model_device(model)
-        batch = {k: v.to(device) for k, v in self.sample_batch(self.eval_size, generator_for(seed)).items()}
+        batch = self.sample_batch(self.eval_size, generator_for(seed), held_out=True)
+        batch = {k: v.to(device) for k, v in batch.items()}
         with evaluating(model):
             logits = model(batch["src"], batch["tgt_in"])  # (B, T, V)
             loss = F.cross_entropy(logits.flatten(0, 1), batch["tgt_out"].flatten(), ignore_index=IGNORE)
@@ -201,7 +233,7 @@ class SequenceTask(Task):
 
     def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0) -> list[Sample]:
         device = model_device(model)
-        batch = {k: v.to(device) for k, v in self.sample_batch(n, generator_for(seed)).items()}
+        batch = {k: v.to(device) for k, v in self.sample_batch(n, generator_for(seed), held_out=True).items()}
         with evaluating(model):
             answer = self._greedy(model, batch).cpu()
         exact = self._exact(answer.to(device), batch).cpu()
