@@ -20,20 +20,19 @@ bind_url(av.URL_PARAMS, page="attention")
 share_link(av.URL_PARAMS, url_path="attention")
 projector = st.session_state.get(state.PRESENTATION, False)
 
-text, kind = av.input_controls()
 trained = state.trained_models("causal_lm", "seq2seq", "regression")
-source = "random"
+entry = av.trained_entry(trained)
+text, kind = av.input_controls(entry)
 if trained:
-    source = av.source_control(trained)
+    av.source_control(trained)
 elif not projector:
     st.page_link("pages/training.py", icon="📈",
                  label="Train a model on the Live Training page to see the patterns it learned here.")
-av.model_controls(projector=projector, locked=source != "random")
+av.model_controls(projector=projector, trained=entry)
 
 s = av.settings()
 run = None
-if source != "random":
-    entry = next(e for e in trained if e.family == source)
+if entry is not None:
     try:
         run = av.run_trained(entry, text)
         st.caption(f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from transformer_core.vit_walkthrough import attention_scores, num_patches
 from ui import state
 from ui import vit_controls as vc
 from ui import vit_views as vv
@@ -40,15 +41,15 @@ else:
         config = vc.model_controls(fixed, size, patch, projector)
 
 pixels = vc.fitted_pixels(picture.pixels, size, fit)
-grid, n = size // patch, (size // patch) ** 2
+n = num_patches(size, patch)
 channels = config.in_channels
 
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Patches N = (H/P)·(W/P)", f"{grid}·{grid} = {n}", help="The length of the token sequence.")
+m1.metric("Patches N = (H/P)·(W/P)", f"{size // patch}·{size // patch} = {n}", help="The length of the token sequence.")
 m2.metric("Tokens with CLS", n + 1, help="One extra learned token whose final state is classified.")
 m3.metric("Numbers per patch C·P·P", f"{channels}·{patch}·{patch} = {channels * patch * patch}",
           help="A flattened patch before the projection.")
-m4.metric("Attention scores per head (N+1)²", f"{(n + 1) ** 2:,}",
+m4.metric("Attention scores per head (N+1)²", f"{attention_scores(n):,}",
           help="Every token scores every token: halving P multiplies N by 4 and the attention cost by about 16.")
 if not projector:
     with st.expander("How N and the attention cost change with the patch size"):

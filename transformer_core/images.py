@@ -8,6 +8,7 @@ large JPEGs are decoded at a reduced scale, and unusual colour modes are convert
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 from dataclasses import dataclass
 
@@ -17,10 +18,13 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 # File formats accepted from uploads ("MPO" is how Pillow names many camera JPEGs).
 FORMATS = ("PNG", "JPEG", "MPO", "WEBP", "GIF", "BMP")
 MAX_PIXELS = 40_000_000  # largest width x height accepted (a 40-megapixel photo); more is treated as a bomb
-MAX_BYTES = 10 * 1024 * 1024  # largest file accepted, matching the upload limit of the app
+MAX_BYTES = 10 * 1024 * 1024  # largest file accepted; the ViT page's uploader has the same limit
 MAX_SIDE = 1024  # decoded pictures are shrunk to at most MAX_SIDE**2 pixels (aspect kept) to stay fast
 FIT_MODES = ("center-crop", "resize", "pad")
-_DECODE_ERRORS = (OSError, SyntaxError, ValueError, EOFError, IndexError, TypeError, Image.DecompressionBombError)
+# What Pillow's readers raise on damaged data: a truncated later GIF frame gives IndexError or struct.error when the
+# frames are counted, broken headers give SyntaxError, KeyError or ZeroDivisionError, cut pixel data OSError.
+_DECODE_ERRORS = (OSError, SyntaxError, ValueError, EOFError, IndexError, KeyError, TypeError, ZeroDivisionError,
+                  struct.error, Image.DecompressionBombError)
 
 
 class ImageError(ValueError):
@@ -75,32 +79,39 @@ def load_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_side: int = MAX
 
 
 def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
+    """Check the stated size, then count frames, decode, orient and convert; any Pillow failure is an ImageError."""
     size, mode, fmt = img.size, img.mode, img.format or "image"
     width, height = size
     if width < 1 or height < 1:
         raise ImageError(f"The image claims a size of {width}x{height} pixels, which is empty.")
     if width * height > max_pixels:
         raise _bomb_error(size, max_pixels)
-    notes = []
-    frames = getattr(img, "n_frames", 1)
-    if getattr(img, "is_animated", False) and frames > 1:
-        notes.append(f"This is an animation with {frames} frames; only the first frame is used.")
-    if fmt in ("JPEG", "MPO"):
-        img.draft("RGB", (max_side, max_side))  # let the JPEG decoder shrink by 1/2, 1/4 or 1/8 for free
+    notes: list[str] = []
     try:
+        frames = _frame_count(img)  # walks every frame header: a damaged later frame fails here
+        if frames > 1:
+            notes.append(f"This is an animation with {frames} frames; only the first frame is used.")
+        if fmt in ("JPEG", "MPO"):
+            img.draft("RGB", (max_side, max_side))  # let the JPEG decoder shrink by 1/2, 1/4 or 1/8 for free
         img.load()
+        rgb = to_rgb(_orient(img, notes), notes)
+        if rgb.width * rgb.height > max_side**2:
+            scale = (max_side**2 / (rgb.width * rgb.height)) ** 0.5  # keep the aspect ratio, cap the pixel count
+            rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))),
+                             Image.Resampling.LANCZOS)
+            notes.append(f"Shrunk from {width}x{height} to {rgb.width}x{rgb.height} pixels to keep the page fast.")
+    except ImageError:
+        raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise _bomb_error(size, max_pixels) from None
     except _DECODE_ERRORS as err:
         raise ImageError(f"The file is truncated or damaged and cannot be decoded ({_short(err)}).") from None
-    img = _orient(img, notes)
-    rgb = to_rgb(img, notes)
-    if rgb.width * rgb.height > max_side**2:
-        scale = (max_side**2 / (rgb.width * rgb.height)) ** 0.5  # keep the aspect ratio, cap the pixel count
-        rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))),
-                         Image.Resampling.LANCZOS)
-        notes.append(f"Shrunk from {width}x{height} to {rgb.width}x{rgb.height} pixels to keep the page fast.")
     return LoadedImage(rgb, size, mode, fmt, tuple(notes))
+
+
+def _frame_count(img: Image.Image) -> int:
+    """Frames in an animation (1 for a still picture); Pillow returns to the first frame after counting."""
+    return int(img.n_frames) if getattr(img, "is_animated", False) else 1
 
 
 def _bomb_error(size: tuple[int, int] | None, max_pixels: int) -> ImageError:

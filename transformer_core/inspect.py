@@ -21,6 +21,7 @@ from .config import TransformerConfig
 from .masks import combine_masks, padding_mask
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor, TextEmbedding
 from .positional import RotaryEmbedding
+from .seeding import seeded
 
 MASK_KINDS = ("none", "causal", "padding")
 
@@ -176,8 +177,7 @@ class LabEncoder(nn.Module):
 
 def build_lab_encoder(config: TransformerConfig, seed: int) -> LabEncoder:
     """A :class:`LabEncoder` in evaluation mode whose random weights depend only on ``seed``."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         return LabEncoder(config).eval()
 
 
@@ -222,3 +222,24 @@ def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -
             labels = ("CLS", *labels)
         return AttentionStack(x, list(model.blocks), padding_mask(valid), False, model.rotary, labels)
     raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """Two numbers per layer and head that describe how its attention weights are spread."""
+
+    self_weight: torch.Tensor  # (L, H) mean weight a query puts on its own position (the diagonal)
+    entropy: torch.Tensor  # (L, H) mean over queries of -Σ_j w_j ln w_j in nats: 0 = one key, ln S = uniform
+
+
+def head_summary(weights: torch.Tensor | Sequence) -> HeadSummary:
+    """Self-weight and entropy of every head, from attention weights ``(L, H, T, S)`` (a tensor or an array).
+
+    A fully masked row (all zeros) has entropy 0.
+    """
+    w = torch.as_tensor(weights, dtype=torch.float64)
+    if w.dim() != 4:
+        raise ValueError(f"weights must have shape (layers, heads, queries, keys), not {tuple(w.shape)}.")
+    entropy = -(w * w.clamp(1e-12, 1.0).log()).sum(-1).mean(-1)  # (L, H)
+    self_weight = torch.diagonal(w, dim1=-2, dim2=-1).mean(-1)  # (L, H)
+    return HeadSummary(self_weight=self_weight, entropy=entropy)

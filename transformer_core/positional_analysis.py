@@ -17,6 +17,7 @@ import torch
 from .config import TransformerConfig
 from .inspect import build_lab_encoder
 from .positional import KINDS, PositionalEncoding, RotaryEmbedding, sinusoidal_encoding
+from .seeding import seeded
 
 
 def similarity_matrix(table: torch.Tensor, *, cosine: bool = False) -> torch.Tensor:
@@ -123,8 +124,7 @@ def position_views(kind: str, max_len: int, d_model: int, base: float = 10000.0,
 
 
 def _random_learned(max_len: int, d_model: int, seed: int) -> torch.Tensor:
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         return PositionalEncoding("learned", max_len, d_model).table.detach()
 
 
@@ -165,3 +165,20 @@ def learned_table(model: torch.nn.Module) -> torch.Tensor | None:
     if isinstance(pos_embed, torch.Tensor) and pos_embed.dim() == 3:
         return pos_embed[0].detach().float().cpu()  # (1, N+1, C) -> (N+1, C)
     return None
+
+
+def shifted_dot_product(d_model: int, k: int, base: float = 10000.0) -> float:
+    """``PE(p) · PE(p + k)`` of the sinusoidal table, the same for every ``p``: Σ_i cos(k ω_i).
+
+    Each (sin, cos) pair contributes sin(ωp)sin(ω(p+k)) + cos(ωp)cos(ω(p+k)) = cos(kω).
+    """
+    return float(torch.cos(k * frequencies(d_model, base).double()).sum())
+
+
+def shuffle_permutation(n: int, seed: int) -> list[int]:
+    """A random order of ``0..n-1`` drawn from ``seed``, never the identity when ``n > 1`` (the global RNG is
+    left alone): position i of the shuffled sequence holds original token ``perm[i]``."""
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()
+    if n > 1 and perm == list(range(n)):
+        perm = perm[1:] + perm[:1]  # a shuffle that changes nothing would prove nothing
+    return perm

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from .config import ViTConfig, divisors
+from .seeding import seeded
 from .vit import VisionTransformer, attention_rollout, patchify
 
 MIN_PATCHES = 4  # fewer patches than this hardly make a sequence
@@ -32,8 +33,7 @@ def attention_scores(num_patches: int, with_cls: bool = True) -> int:
 
 def random_vit(config: ViTConfig, seed: int = 0) -> VisionTransformer:
     """A ViT with fresh weights drawn from ``seed``, in eval mode; the global random state is left alone."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         model = VisionTransformer(config)
         # The CLS token starts at zero in the reference code; a small random start makes its row informative.
         torch.nn.init.normal_(model.cls_token, std=0.02)
@@ -128,3 +128,10 @@ def _walk(model: VisionTransformer, image: torch.Tensor,
         patch_tokens=patch_tokens[0].detach().float().cpu(), cls_token=cls, positions=positions, tokens=tokens,
         attention=layers, rollout=rollout, logits=logits[0].detach().float().cpu(),
     )
+
+
+def num_patches(image_size: int, patch_size: int) -> int:
+    """Patches N = (H/P)·(W/P) of a square ``image_size`` picture cut into square ``patch_size`` patches."""
+    if patch_size < 1 or image_size % patch_size:
+        raise ValueError(f"patch_size={patch_size} must divide image_size={image_size}.")
+    return (image_size // patch_size) ** 2

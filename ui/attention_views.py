@@ -43,21 +43,25 @@ LINES_FOCUS = "attn.lines_focus"
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
+MAX_HEADS = 16  # more heads make the layers × heads grid hundreds of maps and run the lines view out of colours
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
 KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
 MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
 VIEWS = {"steps": "Step by step", "head": "One head", "grid": "All layers × heads", "lines": "Token lines"}
+TRAINED_MASKS = {"causal_lm": "causal (decoder-only model)", "seq2seq": "none (the encoder of the model)",
+                 "regression": "padding (encoder-only model)"}
+FIXED = "attn.fixed."  # prefix of the read-only widgets that show a trained model's settings
 
 URL_PARAMS = (
     UrlParam(TEXT, EXAMPLES["sentence"], max_chars=400),
     UrlParam(KIND, "sentence", choices=INPUT_KINDS),
     UrlParam(D_MODEL, 16, choices=D_MODELS),
-    UrlParam(HEADS, 2, choices=tuple(divisors(max(D_MODELS)))),
+    UrlParam(HEADS, 2, choices=tuple(h for h in divisors(max(D_MODELS)) if h <= MAX_HEADS)),
     UrlParam(LAYERS, 2, lo=1, hi=MAX_LAYERS),
     UrlParam(MASK, "none", choices=MASK_KINDS),
     UrlParam(SEED, 0, lo=0, hi=9999),
     UrlParam(LAYER, 1, lo=1, hi=MAX_LAYERS),
-    UrlParam(HEAD, 1, lo=1, hi=max(D_MODELS)),
+    UrlParam(HEAD, 1, lo=1, hi=MAX_HEADS),
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
 )
 
@@ -66,6 +70,11 @@ def init_page_state() -> None:
     """Set this page's defaults, and keep its settings while some of their widgets are hidden (projector mode)."""
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
+
+
+def head_choices(d_model: int) -> list[int]:
+    """Head counts offered for ``d_model``: its divisors, at most MAX_HEADS."""
+    return [h for h in divisors(d_model) if h <= MAX_HEADS]
 
 
 @dataclass(frozen=True)
@@ -82,13 +91,20 @@ class LabSettings:
     source: str  # "random" or a trained model's family
 
 
-def input_controls() -> tuple[str, str]:
-    """The input kind and the text; returns ``(text, kind)``."""
+def input_controls(trained: state.TrainedModel | None = None) -> tuple[str, str]:
+    """The input kind and the text; returns ``(text, kind)``. A trained model reads characters of its task."""
     left, right = st.columns([1, 3])
+    kind = st.session_state.get(KIND, "sentence")
     with left:
-        kind = st.selectbox("Input", INPUT_KINDS, format_func=KIND_LABELS.get, key=KIND,
-                            help="How the text is cut into tokens: words and punctuation, one amino acid per "
-                                 "token, or one digit per token. Each token becomes one row of X.")
+        if trained is None:
+            kind = st.selectbox("Input", INPUT_KINDS, format_func=KIND_LABELS.get, key=KIND,
+                                help="How the text is cut into tokens: words and punctuation, one amino acid per "
+                                     "token, or one digit per token. Each token becomes one row of X.")
+        else:
+            _fixed(st.selectbox, "Input", "kind", "Characters of the task",
+                   help=f"The trained {trained.task_title} model reads your text one character at a time, in the "
+                        "vocabulary it was trained with. Choose random weights to cut the text into words, "
+                        "amino acids or digits.")
     with right:
         text = st.text_input("Text", key=TEXT, max_chars=400, placeholder=EXAMPLES[kind],
                              help=f"The sequence the model reads (at most {MAX_TOKENS} tokens). Every token "
@@ -96,31 +112,74 @@ def input_controls() -> tuple[str, str]:
     return text, kind
 
 
-def model_controls(*, projector: bool, locked: bool) -> None:
-    """d_model, heads, layers, mask and seed of the random model (disabled when trained weights are used)."""
-    d_model = int(st.session_state.get(D_MODEL, 16))
-    settle_choice(HEADS, divisors(d_model), why=f"the number of heads must divide d_model {d_model}")
+def _fixed(widget, label: str, name: str, value: object, **kwargs) -> None:
+    """A disabled widget that shows a trained model's setting (its own key: the random model's stays as it is)."""
+    key = FIXED + name
+    st.session_state[key] = value
+    if widget is st.slider:
+        widget(label, 1, max(MAX_LAYERS, int(value)), key=key, disabled=True, **kwargs)
+    elif widget is st.number_input:
+        widget(label, key=key, disabled=True, **kwargs)
+    else:
+        widget(label, [value], key=key, disabled=True, **kwargs)
+
+
+def model_controls(*, projector: bool, trained: state.TrainedModel | None = None) -> None:
+    """d_model, heads, layers, mask and seed of the random model, or a trained model's own values (read-only)."""
     cols = st.columns([1, 1.7, 1, 1.2, 1] if not projector else 2)
+    if trained is not None:
+        _trained_controls(trained, cols, projector)
+        return
+    d_model = int(st.session_state.get(D_MODEL, 16))
+    heads = head_choices(d_model)
+    settle_choice(HEADS, heads, why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
     with cols[0]:
-        st.selectbox("Heads", divisors(d_model), key=HEADS, disabled=locked,
-                     help="Attention heads per layer. Each head gets d_model / heads numbers per token and "
-                          "learns its own pattern. Only divisors of d_model are possible.")
+        st.selectbox("Heads", heads, key=HEADS,
+                     help=f"Attention heads per layer. Each head gets d_model / heads numbers per token and "
+                          f"learns its own pattern. Only divisors of d_model up to {MAX_HEADS} are offered.")
     with cols[1]:
-        st.radio("Mask", MASK_KINDS, format_func=MASK_LABELS.get, key=MASK, horizontal=True, disabled=locked,
+        st.radio("Mask", MASK_KINDS, format_func=MASK_LABELS.get, key=MASK, horizontal=True,
                  help="Which keys a query may see. Causal: only itself and earlier tokens (GPT). Padding: "
                       "<pad> tokens are appended and hidden from every query (a batch of unequal lengths).")
     if projector:
         return
     with cols[2]:
-        st.selectbox("d_model", D_MODELS, key=D_MODEL, disabled=locked,
+        st.selectbox("d_model", D_MODELS, key=D_MODEL,
                      help="Width of every token vector. Small widths keep the numbers readable in the cells.")
     with cols[3]:
-        st.slider("Layers", 1, MAX_LAYERS, key=LAYERS, disabled=locked,
+        st.slider("Layers", 1, MAX_LAYERS, key=LAYERS,
                   help="Number of stacked blocks (attention + feed-forward). Each layer reads the previous "
                        "layer's output.")
     with cols[4]:
-        st.number_input("Seed", 0, 9999, key=SEED, disabled=locked,
+        st.number_input("Seed", 0, 9999, key=SEED,
                         help="Seed of the random weights: the same seed always builds the same model.")
+
+
+def _trained_controls(entry: state.TrainedModel, cols: list, projector: bool) -> None:
+    """The trained model's heads, mask, d_model, layers and training steps, shown read-only."""
+    config, why = entry.config, "Fixed by the trained model; choose random weights above to change it."
+    with cols[0]:
+        _fixed(st.selectbox, "Heads", "heads", config.n_heads, help=f"Attention heads per layer. {why}")
+    with cols[1]:
+        _fixed(st.radio, "Mask", "mask", TRAINED_MASKS.get(entry.family, "the model's own").capitalize(),
+               help=f"Which keys a query may see, as the model was trained. {why}")
+    if projector:
+        return
+    with cols[2]:
+        _fixed(st.selectbox, "d_model", "d_model", config.d_model, help=f"Width of every token vector. {why}")
+    with cols[3]:
+        _fixed(st.slider, "Layers", "layers", config.n_layers, help=f"Number of stacked blocks. {why}")
+    with cols[4]:
+        _fixed(st.number_input, "Training steps", "steps", entry.step,
+               help="Steps the model was trained on the Live Training page; trained weights have no seed.")
+
+
+def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | None:
+    """The trained model chosen with the Weights control (None: random weights), read before it is drawn."""
+    options = ["random", *(e.family for e in trained)]
+    if st.session_state.get(SOURCE) not in options:
+        st.session_state[SOURCE] = "random"
+    return next((e for e in trained if e.family == st.session_state[SOURCE]), None)
 
 
 def source_control(trained: list[state.TrainedModel]) -> str:
@@ -128,8 +187,6 @@ def source_control(trained: list[state.TrainedModel]) -> str:
     options = ["random", *(e.family for e in trained)]
     titles = {"random": "Random weights (seed)"} | {e.family: f"Trained: {e.task_title} (step {e.step})"
                                                      for e in trained}
-    if st.session_state.get(SOURCE) not in options:
-        st.session_state[SOURCE] = "random"
     return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
                     help="Random weights show the mechanics; a model trained on the Live Training page shows "
                          "patterns it learned. Trained models bring their own size, mask and vocabulary.")
@@ -182,16 +239,17 @@ def run_random(text: str, kind: str, d_model: int, heads: int, layers: int, mask
     """The lab's random encoder on ``text`` (cached: a pure function of its arguments)."""
     lab = tokenize(text, kind)
     notices = lab.notices()
-    if lab.empty:
-        return LabRun((), [], heads, d_model, True, mask, False, "random", notices=notices)
-    if mask == "padding":
+    if mask == "padding" and not lab.empty:
         lab = pad_input(lab, padded_length(len(lab.tokens)))
     config = TransformerConfig(vocab_size=lab.vocab_size, max_len=64, d_model=d_model, n_heads=heads,
                                n_layers=layers, d_ff=4 * d_model, pad_id=0)
+    pre_norm, rotary = config.norm == "pre", config.positional == "rope"
+    if lab.empty:
+        return LabRun((), [], heads, d_model, pre_norm, mask, rotary, "random", notices=notices)
     model = build_lab_encoder(config, seed)
     with torch.no_grad():
         steps = walk_stack(lab_stack(model, lab.ids, lab.tokens, mask, lab.valid))
-    return LabRun(lab.tokens, [_arrays(s) for s in steps], heads, d_model, True, mask, False,
+    return LabRun(lab.tokens, [_arrays(s) for s in steps], heads, d_model, pre_norm, mask, rotary,
                   f"random weights, seed {seed}", lab.valid, notices)
 
 
@@ -230,8 +288,7 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
         shown = known if len(known) <= 40 else known[:40] + "…"
         notices.append(f"The {entry.task_title} model reads only these characters: {shown}")
     config = entry.config
-    mask = {"causal_lm": "causal (decoder-only model)", "seq2seq": "none (the encoder of the model)",
-            "regression": "padding (encoder-only model)"}.get(entry.family, "the model's own")
+    mask = TRAINED_MASKS.get(entry.family, "the model's own")
     if lab.empty:
         return LabRun((), [], config.n_heads, config.d_model, config.norm == "pre", mask, False, entry.task_title,
                       notices=notices)

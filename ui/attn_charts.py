@@ -12,14 +12,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from ui import charts, exports
 from ui.attention_views import LabRun
 
 LINE_BINS = 8  # opacity/width levels of the lines view (one plotly trace per level)
 MIN_LINE_WEIGHT = 0.02  # lighter lines are not drawn
-HEAD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+GRID_LONG_TITLES = 8  # the grid's columns are titled "Head 1" up to this many heads, "H1" beyond
 
 
 def numbers_table(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, decimals: int = 3) -> None:
@@ -44,19 +43,7 @@ def side_by_side(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequen
 
     ``numbers=False`` keeps the cells free of printed values (hover still shows them).
     """
-    bound = max(float(np.abs(m).max()) for m in mats) or 1.0
-    fig = make_subplots(rows=1, cols=len(mats), subplot_titles=list(titles), horizontal_spacing=0.04)
-    for i, m in enumerate(mats):
-        trace = charts.heatmap_trace(m, cols, rows, zmin=-bound, zmax=bound, diverging=True,
-                                     showscale=i == len(mats) - 1)
-        if not numbers:
-            trace.update(text=None, texttemplate=None)
-        fig.add_trace(trace, row=1, col=i + 1)
-    fig.update_yaxes(autorange="reversed", type="category", showticklabels=False)
-    fig.update_yaxes(showticklabels=True, row=1, col=1)
-    fig.update_xaxes(type="category")
-    side = max(260, min(640, 70 + 28 * len(rows)))
-    charts.style(fig, height=side)
+    fig = charts.heatmap_row(mats, titles, cols, rows, numbers=numbers)
     fig.update_layout(margin=dict(l=10, r=10, t=30, b=10))
     charts.show(fig, key=key)
 
@@ -110,10 +97,11 @@ def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4)
 def grid_figure(run: LabRun) -> go.Figure:
     """Layers x heads grid of every attention map (like BertViz's model view), one colour scale 0..1."""
     weights = run.weights()  # (L, H, T, S)
+    head = "H" if run.n_heads > GRID_LONG_TITLES else "Head "  # "Head 10" is wider than a column of 16
     fig = charts.heatmap_grid(
         [list(layer) for layer in weights], row_titles=[f"Layer {i + 1}" for i in range(len(weights))],
-        col_titles=[f"Head {h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens,
-        cell_px=max(120, min(220, 900 // max(run.n_heads, 1))),
+        col_titles=[f"{head}{h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens,
+        cell_px=max(56, min(220, 900 // max(run.n_heads, 1))),  # about square maps: a row as high as a column
     )
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")
     return fig
@@ -133,27 +121,32 @@ def lines_figure(heads: dict[int, np.ndarray], tokens: Sequence[str], *, focus: 
     """Queries on the left, keys on the right, one line per pair; thicker and darker = more attention.
 
     Args:
-        heads: head index (0-based) -> weights ``(T, S)``; several heads are drawn in different colours.
+        heads: head index (0-based) -> weights ``(T, S)``; several heads are drawn in different colours (Okabe-Ito;
+            heads 9 to 16 reuse them dashed).
         focus: draw only the lines of this query position.
     """
     fig = go.Figure()
     edges = np.linspace(MIN_LINE_WEIGHT, 1.0, LINE_BINS + 1)
     edges[-1] = 1.0 + 1e-6
     for h, w in heads.items():
-        colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        colour, dash = charts.series_style(h)
         for lo, hi in zip(edges[:-1], edges[1:], strict=True):
             xs, ys = _line_segments(w, lo, hi, focus)
             if xs:
                 mid = (lo + min(hi, 1.0)) / 2
                 fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                                         line=dict(color=colour, width=1 + 7 * mid), opacity=0.15 + 0.85 * mid))
+                                         line=dict(color=colour, width=1 + 7 * mid, dash=dash),
+                                         opacity=0.15 + 0.85 * mid))
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"head {h + 1}",
-                                 line=dict(color=colour, width=4)))
+                                 line=dict(color=colour, width=4, dash=dash)))
     _token_columns(fig, heads, tokens)
     n = len(tokens)
     fig.update_xaxes(visible=False, range=[-0.3, 1.3])
     fig.update_yaxes(visible=False, range=[n - 0.5, -1.4])  # reversed: first token on top
-    return charts.style(fig, height=max(260, 60 + 30 * n))
+    charts.style(fig, height=max(260, 60 + 30 * n))
+    if len(heads) > len(charts.CATEGORICAL):  # a legend of two rows goes below, clear of the chart's toolbar
+        fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
+    return fig
 
 
 def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequence[str]) -> None:

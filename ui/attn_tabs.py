@@ -7,13 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 import streamlit as st
 
+from transformer_core.inspect import head_summary
 from transformer_core.lab_input import PAD_TOKEN
 from ui import charts, exports
 from ui.attention_views import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
-from ui.attn_charts import grid_figure, lines_figure, numbers_table
-from ui.urlstate import settle_choice
-
-RADIO_MAX = 8  # more choices than this use a drop-down instead of radio buttons
+from ui.attn_charts import GRID_LONG_TITLES, MIN_LINE_WEIGHT, grid_figure, lines_figure, numbers_table
 
 
 def token_strip(tokens: Sequence[str]) -> None:
@@ -22,24 +20,12 @@ def token_strip(tokens: Sequence[str]) -> None:
     st.markdown(f"**Tokens ({len(tokens)}):** {chips}")
 
 
-def _pick(label: str, n: int, key: str, help: str) -> int:
-    options = list(range(1, n + 1))
-    settle_choice(key, options, why=f"the model has {n} {label.lower()}{'s' if n != 1 else ''}")
-    if n <= RADIO_MAX:
-        return st.radio(label, options, key=key, horizontal=True, help=help)
-    return st.selectbox(label, options, key=key, help=help)
-
-
 def layer_head_controls(run: LabRun) -> tuple[int, int]:
     """Which layer and head the step-by-step, one-head and lines views show; returns 0-based indices."""
-    left, right = st.columns(2)
-    with left:
-        layer = _pick("Layer", len(run.steps), LAYER, "The block to take apart. Layer 1 reads the token "
-                      "embeddings; later layers read the output of the layer before.")
-    with right:
-        head = _pick("Head", run.n_heads, HEAD, "The head to take apart. Every head has its own W^Q, W^K, W^V, "
-                     "so each attends in its own way.")
-    return layer - 1, head - 1
+    return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), helps=(
+        "The block to take apart. Layer 1 reads the token embeddings; later layers read the output of the layer "
+        "before.",
+        "The head to take apart. Every head has its own W^Q, W^K, W^V, so each attends in its own way."))
 
 
 def _padding_note(run: LabRun, weights: np.ndarray) -> None:
@@ -70,8 +56,9 @@ def one_head(run: LabRun, layer: int, head: int, *, colorscale: str) -> None:
 
 def all_heads(run: LabRun) -> None:
     """Layers x heads grid of every attention map, and the whole tensor as downloads."""
-    st.caption("Every layer (rows) and head (columns) at once, on one colour scale from 0 to 1. Hover a cell for "
-               "its query, key and weight.")
+    st.caption("Every layer (rows) and head (columns"
+               + (", H1 = head 1" if run.n_heads > GRID_LONG_TITLES else "")
+               + ") at once, on one colour scale from 0 to 1. Hover a cell for its query, key and weight.")
     charts.show(grid_figure(run), key="attn.grid")
     weights = run.weights()
     tok = list(run.tokens)
@@ -79,12 +66,12 @@ def all_heads(run: LabRun) -> None:
     exports.tensor_downloads(weights, ("layer", "head", "query", "key"), name="attention_all", key="attn.dl.all",
                              labels={"query": tok, "key": tok}, value_name="weight")
     with st.expander("Summary per head (numbers)"):
-        entropy = -(weights * np.log(np.clip(weights, 1e-12, 1))).sum(-1).mean(-1)  # (L, H)
-        diag = np.diagonal(weights, axis1=-2, axis2=-1).mean(-1)  # (L, H)
+        summary = head_summary(weights)
         st.dataframe({"layer": np.repeat(np.arange(1, len(weights) + 1), run.n_heads),
                       "head": np.tile(np.arange(1, run.n_heads + 1), len(weights)),
-                      "mean weight on itself": np.round(diag.ravel(), 3),
-                      "mean entropy (nats)": np.round(entropy.ravel(), 3)}, width="stretch", hide_index=True)
+                      "mean weight on itself": np.round(summary.self_weight.numpy().ravel(), 3),
+                      "mean entropy (nats)": np.round(summary.entropy.numpy().ravel(), 3)},
+                     width="stretch", hide_index=True)
 
 
 def token_lines(run: LabRun, layer: int, head: int) -> None:
@@ -103,5 +90,8 @@ def token_lines(run: LabRun, layer: int, head: int) -> None:
     weights = run.steps[layer]["weights"]
     heads = {head: weights[head]} if scope == "this head" else dict(enumerate(weights))
     charts.show(lines_figure(heads, tok, focus=None if focus < 0 else focus), key="attn.lines")
-    st.caption(f"Lines lighter than {0.02:.2f} are not drawn. Hover a token to read its strongest links; the "
-               "One head tab has every number.")
+    dashed = len(heads) > len(charts.CATEGORICAL)
+    st.caption(f"Lines lighter than {MIN_LINE_WEIGHT:.2f} are not drawn. Hover a token to read its strongest links; "
+               "the One head view has every number."
+               + (f" Heads {len(charts.CATEGORICAL) + 1} to {len(heads)} reuse the colours of heads 1 to "
+                  f"{len(heads) - len(charts.CATEGORICAL)} with dashed lines." if dashed else ""))

@@ -11,7 +11,15 @@ import dataclasses
 import plotly.graph_objects as go
 import streamlit as st
 
-from transformer_core.builder import BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
+from transformer_core.builder import (
+    EFFICIENCY,
+    BuilderSettings,
+    build,
+    estimate,
+    matmul_rate,
+    measure,
+    measure_plan,
+)
 from transformer_core.device import pick_device
 from transformer_core.host import limits
 from transformer_core.sizing import (
@@ -159,7 +167,8 @@ def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
                         time_budget_seconds=host.step_time_budget_s)
     st.markdown(f"**Training step on this {device.type.upper()}**")
     st.caption(f"Estimate: about {duration(plan.estimated_seconds)} per step — {human(est.flops_per_step)}FLOP at "
-               f"the measured matrix-multiply speed of {human(speed)}FLOP/s.")
+               f"{human(speed * EFFICIENCY)}FLOP/s, {EFFICIENCY:.0%} of the measured matrix-multiply speed of "
+               f"{human(speed)}FLOP/s (a whole step also runs softmax, norms and the optimizer, which are slower).")
     if not plan.allowed:
         st.warning(f"{plan.reason} Shown as an estimate only; nothing was allocated.", icon="🚫")
         return

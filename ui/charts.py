@@ -1,4 +1,5 @@
-"""Plotly chart builders shared by the pages (heatmaps, grids of heatmaps, curves).
+"""Plotly chart builders shared by the pages (heatmaps, rows and grids of heatmaps, curves), their colours, and
+the layer/head picker the attention views share.
 
 Every heatmap carries its numbers: hover always shows the value, and small matrices print it in the cells, so a
 student can check a cell by hand and a colour-blind reader never depends on colour alone.
@@ -19,6 +20,10 @@ from ui import state
 SEQUENTIAL_SCALES = ("Viridis", "Cividis", "Plasma", "Blues", "Greys")
 DIVERGING_SCALE = "RdBu_r"  # blue = negative, red = positive; readable with the common colour deficiencies
 MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most this long
+# Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
+CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
+DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
+RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of radio buttons
 
 
 def colorscale() -> str:
@@ -49,18 +54,30 @@ def _text(z: np.ndarray, decimals: int) -> np.ndarray | None:
     return np.vectorize(lambda v: f"{v:.{decimals}f}")(z)
 
 
+def series_style(i: int) -> tuple[str, str]:
+    """Colour and line dash of the ``i``-th series (0-based): Okabe-Ito colours, then the same colours dashed."""
+    return CATEGORICAL[i % len(CATEGORICAL)], DASHES[(i // len(CATEGORICAL)) % len(DASHES)]
+
+
 def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
                   zmin: float | None = None, zmax: float | None = None, diverging: bool = False,
-                  decimals: int = 2, showscale: bool = True, hover_name: str = "value") -> go.Heatmap:
-    """One heatmap trace with values on hover (and in the cells when the matrix is small)."""
+                  decimals: int = 2, showscale: bool = True, hover_name: str = "value",
+                  numbers: bool | None = None, scale: str | list | None = None) -> go.Heatmap:
+    """One heatmap trace with values on hover (and in the cells when the matrix is small).
+
+    Args:
+        numbers: print the values in the cells; ``None`` does so when both sides are at most MAX_CELLS_WITH_TEXT.
+        scale: a colour scale instead of the diverging one or the sidebar's sequential one.
+    """
     z = np.asarray(z, dtype=float)
-    text = _text(z, decimals)
+    text = _text(z, decimals) if numbers is None else (np.vectorize(lambda v: f"{v:.{decimals}f}")(z)
+                                                       if numbers else None)
     if diverging and zmin is None and zmax is None:
         bound = float(np.nanmax(np.abs(z))) if z.size else 1.0
         zmin, zmax = -bound, bound
     return go.Heatmap(
         z=z, x=_labels(x, z.shape[1]), y=_labels(y, z.shape[0]), zmin=zmin, zmax=zmax,
-        colorscale=DIVERGING_SCALE if diverging else colorscale(), showscale=showscale,
+        colorscale=scale or (DIVERGING_SCALE if diverging else colorscale()), showscale=showscale,
         text=text, texttemplate="%{text}" if text is not None else None,
         hovertemplate=f"row %{{y}}<br>column %{{x}}<br>{hover_name} %{{z:.4f}}<extra></extra>",
     )
@@ -69,33 +86,70 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
 def heatmap(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
             title: str = "", x_title: str = "", y_title: str = "", zmin: float | None = None,
             zmax: float | None = None, diverging: bool = False, decimals: int = 2, height: int | None = None,
-            hover_name: str = "value") -> go.Figure:
+            hover_name: str = "value", numbers: bool | None = None) -> go.Figure:
     """A single heatmap figure, rows top to bottom (matrix layout, like the attention matrix in the paper)."""
     z = np.asarray(z, dtype=float)
     fig = go.Figure(heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, diverging=diverging, decimals=decimals,
-                                  hover_name=hover_name))
+                                  hover_name=hover_name, numbers=numbers))
     fig.update_yaxes(autorange="reversed", title=y_title, type="category")
     fig.update_xaxes(title=x_title, type="category", side="bottom")
     side = max(260, min(640, 40 + 28 * z.shape[0]))
     return style(fig, title=title, height=height or side)
 
 
-def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, row_titles: Sequence[str], col_titles: Sequence[str],
-                 x: Sequence[str] | None = None, y: Sequence[str] | None = None, zmin: float = 0.0,
-                 zmax: float = 1.0, title: str = "", cell_px: int = 170) -> go.Figure:
-    """A rows x columns grid of small heatmaps sharing one colour scale (e.g. layers x heads)."""
+def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[str],
+                 row_titles: Sequence[str] | None = None, x: Sequence[str] | None = None,
+                 y: Sequence[str] | None = None, zmin: float = 0.0, zmax: float = 1.0, diverging: bool = False,
+                 numbers: bool = False, title: str = "", cell_px: int = 170, height: int | None = None,
+                 x_title: str = "", y_title: str = "", x_ticks: bool = False, y_ticks: str = "auto",
+                 spacing: float | None = None, categories: bool = True) -> go.Figure:
+    """A rows x columns grid of heatmaps sharing one colour scale (layers x heads, or one row of matrices).
+
+    Args:
+        numbers: print values in the cells of small matrices (hover always shows them).
+        x_title, x_ticks: every column's x-axis title and whether its tick labels show.
+        y_title, y_ticks: the first column's y-axis title; tick labels on ``"all"`` panels, the ``"first"``
+            column only, ``"none"``, or ``"auto"`` (all when the grid has at most 4 panels).
+        spacing: horizontal gap between panels as a share of the width (default: narrower with more columns).
+        categories: treat x and y as categories (keeps repeated token labels apart).
+    """
     rows, cols = len(grid), max(len(r) for r in grid)
-    fig = make_subplots(rows=rows, cols=cols, column_titles=list(col_titles), row_titles=list(row_titles),
-                        horizontal_spacing=0.02 + 0.04 / cols, vertical_spacing=0.04 + 0.06 / rows)
+    fig = make_subplots(rows=rows, cols=cols, column_titles=list(col_titles),
+                        row_titles=list(row_titles) if row_titles is not None else None,
+                        horizontal_spacing=0.02 + 0.04 / cols if spacing is None else spacing,
+                        vertical_spacing=0.04 + 0.06 / rows)
     for r, row in enumerate(grid):
         for c, z in enumerate(row):
-            trace = heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, showscale=(r == 0 and c == 0))
-            trace.update(text=None, texttemplate=None)
+            trace = heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, diverging=diverging, showscale=r == c == 0,
+                                  numbers=None if numbers else False)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-    fig.update_yaxes(autorange="reversed", showticklabels=cols * rows <= 4, type="category")
-    fig.update_xaxes(showticklabels=False, type="category")
-    height = max(260, min(1400, 70 + cell_px * rows))
+    axis_type = "category" if categories else "-"
+    y_all = y_ticks == "all" or (y_ticks == "auto" and cols * rows <= 4)
+    fig.update_yaxes(autorange="reversed", showticklabels=y_all, type=axis_type)
+    if y_ticks == "first":
+        fig.update_yaxes(showticklabels=True, col=1)
+    fig.update_yaxes(title=y_title, col=1)
+    fig.update_xaxes(showticklabels=x_ticks, type=axis_type, title=x_title)
+    height = height or max(260, min(1400, 70 + cell_px * rows))
     return style(fig, title=title, height=height)
+
+
+def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[str] | None = None,
+                y: Sequence[str] | None = None, *, numbers: bool = True, height: int | None = None,
+                zmin: float | None = None, zmax: float | None = None, diverging: bool = True,
+                **options) -> go.Figure:
+    """Same-shaped matrices side by side on one colour scale (symmetric around 0 when diverging and not given).
+
+    ``options`` go to :func:`heatmap_grid` (axis titles, ticks, spacing).
+    """
+    if zmin is None or zmax is None:
+        bound = max(float(np.abs(m).max()) for m in mats) or 1.0
+        low, high = min(float(np.min(m)) for m in mats), max(float(np.max(m)) for m in mats)
+        zmin, zmax = (-bound, bound) if diverging else (low, high)
+    rows = len(y) if y is not None else np.asarray(mats[0]).shape[0]
+    options = {"x_ticks": True, "y_ticks": "first", "spacing": 0.04} | options
+    return heatmap_grid([list(mats)], col_titles=titles, x=x, y=y, zmin=zmin, zmax=zmax, diverging=diverging,
+                        numbers=numbers, height=height or max(260, min(640, 70 + 28 * rows)), **options)
 
 
 def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str = "",
@@ -133,3 +187,27 @@ def show(fig: go.Figure, *, key: str | None = None) -> None:
     """Draw a figure full-width with a modebar whose camera button saves it as PNG or SVG (see image_format)."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
     st.plotly_chart(fig, width="stretch", config=config, key=key)
+
+
+def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: tuple[str, str]) -> tuple[int, int]:
+    """Which layer and head a view shows, as radio buttons (a drop-down beyond RADIO_MAX); returns 0-based.
+
+    Args:
+        keys: session-state keys of the layer and the head choice (1-based values, kept in the URL).
+        helps: help texts of the two widgets.
+    """
+    from ui.urlstate import settle_choice  # here, not at the top: ui.urlstate imports this module
+
+    left, right = st.columns(2)
+    picked = []
+    for column, label, n, key, text in zip((left, right), ("Layer", "Head"), (layers, heads), keys, helps,
+                                           strict=True):
+        options = list(range(1, n + 1))
+        settle_choice(key, options, why=f"the model has {n} {label.lower()}{'s' if n != 1 else ''}")
+        with column:
+            if n <= RADIO_MAX:
+                value = st.radio(label, options, key=key, horizontal=True, help=text)
+            else:
+                value = st.selectbox(label, options, key=key, help=text)
+        picked.append(value - 1)
+    return picked[0], picked[1]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 import torch
-from plotly.subplots import make_subplots
 
 from transformer_core.lab_input import tokenize
-from transformer_core.positional_analysis import ShuffleResult, learned_table, position_views, shuffle_test
+from transformer_core.positional_analysis import (
+    ShuffleResult,
+    learned_table,
+    position_views,
+    shuffle_permutation,
+    shuffle_test,
+)
 from ui import charts, exports, state
-from ui.attn_charts import side_by_side
 from ui.positional_views import SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
 SHUFFLE_MAX_TOKENS = 16
@@ -26,18 +30,12 @@ def trained_learned_table() -> tuple[torch.Tensor | None, str]:
     return None, "random start (std 0.02), as before training"
 
 
-def _grid(mats: list[np.ndarray], titles: list[str], *, zmin: float, zmax: float, diverging: bool,
-          height: int, x_title: str, y_title: str):
-    fig = make_subplots(rows=1, cols=len(mats), subplot_titles=titles, horizontal_spacing=0.05)
-    for i, m in enumerate(mats):
-        trace = charts.heatmap_trace(m, None, None, zmin=zmin, zmax=zmax, diverging=diverging,
-                                     showscale=i == len(mats) - 1)
-        trace.update(text=None, texttemplate=None)
-        fig.add_trace(trace, row=1, col=i + 1)
-        fig.update_xaxes(title=x_title, row=1, col=i + 1)
-    fig.update_yaxes(autorange="reversed", title=y_title, row=1, col=1)
-    fig.update_yaxes(autorange="reversed")
-    return charts.style(fig, height=height)
+def _row(mats: list[np.ndarray], titles: list[str], *, zmin: float, zmax: float, diverging: bool, height: int,
+         x_title: str, y_title: str):
+    """One panel per encoding, without numbers in the cells (the tables are too big to read them)."""
+    return charts.heatmap_row(mats, titles, zmin=zmin, zmax=zmax, diverging=diverging, numbers=False,
+                              height=height, x_title=x_title, y_title=y_title, y_ticks="all", spacing=0.05,
+                              categories=False)
 
 
 def compare_section(max_len: int, d_model: int, base: float) -> None:
@@ -52,18 +50,22 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
     st.markdown("One token vector **u** placed at every position. Sinusoidal and learned encodings **add** a row "
                 "of their table; RoPE **rotates** each pair of numbers by an angle proportional to the position "
                 "(it does this to queries and keys inside attention); with none, every position looks the same.")
-    st.caption(f"Learned table: {source}.")
+    learned = f"Learned table: {source}."
+    if table is not None:
+        learned += (f" Its panel shows the trained table's own {table.shape[0]} positions × {table.shape[1]} "
+                    "dimensions; the max_len and d_model controls above do not change it.")
+    st.caption(learned)
     titles = [KIND_TITLES[k] for k in views]
     height = min(520, 140 + 4 * max_len)
     vectors = [v[0].numpy() for v in views.values()]
     bound = max(float(np.abs(v).max()) for v in vectors)
-    charts.show(_grid(vectors, titles, zmin=-bound, zmax=bound, diverging=True, height=height,
+    charts.show(_row(vectors, titles, zmin=-bound, zmax=bound, diverging=True, height=height,
                       x_title="dimension", y_title="position"), key="pe.compare.vectors")
     st.markdown("**How alike two positions look** — cosine similarity of the vectors at positions a and b. "
                 "All ones (one flat colour) means the model cannot tell positions apart.")
     sims = [v[1].numpy() for v in views.values()]
     low = min(float(s.min()) for s in sims)
-    charts.show(_grid(sims, titles, zmin=min(low, 0.99), zmax=1, diverging=False, height=height,
+    charts.show(_row(sims, titles, zmin=min(low, 0.99), zmax=1, diverging=False, height=height,
                       x_title="position b", y_title="position a"), key="pe.compare.sims")
     cols = st.columns(len(views))
     for col, (kind, (vec, sim)) in zip(cols, views.items(), strict=True):
@@ -84,13 +86,6 @@ def _shuffle(ids: tuple[int, ...], perm: tuple[int, ...], positional: str) -> Sh
     return shuffle_test(ids, perm, positional=positional)
 
 
-def _permutation(n: int, seed: int) -> list[int]:
-    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()
-    if perm == list(range(n)):
-        perm = perm[1:] + perm[:1]  # a shuffle that changes nothing would prove nothing
-    return perm
-
-
 def shuffle_section() -> None:
     """A real forward pass on a sentence and on a shuffled copy, without and with positional encoding."""
     left, right = st.columns([3, 1])
@@ -107,7 +102,7 @@ def shuffle_section() -> None:
     if len(lab.tokens) < 2:
         st.info("Type at least two words to shuffle.", icon="⌨️")
         return
-    perm = _permutation(len(lab.tokens), int(seed))
+    perm = shuffle_permutation(len(lab.tokens), int(seed))
     shuffled = [lab.tokens[i] for i in perm]
     st.markdown(f"Original: `{' '.join(lab.tokens)}`  \nShuffled: `{' '.join(shuffled)}`")
     cols = st.columns(2)
@@ -122,8 +117,9 @@ def shuffle_section() -> None:
                        "Outputs change, not just their order: the model sees where each word is.")
             permuted, outputs = result.outputs.numpy()[perm], result.shuffled_outputs.numpy()
             dims = [str(i) for i in range(outputs.shape[1])]
-            side_by_side([permuted, outputs], ["f(original), rows shuffled", "f(shuffled)"], shuffled, dims,
-                         key=f"pe.shuffle.{kind}", numbers=False)
+            fig = charts.heatmap_row([permuted, outputs], ["f(original), rows shuffled", "f(shuffled)"], dims,
+                                     shuffled, numbers=False)
+            charts.show(fig.update_layout(margin=dict(l=10, r=10, t=30, b=10)), key=f"pe.shuffle.{kind}")
             left, right = st.columns(2)
             with left:
                 exports.numbers_popover(permuted, shuffled, dims, name=f"{kind}_original_shuffled",

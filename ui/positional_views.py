@@ -7,7 +7,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from transformer_core.positional import sinusoidal_encoding
-from transformer_core.positional_analysis import beyond_max_len, rotation_check, similarity_matrix
+from transformer_core.positional_analysis import (
+    beyond_max_len,
+    rotation_check,
+    shifted_dot_product,
+    similarity_matrix,
+)
 from ui import charts, exports
 from ui.urlstate import UrlParam, add_link_notice, settle_choice
 
@@ -196,7 +201,7 @@ def relative_section(max_len: int, d_model: int, base: float) -> None:
                   help="Over every position p and every frequency pair. Rounding error only: the same rotation "
                        "works at every position.")
         st.markdown(f"The dot product PE(p) · PE(p + {k}) = Σᵢ cos({k}·ωᵢ) = "
-                    f"**{float(np.cos(k * check.omegas.numpy()).sum()):.3f}** for every p: similarity depends on "
+                    f"**{shifted_dot_product(d_model, k, base):.3f}** for every p: similarity depends on "
                     "the distance only.")
     with right:
         table = sinusoidal_encoding(max_len, d_model, base).numpy()

@@ -10,19 +10,30 @@ import torch
 
 from transformer_core import ViTConfig, divisors
 from transformer_core.host import limits
-from transformer_core.images import FIT_MODES, ImageError, image_to_tensor_array, prepare_image
+from transformer_core.images import (
+    FIT_MODES,
+    MAX_BYTES,
+    MAX_PIXELS,
+    ImageError,
+    image_to_tensor_array,
+    prepare_image,
+)
 from transformer_core.tasks import get_task
 from transformer_core.vit_walkthrough import (
     MAX_PATCHES,
     MIN_PATCHES,
     ViTWalkthrough,
+    num_patches,
     random_vit,
     valid_patch_sizes,
     walk_through,
 )
 from ui import state
+from ui.charts import layer_head_picker
 from ui.images import UPLOAD_TYPES, Picture, decode_upload, load_sample, sample_names
 from ui.urlstate import UrlParam, settle_choice
+
+MAX_UPLOAD_MB = MAX_BYTES // (1024 * 1024)  # the uploader refuses bigger files before they reach the server
 
 SOURCE = "vit.source"  # "sample" or "upload"
 SAMPLE = "vit.sample"  # name of the sample picture
@@ -104,8 +115,9 @@ def picture_controls(task: Any | None = None) -> Picture:
                           help="Pictures drawn by the app from simple shapes.")
     picture = Picture(load_sample(sample), f"sample “{sample}”")
     if source == "upload":
-        file = st.file_uploader("Your picture", type=UPLOAD_TYPES, key=UPLOAD,
-                                help="Any size; it is checked, converted to RGB and fitted to image_size.")
+        file = st.file_uploader("Your picture", type=UPLOAD_TYPES, key=UPLOAD, max_upload_size=MAX_UPLOAD_MB,
+                                help=f"Up to {MAX_UPLOAD_MB} MB and {MAX_PIXELS // 1_000_000} megapixels; it is "
+                                     "checked, converted to RGB and fitted to image_size.")
         if file is None:
             st.caption("No file yet — showing the sample meanwhile.")
         else:
@@ -123,9 +135,12 @@ def _task_picture(task: Any, seed: int) -> np.ndarray:
 
 
 def trained_task(entry: state.TrainedModel | None) -> Any | None:
-    """The task the trained ViT learned, rebuilt for its image size and classes (None if that fails)."""
+    """The task the trained ViT learned: the one stored with it, else rebuilt for its image size and classes
+    (None if that fails)."""
     if entry is None:
         return None
+    if getattr(entry, "task", None) is not None:
+        return entry.task
     config = entry.config
     for options in ({"num_classes": config.num_classes, "image_size": config.image_size}, {}):
         try:
@@ -163,7 +178,7 @@ def geometry_controls(fixed: ViTConfig | None, projector: bool) -> tuple[int, in
         st.selectbox("Image size (pixels)", [size], disabled=True, key="vit.fixed_size",
                      help="The trained ViT only reads pictures of this size.")
         st.selectbox("Patch size P (pixels)", [patch], disabled=True, key="vit.fixed_patch",
-                     format_func=lambda p: f"{p} px → {(size // p) ** 2} patches",
+                     format_func=lambda p: f"{p} px → {num_patches(size, p)} patches",
                      help="The trained ViT's patch size; its projection expects exactly these patches.")
         st.caption("Image and patch size are fixed by the trained ViT; choose Random weights to change them.")
     else:
@@ -176,7 +191,8 @@ def geometry_controls(fixed: ViTConfig | None, projector: bool) -> tuple[int, in
                       why=f"only patches of {', '.join(map(str, patches))} pixels cut a {size}-pixel image into "
                           f"{MIN_PATCHES} to {MAX_PATCHES} patches")
         patch = st.select_slider(
-            "Patch size P (pixels)", patches, key=PATCH, format_func=lambda p: f"{p} px → {(size // p) ** 2} patches",
+            "Patch size P (pixels)", patches, key=PATCH,
+            format_func=lambda p: f"{p} px → {num_patches(size, p)} patches",
             help="Side of each square patch. Only sizes that divide image_size and give 4 to 400 patches are offered.",
         )
     fit = st.session_state.get(FIT, _DEFAULTS[FIT])
@@ -218,21 +234,9 @@ def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bo
 
 def layer_head_controls(layers: int, heads: int) -> tuple[int, int]:
     """The layer and head to show large, 0-based."""
-    layer_choices, head_choices = list(range(1, layers + 1)), list(range(1, heads + 1))
-    settle_choice(LAYER, layer_choices, why=f"the model has {_count(layers, 'layer')}")
-    settle_choice(HEAD, head_choices, why=f"the model has {_count(heads, 'head')}")
-    c1, c2 = st.columns([1, 2])
-    with c1:
-        layer = layer_choices[0] if layers == 1 else st.select_slider(
-            "Layer", layer_choices, key=LAYER, help="Which encoder block's attention to show (1 = first).")
-    with c2:
-        head = st.radio("Head", head_choices, key=HEAD, horizontal=True,
-                        help="The head shown large; every head of the layer is shown below.")
-    return layer - 1, head - 1
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' if n != 1 else ''}"
+    return layer_head_picker(layers, heads, keys=(LAYER, HEAD), helps=(
+        "Which encoder block's attention to show (1 = first).",
+        "The head shown large; every head of the layer is shown below."))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

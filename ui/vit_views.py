@@ -12,8 +12,8 @@ import streamlit as st
 from PIL import Image, ImageDraw, ImageFont
 from plotly.subplots import make_subplots
 
-from transformer_core.vit_walkthrough import ViTWalkthrough
-from ui.charts import DIVERGING_SCALE, colorscale, show, style
+from transformer_core.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
+from ui.charts import colorscale, heatmap_trace, show, style
 from ui.exports import colormap
 
 DISPLAY_PX = 384  # pictures are enlarged by a whole factor to about this many pixels per side
@@ -138,11 +138,10 @@ def patch_matrix_figure(patches: np.ndarray, *, channels: int, patch: int) -> go
     for ch, name in enumerate(names):
         # One label per column (not per cell) keeps the figure small: the hover reads it from the axis.
         columns = [f"{name} pixel (row {k // patch}, column {k % patch})" for k in range(area)]
-        fig.add_trace(go.Heatmap(
-            z=values[:, ch * area:(ch + 1) * area], x=columns, y=np.arange(1, n + 1),
-            colorscale=[[0, "black"], [1, CHANNEL_COLOURS[name]]], zmin=0, zmax=255, showscale=False, name=name,
-            hovertemplate="patch %{y}<br>%{x}<br>value %{z}<extra></extra>",
-        ))
+        trace = heatmap_trace(values[:, ch * area:(ch + 1) * area], columns, [str(i) for i in range(1, n + 1)],
+                              zmin=0, zmax=255, decimals=0, showscale=False,
+                              scale=[[0, "black"], [1, CHANNEL_COLOURS[name]]])
+        fig.add_trace(trace.update(name=name, hovertemplate="patch %{y}<br>%{x}<br>value %{z}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", title=f"patch (N = {n} rows)")
     colours = " (red, then green, then blue)" if channels == 3 else ""
     fig.update_xaxes(title=f"{channels}·{patch}·{patch} = {channels * area} numbers per patch{colours}",
@@ -162,8 +161,8 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     titles = [f"{name}<br><sup>colours span ±{b:.2g}</sup>" for name, b in zip(names, bounds, strict=True)]
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.05)
     for k, (m, bound) in enumerate(zip(mats, bounds, strict=True)):
-        fig.add_trace(go.Heatmap(
-            z=m, zmin=-bound, zmax=bound, colorscale=DIVERGING_SCALE, showscale=k == 2,
+        trace = heatmap_trace(m, None, None, zmin=-bound, zmax=bound, diverging=True, showscale=k == 2)
+        fig.add_trace(trace.update(
             colorbar=dict(tickvals=[-bound, 0, bound], ticktext=["−max", "0", "+max"]),
             hovertemplate="token %{y}<br>feature %{x}<br>value %{z:.3f}<extra></extra>",
         ), row=1, col=k + 1)
@@ -176,10 +175,10 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
 
 def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) -> go.Figure:
     """N and the attention cost (N+1)² for every valid patch size, the current one marked."""
-    ns = [(image_size // p) ** 2 for p in patch_sizes]
+    ns = [num_patches(image_size, p) for p in patch_sizes]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=patch_sizes, y=ns, mode="lines+markers", name="patches N"))
-    fig.add_trace(go.Scatter(x=patch_sizes, y=[(n + 1) ** 2 for n in ns], mode="lines+markers",
+    fig.add_trace(go.Scatter(x=patch_sizes, y=[attention_scores(n) for n in ns], mode="lines+markers",
                              name="attention scores (N+1)² per head"))
     fig.add_vline(x=current, line=dict(color="#D55E00", dash="dot"))
     fig.update_xaxes(title="patch size P (pixels)", type="log", tickvals=patch_sizes)
@@ -190,12 +189,11 @@ def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) ->
 def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
     """The CLS token's attention to each patch as numbers on the patch grid."""
     grid = weights.shape[0]
-    z = np.asarray(weights, dtype=float)
-    fig = go.Figure(go.Heatmap(
-        z=z, colorscale=colorscale(), zmin=0, text=np.vectorize(lambda v: f"{v:.2f}")(z) if grid <= 10 else None,
-        texttemplate="%{text}" if grid <= 10 else None, customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
+    trace = heatmap_trace(weights, None, None, zmin=0, numbers=grid <= 10).update(
+        customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
         hovertemplate="patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}<extra></extra>",
-    ))
+    )
+    fig = go.Figure(trace)
     fig.update_yaxes(autorange="reversed", scaleanchor="x", showticklabels=False)
     fig.update_xaxes(showticklabels=False)
     return style(fig, title=title, height=DISPLAY_PX)

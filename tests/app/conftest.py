@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,11 @@ def assert_no_exception(at: AppTest) -> None:
     """Fail with the messages of every exception the page showed."""
     messages = [exc.message for exc in at.exception]
     assert not messages, f"the page raised: {messages}"
+
+
+def plotly_download_formats(at: AppTest) -> set[str]:
+    """The file formats ("png", "svg") the camera buttons of the page's plotly charts save."""
+    return {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")}
 
 
 @pytest.fixture(autouse=True)

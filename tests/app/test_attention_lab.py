@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception
-from transformer_core import divisors
+from tests.app.conftest import app_at, assert_no_exception, plotly_download_formats
+from transformer_core import TransformerConfig, divisors
 from transformer_core.tasks import get_task
-from ui import state
+from ui import attention_views as av
+from ui import charts, state
 
 PAGE = "pages/attention.py"
 
@@ -157,20 +159,48 @@ def _link_notices(at) -> list[str]:
 
 def test_link_values_that_do_not_fit_are_changed_with_a_notice() -> None:
     at = app_at(None)
-    at.query_params.update({"attn.head": "40", "attn.layer": "3", "attn.heads": "32"})
+    at.query_params.update({"attn.heads": "16", "attn.head": "12", "attn.layer": "3"})
     at.switch_page(PAGE).run()
     assert_no_exception(at)
-    assert _link_notices(at) == [
-        "The link's setting attn.heads='32' was changed to 16: the number of heads must divide d_model 16.",
-        "The link's setting attn.layer='3' was changed to 2: the model has 2 layers.",
-        "The link's setting attn.head='40' was changed to 16: the model has 16 heads.",
-    ]
+    assert _link_notices(at) == ["The link's setting attn.layer='3' was changed to 2: the model has 2 layers."]
     assert at.selectbox(key="attn.heads").value == 16 and at.radio(key="attn.layer").value == 2
-    assert at.selectbox(key="attn.head").value == 16  # 16 heads: a drop-down instead of radio buttons
+    assert at.selectbox(key="attn.head").value == 12  # 16 heads: a drop-down instead of radio buttons
     linked = app_at(None)
-    linked.query_params["attn.head"] = "40"
+    linked.query_params["attn.head"] = "12"
     linked.switch_page(PAGE).run()
-    assert _link_notices(linked) == ["The link's setting attn.head='40' was changed to 2: the model has 2 heads."]
+    assert _link_notices(linked) == ["The link's setting attn.head='12' was changed to 2: the model has 2 heads."]
+    too_many = app_at(None)
+    too_many.query_params.update({"attn.heads": "32", "attn.d_model": "128"})
+    too_many.switch_page(PAGE).run()
+    assert_no_exception(too_many)
+    assert _link_notices(too_many) == ["The link's setting attn.heads='32' was ignored: it must be one of 1, 2, 4, "
+                                       "8, 16. Using the default, 2."]
+    assert too_many.selectbox(key="attn.heads").value == 2
+
+
+def test_heads_are_capped_and_drawn_in_colour_blind_safe_styles() -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="attn.d_model").set_value(128).run()
+    assert at.selectbox(key="attn.heads").options == ["1", "2", "4", "8", "16"]  # not 32, 64 or 128
+    at.selectbox(key="attn.d_model").set_value(8).run()
+    assert at.selectbox(key="attn.heads").options == ["1", "2", "4", "8"]
+    at.selectbox(key="attn.d_model").set_value(32).run()
+    at.selectbox(key="attn.heads").set_value(16)
+    at.radio(key="attn.view").set_value("grid").run()
+    assert_no_exception(at)
+    assert len(_heatmaps(at)) == 2 * 16
+    at.radio(key="attn.view").set_value("lines").run()
+    at.radio(key="attn.lines_scope").set_value("all heads of this layer").run()
+    assert_no_exception(at)
+    legend = [t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"] if t.get("showlegend", True)
+              and str(t.get("name", "")).startswith("head ")]
+    styles = [(t["line"]["color"], t["line"].get("dash", "solid")) for t in legend]
+    assert [t["name"] for t in legend] == [f"head {h}" for h in range(1, 17)]
+    assert len(set(styles)) == 16  # every head can be told apart
+    assert [c for c, _ in styles[:8]] == list(charts.CATEGORICAL) == [c for c, _ in styles[8:]]
+    assert {d for _, d in styles[:8]} == {"solid"} and {d for _, d in styles[8:]} == {"dash"}
+    assert not {"#d62728", "#2ca02c"} & {c.lower() for c, _ in styles}  # no red-green pair
+    assert any("Heads 9 to 16 reuse the colours of heads 1 to 8 with dashed lines" in c.value for c in at.caption)
 
 
 def test_fitting_links_and_widget_changes_give_no_notice() -> None:
@@ -198,31 +228,67 @@ def test_projector_mode_shows_fewer_controls() -> None:
     assert "attn.heads" in keys and "attn.d_model" not in keys and "attn.seed" not in keys
 
 
-def test_trained_model_is_taken_apart() -> None:
+def _reverse_entry(step: int = 42, **config) -> state.TrainedModel:
     task = get_task("reverse", seq_len=6)
     torch.manual_seed(0)
-    model = task.build_model(task.default_model_config()).eval()
-    entry = state.TrainedModel("seq2seq", "reverse", "Reverse", model, model.config, step=42)
+    model_config = dataclasses.replace(task.default_model_config(), **config)
+    model = task.build_model(model_config).eval()
+    return state.TrainedModel("seq2seq", "reverse", "Reverse", model, model.config, step=step, task=task)
+
+
+def test_trained_model_is_taken_apart() -> None:
+    entry = _reverse_entry()
+    config = entry.config
     at = app_at(None)
     at.session_state[state.TRAINED] = {"seq2seq": entry}
     at.switch_page(PAGE).run()
+    at.selectbox(key="attn.heads").set_value(8).run()  # a random-model setting, kept while trained weights show
     at.radio(key="attn.source").set_value("seq2seq")
     at.text_input(key="attn.text").set_value("3141x59").run()
     assert_no_exception(at)
     assert any("Reverse, trained 42 steps" in c.value for c in at.caption)
     assert "5·9" in _markdown(at) and any("'x'" in i.value for i in at.info)
-    assert at.radio(key="attn.layer").options == ["1", "2"]
-    assert at.radio(key="attn.head").options == [str(h) for h in range(1, 5)]
-    assert at.selectbox(key="attn.heads").disabled
+    assert at.radio(key="attn.layer").options == [str(n) for n in range(1, config.n_layers + 1)]
+    assert at.radio(key="attn.head").options == [str(h) for h in range(1, config.n_heads + 1)]
+    shown = {"heads": at.selectbox(key="attn.fixed.heads"), "d_model": at.selectbox(key="attn.fixed.d_model"),
+             "layers": at.slider(key="attn.fixed.layers"), "mask": at.radio(key="attn.fixed.mask"),
+             "steps": at.number_input(key="attn.fixed.steps"), "kind": at.selectbox(key="attn.fixed.kind")}
+    assert all(w.disabled and w.help for w in shown.values())
+    assert (shown["heads"].value, shown["d_model"].value, shown["layers"].value, shown["steps"].value) == (
+        config.n_heads, config.d_model, config.n_layers, 42)
+    assert shown["mask"].value.startswith("None (the encoder")
+    assert "Reverse" in shown["kind"].help and "one character at a time" in shown["kind"].help
+    random_keys = {"attn.heads", "attn.d_model", "attn.layers", "attn.seed", "attn.kind", "attn.mask"}
+    assert not random_keys & {w.key for w in (*at.selectbox, *at.slider, *at.number_input, *at.radio)}
     at.text_input(key="attn.text").set_value("hello").run()
     assert any("reads only these characters: 0123456789" in i.value for i in at.info)
+    at.radio(key="attn.source").set_value("random").run()
+    assert at.selectbox(key="attn.heads").value == 8 and not at.selectbox(key="attn.heads").disabled
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_trained_model_norm_placement_comes_from_its_config(norm: str) -> None:
+    at = app_at(None)
+    at.session_state[state.TRAINED] = {"seq2seq": _reverse_entry(norm=norm)}
+    at.session_state["attn.source"] = "seq2seq"
+    at.session_state["attn.text"] = "31415"
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    first = at.latex[0].value  # step 1: the input X of layer 1
+    assert ("\\mathrm{LN}" in first) == (norm == "pre"), first
+    assert any("LN = LayerNorm" in c.value for c in at.caption) == (norm == "pre")
+
+
+def test_random_model_norm_flags_come_from_its_config() -> None:
+    run = av.run_random("a b c", "sentence", 16, 2, 1, "none", 0)
+    config = TransformerConfig(vocab_size=2, d_model=16, n_heads=2)  # the lab's model uses the defaults
+    assert run.norm_first == (config.norm == "pre") and run.rotary == (config.positional == "rope")
+    assert av.run_random("", "sentence", 16, 2, 1, "none", 0).norm_first == run.norm_first
 
 
 def test_chart_downloads_follow_the_sidebar_format() -> None:
     at = app_at(PAGE)
-    formats = {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")}
-    assert formats == {"png"}
+    assert plotly_download_formats(at) == {"png"}
     at.sidebar.radio(key=state.IMAGE_FORMAT).set_value("SVG").run()
     assert_no_exception(at)
-    formats = {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")}
-    assert formats == {"svg"}
+    assert plotly_download_formats(at) == {"svg"}

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.app.conftest import app_at, assert_no_exception
-from transformer_core.builder import BuilderSettings
-from transformer_core.sizing import PRESETS, preset_parameter_count
+from transformer_core.builder import EFFICIENCY, BuilderSettings, build, estimate
+from transformer_core.host import ENV_OVERRIDE, host_profile, limits
+from transformer_core.sizing import PRESETS, parameter_breakdown, preset_parameter_count
 from ui import builder_controls as bc
 from ui.builder_diagram import architecture_svg
 from ui.builder_views import human
@@ -52,15 +55,46 @@ def test_families_and_diagram(page):
     assert page.query_params.get(bc.KIND) is None  # back at the default
 
 
-def test_measure_a_small_step(page):
+@pytest.fixture
+def normal_host(monkeypatch):
+    """The normal host's limits (TE_SMALL_HOST=0), so the tiny model below may be timed on any machine."""
+    monkeypatch.setenv(ENV_OVERRIDE, "0")
+    host_profile.cache_clear()
+    yield limits()
+    monkeypatch.undo()
+    host_profile.cache_clear()
+
+
+UNITS = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "hours": 3600.0, "days": 86_400.0, "years": 31_557_600.0}
+
+
+def _flop(text: str) -> float:
+    """ "1.23 MFLOP" or "456 FLOP/s" -> 1.23e6 or 456.0 (the page's human() format)."""
+    number, unit = re.fullmatch(r"([\d.]+) ?([kMGTP]?)FLOP(?:/s)?", text.strip()).groups()
+    return float(number) * UNITS[unit]
+
+
+def test_measure_a_small_step(page, normal_host):
     page.select_slider(key=bc.D_MODEL).set_value(16).run()
     page.number_input(key=bc.SEQ).set_value(8).run()
     page.number_input(key=bc.BATCH).set_value(2).run()
-    buttons = [b for b in page.button if b.key == "mb.measure"]
-    if buttons:  # absent only when this machine is too slow even for the smallest model
-        buttons[0].click().run()
-        assert_no_exception(page)
-        assert any(m.label == "Measured time per step" for m in page.metric)
+    assert_no_exception(page)
+    assert not page.warning, [w.value for w in page.warning]
+    caption = next(c.value for c in page.caption if c.value.startswith("Estimate: about"))
+    match = re.search(r"about ([\d.]+) (\w+) per step — (.+?) at (.+?), (\d+)% of the measured matrix-multiply "
+                      r"speed of (.+?) \(", caption)
+    assert match, caption
+    seconds = float(match[1]) * SECONDS[match[2]]
+    flops, rate, share, measured = _flop(match[3]), _flop(match[4]), int(match[5]), _flop(match[6])
+    assert share == round(EFFICIENCY * 100)
+    assert rate == pytest.approx(measured * EFFICIENCY, rel=0.01)  # the caption's two speeds agree ...
+    assert seconds == pytest.approx(flops / rate, rel=0.02)  # ... and the estimate uses the reduced one
+    page.button(key="mb.measure").click().run()
+    assert_no_exception(page)
+    measured_step = metric(page, "Measured time per step")
+    value, unit = measured_step.split()
+    assert unit == "ms" and float(value) > 0
 
 
 def test_huge_config_is_estimated_only(page):
@@ -96,13 +130,22 @@ def test_diagram_follows_the_config():
 
 
 def test_default_parameter_count_by_hand():
-    c, f, v, layers = 64, 256, 1000, 2
-    attention = 4 * (c * c + c)
-    ffn = c * f + f + f * c + c
-    norms = 2 * 2 * c
-    per_layer = attention + ffn + norms
-    total = v * c + layers * per_layer + 2 * c + c * v  # embedding, blocks, final norm, head without bias
-    assert human(total) == human(228_096) and total == 228_096
+    defaults = BuilderSettings()
+    assert defaults.kind == "decoder" and defaults.norm == "pre" and defaults.positional == "sinusoidal"
+    c, f, v, layers = defaults.d_model, defaults.d_ff, defaults.vocab_size, defaults.n_layers
+    by_hand = {
+        "embeddings": v * c,  # token embedding; the sinusoidal table has no parameters
+        "attention": layers * 4 * (c * c + c),  # W_Q, W_K, W_V, W_O with biases
+        "feed_forward": layers * (c * f + f + f * c + c),
+        "norms": layers * 2 * 2 * c + 2 * c,  # two LayerNorms per block and the final one
+        "head": c * v,  # output projection without bias
+    }
+    app = parameter_breakdown(build(defaults, "meta"))  # the count the page shows
+    assert app == by_hand
+    assert estimate(defaults).params == sum(by_hand.values())
+    fresh = app_at(PAGE)
+    assert metric(fresh, "Parameters") == human(sum(by_hand.values()))
+    assert metric(fresh, "Parameters") == fresh.dataframe[0].value.iloc[0]["Parameters"]
 
 
 def test_projector_mode_hides_secondary_controls():

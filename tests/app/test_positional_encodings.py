@@ -100,9 +100,19 @@ def test_compare_uses_a_trained_learned_table() -> None:
     at.switch_page(PAGE).run()
     at.radio(key="pe.section").set_value("compare").run()
     assert_no_exception(at)
-    assert any("Tiny text model, trained 7 steps" in c.value for c in at.caption)
+    learned = next(c.value for c in at.caption if c.value.startswith("Learned table:"))
+    assert "Tiny text model, trained 7 steps" in learned
+    assert "own 12 positions × 8 dimensions" in learned and "do not change it" in learned
     vectors = _traces(at)
     assert [_z(t).shape for t in vectors] == [(64, 32), (12, 8), (64, 32), (64, 32)]
+
+
+def test_compare_without_a_trained_table_follows_the_controls(page) -> None:
+    page.radio(key="pe.section").set_value("compare").run()
+    assert_no_exception(page)
+    learned = next(c.value for c in page.caption if c.value.startswith("Learned table:"))
+    assert "random start" in learned and "do not change it" not in learned
+    assert [_z(t).shape for t in _traces(page)] == [(64, 32)] * 4
 
 
 def test_projector_mode_hides_the_base_control() -> None:

@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import GifImagePlugin, Image
 
 from transformer_core.images import (
     MAX_SIDE,
@@ -64,6 +64,25 @@ def test_truncated_files_are_reported(fmt):
     data = encode(noise(64, 64), fmt)
     with pytest.raises(ImageError, match="truncated or damaged|damaged"):
         read_image(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("step", ["n_frames", "load", "convert"])
+@pytest.mark.parametrize("error", [IndexError("index out of range"), struct.error("unpack_from requires 4 bytes"),
+                                   KeyError("mode"), ZeroDivisionError("division by zero"), OSError("broken data")])
+def test_any_pillow_failure_while_decoding_is_an_image_error(monkeypatch, step, error):
+    """Whatever a Pillow reader raises while frames are counted, pixels decoded or colours converted."""
+    def fail(*args, **kwargs):
+        raise error
+
+    frames = [Image.new("RGB", (8, 8), (80 * i, 0, 0)) for i in range(3)]
+    buf = io.BytesIO()
+    frames[0].save(buf, "GIF", save_all=True, append_images=frames[1:])
+    target = {"n_frames": (GifImagePlugin.GifImageFile, "n_frames", property(fail)),
+              "load": (GifImagePlugin.GifImageFile, "load", fail), "convert": (Image.Image, "convert", fail)}[step]
+    monkeypatch.setattr(*target)
+    with pytest.raises(ImageError, match="truncated or damaged|colour mode") as info:
+        read_image(buf.getvalue())
+    assert info.value.__cause__ is None and len(str(info.value)) < 300
 
 
 @pytest.mark.parametrize("side", [8000, 30000, 100000])

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import cache
 
 import numpy as np
-from PIL import Image
+from PIL import Image, features
 
 
 def _save(img: Image.Image, fmt: str, **options) -> bytes:
@@ -115,12 +115,76 @@ def large_photo_jpeg() -> bytes:
     return _save(gradient_rgb(6000, 4000), "JPEG", quality=85)
 
 
+def _second_gif_frame(data: bytes) -> int:
+    """Offset of the second frame's image descriptor (the byte 0x2C after its graphic control extension)."""
+    control = data.index(b"\x21\xf9", data.index(b"\x21\xf9") + 1)  # second graphic control extension
+    return control + 8  # 21 F9 04, packed byte, delay (2), transparent index, terminator 00
+
+
+def truncated_gif_frame() -> bytes:
+    """An animated GIF cut inside its second frame's pixel data; counting its frames raises IndexError."""
+    data = animated_gif()
+    return data[: _second_gif_frame(data) + 12]
+
+
+def truncated_gif_descriptor() -> bytes:
+    """An animated GIF cut inside its second frame's descriptor; counting its frames raises struct.error."""
+    data = animated_gif()
+    return data[: _second_gif_frame(data) + 3]
+
+
+def good_webp() -> bytes:
+    return _save(noise_rgb(), "WEBP", quality=90)
+
+
+def animated_webp() -> bytes:
+    frames = [Image.new("RGB", (40, 40), colour) for colour in ((255, 0, 0), (0, 255, 0), (0, 0, 255))]
+    return _save(frames[0], "WEBP", save_all=True, append_images=frames[1:], duration=100, loop=0, lossless=True)
+
+
+def alpha_webp() -> bytes:
+    rgba = noise_rgb().convert("RGBA")
+    rgba.putalpha(128)
+    return _save(rgba, "WEBP", lossless=True)
+
+
+def truncated_webp() -> bytes:
+    data = good_webp()
+    return data[: len(data) // 2]
+
+
+def animated_png() -> bytes:
+    frames = [Image.new("RGB", (40, 40), colour) for colour in ((255, 0, 0), (0, 255, 0), (0, 0, 255))]
+    return _save(frames[0], "PNG", save_all=True, append_images=frames[1:], duration=100)
+
+
+def rotated_jpeg() -> bytes:
+    """A 64x48 landscape JPEG whose EXIF orientation tag (6) says: turn 90° clockwise to view."""
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    return _save(noise_rgb(), "JPEG", quality=90, exif=exif.tobytes())
+
+
+def good_bmp() -> bytes:
+    return _save(noise_rgb(), "BMP")
+
+
+def tiff_named_png() -> bytes:
+    """A TIFF (not an accepted format) saved under a .png name."""
+    return _save(noise_rgb(), "TIFF")
+
+
+HAS_WEBP = features.check("webp")  # whether this Pillow can write (and read) WebP
+
 # name -> (file name, builder, expected: None = accepted, else a phrase the error message must contain)
 BAD_IMAGES: dict[str, tuple[str, Callable[[], bytes], str | None]] = {
     "zero_bytes": ("empty.png", zero_bytes, "empty"),
     "truncated_png": ("cut.png", truncated_png, "damaged"),
     "truncated_jpeg": ("cut.jpg", truncated_jpeg, "damaged"),
+    "truncated_gif_frame": ("cutframe.gif", truncated_gif_frame, "damaged"),
+    "truncated_gif_descriptor": ("cuthead.gif", truncated_gif_descriptor, "damaged"),
     "text_named_png": ("notes.png", text_named_png, "not an image"),
+    "tiff_named_png": ("scan.png", tiff_named_png, "not an image"),
     "bomb_header": ("bomb.png", bomb_header_png, "decompression bomb"),
     "bomb_real": ("bomb1bit.png", bomb_real_png, "decompression bomb"),
     "sixteen_bit": ("deep.png", sixteen_bit_png, None),
@@ -128,12 +192,22 @@ BAD_IMAGES: dict[str, tuple[str, Callable[[], bytes], str | None]] = {
     "palette": ("palette.png", palette_png, None),
     "rgba": ("glass.png", rgba_png, None),
     "animated_gif": ("blink.gif", animated_gif, None),
+    "animated_png": ("blink.png", animated_png, None),
+    "rotated_jpeg": ("phone.jpg", rotated_jpeg, None),
+    "bmp": ("paint.bmp", good_bmp, None),
     "one_pixel": ("dot.png", one_pixel_png, None),
     "extreme_aspect": ("strip.png", extreme_aspect_png, None),
     "large_photo": ("photo.jpg", large_photo_jpeg, None),
 }
+if HAS_WEBP:
+    BAD_IMAGES |= {
+        "webp": ("web.webp", good_webp, None),
+        "animated_webp": ("blink.webp", animated_webp, None),
+        "alpha_webp": ("glass.webp", alpha_webp, None),
+        "truncated_webp": ("cut.webp", truncated_webp, "damaged"),
+    }
 
-MIME = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif"}
+MIME = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "bmp": "image/bmp"}
 
 
 def mime_of(file_name: str) -> str:

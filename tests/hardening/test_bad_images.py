@@ -5,6 +5,8 @@ The files are built in memory by :mod:`tests.hardening.bad_files`.
 
 from __future__ import annotations
 
+import io
+import struct
 import time
 
 import numpy as np
@@ -14,7 +16,11 @@ from PIL import Image
 from tests.app.conftest import app_at, assert_no_exception
 from tests.hardening.bad_files import (
     BAD_IMAGES,
+    HAS_WEBP,
+    alpha_webp,
     animated_gif,
+    animated_png,
+    animated_webp,
     bomb_header_png,
     cmyk_jpeg,
     good_png,
@@ -24,7 +30,10 @@ from tests.hardening.bad_files import (
     one_pixel_png,
     palette_png,
     rgba_png,
+    rotated_jpeg,
     sixteen_bit_png,
+    truncated_gif_descriptor,
+    truncated_gif_frame,
 )
 from transformer_core.images import FIT_MODES, MAX_SIDE, ImageError, load_image, prepare_image, read_image
 
@@ -95,6 +104,44 @@ def test_animated_gif_uses_its_first_frame() -> None:
     loaded = read_image(animated_gif())
     assert any("3 frames" in note for note in loaded.notes)
     np.testing.assert_array_equal(np.asarray(loaded.image)[20, 20], [255, 0, 0])
+
+
+@pytest.mark.parametrize("build, error", [(truncated_gif_frame, IndexError),
+                                          (truncated_gif_descriptor, struct.error)])
+def test_gif_cut_in_a_later_frame_is_reported_as_damaged(build, error) -> None:
+    data = build()
+    raw = Image.open(io.BytesIO(data))  # Pillow opens it and reads the first frame's header ...
+    assert raw.size == (40, 40)
+    with pytest.raises(error):  # ... but fails while counting the frames (this used to crash the page)
+        _ = raw.n_frames
+    with pytest.raises(ImageError, match="truncated or damaged"):
+        read_image(data)
+
+
+@pytest.mark.parametrize("build", [animated_png, pytest.param(animated_webp, marks=pytest.mark.skipif(
+    not HAS_WEBP, reason="this Pillow has no WebP support"))])
+def test_other_animations_use_their_first_frame(build) -> None:
+    loaded = read_image(build())
+    assert any("3 frames" in note for note in loaded.notes)
+    np.testing.assert_array_equal(np.asarray(loaded.image)[20, 20], [255, 0, 0])
+
+
+@pytest.mark.skipif(not HAS_WEBP, reason="this Pillow has no WebP support")
+def test_webp_with_transparency_is_composited_on_white() -> None:
+    loaded = read_image(alpha_webp())
+    assert loaded.file_format == "WEBP" and loaded.original_mode == "RGBA"
+    expected = np.rint((np.asarray(noise_rgb(), dtype=float) * 128 + 255 * 127) / 255)  # alpha 128 over white
+    assert np.abs(np.asarray(loaded.image, dtype=float) - expected).max() <= 2
+
+
+def test_exif_orientation_turns_the_photo_upright() -> None:
+    data = rotated_jpeg()
+    loaded = read_image(data)
+    assert loaded.original_size == (64, 48) and loaded.image.size == (48, 64)
+    assert any("orientation" in note for note in loaded.notes)
+    stored = Image.open(io.BytesIO(data)).convert("RGB")  # the pixels as stored, lying on their side
+    upright = stored.transpose(Image.Transpose.ROTATE_270)  # orientation 6: turn 90° clockwise
+    np.testing.assert_array_equal(np.asarray(loaded.image), np.asarray(upright))
 
 
 def test_one_pixel_image_fills_the_square() -> None:
