@@ -31,6 +31,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
+from tests.e2e.browser import find_chromium  # noqa: E402  (needs ROOT on the path)
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 FINISHED = "[data-testid=stApp][data-test-script-state=notRunning]"
 TARGET_ONE_MB, TARGET_EXTRA_MB = 700, 150
@@ -150,9 +153,7 @@ def measure(steps: int | None, sessions: int, timeout_s: float) -> dict[str, flo
     figures: dict[str, float] = {}
     try:
         with sync_playwright() as playwright:
-            chromium = Path("/usr/bin/chromium")
-            browser = playwright.chromium.launch(
-                headless=True, args=CHROMIUM_ARGS, executable_path=str(chromium) if chromium.exists() else None)
+            browser = playwright.chromium.launch(headless=True, args=CHROMIUM_ARGS, executable_path=find_chromium())
             warm_up(browser, url)
             figures["idle_mb"] = settle(watch)
             _, first = open_training(browser, url, steps)

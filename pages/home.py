@@ -3,11 +3,12 @@
 import streamlit as st
 
 from ui.router import ensure_router
-from ui.urlstate import share_link
+from ui.urlstate import bind_url, share_link
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
 st.title("🔭 Transformer Explorer")
+bind_url((), page="home")  # the home page has no settings of its own: a link's unknown ones get a notice
 st.markdown(
     "A complete transformer, written from scratch in PyTorch, that you can take apart and **watch learn**. "
     "Every number on these pages comes from a real forward pass — change heads, layers or `d_model`, upload an "
@@ -24,7 +25,7 @@ with c2:
     st.markdown("**Want to see attention?**  \nType a sentence and step through Q, K, V, softmax and the heads.")
     st.page_link("pages/attention.py", label="Open the Attention Lab", icon="🔍")
 with c3:
-    st.markdown("**Ready to train?**  \nPick a task, press Train and watch the heads discover the pattern.")
+    st.markdown("**Ready to train?**  \nPick a task, press Start and watch the heads discover the pattern.")
     st.page_link("pages/training.py", label="Open Live Training", icon="📈")
 
 st.subheader("What each page teaches")

@@ -57,6 +57,7 @@ view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_s
 with view.timelapse:
     tio.timelapse_controls(run, kind)
 view.refresh()
+view.draw_numbers()
 
 if not projector:
     with st.expander("⬇️ Downloads and checkpoints"):

@@ -4,6 +4,13 @@ The safetensors header carries the model class, its configuration, the task name
 example the task's options or the training settings). Loading rebuilds the model from that description and
 checks that every weight is present with the right shape, so a file made for another model is refused with a
 clear message instead of loading half the weights.
+
+A file is judged before anything is allocated: :func:`read_checkpoint_info` reads only the JSON header at the
+start of the file (no tensor is made), so a caller can check the described model against its own limits first.
+:func:`load_checkpoint` then compares the header's weight names, shapes and dtypes with the model built on the
+meta device (shapes only, no memory) and builds the real model only when they all match, that is, when the
+file really holds every weight: a small hand-made file that claims a huge configuration is refused without
+building anything. Weights must be float32, as this app saves them; other dtypes are refused, not cast.
 """
 
 from __future__ import annotations
@@ -23,13 +30,39 @@ from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
 from .vit import VisionTransformer
 
 FORMAT = "transformer-explorer/1"
-MAX_HEADER = 100_000_000  # a larger header means the file is not a checkpoint of this app
+MAX_HEADER = 16 * 2**20  # a larger header means the file is not a checkpoint of this app (theirs: a few kB)
+MAX_WEIGHTS = 4096  # more weight tensors than this means the file is not a checkpoint of this app
+MIN_WEIGHTS_PER_BLOCK = 4  # every transformer block stores at least this many weights (Q, K, V and output)
+# safetensors' names of torch dtypes (the header's "dtype" field)
+_DTYPE_NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64",
+                torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
+                torch.bool: "BOOL"}
 _CONFIGS = {"TransformerConfig": TransformerConfig, "ViTConfig": ViTConfig}
 _MODELS = {cls.__name__: cls for cls in (Seq2SeqTransformer, CausalLM, SequenceRegressor, VisionTransformer)}
 
 
 class CheckpointError(ValueError):
     """A checkpoint could not be used; the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class WeightEntry:
+    """One tensor as the file's header describes it (nothing is read or allocated)."""
+
+    dtype: str  # safetensors' dtype name, e.g. "F32"
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What a checkpoint's header says, validated, before any weight is read or any model is built."""
+
+    model_class: str  # e.g. "Seq2SeqTransformer"
+    config: TransformerConfig | ViTConfig  # the described model's configuration (validated)
+    model_kwargs: dict[str, Any]  # extra constructor arguments (e.g. a regressor's outputs)
+    task_name: str  # the task it was trained on, e.g. "reverse"
+    extra: dict[str, Any]  # extra JSON saved with it
+    weights: dict[str, WeightEntry]  # every tensor the file holds, by name
 
 
 @dataclass
@@ -72,8 +105,8 @@ def save_checkpoint(model: nn.Module, model_config: TransformerConfig | ViTConfi
     return save_tensors(tensors, metadata=metadata)
 
 
-def _check_container(data: bytes) -> dict[str, str]:
-    """Refuse pickles and zips by their magic bytes and return the safetensors metadata."""
+def _check_container(data: bytes) -> tuple[dict[str, str], dict[str, Any]]:
+    """Refuse pickles and zips by their magic bytes; return the safetensors metadata and the tensors' entries."""
     if not isinstance(data, (bytes, bytearray)):
         raise CheckpointError("A checkpoint must be given as bytes.")
     if data[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05") or data[:4] == b"PK\x03\x04":
@@ -92,7 +125,23 @@ def _check_container(data: bytes) -> dict[str, str]:
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise CheckpointError("This safetensors file was not saved by Transformer Explorer (it has no model "
                               "description), so the app cannot tell which model to build.")
-    return metadata
+    return metadata, {k: v for k, v in header.items() if k != "__metadata__"}
+
+
+def _weight_entries(entries: dict[str, Any]) -> dict[str, WeightEntry]:
+    """The header's tensor entries, checked for form and number (each is only described, never read)."""
+    if len(entries) > MAX_WEIGHTS:
+        raise CheckpointError(f"The file describes {len(entries):,} weight tensors; checkpoints of this app hold "
+                              f"at most {MAX_WEIGHTS:,}.")
+    weights = {}
+    for name, entry in entries.items():
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        dtype = entry.get("dtype") if isinstance(entry, dict) else None
+        if (not isinstance(dtype, str) or not isinstance(shape, list)
+                or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+            raise CheckpointError(f"This is not a safetensors file (the entry of {name!r} in its header is damaged).")
+        weights[name] = WeightEntry(dtype, tuple(shape))
+    return weights
 
 
 def _json_field(metadata: dict[str, str], key: str) -> dict[str, Any]:
@@ -120,47 +169,95 @@ def _config_from(metadata: dict[str, str]) -> TransformerConfig | ViTConfig:
         raise CheckpointError(f"The checkpoint's configuration is invalid: {exc}") from exc
 
 
-def _check_weights(model: nn.Module, tensors: dict[str, torch.Tensor]) -> None:
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
-    wrong = [f"{k} {tuple(tensors[k].shape)} (expected {tuple(v.shape)})" for k, v in expected.items()
-             if k in tensors and tensors[k].shape != v.shape]
+def _blocks(config: TransformerConfig | ViTConfig) -> int:
+    """Transformer blocks the configuration describes (encoder and decoder together)."""
+    decoder = getattr(config, "n_decoder_layers", None) or 0
+    return config.n_layers + decoder
+
+
+def read_checkpoint_info(data: bytes) -> CheckpointInfo:
+    """Read and validate a checkpoint's description from its header alone; no tensor is read or allocated.
+
+    Use it to check the described model (``info.config``) against a size limit before :func:`load_checkpoint`
+    builds it.
+
+    Raises:
+        CheckpointError: for pickles, zips, damaged headers, unknown model types and invalid configurations.
+    """
+    metadata, entries = _check_container(data)
+    weights = _weight_entries(entries)
+    model_class = metadata.get("model_class", "")
+    if model_class not in _MODELS:
+        raise CheckpointError(f"Unknown model type {metadata.get('model_class')!r} in the checkpoint.")
+    config = _config_from(metadata)
+    return CheckpointInfo(model_class, config, _json_field(metadata, "model_kwargs"), metadata.get("task", ""),
+                          _json_field(metadata, "extra"), weights)
+
+
+def _meta_model(info: CheckpointInfo) -> nn.Module:
+    """The described model on the meta device: every shape and dtype, no memory."""
+    if _blocks(info.config) * MIN_WEIGHTS_PER_BLOCK > len(info.weights):
+        # Checked first so that a forged description cannot make even the shapes-only build take long.
+        raise CheckpointError(f"The weights do not fit the model described in the checkpoint — it describes "
+                              f"{_blocks(info.config):,} blocks, but the file holds only {len(info.weights)} "
+                              "weight tensors.")
+    try:
+        with torch.device("meta"):
+            return _MODELS[info.model_class](info.config, **info.model_kwargs)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"The checkpoint's model cannot be built: {exc}") from exc
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:5]) + (" ..." if len(items) > 5 else "")
+
+
+def _check_weights(expected: dict[str, torch.Tensor], weights: dict[str, WeightEntry]) -> None:
+    """Refuse missing, unexpected, mis-shaped and non-float32 weights, from the header and the meta model."""
+    missing = sorted(set(expected) - set(weights))
+    unexpected = sorted(set(weights) - set(expected))
+    wrong = [f"{k} {weights[k].shape} (expected {tuple(v.shape)})" for k, v in expected.items()
+             if k in weights and weights[k].shape != tuple(v.shape)]
     problems = []
     if missing:
-        problems.append(f"missing weights: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+        problems.append(f"missing weights: {_listed(missing)}")
     if unexpected:
-        problems.append(f"unexpected weights: {', '.join(unexpected[:5])}{' ...' if len(unexpected) > 5 else ''}")
+        problems.append(f"unexpected weights: {_listed(unexpected)}")
     if wrong:
-        problems.append(f"wrong shapes: {', '.join(wrong[:5])}{' ...' if len(wrong) > 5 else ''}")
+        problems.append(f"wrong shapes: {_listed(wrong)}")
     if problems:
         raise CheckpointError("The weights do not fit the model described in the checkpoint — "
                               + "; ".join(problems) + ".")
+    dtypes = [f"{k} ({weights[k].dtype}, expected {_DTYPE_NAMES.get(v.dtype, str(v.dtype))})"
+              for k, v in expected.items() if weights[k].dtype != _DTYPE_NAMES.get(v.dtype)]
+    if dtypes:
+        raise CheckpointError(f"The checkpoint stores weights in another number format: {_listed(dtypes)}. This app "
+                              "saves and loads float32 (F32) weights only; convert them with tensor.float() "
+                              "before saving.")
 
 
 def load_checkpoint(data: bytes, *, expected_task: str | None = None) -> LoadedCheckpoint:
-    """Rebuild a model from :func:`save_checkpoint` bytes, validating keys and shapes; never unpickles.
+    """Rebuild a model from :func:`save_checkpoint` bytes, validating keys, shapes and dtypes; never unpickles.
+
+    The real model is built only after the header's weights matched the model built on the meta device, so
+    the memory it takes is bounded by the file's size.
 
     Args:
         data: the checkpoint file's bytes.
         expected_task: refuse checkpoints trained on another task.
 
     Raises:
-        CheckpointError: for pickles, zips, damaged files, other tasks, and missing or mis-shaped weights.
+        CheckpointError: for pickles, zips, damaged files, other tasks, and missing, mis-shaped or non-float32
+            weights.
     """
-    metadata = _check_container(data)
-    task_name = metadata.get("task", "")
-    if expected_task is not None and task_name != expected_task:
-        raise CheckpointError(f"This checkpoint was trained on the {task_name!r} task, not {expected_task!r}.")
-    model_cls = _MODELS.get(metadata.get("model_class", ""))
-    if model_cls is None:
-        raise CheckpointError(f"Unknown model type {metadata.get('model_class')!r} in the checkpoint.")
-    config = _config_from(metadata)
+    info = read_checkpoint_info(data)
+    if expected_task is not None and info.task_name != expected_task:
+        raise CheckpointError(f"This checkpoint was trained on the {info.task_name!r} task, not {expected_task!r}.")
+    _check_weights(_meta_model(info).state_dict(), info.weights)
     try:
         tensors = load_tensors(bytes(data))
-        model = model_cls(config, **_json_field(metadata, "model_kwargs"))
     except Exception as exc:  # safetensors raises its own error type for damaged data
         raise CheckpointError(f"The checkpoint could not be read: {exc}") from exc
-    _check_weights(model, tensors)
+    model = _MODELS[info.model_class](info.config, **info.model_kwargs)
     model.load_state_dict(tensors)
-    return LoadedCheckpoint(model.eval(), config, task_name, _json_field(metadata, "extra"))
+    return LoadedCheckpoint(model.eval(), info.config, info.task_name, info.extra)

@@ -1,9 +1,13 @@
 """How big is the machine the app runs on, and how large may models, batches and runs be on it?
 
-A free cloud host (Streamlit Community Cloud, a small container) may give the app one CPU core and well under
-1 GB of memory, shared by every visitor. :func:`detect_host` reads what this process may really use — the CPU
-affinity and CPU quota, and the memory limit of its control group (cgroup v2 or v1) or else the machine's
-memory — and :func:`limits` turns that into the defaults and limits the pages offer.
+A free cloud host (Streamlit Community Cloud, a small container) gives the app one or two shared CPU cores and
+at most a few GB of memory, shared by every visitor. :func:`detect_host` reads what this process may really
+use — the CPU affinity and CPU quota, and the memory limit of its control group (cgroup v2 or v1) or else the
+machine's memory — and :func:`limits` turns that into the defaults and limits the pages offer.
+
+A host is small when it has less than 1 GB of memory, at most one core, less than 3 GB with at most two cores
+(Community Cloud gives about 2.7 GB and two shared cores), or when the app runs from ``/mount/src``, where
+Community Cloud checks out every app. An ordinary two-core laptop with 8 GB or more is not small.
 
 The environment variable ``TE_SMALL_HOST`` overrides the detection: ``1`` forces the small-host limits, ``0``
 the normal ones.
@@ -22,6 +26,9 @@ GIB = 1024**3
 MIB = 1024**2
 SMALL_MEMORY_BYTES = 1 * GIB  # less memory than this makes a host "small"
 SMALL_CORES = 1  # this many usable CPU cores or fewer makes a host "small"
+SHARED_MEMORY_BYTES = 3 * GIB  # less memory than this ...
+SHARED_CORES = 2  # ... with this many cores or fewer also makes a host "small" (Community Cloud: ~2.7 GB, 2 cores)
+CLOUD_SOURCE = Path("/mount/src")  # Streamlit Community Cloud checks the app out here and runs it from there
 UNLIMITED = 2**60  # cgroup v1 reports "no limit" as a number near 2**63
 ENV_OVERRIDE = "TE_SMALL_HOST"  # "1" forces the small-host limits, "0" the normal ones
 
@@ -47,17 +54,23 @@ class Limits:
     max_image_size: int  # uploaded images are scaled down to at most this many pixels per side
     max_text_chars: int  # a visitor's own training text is cut to this many (kept per session, 8 bytes each as ids)
     memory_budget_bytes: int  # memory one visitor's model, optimiser and activations may take
-    step_time_budget_s: float  # longest estimated time of one training step before a run is refused
+    step_time_budget_s: float  # longest estimated time of one training step (all lanes) before a run is refused
     threads: int  # torch threads per process
+    max_checkpoint_bytes: int  # largest checkpoint a run may produce (the upload limit must take it back)
+    max_live_runs: int  # live-training runs that may train at the same time in this server process
 
 
+# The step-time budgets keep the Live Training page responsive: a click is handled after the step under way,
+# so Pause takes effect within about one step (all lanes) plus a redraw — well under a second.
 NORMAL_LIMITS = Limits(
     max_d_model=512, max_layers=8, max_steps=5000, max_batch=256, default_steps=1000,
-    max_image_size=224, max_text_chars=1_000_000, memory_budget_bytes=1 * GIB, step_time_budget_s=2.0, threads=4,
+    max_image_size=224, max_text_chars=1_000_000, memory_budget_bytes=1 * GIB, step_time_budget_s=0.4, threads=4,
+    max_checkpoint_bytes=60 * MIB, max_live_runs=6,
 )
 SMALL_LIMITS = Limits(
     max_d_model=128, max_layers=4, max_steps=1000, max_batch=64, default_steps=300,
-    max_image_size=96, max_text_chars=200_000, memory_budget_bytes=128 * MIB, step_time_budget_s=0.5, threads=1,
+    max_image_size=96, max_text_chars=200_000, memory_budget_bytes=128 * MIB, step_time_budget_s=0.25, threads=1,
+    max_checkpoint_bytes=32 * MIB, max_live_runs=2,
 )
 
 
@@ -133,14 +146,29 @@ def _affinity_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _cwd() -> Path:
+    try:
+        return Path.cwd()
+    except OSError:  # the folder was removed under the process
+        return Path("/")
+
+
+def on_community_cloud(cwd: str | Path) -> bool:
+    """Whether the app runs from Streamlit Community Cloud's checkout folder (``/mount/src/<repository>``)."""
+    path = Path(cwd)
+    return path == CLOUD_SOURCE or CLOUD_SOURCE in path.parents
+
+
 def detect_host(*, proc_root: str | Path = "/proc", cgroup_root: str | Path = "/sys/fs/cgroup",
-                cores: int | None = None, environ: Mapping[str, str] | None = None) -> HostProfile:
+                cores: int | None = None, environ: Mapping[str, str] | None = None,
+                cwd: str | Path | None = None) -> HostProfile:
     """Measure the CPU cores and memory this process may use and decide whether the host is small.
 
     Args:
         proc_root, cgroup_root: where ``/proc`` and the cgroup file system are mounted (tests pass folders).
         cores: CPU cores from the affinity mask; measured when ``None``.
         environ: environment to read ``TE_SMALL_HOST`` from; ``os.environ`` when ``None``.
+        cwd: the folder the app runs from; the current working directory when ``None``.
     """
     proc_root, cgroup_root = Path(proc_root), Path(cgroup_root)
     cores = _affinity_cores() if cores is None else cores
@@ -149,7 +177,9 @@ def detect_host(*, proc_root: str | Path = "/proc", cgroup_root: str | Path = "/
         cores = min(cores, max(1, math.ceil(quota)))
     known = [m for m in (cgroup_memory_limit(cgroup_root, proc_root), total_memory(proc_root)) if m]
     memory = min(known) if known else 4 * GIB  # unknown: assume an ordinary laptop
-    small = memory < SMALL_MEMORY_BYTES or cores <= SMALL_CORES or (quota is not None and quota < 1)
+    small = (memory < SMALL_MEMORY_BYTES or cores <= SMALL_CORES or (quota is not None and quota < 1)
+             or (memory < SHARED_MEMORY_BYTES and cores <= SHARED_CORES)
+             or on_community_cloud(_cwd() if cwd is None else cwd))
     override = (os.environ if environ is None else environ).get(ENV_OVERRIDE, "").strip()
     if override in ("0", "1"):
         small = override == "1"

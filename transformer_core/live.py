@@ -10,37 +10,42 @@ Status moves like this::
     ready --start--> running --pause--> paused --resume--> running
     running/paused --stop--> stopped;  the last step --> done;  a NaN loss --> diverged
     any --reset--> ready (fresh trainers, same seeds, so the same initial weights)
+
+The server may train only so many runs at once (``Limits.max_live_runs``): :func:`start_if_free` starts a run
+only while fewer others are running in this process. The resource guard that judges a run before it starts
+lives in :mod:`transformer_core.guard` (its names are importable from here too).
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from .config import ViTConfig
 from .device import trim_memory
-from .host import HostProfile, host_profile, limits_for
+from .guard import GuardResult, check_budget, estimate_step_seconds, model_limit_problems
 from .tasks.base import ModelConfig, Task
 from .training import TrainConfig, Trainer
 
-if TYPE_CHECKING:  # sizing builds models; imported where used to keep this module's import light
-    from .sizing import StepEstimate
+__all__ = [
+    "GuardResult", "LiveRun", "RunSpec", "check_budget", "estimate_step_seconds", "model_limit_problems",
+    "running_count", "start_if_free", "thin_series", "torch_threads",
+]
 
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
 STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
-CPU_FLOPS_PER_THREAD = 8e9  # sustained FLOP/s of one CPU thread on these small matrices (measured ~18e9, halved)
-GPU_FLOPS = 2e12  # sustained FLOP/s of a GPU on these small matrices (kernel launches dominate)
-STEP_OVERHEAD_S = 0.004  # fixed cost of a step: Python, optimiser bookkeeping, batch generation
-SUGGESTED_BATCHES = (128, 64, 32, 16, 8)  # batch sizes the guard may suggest, largest first
-SIZING_KINDS = {"seq2seq": "seq2seq", "causal_lm": "decoder", "regression": "encoder", "vision": "vit"}
+# Every run started through start_if_free, process-wide. Weak references: a session's run disappears from it
+# with the session, so a run left behind cannot hold a place for ever. Only their number is shared.
+_STARTED: weakref.WeakSet[LiveRun] = weakref.WeakSet()
+_STARTED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -267,6 +272,27 @@ class LiveRun:
         }
 
 
+def running_count(exclude: LiveRun | None = None) -> int:
+    """Runs started through :func:`start_if_free` that are training right now (all sessions of this process)."""
+    with _STARTED_LOCK:
+        return sum(1 for run in list(_STARTED) if run is not exclude and run.status == "running")
+
+
+def start_if_free(run: LiveRun, max_running: int) -> bool:
+    """Start (or resume) ``run`` unless ``max_running`` other runs are training in this process already.
+
+    Returns whether it runs now. Paused, finished and released runs do not count, so a place frees itself when
+    a run pauses or ends.
+    """
+    with _STARTED_LOCK:
+        busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
+        if busy >= max_running:
+            return False
+        _STARTED.add(run)
+        run.start()
+        return run.status == "running"
+
+
 @contextlib.contextmanager
 def torch_threads(threads: int | None) -> Iterator[None]:
     """Run a block with ``threads`` torch intra-op threads in the calling thread, then restore the setting.
@@ -296,90 +322,3 @@ def thin_series(xs: Sequence[float], ys: Sequence[float], max_points: int = 400)
     edges = np.linspace(0, len(x), max_points + 1).astype(int)
     counts = np.diff(edges)
     return np.add.reduceat(x, edges[:-1]) / counts, np.add.reduceat(y, edges[:-1]) / counts
-
-
-@dataclass(frozen=True)
-class GuardResult:
-    """The resource guard's verdict on a run before it starts."""
-
-    ok: bool  # whether the run fits the budget
-    reason: str  # what exceeds the budget, in words ("" when ok)
-    suggestion: str  # what to change so that it fits ("" when ok)
-    memory_bytes: int  # estimated training memory of all lanes together
-    step_seconds: float  # estimated seconds of one step of all lanes together
-    memory_budget_bytes: int  # the budget it was compared with
-    step_budget_s: float  # the budget it was compared with
-
-
-def estimate_step_seconds(flops_per_step: float, device: str, threads: int) -> float:
-    """Rough wall-clock seconds of one training step with ``flops_per_step`` FLOPs on ``device``."""
-    rate = GPU_FLOPS if device in ("cuda", "mps") else CPU_FLOPS_PER_THREAD * max(1, threads)
-    return STEP_OVERHEAD_S + flops_per_step / rate
-
-
-def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfig, *,
-                 host: HostProfile | None = None, lanes: int = 1, threads: int | None = None) -> GuardResult:
-    """Refuse runs whose estimated memory or step time exceed this host's budget (tighter on small hosts).
-
-    ``lanes`` counts the configurations trained side by side (2 when comparing); each is assumed as large as
-    this one. ``threads`` is the number of torch threads the run will train with (``None``: the host's
-    ``limits.threads``); a page that trains each session on one thread must say so, or the step time is
-    underestimated on hosts with more cores. The estimate comes from
-    :func:`transformer_core.sizing.estimate_training_step`.
-    """
-    limits = limits_for(host if host is not None else host_profile())
-    threads = limits.threads if threads is None else threads
-    estimate = _estimate(task, model_config, train_config.batch_size)
-    batch, device = train_config.batch_size, train_config.device
-    memory, seconds = _cost(estimate, batch, batch, device, lanes, threads)
-    problems = []
-    if memory > limits.memory_budget_bytes:
-        problems.append(f"it needs about {_mib(memory)} of memory for training, more than the "
-                        f"{_mib(limits.memory_budget_bytes)} this server allows per visitor")
-    if seconds > limits.step_time_budget_s:
-        problems.append(f"one step would take about {seconds:.1f} s, longer than the "
-                        f"{limits.step_time_budget_s:g} s allowed")
-    fixes = []
-    if problems:
-        for smaller in SUGGESTED_BATCHES:
-            if smaller < batch:
-                m, t = _cost(estimate, batch, smaller, device, lanes, threads)
-                if m <= limits.memory_budget_bytes and t <= limits.step_time_budget_s:
-                    fixes.append(f"a batch size of {smaller}")
-                    break
-        fixes.append("a smaller d_model or d_ff, or fewer layers")
-        if lanes > 1:
-            fixes.append("turning Compare off")
-    return GuardResult(
-        ok=not problems, reason=("This run is too big: " + " and ".join(problems) + ".") if problems else "",
-        suggestion=("Try " + ", or ".join(fixes) + ".") if problems else "",
-        memory_bytes=memory, step_seconds=seconds, memory_budget_bytes=limits.memory_budget_bytes,
-        step_budget_s=limits.step_time_budget_s,
-    )
-
-
-def _estimate(task: Task, model_config: ModelConfig, batch_size: int) -> StepEstimate:
-    """The sizing estimate of one step of ``task`` with this model at ``batch_size``."""
-    from .sizing import estimate_training_step
-
-    length = None if isinstance(model_config, ViTConfig) else model_config.max_len
-    return estimate_training_step(model_config, kind=SIZING_KINDS[task.family], batch_size=batch_size,
-                                  seq_len=length)
-
-
-def _cost(estimate: StepEstimate, estimated_batch: int, batch_size: int, device: str, lanes: int,
-          threads: int) -> tuple[int, float]:
-    """(memory in bytes, seconds) of one step of ``lanes`` such configurations at ``batch_size``.
-
-    ``estimate`` was made at ``estimated_batch``. Activations and FLOPs grow linearly with the batch while
-    weights, gradients and AdamW states do not, so other batch sizes are scaled from that one estimate
-    instead of building the model again for each.
-    """
-    ratio = batch_size / estimated_batch
-    memory = estimate.total_bytes - estimate.activations_bytes + round(estimate.activations_bytes * ratio)
-    seconds = estimate_step_seconds(estimate.flops_per_step * ratio, device, threads)
-    return lanes * memory, lanes * seconds
-
-
-def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MB"

@@ -15,7 +15,7 @@ from transformer_core.host import GIB, host_profile, limits
 from ui import state
 from ui.charts import SEQUENTIAL_SCALES
 from ui.theme import apply_theme
-from ui.urlstate import APP_PARAMS, bind_url, count_run, push_url
+from ui.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
 
 _COLLAPSED = "app.sidebar_collapsed"  # bool: projector mode was on in the previous run (sidebar already collapsed)
 
@@ -35,7 +35,7 @@ def app_settings() -> None:
     The router calls it once per run, before the page.
     """
     count_run()
-    bind_url(APP_PARAMS, page="app")
+    bind_url(APP_PARAMS, page=APP_PAGE)
     presentation = bool(st.session_state.get(state.PRESENTATION, False))
     if presentation and not st.session_state.get(_COLLAPSED, False):
         # Collapse once when projector mode starts; later runs leave the sidebar as the presenter put it.

@@ -16,6 +16,10 @@ COLORSCALE = "app.colorscale"  # str: colour scale for heatmaps
 IMAGE_FORMAT = "app.image_format"  # str: "PNG" or "SVG", what the camera button above a chart saves
 DEVICE = "app.device"  # str: "cuda" / "mps" / "cpu"
 
+# Live Training: which attention map the "Numbers" table shows (1-based layer and head).
+LIVE_NUMBERS_LAYER = "live.numbers_layer"  # int
+LIVE_NUMBERS_HEAD = "live.numbers_head"  # int
+
 # Models trained on the Live Training page, offered to the other pages (see publish_trained).
 TRAINED = "shared.trained"  # dict[str family, TrainedModel]
 

@@ -15,8 +15,9 @@ import streamlit as st
 
 from transformer_core import available_devices, divisors
 from transformer_core.config import NORMS, POSITIONALS, ViTConfig
+from transformer_core.guard import FF_PER_WIDTH, GuardResult, check_budget
 from transformer_core.host import limits
-from transformer_core.live import GuardResult, RunSpec, check_budget
+from transformer_core.live import RunSpec
 from transformer_core.tasks import TASK_NAMES, Task, get_task
 from transformer_core.training import default_train_config
 from ui import training_text as tt
@@ -100,7 +101,7 @@ def restore_settings() -> None:
     host = limits()
     settle_choice(DEVICE, available_devices())
     settle_choice(D_MODEL, d_model_choices(), why=f"this server trains models up to d_model {host.max_d_model}")
-    settle_choice(D_FF, d_ff_choices(), why=f"this server allows d_ff up to {4 * host.max_d_model}")
+    settle_choice(D_FF, d_ff_choices(), why=f"this server allows d_ff up to {FF_PER_WIDTH * host.max_d_model}")
     settle_choice(LR, list(LRS))
     settle_choice(BATCH, batch_choices(), why=f"this server trains batches up to {host.max_batch}")
     settle_choice(tt.SOURCE, list(tt.SOURCES))
@@ -128,7 +129,7 @@ def d_model_choices() -> list[int]:
 
 
 def d_ff_choices() -> list[int]:
-    return [d for d in D_FFS if d <= 4 * limits().max_d_model]
+    return [d for d in D_FFS if d <= FF_PER_WIDTH * limits().max_d_model]
 
 
 def batch_choices() -> list[int]:

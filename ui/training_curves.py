@@ -3,7 +3,10 @@
 The curves are redrawn several times a second, so they are cheap on both ends: a plain Vega-Lite spec (a dict;
 building and validating Altair objects cost ~100 ms per chart) with a small long-format table, and a chart
 type that the browser updates in place (a redrawn plotly chart is mounted afresh every time: measured 1 chart
-node in 5 s of redraws against 20). The heatmaps, redrawn only when a snapshot arrives, stay plotly.
+node in 5 s of redraws against 20). The attention heatmaps and head scores are Vega-Lite charts too
+(``ui.training_heatmaps``); only the ViT's attention over the picture is plotly. Legends sit above the plot,
+without a fill of their own, so they read on the light and the dark theme alike; the loss chart names its
+two line styles in its title, so all three charts keep the same height.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def _lanes(run: LiveRun) -> list[str]:
 
 def _colour(run: LiveRun) -> dict[str, Any]:
     lanes = _lanes(run)
-    legend = {"title": None, "orient": "top-right", "fillColor": "white"} if len(lanes) > 1 else None
+    legend = {"title": None, "orient": "top", "direction": "horizontal"} if len(lanes) > 1 else None
     return {"field": "run", "type": "nominal", "legend": legend,
             "scale": {"domain": lanes, "range": list(LANE_COLOURS[: len(lanes)])}}
 
@@ -68,8 +71,7 @@ def loss_chart(run: LiveRun, marker: int | None) -> Chart:
         "x": _x(run), "color": _colour(run), "detail": {"field": "run", "type": "nominal"},
         "y": {"field": "loss", "type": "quantitative", "title": None, "scale": {"type": "log"},
               "axis": {"format": "~g"}},
-        "strokeDash": {"field": "curve", "type": "nominal", "title": None,
-                       "legend": {"orient": "top-right", "fillColor": "white"},
+        "strokeDash": {"field": "curve", "type": "nominal", "title": None, "legend": None,
                        "scale": {"domain": ["train", "held-out"], "range": [[1, 0], [6, 3]]}},
     }
     layers = [
@@ -78,7 +80,8 @@ def loss_chart(run: LiveRun, marker: int | None) -> Chart:
         {"transform": [{"filter": "datum.curve == 'held-out'"}], "encoding": encoding,
          "mark": {"type": "line", "strokeWidth": 2.5, "point": True}},
     ]
-    return data, _spec("Loss", layers, marker)
+    # The title names the two line styles, so no legend takes height from this chart alone.
+    return data, _spec("Loss · train (thin) · held-out (dots)", layers, marker)
 
 
 def metric_chart(run: LiveRun, marker: int | None) -> Chart:

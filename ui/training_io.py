@@ -1,17 +1,30 @@
 """Live Training page: the time-lapse slider, downloads (NPZ, CSV, JSON, safetensors, GIF) and checkpoint upload.
 
-Files are made only when a download button is clicked, from the run as it is at that moment.
+Files are made only when a download button is clicked, from the run as it is at that moment. An uploaded
+checkpoint is judged from its header first — the size limits of this server, the settings the page can
+reproduce and the resource guard — and its model is built only when all of them allow it. A checkpoint of
+another task switches the page to that task and says so.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, fields
+from typing import Any
 
 import streamlit as st
 
-from transformer_core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer_core.checkpoint import (
+    CheckpointError,
+    CheckpointInfo,
+    load_checkpoint,
+    read_checkpoint_info,
+    save_checkpoint,
+)
+from transformer_core.guard import model_limit_problems
+from transformer_core.host import MIB, limits
 from transformer_core.live import LiveRun
 from transformer_core.tasks import TASK_NAMES
 from transformer_core.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
@@ -108,28 +121,66 @@ def _fill_settings(task_name: str, config) -> None:
             st.session_state[key] = getattr(config, name)
 
 
+def _settings() -> dict[str, Any]:
+    return {k: st.session_state[k] for k in (*tc.SESSION_DEFAULTS, tc.DEVICE) if k in st.session_state}
+
+
+def upload_limit_mb() -> int:
+    """Largest checkpoint file this server takes, in MB: its biggest model's weights plus room for the header."""
+    return math.ceil(limits().max_checkpoint_bytes / MIB) + 1
+
+
+def _check_fits(info: CheckpointInfo) -> None:
+    """Refuse, before anything is built, a checkpoint this page cannot train; fills in its settings otherwise.
+
+    The described model must be within this server's sizes, the page must reproduce it exactly (vocabulary,
+    sequence length, ...) from its settings, and the resource guard must accept it.
+    """
+    if info.task_name not in TASK_NAMES:
+        raise CheckpointError(f"This checkpoint was trained on {info.task_name!r}, which is not a task of this page.")
+    too_big = model_limit_problems(info.config, limits())
+    if too_big:
+        raise CheckpointError("Its model is larger than this server trains: " + ", ".join(too_big) + ".")
+    _fill_settings(info.task_name, info.config)
+    tc.restore_settings()
+    try:
+        task, specs = tc.build_specs()
+    except ValueError as err:
+        raise CheckpointError(str(err)) from err
+    if specs[0].model_config != info.config:
+        raise CheckpointError("This checkpoint's model has settings this page cannot reproduce "
+                              "(for example another vocabulary or sequence length).")
+    verdict = tc.guard(task, specs)
+    if not verdict.ok:
+        raise CheckpointError(verdict.reason)
+
+
 def _on_upload() -> None:
     file = st.session_state.get(UPLOAD)
     if file is None:
         return
+    before = _settings()
+    old_task = tc.load_task(before.get(tc.TASK, TASK_NAMES[0]))
     try:
-        loaded = load_checkpoint(file.getvalue())
-        if loaded.task_name not in TASK_NAMES:
-            raise CheckpointError(f"This checkpoint was trained on {loaded.task_name!r}, which is not a task "
-                                  "of this page.")
-        _fill_settings(loaded.task_name, loaded.config)
-        tc.restore_settings()
+        data = file.getvalue()
+        if len(data) > upload_limit_mb() * MIB:
+            raise CheckpointError(f"The file is {len(data) / MIB:,.1f} MB; checkpoints on this server are at most "
+                                  f"{upload_limit_mb()} MB.")
+        info = read_checkpoint_info(data)
+        _check_fits(info)
+        loaded = load_checkpoint(data)
         run, verdict, error = build_run(force=True)
         if error or run is None or verdict is None or not verdict.ok:
             raise CheckpointError(error or (verdict.reason if verdict else "The model does not fit."))
-        if run.specs[0].model_config != loaded.config:
-            raise CheckpointError("This checkpoint's model has settings this page cannot reproduce "
-                                  "(for example another vocabulary or sequence length).")
         run.load_weights(loaded.model.state_dict())
         publish(run, force=True)
-        st.session_state[NOTICE] = ("success", f"Loaded {file.name}: press Start to train it further, or "
-                                               "open the other pages to explore it.")
+        switched = "" if loaded.task_name == old_task.name else (
+            f" It was trained on the {run.task.title} task, so the page switched from {old_task.title} to "
+            f"{run.task.title}.")
+        st.session_state[NOTICE] = ("success", f"Loaded {file.name}.{switched} Press Start to train it further, "
+                                               "or open the other pages to explore it.")
     except CheckpointError as err:
+        st.session_state.update(before)  # a refused file leaves the settings as they were
         st.session_state[NOTICE] = ("error", f"{file.name} was not loaded. {err}")
 
 
@@ -137,5 +188,7 @@ def upload() -> None:
     """A safetensors uploader: the checkpoint's model replaces configuration A (validated first)."""
     st.file_uploader(
         "Load a checkpoint (.safetensors)", type=["safetensors"], key=UPLOAD, on_change=_on_upload,
-        help="A checkpoint downloaded from this page. Its task and architecture fill in the settings; "
-             "pickled PyTorch files (.pt, .pth) are refused because they can run code.")
+        max_upload_size=upload_limit_mb(),
+        help="A checkpoint downloaded from this page (float32 weights). Its task and architecture fill in the "
+             "settings; a checkpoint of another task switches the page to that task. Pickled PyTorch files "
+             "(.pt, .pth) are refused because they can run code.")

@@ -6,8 +6,10 @@ session has its own. While it is running, the page script itself loops — train
 Streamlit interrupt the script at its next redraw and run it again; the button's callback then changes the
 run's status before the page is drawn. This needs ``runner.fastReruns = false`` (.streamlit/config.toml):
 fast reruns would stop the loop as if the tab had closed and start a second script thread at once.
-Leaving the page, or closing the tab, stops a running run and frees its gradients and optimiser state;
-Streamlit drops the closed tab's whole session after its reconnect window.
+Leaving the page, or closing the tab, stops a running run and frees its gradients and optimiser state, and so
+does Stop or the end of a run (the trained model stays for the other pages and the downloads); Streamlit drops
+the closed tab's whole session after its reconnect window. At most ``Limits.max_live_runs`` runs train at once
+in the server process: Start and Resume say so when the server is busy.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from transformer_core.live import GuardResult, LiveRun
+from transformer_core.guard import GuardResult
+from transformer_core.host import limits
+from transformer_core.live import LiveRun, running_count, start_if_free
 from ui import training_controls as tc
 from ui.state import TrainedModel, publish_trained
 from ui.training_views import PIN, LiveView
@@ -88,6 +92,15 @@ def publish(run: LiveRun | None, *, force: bool = False) -> None:
                                  task=run.task))
 
 
+def _run_if_free(run: LiveRun) -> None:
+    """Start or resume ``run`` unless the server already trains as many runs as it allows at once."""
+    most = limits().max_live_runs
+    if not start_if_free(run, most):
+        st.session_state[NOTICE] = (
+            "error", f"The server is busy: {running_count(exclude=run)} other visitors are training right now, "
+                     f"and it trains at most {most} runs at once to stay responsive. Please try again in a minute.")
+
+
 def _start() -> None:
     tc.restore_settings()
     run = current_run()
@@ -95,7 +108,7 @@ def _start() -> None:
     if error or verdict is None or not verdict.ok:
         st.session_state[NOTICE] = ("error", error or (verdict.reason if verdict else ""))
         return
-    run.start()
+    _run_if_free(run)
 
 
 def _pause() -> None:
@@ -107,20 +120,28 @@ def _pause() -> None:
 
 def _resume() -> None:
     if current_run() is not None:
-        current_run().resume()
+        _run_if_free(current_run())
 
 
 def _step() -> None:
-    if current_run() is not None:
-        current_run().step_once()
-        publish(current_run())
+    run = current_run()
+    if run is not None:
+        run.step_once()
+        publish(run)
+        finish(run)
 
 
 def _stop() -> None:
     run = current_run()
     if run is not None:
-        run.stop()
+        run.release("stopped by the user")
         publish(run)
+
+
+def finish(run: LiveRun) -> None:
+    """Free a finished run's gradients and optimiser state: it cannot train on (Start makes a new run)."""
+    if run.finished and run.training_state_bytes:
+        run.release("finished")
 
 
 def _reset() -> None:
@@ -187,6 +208,7 @@ def train_live(run: LiveRun, view: LiveView) -> None:
         raise
     finally:
         publish(run)
+        finish(run)
     st.rerun()
 
 

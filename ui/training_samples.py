@@ -3,6 +3,9 @@
 Text answers are compared character by character and every wrong or missing character is marked, so a
 student sees *where* a reversal went wrong; numeric answers (protein properties, image classes) mark the whole
 answer when it counts as wrong. Everything shown is escaped: sample text can contain any character.
+
+Right and wrong answers are marked with their own light background and dark text (contrast above 6:1), so they
+read the same on the light and the dark theme; no single text colour reaches 4.5:1 on both white and #0E1117.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from html import escape
 
 from transformer_core.tasks import Sample
 
-WRONG = "background:#FAD4C0;color:#8A2C00;border-radius:2px"  # light vermillion: a wrong character or answer
-RIGHT = "color:#00704F"  # bluish green: a correct answer
+WRONG = "background:#FAD4C0;color:#8A2C00;border-radius:2px"  # light vermillion: a wrong character or answer (6.2:1)
+RIGHT = "background:#D4F2E4;color:#00573D;border-radius:2px"  # light bluish green: a correct answer (7.3:1)
 TABLE = "border-collapse:collapse;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:0.95em"
 CELL = "padding:2px 12px 2px 0;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere"
 HEAD = "padding:2px 12px 2px 0;text-align:left;white-space:nowrap"  # headings never break inside a word

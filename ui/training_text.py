@@ -36,6 +36,7 @@ USER_TASK = "live.user_task"  # (text hash, CharLMTask or None, notice or proble
 SOURCES = {"corpus": "Built-in corpus", "own": "Your own text"}
 TEMPERATURES = (0.0, 0.2, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
 TOP_KS = (0, 1, 2, 3, 5, 10, 20, 50)  # 0: no limit
+TEXT_UPLOAD_MB = 10  # largest .txt file taken (the server's own limit is higher, for checkpoints)
 DEFAULTS = {SOURCE: "corpus", TEXT: ""}  # session-only settings, kept across pages like the URL's
 URL_PARAMS = (
     UrlParam(TEMPERATURE, SAMPLE_TEMPERATURE, choices=TEMPERATURES, name="temperature"),
@@ -132,7 +133,10 @@ def _on_upload() -> None:
         st.session_state.pop(UPLOAD_NOTICE, None)
         return
     try:
-        text, cut = clean_text(decode_text(file.getvalue()), max_chars=limits().max_text_chars)
+        data = file.getvalue()
+        if len(data) > TEXT_UPLOAD_MB * 2**20:
+            raise ValueError(f"The file is {len(data) / 2**20:,.1f} MB; text files are read up to {TEXT_UPLOAD_MB} MB.")
+        text, cut = clean_text(decode_text(data), max_chars=limits().max_text_chars)
     except ValueError as err:
         st.session_state[UPLOAD_NOTICE] = ("error", f"{file.name} was not used. {err}")
         return
@@ -184,9 +188,9 @@ def own_text_inputs() -> None:
              f"vocabulary. The first 90% is for training, the last 10% checks the model on text it has not "
              f"seen. Text beyond {limits().max_text_chars:,} characters is cut. Press Ctrl+Enter to apply.")
     c_file.file_uploader(
-        "…or upload a text file", type=["txt"], key=UPLOAD, on_change=_on_upload,
-        help="A plain-text file saved as UTF-8. Its text goes into the box, where you can still edit it; the "
-             "file is only read as text.")
+        "…or upload a text file", type=["txt"], key=UPLOAD, on_change=_on_upload, max_upload_size=TEXT_UPLOAD_MB,
+        help=f"A plain-text file saved as UTF-8, up to {TEXT_UPLOAD_MB} MB. Its text goes into the box, where you "
+             "can still edit it; the file is only read as text.")
     notice = st.session_state.get(UPLOAD_NOTICE)
     if notice:
         (c_file.error if notice[0] == "error" else c_file.success)(notice[1], icon="📄")

@@ -3,7 +3,9 @@
 :class:`LiveView` lays out ``st.empty`` placeholders once per script run and redraws them in place while the
 run trains, so a refresh costs only what changed: the status and the curves every tick; the heatmaps and
 scores when a new snapshot arrives; the sample predictions after an evaluation. Chart keys carry a draw
-counter, because a chart redrawn unchanged in one script run would otherwise repeat an element id.
+counter, because a chart redrawn unchanged in one script run would otherwise repeat an element id. Under the
+heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a table: the heatmaps'
+numeric alternative, drawn once per script run (a redrawn popover would close while being read).
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from ui import state
 from ui import training_charts as charts
 from ui import training_curves as curves
 from ui import training_heatmaps as heatmaps
+from ui.charts import image_format
+from ui.exports import numbers_popover
 from ui.training_samples import samples_html
 from ui.training_text import sampling_caption
+from ui.urlstate import settle_choice
 
 KIND = "live.kind"  # which attention the heatmaps show
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
 SAMPLES_SHOWN = "live.samples"  # dict lane -> ((trainer id, step, sampling), html): sample tables already made
-CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "svg"}}
 SAMPLES = 6  # sample predictions shown per configuration
 SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 HEATMAP_INTERVAL_S = 0.5  # while training, heatmaps are redrawn at most this often
@@ -97,6 +101,7 @@ class LiveView:
         columns = st.columns(lanes, gap="medium")
         self.heat_titles = [c.empty() for c in columns]
         self.heatmaps = [c.empty() for c in columns]
+        self.numbers = st.container() if not projector else None
         self.scores = [c.empty() for c in st.columns(lanes, gap="medium")]
         self.samples = [c.empty() for c in st.columns(lanes, gap="medium")] if not projector else []
 
@@ -165,7 +170,7 @@ class LiveView:
             key = f"live.attn{i}.{self._draws}"
             if self.run.task.family == "vision":
                 fig = charts.vit_attention_figure(self.run, i, snap)
-                self.heatmaps[i].plotly_chart(fig, width="stretch", config=CHART_CONFIG, key=key)
+                self.heatmaps[i].plotly_chart(fig, width="stretch", config=chart_config(), key=key)
             else:
                 data, spec = heatmaps.attention_chart(self.run, i, snap, self.kind)
                 self.heatmaps[i].vega_lite_chart(data, spec, key=key)
@@ -173,6 +178,37 @@ class LiveView:
                 data, spec = heatmaps.scores_chart(snap)
                 self.scores[i].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
                                                key=f"live.scores{i}.{self._draws}")
+
+    def draw_numbers(self) -> None:
+        """Layer and head pickers and, per configuration, a "Numbers" table of that map at the shown step."""
+        snaps = [snapshot_at(t.snapshots, self.pinned_step) for t in self.run.trainers]
+        if self.numbers is None or any(s is None or self.kind not in s.attention for s in snaps):
+            return
+        shapes = [s.attention[self.kind].shape for s in snaps]  # (layers, heads, queries, keys) per lane
+        rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
+        with self.numbers:
+            c_layer, c_head, *c_nums = st.columns([1, 1, *[1] * len(snaps), 3], vertical_alignment="bottom")
+            layer = c_layer.selectbox(
+                "Layer", _settled(state.LIVE_NUMBERS_LAYER, max(s[0] for s in shapes)), key=state.LIVE_NUMBERS_LAYER,
+                help="Which layer's attention the Numbers table shows.")
+            head = c_head.selectbox(
+                "Head", _settled(state.LIVE_NUMBERS_HEAD, max(s[1] for s in shapes)), key=state.LIVE_NUMBERS_HEAD,
+                help="Which head's attention the Numbers table shows.")
+            for i, (snap, shape) in enumerate(zip(snaps, shapes, strict=True)):
+                lane = charts.short_label(self.run, i)
+                if layer > shape[0] or head > shape[1]:
+                    c_nums[i].caption(f"{lane.strip(' ·') or 'This model'} has no layer {layer}, head {head}.")
+                    continue
+                z = snap.attention[self.kind][layer - 1, head - 1].astype(float)
+                fits = rows is not None and cols is not None and (len(rows), len(cols)) == z.shape
+                labels = (rows, cols) if fits else (None, None)
+                with c_nums[i]:
+                    numbers_popover(z, *labels, name=f"{self.run.task.name}-{self.kind}-step{snap.step}-layer{layer}-"
+                                    f"head{head}{lane.replace(' · ', '-')}", key=f"live.numbers{i}",
+                                    label=f"Numbers{lane}")
+            if self.run.status == "running":
+                c_nums[-1].caption(f"The table shows step {snaps[0].step}, the latest snapshot when the page was "
+                                   "drawn; pause to read the newest.")
 
     def draw_samples(self) -> None:
         run = self.run
@@ -185,3 +221,15 @@ class LiveView:
                 caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
                 shown[i] = (stamp, samples_html(items, run.task.family, caption))
             self.samples[i].html(shown[i][1])
+
+
+def chart_config() -> dict[str, Any]:
+    """Plotly's modebar: its camera button saves PNG or SVG as chosen in the sidebar's *Chart downloads*."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
+
+
+def _settled(key: str, count: int) -> list[int]:
+    """1 … ``count``, with the setting ``key`` moved into that range (e.g. after fewer layers were chosen)."""
+    options = list(range(1, count + 1))
+    settle_choice(key, options)
+    return options

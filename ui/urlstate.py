@@ -5,7 +5,8 @@ unless ``name`` is given, the query-parameter name). The page then
 
 1. calls :func:`bind_url` before drawing its widgets: when the page is entered (from a link, the menu or a
    reload), the link's valid values go into the widgets' session state, settings the link leaves out go back
-   to their defaults, and invalid values are replaced by defaults with a notice;
+   to their defaults, and invalid values are replaced by defaults with a notice; so are names that neither the
+   page nor the app knows (a mistyped ``?head=2``), which are ignored with the same kind of notice;
 2. draws its widgets with ``key=param.key`` (session state wins over a widget's ``value=``/``index=``);
 3. calls :func:`push_url` after them, which writes the settings that differ from their defaults into the
    address bar, so reloading or bookmarking keeps them; and
@@ -41,6 +42,7 @@ _NOTICES = "url.notices"  # dict page -> notices about ignored or changed parame
 _SLOTS = "url.slots"  # dict page -> (run, st.empty) under the title where that run shows the page's notices
 _LINKED = "url.linked"  # dict widget key -> _Linked: the settings a link set, kept for the run that applied it
 PRESENT = "present"  # query parameter that opens any page in projector mode (?present=true)
+APP_PAGE = "app"  # bind_url's page name for the app-wide settings (bound by the shared sidebar on every page)
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ def bind_url(params: Sequence[UrlParam], *, page: str) -> None:
     url = _url_view(params)
     entered = page not in seen or seen[page] < runs - 1
     if entered or url != pushed.get(_names_key(params), {}):
-        notices[page] = _apply(params, url, page=page, run=runs)
+        notices[page] = _unknown_notices(params, page) + _apply(params, url, page=page, run=runs)
         pushed[_names_key(params)] = url
     seen[page] = runs
     st.session_state.setdefault(_SLOTS, {})[page] = (runs, st.empty())
@@ -198,6 +200,15 @@ def _apply(params: Sequence[UrlParam], url: dict[str, str], *, page: str, run: i
                            f"Using the default, {p.format(p.default) or 'empty'}.")
     st.session_state[_LINKED] = linked
     return notices
+
+
+def _unknown_notices(params: Sequence[UrlParam], page: str) -> list[str]:
+    """A notice for every query parameter that neither ``page`` nor the app-wide settings know."""
+    if page == APP_PAGE:  # the app's settings are bound before the page, which knows the other names
+        return []
+    known = {p.query_name for p in (*params, *APP_PARAMS)}
+    return [f"The link's setting {_shown(name)}={_shown(st.query_params[name])!r} was ignored: this page has no "
+            "setting of that name." for name in st.query_params if name not in known]
 
 
 def _shown(raw: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.metadata
 import io
 import xml.etree.ElementTree as ET
 
@@ -11,6 +12,7 @@ import plotly.colors as pcolors
 import pytest
 from PIL import Image
 
+from tests.conftest import REPO_ROOT
 from ui import exports
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -87,3 +89,10 @@ def test_heatmaps_need_matrices() -> None:
     for fn in (exports.matrix_png, exports.matrix_svg, exports.matrix_csv):
         with pytest.raises(ValueError, match="2-D"):
             fn(np.zeros(3))
+
+
+def test_pandas_is_pinned_at_the_version_the_exports_are_tested_with() -> None:
+    """ui/ imports pandas itself (numbers tables, chart data), so requirements.txt pins it like the others."""
+    lines = (REPO_ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    pins = dict(line.split("==", 1) for line in lines if "==" in line and not line.startswith("#"))
+    assert pins["pandas"] == importlib.metadata.version("pandas")

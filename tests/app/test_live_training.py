@@ -10,6 +10,7 @@ import json
 import tomllib
 from types import SimpleNamespace
 
+import numpy as np
 import pyarrow as pa
 import pytest
 import torch
@@ -17,7 +18,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception
+from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception, plotly_download_formats
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS
 from transformer_core.live import LiveRun, RunSpec
@@ -361,3 +362,61 @@ def test_link_values_that_do_not_fit_are_changed_with_a_notice():
     assert at.session_state[tc.HEADS] == 4 and at.session_state[tc.STEPS] == 5000
     at.run()  # the notices stay for the rest of the visit
     assert len([i for i in at.info if i.value.startswith("The link's setting")]) == 2
+
+
+# The page's accessibility and theme details.
+
+
+def test_the_numbers_of_the_shown_layer_and_head_are_a_table():
+    at = live_at(layers="2")
+    at.button(key="live.step").click().run()
+    snap = run_of(at).trainers[0].snapshots[-1]
+    assert at.selectbox(key=state.LIVE_NUMBERS_LAYER).options == ["1", "2"]
+    assert at.selectbox(key=state.LIVE_NUMBERS_HEAD).options == ["1", "2"]
+    at.selectbox(key=state.LIVE_NUMBERS_LAYER).set_value(2).run()
+    at.selectbox(key=state.LIVE_NUMBERS_HEAD).set_value(2).run()
+    assert_no_exception(at)
+    table = at.dataframe[0].value
+    expected = snap.attention["cross"][1, 1].astype(float)  # layer 2, head 2 of the shown (cross) attention
+    np.testing.assert_allclose(table.to_numpy(), np.round(expected, 3))
+    assert table.shape == expected.shape
+    at.select_slider(key=tc.LAYERS).set_value(1).run()
+    at.button(key="live.reset").click().run()  # a one-layer model: the chosen layer 2 is gone, back to layer 1
+    assert_no_exception(at)
+    assert at.selectbox(key=state.LIVE_NUMBERS_LAYER).value == 1
+
+
+def test_the_vit_chart_saves_in_the_sidebars_format():
+    at = live_at(task="vit_shapes")
+    assert plotly_download_formats(at) == {"png"}
+    at.sidebar.radio(key=state.IMAGE_FORMAT).set_value("SVG").run()
+    assert_no_exception(at)
+    assert plotly_download_formats(at) == {"svg"}
+
+
+def _luminance(hex_colour: str) -> float:
+    channels = [int(hex_colour.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_right_and_wrong_marks_are_readable_on_both_themes():
+    from ui import training_samples as ts
+
+    for style in (ts.RIGHT, ts.WRONG):  # each mark brings its own background, whatever the page's theme
+        props = dict(part.split(":") for part in style.split(";"))
+        assert _contrast(props["color"], props["background"]) >= 4.5, style
+    assert _contrast("#00704F", "#0E1117") < 4.5  # the old plain green on the dark theme was not
+
+
+def test_legends_have_no_fixed_white_fill():
+    at = live_at(compare="true")
+    at.button(key="live.step").click().run()
+    specs = [c.proto.spec for c in at.get("vega_lite_chart")]
+    assert specs and not any("fillColor" in s or '"white"' in s for s in specs[:3])
+    assert all('"orient": "top"' in s for s in specs[:3])  # above the plot, clear of the lines

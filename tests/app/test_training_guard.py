@@ -1,9 +1,28 @@
-"""The Live Training page's resource guard estimates step time with the threads the page trains with."""
+"""The Live Training page's resource limits: the guard's estimates and budgets, the cap on runs training at once,
+training state freed when a run ends, and checkpoints that always fit the upload limit."""
 
 from __future__ import annotations
 
+import math
+import re
+import tomllib
+from dataclasses import replace
+
+import pytest
+
+from tests.app.conftest import ROOT, assert_no_exception
+from tests.app.test_live_training import live_at, run_of
+from transformer_core.checkpoint import save_checkpoint
+from transformer_core.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
+from transformer_core.images import MAX_BYTES, ImageError, read_image
+from transformer_core.live import check_budget
+from transformer_core.tasks import TASK_NAMES
 from transformer_core.training import TrainConfig
+from ui import state
 from ui import training_controls as tc
+from ui import training_io as tio
+from ui import training_run as tr
+from ui import training_text as tt
 from ui.training_run import LIVE_THREADS
 
 
@@ -16,3 +35,92 @@ def test_guard_uses_the_pages_training_threads(monkeypatch):
     finally:
         tc._verdict.cache_clear()  # forget the fake verdict
     assert calls == [{"lanes": 2, "threads": LIVE_THREADS}]
+
+
+def test_a_run_whose_step_would_delay_pause_is_refused():
+    """Pause acts after the step under way: a step of over a second (the old 2 s budget took it) is refused."""
+    at = live_at(d_model="256", d_ff="1024", layers="2", heads="4", batch="64")
+    refusal = " ".join(e.value for e in at.error)
+    seconds = float(re.search(r"one step would take about ([\d.]+) s, longer than the 0.4 s allowed", refusal)[1])
+    assert 1 < seconds < 2 and at.button(key="live.start").disabled
+    suggested = int(re.search(r"Try a batch size of (\d+)", refusal)[1])
+    at.select_slider(key=tc.BATCH).set_value(suggested).run()
+    assert_no_exception(at)
+    assert not at.error and not at.button(key="live.start").disabled
+
+
+def test_stop_and_the_end_of_a_run_free_its_training_state():
+    at = live_at()
+    at.button(key="live.step").click().run()
+    run = run_of(at)
+    assert run.training_state_bytes > 0
+    at.button(key="live.stop").click().run()
+    assert_no_exception(at)
+    assert run.status == "stopped" and run.training_state_bytes == 0
+    assert at.session_state[state.TRAINED]["seq2seq"].model is run.trainers[0].model  # kept for the other pages
+    assert at.button(key="live.step").disabled and at.button(key="live.stop").disabled
+    assert not [b for b in at.button if b.key == "live.resume"]  # a stopped run is not resumed ...
+    at.button(key="live.start").click().run()  # ... Start trains a new one, here to its end
+    assert_no_exception(at)
+    finished = run_of(at)
+    assert finished is not run and finished.status == "done" and finished.training_state_bytes == 0
+    assert at.button(key="live.step").disabled and not at.button(key="live.start").disabled
+
+
+def test_step_once_to_the_last_step_frees_the_training_state():
+    at = live_at(steps="10")
+    for _ in range(10):
+        at.button(key="live.step").click().run()
+    assert_no_exception(at)
+    assert run_of(at).status == "done" and run_of(at).training_state_bytes == 0
+    assert at.button(key="live.step").disabled
+
+
+def test_a_busy_server_says_so_instead_of_starting(monkeypatch):
+    monkeypatch.setattr(tr, "limits", lambda: replace(NORMAL_LIMITS, max_live_runs=0))
+    at = live_at()
+    at.button(key="live.start").click().run()
+    assert_no_exception(at)
+    assert run_of(at).status == "ready"
+    assert any("The server is busy" in e.value and "at most 0 runs at once" in e.value for e in at.error)
+    monkeypatch.setattr(tr, "limits", lambda: NORMAL_LIMITS)
+    at.button(key="live.start").click().run()
+    assert run_of(at).status == "done"
+
+
+def _upload_limit_mb() -> int:
+    return tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))["server"]["maxUploadSize"]
+
+
+@pytest.mark.parametrize("limits", [NORMAL_LIMITS, SMALL_LIMITS], ids=["normal", "small"])
+def test_every_checkpoint_a_run_may_save_can_be_uploaded_again(monkeypatch, limits):
+    """The guard refuses models whose checkpoint exceeds Limits.max_checkpoint_bytes; that plus room for the
+    header fits the uploader, whose limit fits the server's."""
+    monkeypatch.setattr(tio, "limits", lambda: limits)
+    assert tio.upload_limit_mb() <= _upload_limit_mb()
+    task = tc.load_task("reverse")
+    config = task.default_model_config()
+    data = save_checkpoint(task.build_model(config), config, task_name="reverse")
+    header = len(data) - sum(p.numel() * 4 for p in task.build_model(config).state_dict().values())
+    assert limits.max_checkpoint_bytes + 100 * header <= tio.upload_limit_mb() * MIB
+    host = HostProfile(cores=8, memory_bytes=64 * 2**30, small=limits is SMALL_LIMITS)
+    for name in TASK_NAMES:  # the largest model the page offers, on a GPU where step time is no limit
+        task = tc.load_task(name)
+        biggest = replace(task.default_model_config(), d_model=limits.max_d_model, n_heads=8,
+                          n_layers=limits.max_layers, d_ff=4 * limits.max_d_model)
+        for layers in range(limits.max_layers, 0, -1):
+            verdict = check_budget(task, replace(biggest, n_layers=layers), TrainConfig(batch_size=8, device="cuda"),
+                                   host=host)
+            assert verdict.ok == (verdict.checkpoint_bytes <= limits.max_checkpoint_bytes
+                                  and verdict.memory_bytes <= limits.memory_budget_bytes), (name, layers)
+
+
+def test_pictures_and_texts_keep_their_own_10_mb_limit():
+    assert _upload_limit_mb() > 10 and MAX_BYTES == 10 * MIB
+    with pytest.raises(ImageError, match="the limit is 10 MB"):
+        read_image(b"\x89PNG\r\n\x1a\n" + bytes(MAX_BYTES))
+    at = live_at(task="char_lm")
+    at.radio(key=tt.widget_key(tt.SOURCE)).set_value("own").run()
+    sizes = {u.proto.label: u.proto.max_upload_size_mb for u in at.get("file_uploader")}
+    assert sizes == {"…or upload a text file": tt.TEXT_UPLOAD_MB, "Load a checkpoint (.safetensors)":
+                     math.ceil(NORMAL_LIMITS.max_checkpoint_bytes / MIB) + 1} and tt.TEXT_UPLOAD_MB == 10

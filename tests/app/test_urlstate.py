@@ -230,3 +230,28 @@ def test_home_page_has_a_share_link_with_the_app_settings():
     assert [c.value for c in at.code][:2] == ["https://school.example/?colors=Cividis",
                                               "https://school.example/?colors=Cividis&present=true"]
     assert at.query_params == {"colors": "Cividis"}
+
+
+def test_unknown_names_in_a_link_are_ignored_with_a_notice():
+    at = _demo(heads="8", head="2", colors="Cividis")  # "head" is mistyped; "colors" is an app-wide setting
+    assert_no_exception(at)
+    assert at.selectbox(key="heads").value == 8
+    assert [i.value for i in at.info] == [
+        "The link's setting head='2' was ignored: this page has no setting of that name."]
+    at.selectbox(key="heads").set_value(2).run()
+    assert len(at.info) == 1  # the notice stays for the visit
+    only = _demo(zoom="3")  # a link with nothing but an unknown name keeps the settings as they are
+    assert only.selectbox(key="heads").value == 4
+    assert [i.value for i in only.info] == [
+        "The link's setting zoom='3' was ignored: this page has no setting of that name."]
+
+
+def test_the_home_page_reports_unknown_link_settings_and_names_the_start_button():
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=60)
+    at.query_params.update({"present": "false", "page": "training"})
+    at.run()
+    assert_no_exception(at)
+    assert [i.value for i in at.info] == [
+        "The link's setting page='training' was ignored: this page has no setting of that name."]
+    assert any("press Start and watch" in m.value for m in at.markdown)
+    assert not any("press Train" in m.value for m in at.markdown)

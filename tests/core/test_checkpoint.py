@@ -6,13 +6,21 @@ import json
 import pickle
 import re
 import struct
+from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
-from transformer_core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer_core import checkpoint as ckpt
+from transformer_core.checkpoint import (
+    CheckpointError,
+    WeightEntry,
+    load_checkpoint,
+    read_checkpoint_info,
+    save_checkpoint,
+)
 from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
 from transformer_core.vit import VisionTransformer
@@ -130,3 +138,92 @@ def test_invalid_config_in_a_checkpoint_is_refused():
     assert not_whole != data
     with pytest.raises(CheckpointError, match=re.escape("d_ff must be a whole number, got 30.0")):
         load_checkpoint(not_whole)
+
+
+def _with_metadata(data: bytes, **changes: str) -> bytes:
+    """The same tensors with some description fields replaced, as a hand-edited file would have them."""
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + size])
+    header["__metadata__"].update(changes)
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data[8 + size :]
+
+
+def test_info_is_read_from_the_header_alone():
+    model = SequenceRegressor(SMALL, num_outputs=2, pool="cls")
+    data = save_checkpoint(model, SMALL, task_name="protein", extra={"step": 3})
+    (size,) = struct.unpack("<Q", data[:8])
+    info = read_checkpoint_info(data[: 8 + size])  # the weights are not even needed
+    assert (info.model_class, info.config, info.task_name, info.extra) == ("SequenceRegressor", SMALL, "protein",
+                                                                           {"step": 3})
+    assert info.model_kwargs == {"num_outputs": 2, "pool": "cls"}
+    state = model.state_dict()
+    assert info.weights == {k: WeightEntry("F32", tuple(v.shape)) for k, v in state.items()}
+
+
+def test_other_dtypes_are_refused_by_name():
+    data = save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm")
+
+    def half(t):
+        t["final_norm.weight"] = t["final_norm.weight"].half()
+
+    with pytest.raises(CheckpointError, match=r"final_norm.weight \(F16, expected F32\).*float32"):
+        load_checkpoint(_retensor(data, half))
+
+
+def _forbid_real_models(monkeypatch) -> list[str]:
+    """Make every model class of the checkpoint module fail if built anywhere but on the meta device."""
+    built = []
+    for name, cls in list(ckpt._MODELS.items()):
+        def guarded(config, *args, _cls=cls, **kwargs):
+            device = torch.get_default_device().type
+            built.append(device)
+            if device != "meta":
+                raise AssertionError(f"a {_cls.__name__} was built for real")
+            return _cls(config, *args, **kwargs)
+        monkeypatch.setitem(ckpt._MODELS, name, guarded)
+    return built
+
+
+@pytest.mark.parametrize("change", [
+    {"d_model": 4096, "n_heads": 32, "n_layers": 48, "d_ff": 16384},
+    {"vocab_size": 10_000_000},
+    {"max_len": 10_000_000, "positional": "learned"},
+], ids=["4096x48", "10M-vocab", "10M-positions"])
+def test_a_forged_huge_config_is_refused_without_building_it(monkeypatch, change):
+    data = _with_metadata(save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm"),
+                          config=json.dumps({**dataclasses.asdict(SMALL), **change}))
+    built = _forbid_real_models(monkeypatch)
+    before = _peak_rss_mib()
+    info = read_checkpoint_info(data)
+    assert all(getattr(info.config, k) == v for k, v in change.items())
+    with pytest.raises(CheckpointError, match="do not fit the model described"):
+        load_checkpoint(data)
+    assert set(built) <= {"meta"}  # judged from shapes only: a real model was never built
+    assert _peak_rss_mib() - before < 100  # billions of weights were never allocated
+
+
+def test_a_forged_layer_count_is_refused_before_even_the_shapes_are_built(monkeypatch):
+    data = _with_metadata(save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm"),
+                          config=json.dumps({**dataclasses.asdict(SMALL), "n_layers": 10**9}))
+    built = _forbid_real_models(monkeypatch)
+    with pytest.raises(CheckpointError, match="describes 1,000,000,000 blocks"):
+        load_checkpoint(data)
+    assert built == []
+
+
+def test_a_header_with_too_many_weights_is_refused():
+    many = {f"w{i}": torch.zeros(1) for i in range(ckpt.MAX_WEIGHTS + 1)}
+    metadata = {"format": ckpt.FORMAT, "model_class": "CausalLM", "config_class": "TransformerConfig",
+                "config": json.dumps(dataclasses.asdict(SMALL)), "task": "char_lm"}
+    with pytest.raises(CheckpointError, match="at most 4,096"):
+        read_checkpoint_info(save_tensors(many, metadata=metadata))
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak resident memory so far (VmHWM), in MiB; 0 where /proc is missing."""
+    try:
+        lines = Path("/proc/self/status").read_text().splitlines()
+    except OSError:
+        return 0.0
+    return next((int(line.split()[1]) / 1024 for line in lines if line.startswith("VmHWM:")), 0.0)

@@ -35,9 +35,10 @@ def roots(tmp_path: Path) -> tuple[Path, Path]:
     return proc, cgroup
 
 
-def _detect(roots: tuple[Path, Path], cores: int = 8, **env: str) -> HostProfile:
+def _detect(roots: tuple[Path, Path], cores: int = 8, cwd: str = "/home/me/transformer-explorer",
+            **env: str) -> HostProfile:
     proc, cgroup = roots
-    return detect_host(proc_root=proc, cgroup_root=cgroup, cores=cores, environ=env)
+    return detect_host(proc_root=proc, cgroup_root=cgroup, cores=cores, environ=env, cwd=cwd)
 
 
 def test_machine_without_limits_uses_meminfo_and_affinity(roots):
@@ -103,6 +104,28 @@ def test_one_core_is_small(roots):
     assert _detect(roots, cores=1).small
 
 
+def test_community_cloud_counts_as_small(roots):
+    """Community Cloud: about 2.7 GB and two shared cores, and the app checked out under /mount/src."""
+    proc, cgroup = roots
+    _write(cgroup, "memory.max", f"{2700 * MIB}\n")
+    assert _detect(roots, cores=2).small  # by its size alone
+    _write(cgroup, "memory.max", "max\n")
+    assert not _detect(roots, cores=2).small  # the same two cores with 16 GB: an ordinary machine
+    assert _detect(roots, cores=2, cwd="/mount/src/transformer-explorer").small  # by where it runs
+    assert _detect(roots, cores=8, cwd="/mount/src").small
+    assert not _detect(roots, cores=8, cwd="/mount/srcery/app").small
+    assert not _detect(roots, cores=2, cwd="/mount/src/transformer-explorer", TE_SMALL_HOST="0").small
+
+
+def test_a_two_core_laptop_with_24_gb_is_not_small(roots):
+    _write(roots[0], "meminfo", f"MemTotal:       {24 * 1024 * 1024} kB\n")
+    profile = _detect(roots, cores=2)
+    assert profile == HostProfile(cores=2, memory_bytes=24 * GIB, small=False)
+    _write(roots[1], "memory.max", f"{3 * GIB - 1}\n")  # just under 3 GB with two cores: shared cloud host
+    assert _detect(roots, cores=2).small
+    assert not _detect(roots, cores=3).small
+
+
 def test_environment_overrides_detection(roots):
     assert _detect(roots, TE_SMALL_HOST="1").small
     _write(roots[1], "memory.max", f"{300 * MIB}\n")
@@ -110,17 +133,23 @@ def test_environment_overrides_detection(roots):
 
 
 def test_unreadable_files_fall_back_to_an_ordinary_machine(tmp_path):
-    profile = detect_host(proc_root=tmp_path / "none", cgroup_root=tmp_path / "none", cores=4, environ={})
+    profile = detect_host(proc_root=tmp_path / "none", cgroup_root=tmp_path / "none", cores=4, environ={},
+                          cwd=tmp_path)
     assert profile.memory_bytes == 4 * GIB and not profile.small
 
 
 def test_small_limits_are_lower_everywhere():
     numeric = ["max_d_model", "max_layers", "max_steps", "max_batch", "default_steps",
-               "max_image_size", "max_text_chars", "memory_budget_bytes", "step_time_budget_s"]
+               "max_image_size", "max_text_chars", "memory_budget_bytes", "step_time_budget_s",
+               "max_checkpoint_bytes", "max_live_runs"]
     for name in numeric:
         assert getattr(SMALL_LIMITS, name) < getattr(NORMAL_LIMITS, name), name
     for chosen in (SMALL_LIMITS, NORMAL_LIMITS):
         assert chosen.default_steps <= chosen.max_steps
+        # no looser than the memory budget, whose runs hold weights, gradients and two AdamW states (4 x checkpoint)
+        assert chosen.max_checkpoint_bytes <= chosen.memory_budget_bytes // 4
+        assert chosen.step_time_budget_s <= 0.5  # Pause acts within about one step plus a redraw
+        assert chosen.max_live_runs >= 2
 
 
 def test_limits_follow_the_profile_and_cap_threads_at_the_cores():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import threading
 from dataclasses import replace
@@ -10,9 +11,19 @@ import numpy as np
 import pytest
 import torch
 
+from transformer_core import guard
 from transformer_core.config import TransformerConfig
-from transformer_core.host import HostProfile
-from transformer_core.live import LiveRun, RunSpec, check_budget, thin_series, torch_threads
+from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile, Limits
+from transformer_core.live import (
+    LiveRun,
+    RunSpec,
+    check_budget,
+    model_limit_problems,
+    running_count,
+    start_if_free,
+    thin_series,
+    torch_threads,
+)
 from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask
 from transformer_core.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
@@ -222,7 +233,7 @@ def test_a_run_has_one_or_two_lanes(task):
 
 def test_guard_is_tighter_on_small_hosts(task):
     big = replace(task.default_model_config(), d_model=256, d_ff=1024, n_layers=4)
-    train = TrainConfig(batch_size=64)
+    train = TrainConfig(batch_size=48)
     normal = HostProfile(cores=8, memory_bytes=16 * 2**30, small=False)
     small = HostProfile(cores=1, memory_bytes=2**30 // 2, small=True)
     assert check_budget(task, big, train, host=normal).ok
@@ -240,7 +251,7 @@ def test_guard_is_tighter_on_small_hosts(task):
 
 def test_guard_estimates_with_the_threads_the_run_will_use(task):
     # The Live Training page trains every session on one thread, even on a host with 8 cores.
-    big = replace(task.default_model_config(), d_model=512, d_ff=2048, n_layers=4)
+    big = replace(task.default_model_config(), d_model=384, d_ff=1536, n_layers=1)
     train = TrainConfig(batch_size=64)
     host = HostProfile(cores=8, memory_bytes=16 * 2**30, small=False)
     all_threads = check_budget(task, big, train, host=host)
@@ -251,6 +262,75 @@ def test_guard_estimates_with_the_threads_the_run_will_use(task):
     suggested = int(one.suggestion.split("batch size of ")[1].split(",")[0])
     assert check_budget(task, big, replace(train, batch_size=suggested), host=host, threads=1).ok
     assert not check_budget(task, big, replace(train, batch_size=2 * suggested), host=host, threads=1).ok
+
+
+def test_step_budget_keeps_pause_under_a_second(task):
+    """A click is handled after the step under way, so the guard allows steps (all lanes) well under a second."""
+    assert NORMAL_LIMITS.step_time_budget_s <= 0.5 and SMALL_LIMITS.step_time_budget_s <= 0.5
+    host = HostProfile(cores=2, memory_bytes=24 * 2**30, small=False)
+    wide = replace(task.default_model_config(), d_model=256, d_ff=1024, n_layers=2)
+    one = check_budget(task, wide, TrainConfig(batch_size=64), host=host, threads=1)
+    assert 0.5 < one.step_seconds < 2.0 and not one.ok  # the old 2 s budget took it; pausing it took ~1 s
+    assert "0.4 s allowed" in one.reason and "batch size of 16" in one.suggestion
+    fits = check_budget(task, wide, TrainConfig(batch_size=16), host=host, threads=1)
+    assert fits.ok and fits.step_seconds <= NORMAL_LIMITS.step_time_budget_s
+    two = check_budget(task, wide, TrainConfig(batch_size=16), host=host, threads=1, lanes=2)
+    assert not two.ok and two.step_seconds == pytest.approx(2 * fits.step_seconds)  # lanes run one after another
+    assert "turning Compare off" in two.suggestion
+
+
+def test_guard_refuses_a_checkpoint_too_big_to_upload_again(task):
+    """On a GPU the step time allows wide models, but their checkpoint must fit the upload limit."""
+    host = HostProfile(cores=8, memory_bytes=64 * 2**30, small=False)
+    gpu = TrainConfig(batch_size=8, device="cuda")
+    wide = replace(task.default_model_config(), d_model=512, d_ff=2048, n_layers=4)
+    verdict = check_budget(task, wide, gpu, host=host)
+    assert verdict.checkpoint_bytes > NORMAL_LIMITS.max_checkpoint_bytes and not verdict.ok
+    assert "checkpoint would take about" in verdict.reason and "batch size" not in verdict.suggestion
+    model = task.build_model(wide)
+    assert verdict.checkpoint_bytes == sum(t.numel() * 4 for t in model.state_dict().values())
+    narrower = check_budget(task, replace(wide, n_layers=2), gpu, host=host)
+    assert narrower.ok and narrower.checkpoint_bytes <= NORMAL_LIMITS.max_checkpoint_bytes
+
+
+def test_model_limit_problems_name_what_is_too_big():
+    limits = replace(NORMAL_LIMITS, max_d_model=512, max_layers=8)
+    huge = TransformerConfig(d_model=4096, n_heads=32, n_layers=48, d_ff=16384)
+    assert model_limit_problems(huge, limits) == [
+        "d_model 4,096 (this server trains up to 512)", "48 layers (up to 8)", "d_ff 16,384 (up to 2048)"]
+    assert model_limit_problems(replace(huge, d_model=64, n_heads=2, n_layers=2, n_decoder_layers=9, d_ff=256),
+                                limits) == ["9 layers (up to 8)"]
+    assert model_limit_problems(TINY, limits) == []
+
+
+def test_at_most_so_many_runs_train_at_once(task):
+    runs = [make_run(task, steps=50) for _ in range(3)]
+    assert start_if_free(runs[0], 2) and start_if_free(runs[1], 2)
+    assert running_count() >= 2
+    assert not start_if_free(runs[2], 2) and runs[2].status == "ready"  # the server is busy
+    runs[0].pause()  # a paused run frees its place
+    assert start_if_free(runs[2], 2) and runs[2].status == "running"
+    assert not start_if_free(runs[0], 2) and runs[0].status == "paused"  # Resume waits for a free place
+    runs[1].release("stopped by the user")  # so does a stopped run
+    assert start_if_free(runs[0], 2) and running_count(exclude=runs[0]) == 1
+    for run in runs:
+        run.stop()
+    assert running_count() == 0
+
+
+def test_a_forgotten_run_does_not_hold_a_place(task):
+    run = make_run(task, steps=50)
+    assert start_if_free(run, 1) and running_count() == 1
+    del run  # its session ended without stopping it
+    gc.collect()
+    assert running_count() == 0 and start_if_free(make_run(task, steps=50), 1)
+
+
+def test_the_guard_lives_in_its_own_module():
+    import transformer_core.live as live
+
+    assert live.check_budget is guard.check_budget and live.GuardResult is guard.GuardResult
+    assert isinstance(NORMAL_LIMITS, Limits) and "max_live_runs" in Limits.__dataclass_fields__
 
 
 def test_thin_series_averages_equal_runs():

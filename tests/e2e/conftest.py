@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.browser import find_chromium
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_DIR = REPO_ROOT / "screenshots"
@@ -109,17 +110,6 @@ def app_server() -> Iterator[str]:
     """One app server shared by the browser tests of a session."""
     with serve_app() as base_url:
         yield base_url
-
-
-def find_chromium() -> str | None:
-    """Path of a Chromium-family browser on this machine, or None to use Playwright's own download."""
-    if Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 def _playwright_has_chromium(playwright) -> bool:

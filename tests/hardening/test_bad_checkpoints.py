@@ -1,6 +1,8 @@
 """Bad checkpoints: pickles are never executed, damaged or mismatched files get a clear CheckpointError.
 
-Checked through ``transformer_core.checkpoint.load_checkpoint`` and through the Live Training page's uploader.
+Checked through ``transformer_core.checkpoint.load_checkpoint`` and through the Live Training page's uploader,
+which judges a file's described model from its header before anything is built. A checkpoint of another task
+switches the page to that task, and the notice says so.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from tests.app.conftest import app_at, assert_no_exception
+from tests.hardening.test_bad_configs import _rss_mib
 from transformer_core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer_core.models import CausalLM, Seq2SeqTransformer
 from transformer_core.tasks import get_task
 
 
@@ -164,3 +169,74 @@ def test_live_training_uploader_refuses_bad_checkpoints(tmp_path: Path, reverse_
     assert_no_exception(at)
     errors, successes = _notices(at)
     assert any("Loaded good.safetensors" in s for s in successes), (errors, successes)
+
+
+def _forbid_building_huge_models(monkeypatch) -> list[int]:
+    """Make every model class fail when built for real wider than 1024 or with more than 1,000 tokens;
+    returns the widths seen on the meta device (shapes only), which is allowed."""
+    seen = []
+    for cls in (Seq2SeqTransformer, CausalLM):
+        original = cls.__init__
+
+        def guarded(self, config, *args, _original=original, **kwargs):
+            huge = config.d_model > 1024 or config.vocab_size > 1000
+            if huge and torch.get_default_device().type != "meta":
+                raise AssertionError(f"a model with d_model {config.d_model}, vocab {config.vocab_size} was built")
+            seen.append(config.d_model)
+            _original(self, config, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", guarded)
+    return seen
+
+
+@pytest.mark.parametrize(("change", "phrase"), [
+    ({"d_model": 4096, "n_heads": 32, "n_layers": 48, "d_ff": 16384},
+     "larger than this server trains: d_model 4,096 (this server trains up to 512), 48 layers (up to 8), "
+     "d_ff 16,384 (up to 2048)"),
+    ({"vocab_size": 10_000_000}, "settings this page cannot reproduce"),
+], ids=["4096x48", "10M-vocab"])
+def test_uploaded_checkpoint_with_a_huge_claimed_model_is_refused_before_building(
+        monkeypatch, reverse_checkpoint: bytes, change, phrase) -> None:
+    at = app_at("pages/training.py")
+    before_settings = {k: at.session_state[k] for k in ("live.d_model", "live.layers", "live.task")}
+    forged = _rewrite_metadata(reverse_checkpoint, config=json.dumps(
+        {**get_task("reverse").default_model_config().__dict__, **change}))
+    assert len(forged) < 1_000_000  # under 1 MB, claiming a model of gigabytes
+    _forbid_building_huge_models(monkeypatch)
+    rss = _rss_mib()
+    at.file_uploader(key="live.upload").set_value(("huge.safetensors", forged, "application/octet-stream"))
+    at.run()
+    assert_no_exception(at)
+    errors, successes = _notices(at)
+    assert any("huge.safetensors was not loaded" in e and phrase in e for e in errors), errors
+    assert not successes and _rss_mib() - rss < 200
+    assert {k: at.session_state[k] for k in before_settings} == before_settings  # settings left as they were
+
+
+def test_uploaded_half_precision_checkpoint_is_refused_with_the_reason(reverse_checkpoint: bytes) -> None:
+    (size,) = struct.unpack("<Q", reverse_checkpoint[:8])
+    metadata = json.loads(reverse_checkpoint[8 : 8 + size])["__metadata__"]
+    tensors = {k: v.half() for k, v in load_tensors(reverse_checkpoint).items()}
+    at = app_at("pages/training.py")
+    at.file_uploader(key="live.upload").set_value(
+        ("half.safetensors", save_tensors(tensors, metadata=metadata), "application/octet-stream"))
+    at.run()
+    assert_no_exception(at)
+    errors, _ = _notices(at)
+    assert any("half.safetensors was not loaded" in e and "F16, expected F32" in e for e in errors), errors
+
+
+def test_a_checkpoint_of_another_task_switches_the_page_with_a_notice() -> None:
+    task = get_task("sort")
+    config = task.default_model_config()
+    data = save_checkpoint(task.build_model(config), config, task_name="sort")
+    at = app_at("pages/training.py")
+    assert at.session_state["live.task"] == "reverse"
+    at.file_uploader(key="live.upload").set_value(("sorter.safetensors", data, "application/octet-stream"))
+    at.run()
+    assert_no_exception(at)
+    errors, successes = _notices(at)
+    assert not errors and any(
+        "Loaded sorter.safetensors. It was trained on the Sort task, so the page switched from Reverse to Sort."
+        in s for s in successes), successes
+    assert at.session_state["live.task"] == "sort" and at.session_state["live.run"].task.name == "sort"

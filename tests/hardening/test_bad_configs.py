@@ -16,7 +16,7 @@ from transformer_core import TransformerConfig, ViTConfig
 from transformer_core.host import GIB, HostProfile
 from transformer_core.live import check_budget
 from transformer_core.tasks import get_task
-from transformer_core.training import TrainConfig
+from transformer_core.training import TrainConfig, default_train_config
 
 NORMAL_HOST = HostProfile(cores=2, memory_bytes=16 * GIB, small=False)
 SMALL_HOST = HostProfile(cores=1, memory_bytes=GIB // 2, small=True)
@@ -64,11 +64,13 @@ def test_guard_counts_both_lanes_when_comparing() -> None:
 
 
 def test_guard_accepts_the_default_run_of_every_task() -> None:
+    """The run the Live Training page preselects (one thread per session) fits even a small host."""
     from transformer_core.tasks import TASK_NAMES
 
     for name in TASK_NAMES:
         task = get_task(name)
-        verdict = check_budget(task, task.default_model_config(), TrainConfig(), host=SMALL_HOST)
+        verdict = check_budget(task, task.default_model_config(), default_train_config(task), host=SMALL_HOST,
+                               threads=1)
         assert verdict.ok, f"{name}: {verdict.reason}"
 
 
