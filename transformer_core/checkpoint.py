@@ -27,6 +27,7 @@ from torch import nn
 
 from .config import TransformerConfig, ViTConfig
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from .seeding import seeded
 from .vit import VisionTransformer
 
 FORMAT = "transformer-explorer/1"
@@ -258,6 +259,9 @@ def load_checkpoint(data: bytes, *, expected_task: str | None = None) -> LoadedC
         tensors = load_tensors(bytes(data))
     except Exception as exc:  # safetensors raises its own error type for damaged data
         raise CheckpointError(f"The checkpoint could not be read: {exc}") from exc
-    model = _MODELS[info.model_class](info.config, **info.model_kwargs)
+    # Building initialises weights from torch's process-wide generator; under the seeding lock, so that a load
+    # in one session never shifts the draws of another session's seeded build.
+    with seeded(0):
+        model = _MODELS[info.model_class](info.config, **info.model_kwargs)
     model.load_state_dict(tensors)
     return LoadedCheckpoint(model.eval(), info.config, info.task_name, info.extra)

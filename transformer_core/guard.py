@@ -67,14 +67,16 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
     batch, device = train_config.batch_size, train_config.device
     memory, seconds = _cost(estimate, batch, batch, device, lanes, threads)
     saved = checkpoint_bytes(task, model_config, estimate)
-    problems = []
+    problems, lanes_matter = [], False  # whether the problems grow with the number of lanes (Compare)
     if saved > limits.max_checkpoint_bytes:
         problems.append(f"its checkpoint would take about {_mib(saved)}, more than the "
                         f"{_mib(limits.max_checkpoint_bytes)} that can be loaded again here")
     if memory > limits.memory_budget_bytes:
+        lanes_matter = True
         problems.append(f"it needs about {_mib(memory)} of memory for training, more than the "
                         f"{_mib(limits.memory_budget_bytes)} this server allows per visitor")
     if seconds > limits.step_time_budget_s:
+        lanes_matter = True
         problems.append(f"one step would take about {seconds:.2g} s, longer than the "
                         f"{limits.step_time_budget_s:g} s allowed")
     fixes = []
@@ -86,7 +88,7 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
                     fixes.append(f"a batch size of {smaller}")
                     break
         fixes.append("a smaller d_model or d_ff, or fewer layers")
-        if lanes > 1:
+        if lanes > 1 and lanes_matter:  # each checkpoint holds one lane: Compare does not change its size
             fixes.append("turning Compare off")
     return GuardResult(
         ok=not problems, reason=("This run is too big: " + " and ".join(problems) + ".") if problems else "",

@@ -231,8 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    notice = getattr(trainer.task, "notice", None)  # e.g. too few possible sequences to hold any out
+    if notice and not args.quiet:
+        print(f"note: {notice}", file=sys.stderr)
     run(trainer, show_progress=not args.quiet and sys.stderr.isatty())
     result = report(trainer, baseline)
+    if notice:
+        result["notice"] = notice
     save_error = save_model(trainer, args.save) if args.save is not None else None
     if args.save is not None:
         result["saved"] = None if save_error else str(args.save)

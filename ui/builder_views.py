@@ -164,7 +164,7 @@ def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
     speed = device_speed(device.type)
     host = limits()
     plan = measure_plan(est, flops_per_second=speed, memory_budget_bytes=host.memory_budget_bytes,
-                        time_budget_seconds=host.step_time_budget_s)
+                        time_budget_seconds=host.measure_time_budget_s)
     st.markdown(f"**Training step on this {device.type.upper()}**")
     st.caption(f"Estimate: about {duration(plan.estimated_seconds)} per step — {human(est.flops_per_step)}FLOP at "
                f"{human(speed * EFFICIENCY)}FLOP/s, {EFFICIENCY:.0%} of the measured matrix-multiply speed of "

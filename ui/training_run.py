@@ -21,7 +21,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from transformer_core.guard import GuardResult
 from transformer_core.host import limits
-from transformer_core.live import LiveRun, running_count, start_if_free
+from transformer_core.live import LiveRun, start_if_free
 from ui import training_controls as tc
 from ui.state import TrainedModel, publish_trained
 from ui.training_views import PIN, LiveView
@@ -74,9 +74,12 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
     stale = run is None or st.session_state.get(RUN_SIGNATURE) != signature
     if verdict.ok and (force or (stale and (run is None or run.status == "ready"))):
         try:
-            run = LiveRun(task, specs, threads=LIVE_THREADS)
+            new = LiveRun(task, specs, threads=LIVE_THREADS)
         except ValueError as err:
             return current_run(), verdict, str(err)
+        if run is not None and run.training_state_bytes:
+            run.release("replaced by a new run")  # frees its place under the server's run limit and its memory
+        run = new
         st.session_state[RUN], st.session_state[RUN_SIGNATURE] = run, signature
         st.session_state[PIN] = None
     return run, verdict, None
@@ -97,8 +100,8 @@ def _run_if_free(run: LiveRun) -> None:
     most = limits().max_live_runs
     if not start_if_free(run, most):
         st.session_state[NOTICE] = (
-            "error", f"The server is busy: {running_count(exclude=run)} other visitors are training right now, "
-                     f"and it trains at most {most} runs at once to stay responsive. Please try again in a minute.")
+            "error", f"The server is busy: it trains at most {most} runs at once to stay responsive, and other "
+                     "visitors' runs fill every place right now. Please try again in a minute.")
 
 
 def _start() -> None:

@@ -103,6 +103,16 @@ def test_step_stop_reset_and_the_same_seed_gives_the_same_start():
     assert all(torch.equal(initial[k], after[k]) for k in initial)
 
 
+def test_reset_of_a_paused_run_frees_its_training_state():
+    at = live_at()
+    at.button(key="live.step").click().run()
+    old = run_of(at)
+    assert old.status == "paused" and old.training_state_bytes > 0
+    at.button(key="live.reset").click().run()
+    assert run_of(at) is not old and run_of(at).status == "ready"
+    assert old.training_state_bytes == 0 and old.status == "stopped"  # no gradients or AdamW state left behind
+
+
 def test_controls_change_the_model_and_the_url():
     at = live_at()
     at.selectbox(key=tc.D_MODEL).set_value(48).run()

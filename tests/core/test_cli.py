@@ -73,6 +73,17 @@ def test_json_output_has_the_task_metrics(capsys, task, metric):
         assert result["bits_per_char"] == pytest.approx(result["val_loss"] / math.log(2))
 
 
+def test_a_task_without_a_held_out_split_says_so(capsys):
+    loud = [arg for arg in TINY if arg != "--quiet"]  # the note goes to stderr unless --quiet
+    assert train.main(["--task", "reverse", "--seq-len", "2", "--steps", "2", "--json", *loud]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert "evaluation uses sequences the model also trains on" in result["notice"]
+    assert "note: Only 110 different sequences" in captured.err
+    assert train.main(["--task", "reverse", "--steps", "2", "--json", *TINY]) == 0
+    assert "notice" not in json.loads(capsys.readouterr().out)  # the default lengths hold sequences out
+
+
 def test_bench_smoke_run_prints_ratios_and_time_to_target_rows(capsys):
     assert bench.main(["--smoke", "--tasks", "reverse,protein", "--json", "--threads", "1"]) == 0
     out = capsys.readouterr().out

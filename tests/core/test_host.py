@@ -141,7 +141,7 @@ def test_unreadable_files_fall_back_to_an_ordinary_machine(tmp_path):
 def test_small_limits_are_lower_everywhere():
     numeric = ["max_d_model", "max_layers", "max_steps", "max_batch", "default_steps",
                "max_image_size", "max_text_chars", "memory_budget_bytes", "step_time_budget_s",
-               "max_checkpoint_bytes", "max_live_runs"]
+               "measure_time_budget_s", "max_checkpoint_bytes", "max_live_runs"]
     for name in numeric:
         assert getattr(SMALL_LIMITS, name) < getattr(NORMAL_LIMITS, name), name
     for chosen in (SMALL_LIMITS, NORMAL_LIMITS):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_core import guard
+from transformer_core import live
 from transformer_core.config import TransformerConfig
-from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile, Limits
+from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from transformer_core.live import (
     LiveRun,
     RunSpec,
@@ -287,6 +287,8 @@ def test_guard_refuses_a_checkpoint_too_big_to_upload_again(task):
     verdict = check_budget(task, wide, gpu, host=host)
     assert verdict.checkpoint_bytes > NORMAL_LIMITS.max_checkpoint_bytes and not verdict.ok
     assert "checkpoint would take about" in verdict.reason and "batch size" not in verdict.suggestion
+    compared = check_budget(task, wide, gpu, host=host, lanes=2)
+    assert not compared.ok and "Compare" not in compared.suggestion  # a checkpoint holds one lane either way
     model = task.build_model(wide)
     assert verdict.checkpoint_bytes == sum(t.numel() * 4 for t in model.state_dict().values())
     narrower = check_budget(task, replace(wide, n_layers=2), gpu, host=host)
@@ -303,10 +305,17 @@ def test_model_limit_problems_name_what_is_too_big():
     assert model_limit_problems(TINY, limits) == []
 
 
-def test_at_most_so_many_runs_train_at_once(task):
+@pytest.fixture
+def no_other_runs():
+    """Forget runs that earlier tests started, so counts here see only this test's runs."""
+    with live._STARTED_LOCK:
+        live._STARTED.clear()
+
+
+def test_at_most_so_many_runs_train_at_once(task, no_other_runs):
     runs = [make_run(task, steps=50) for _ in range(3)]
     assert start_if_free(runs[0], 2) and start_if_free(runs[1], 2)
-    assert running_count() >= 2
+    assert running_count() == 2
     assert not start_if_free(runs[2], 2) and runs[2].status == "ready"  # the server is busy
     runs[0].pause()  # a paused run frees its place
     assert start_if_free(runs[2], 2) and runs[2].status == "running"
@@ -318,19 +327,12 @@ def test_at_most_so_many_runs_train_at_once(task):
     assert running_count() == 0
 
 
-def test_a_forgotten_run_does_not_hold_a_place(task):
+def test_a_forgotten_run_does_not_hold_a_place(task, no_other_runs):
     run = make_run(task, steps=50)
     assert start_if_free(run, 1) and running_count() == 1
     del run  # its session ended without stopping it
     gc.collect()
     assert running_count() == 0 and start_if_free(make_run(task, steps=50), 1)
-
-
-def test_the_guard_lives_in_its_own_module():
-    import transformer_core.live as live
-
-    assert live.check_budget is guard.check_budget and live.GuardResult is guard.GuardResult
-    assert isinstance(NORMAL_LIMITS, Limits) and "max_live_runs" in Limits.__dataclass_fields__
 
 
 def test_thin_series_averages_equal_runs():

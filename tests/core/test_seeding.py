@@ -73,3 +73,25 @@ def test_seeded_blocks_nest_without_deadlock():
     worker.join(timeout=30)
     assert not worker.is_alive() and torch.equal(out[0], BUILDERS["lab encoder"](7))
     assert training_seeded is seeded  # the trainer uses the same lock
+
+
+def test_loading_checkpoints_leaves_other_sessions_seeded_builds_alone():
+    from transformer_core.checkpoint import load_checkpoint, save_checkpoint
+    from transformer_core.models import Seq2SeqTransformer
+
+    data = save_checkpoint(Seq2SeqTransformer(TEXT), TEXT, task_name="reverse")
+    reference = BUILDERS["lab encoder"](7)
+    stop = threading.Event()
+
+    def other_session() -> None:  # another visitor uploads checkpoints over and over
+        while not stop.is_set():
+            load_checkpoint(data)
+
+    other = threading.Thread(target=other_session, daemon=True)
+    other.start()
+    try:
+        results = [BUILDERS["lab encoder"](7) for _ in range(150)]
+    finally:
+        stop.set()
+        other.join(timeout=10)
+    assert all(torch.equal(r, reference) for r in results)
