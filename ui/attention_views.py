@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from transformer_core import TransformerConfig, divisors
+from transformer_core import MAX_HEADS, TransformerConfig, head_choices
 from transformer_core.inspect import MASK_KINDS, AttentionSteps, build_lab_encoder, lab_stack, trained_stack, walk_stack
 from transformer_core.lab_input import (
     INPUT_KINDS,
@@ -43,7 +43,6 @@ LINES_FOCUS = "attn.lines_focus"
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
-MAX_HEADS = 16  # more heads make the layers × heads grid hundreds of maps and run the lines view out of colours
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
 KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
 MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
@@ -56,7 +55,7 @@ URL_PARAMS = (
     UrlParam(TEXT, EXAMPLES["sentence"], max_chars=400),
     UrlParam(KIND, "sentence", choices=INPUT_KINDS),
     UrlParam(D_MODEL, 16, choices=D_MODELS),
-    UrlParam(HEADS, 2, choices=tuple(h for h in divisors(max(D_MODELS)) if h <= MAX_HEADS)),
+    UrlParam(HEADS, 2, choices=tuple(head_choices(max(D_MODELS)))),
     UrlParam(LAYERS, 2, lo=1, hi=MAX_LAYERS),
     UrlParam(MASK, "none", choices=MASK_KINDS),
     UrlParam(SEED, 0, lo=0, hi=9999),
@@ -70,11 +69,6 @@ def init_page_state() -> None:
     """Set this page's defaults, and keep its settings while some of their widgets are hidden (projector mode)."""
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
-
-
-def head_choices(d_model: int) -> list[int]:
-    """Head counts offered for ``d_model``: its divisors, at most MAX_HEADS."""
-    return [h for h in divisors(d_model) if h <= MAX_HEADS]
 
 
 @dataclass(frozen=True)

@@ -37,17 +37,6 @@ def matrix(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, key: str,
     charts.show(fig, key=key)
 
 
-def side_by_side(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], *,
-                 key: str, numbers: bool = True) -> None:
-    """Several same-shaped matrices in one figure on one diverging colour scale (e.g. Q, K and V).
-
-    ``numbers=False`` keeps the cells free of printed values (hover still shows them).
-    """
-    fig = charts.heatmap_row(mats, titles, cols, rows, numbers=numbers)
-    fig.update_layout(margin=dict(l=10, r=10, t=30, b=10))
-    charts.show(fig, key=key)
-
-
 def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[str], *, key: str) -> None:
     """Scaled scores with the forbidden cells shown as -∞ (blank cells, "-∞" printed and on hover)."""
     allowed = np.ones_like(scaled, dtype=bool) if mask is None else mask

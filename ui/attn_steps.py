@@ -12,7 +12,7 @@ import streamlit as st
 
 from ui import charts, exports
 from ui.attention_views import LabRun
-from ui.attn_charts import dot_example, head_boundaries, masked_matrix, matrix, side_by_side, softmax_example
+from ui.attn_charts import dot_example, head_boundaries, masked_matrix, matrix, softmax_example
 
 Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]
 
@@ -54,8 +54,8 @@ def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
                      help="W^Q, W^K, W^V of this head (d_model × d_k) and their biases, to check Q, K, V by hand."):
         return
     dims, hdims = [str(i) for i in range(run.d_model)], [str(i) for i in range(run.head_dim)]
-    side_by_side([s[f"w_{n}"][head] for n in "qkv"], [f"W^{n.upper()}" for n in "qkv"], dims, hdims,
-                 key=f"attn.step.w.{layer}.{head}")
+    charts.side_by_side([s[f"w_{n}"][head] for n in "qkv"], [f"W^{n.upper()}" for n in "qkv"], dims, hdims,
+                        key=f"attn.step.w.{layer}.{head}")
     for name in "qkv":
         bias = s[f"b_{name}"]
         if bias is not None:
@@ -83,8 +83,8 @@ def _projections(run: LabRun, layer: int, head: int) -> None:
          lambda: matrix(s["x"], tok, dims, key=key.format("x")), {"X": (s["x"], tok, dims)})
 
     def qkv() -> None:
-        side_by_side([s[n][head] for n in "qkv"], [f"{n.upper()} (head {head + 1})" for n in "qkv"], tok, hdims,
-                     key=key.format("qkv"))
+        charts.side_by_side([s[n][head] for n in "qkv"], [f"{n.upper()} (head {head + 1})" for n in "qkv"], tok,
+                            hdims, key=key.format("qkv"))
         _weight_matrices(s, head, run, layer)
 
     rot = " Then each pair of numbers in Q and K is rotated by its position (RoPE)." if run.rotary else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer_core import divisors
+from transformer_core import divisors, head_choices
 from transformer_core.builder import KIND_TITLES, BuilderSettings
 from transformer_core.config import POSITIONALS
 from ui.urlstate import UrlParam, link_text, set_by_link, settle_choice
@@ -66,7 +66,7 @@ def _settle_all() -> None:
     for key, value in _DEFAULTS.items():
         st.session_state.setdefault(key, value)
     d_model = settle_choice(D_MODEL, D_MODELS)
-    settle_choice(HEADS, [h for h in divisors(d_model) if h <= MAX_HEADS],
+    settle_choice(HEADS, head_choices(d_model, MAX_HEADS),
                   why=f"the number of heads must divide d_model {d_model}")
     _settle_d_ff(d_model)
     image = settle_choice(IMAGE, IMAGE_SIZES)
@@ -96,7 +96,7 @@ def shape_controls() -> None:
     c1, c2 = st.columns(2)
     c1.number_input("Layers", 1, MAX_LAYERS, key=LAYERS,
                     help="Blocks per stack; an encoder-decoder has this many in the encoder and in the decoder.")
-    c2.selectbox("Heads", [h for h in divisors(d_model) if h <= MAX_HEADS], key=HEADS,
+    c2.selectbox("Heads", head_choices(d_model, MAX_HEADS), key=HEADS,
                  help="Attention heads per layer; only divisors of d_model are offered (each head gets "
                       "d_model / heads numbers).")
     st.select_slider("d_model", list(D_MODELS), key=D_MODEL,

@@ -1,5 +1,5 @@
-"""Plotly chart builders shared by the pages (heatmaps, rows and grids of heatmaps, curves), their colours, and
-the layer/head picker the attention views share.
+"""Plotly chart builders shared by the pages (heatmaps, rows and grids of heatmaps, curves), their colours, the
+modebar config, and the layer/head picker the attention views share.
 
 Every heatmap carries its numbers: hover always shows the value, and small matrices print it in the cells, so a
 student can check a cell by hand and a colour-blind reader never depends on colour alone.
@@ -8,6 +8,7 @@ student can check a cell by hand and a colour-blind reader never depends on colo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -48,10 +49,14 @@ def _labels(labels: Sequence[str] | None, n: int) -> list[str]:
     return out
 
 
+def _cell_text(z: np.ndarray, decimals: int) -> np.ndarray:
+    return np.vectorize(lambda v: f"{v:.{decimals}f}")(z)
+
+
 def _text(z: np.ndarray, decimals: int) -> np.ndarray | None:
     if max(z.shape) > MAX_CELLS_WITH_TEXT:
         return None
-    return np.vectorize(lambda v: f"{v:.{decimals}f}")(z)
+    return _cell_text(z, decimals)
 
 
 def series_style(i: int) -> tuple[str, str]:
@@ -70,8 +75,7 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
         scale: a colour scale instead of the diverging one or the sidebar's sequential one.
     """
     z = np.asarray(z, dtype=float)
-    text = _text(z, decimals) if numbers is None else (np.vectorize(lambda v: f"{v:.{decimals}f}")(z)
-                                                       if numbers else None)
+    text = _text(z, decimals) if numbers is None else (_cell_text(z, decimals) if numbers else None)
     if diverging and zmin is None and zmax is None:
         bound = float(np.nanmax(np.abs(z))) if z.size else 1.0
         zmin, zmax = -bound, bound
@@ -138,14 +142,18 @@ def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[s
                 y: Sequence[str] | None = None, *, numbers: bool = True, height: int | None = None,
                 zmin: float | None = None, zmax: float | None = None, diverging: bool = True,
                 **options) -> go.Figure:
-    """Same-shaped matrices side by side on one colour scale (symmetric around 0 when diverging and not given).
+    """Same-shaped matrices side by side on one colour scale.
 
+    A bound not given comes from the data: ±(largest magnitude) when diverging, else the data's min or max.
     ``options`` go to :func:`heatmap_grid` (axis titles, ticks, spacing).
     """
     if zmin is None or zmax is None:
-        bound = max(float(np.abs(m).max()) for m in mats) or 1.0
-        low, high = min(float(np.min(m)) for m in mats), max(float(np.max(m)) for m in mats)
-        zmin, zmax = (-bound, bound) if diverging else (low, high)
+        if diverging:
+            bound = max(float(np.abs(m).max()) for m in mats) or 1.0
+            low, high = -bound, bound
+        else:
+            low, high = min(float(np.min(m)) for m in mats), max(float(np.max(m)) for m in mats)
+        zmin, zmax = low if zmin is None else zmin, high if zmax is None else zmax
     rows = len(y) if y is not None else np.asarray(mats[0]).shape[0]
     options = {"x_ticks": True, "y_ticks": "first", "spacing": 0.04} | options
     return heatmap_grid([list(mats)], col_titles=titles, x=x, y=y, zmin=zmin, zmax=zmax, diverging=diverging,
@@ -183,29 +191,47 @@ def image_format() -> str:
     return "svg" if st.session_state.get(state.IMAGE_FORMAT) == "SVG" else "png"
 
 
+def chart_config() -> dict[str, Any]:
+    """Plotly's modebar: no logo, and a camera button that saves PNG or SVG (see image_format)."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
+
+
 def show(fig: go.Figure, *, key: str | None = None) -> None:
-    """Draw a figure full-width with a modebar whose camera button saves it as PNG or SVG (see image_format)."""
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
-    st.plotly_chart(fig, width="stretch", config=config, key=key)
+    """Draw a figure full-width with the modebar of :func:`chart_config`."""
+    st.plotly_chart(fig, width="stretch", config=chart_config(), key=key)
 
 
-def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: tuple[str, str]) -> tuple[int, int]:
-    """Which layer and head a view shows, as radio buttons (a drop-down beyond RADIO_MAX); returns 0-based.
+def side_by_side(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], *,
+                 key: str, numbers: bool = True) -> None:
+    """Draw several same-shaped matrices in one figure on one diverging colour scale (e.g. Q, K and V).
+
+    ``numbers=False`` keeps the cells free of printed values (hover still shows them).
+    """
+    fig = heatmap_row(mats, titles, cols, rows, numbers=numbers)
+    fig.update_layout(margin=dict(l=10, r=10, t=30, b=10))
+    show(fig, key=key)
+
+
+def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: tuple[str, str],
+                      columns: Sequence | None = None, radio_max: int = RADIO_MAX) -> tuple[int, int]:
+    """Which layer and head a view shows, as radio buttons (a drop-down beyond ``radio_max``); returns 0-based.
 
     Args:
         keys: session-state keys of the layer and the head choice (1-based values, kept in the URL).
         helps: help texts of the two widgets.
+        columns: the two containers to draw the widgets in (default: two new columns).
+        radio_max: the most choices shown as radio buttons; 0 always uses drop-downs (compact, e.g. in a row of
+            buttons).
     """
     from ui.urlstate import settle_choice  # here, not at the top: ui.urlstate imports this module
 
-    left, right = st.columns(2)
     picked = []
-    for column, label, n, key, text in zip((left, right), ("Layer", "Head"), (layers, heads), keys, helps,
+    for column, label, n, key, text in zip(columns or st.columns(2), ("Layer", "Head"), (layers, heads), keys, helps,
                                            strict=True):
         options = list(range(1, n + 1))
         settle_choice(key, options, why=f"the model has {n} {label.lower()}{'s' if n != 1 else ''}")
         with column:
-            if n <= RADIO_MAX:
+            if n <= radio_max:
                 value = st.radio(label, options, key=key, horizontal=True, help=text)
             else:
                 value = st.selectbox(label, options, key=key, help=text)

@@ -117,9 +117,8 @@ def shuffle_section() -> None:
                        "Outputs change, not just their order: the model sees where each word is.")
             permuted, outputs = result.outputs.numpy()[perm], result.shuffled_outputs.numpy()
             dims = [str(i) for i in range(outputs.shape[1])]
-            fig = charts.heatmap_row([permuted, outputs], ["f(original), rows shuffled", "f(shuffled)"], dims,
-                                     shuffled, numbers=False)
-            charts.show(fig.update_layout(margin=dict(l=10, r=10, t=30, b=10)), key=f"pe.shuffle.{kind}")
+            charts.side_by_side([permuted, outputs], ["f(original), rows shuffled", "f(shuffled)"], shuffled, dims,
+                                key=f"pe.shuffle.{kind}", numbers=False)
             left, right = st.columns(2)
             with left:
                 exports.numbers_popover(permuted, shuffled, dims, name=f"{kind}_original_shuffled",

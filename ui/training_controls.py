@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from transformer_core import available_devices, divisors
+from transformer_core import MAX_HEADS, available_devices, head_choices
 from transformer_core.config import NORMS, POSITIONALS, ViTConfig
 from transformer_core.guard import FF_PER_WIDTH, GuardResult, check_budget
 from transformer_core.host import limits
@@ -37,7 +37,6 @@ D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 D_FFS = (32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
 LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
 BATCHES = (8, 16, 32, 64, 128, 256)
-MAX_HEADS = 16
 SNAPSHOTS_PER_RUN = 60  # attention snapshots a run aims for (the time-lapse frames)
 POS_TITLES = {"sinusoidal": "sinusoidal", "learned": "learned", "rope": "rotary (RoPE)", "none": "none"}
 
@@ -114,7 +113,7 @@ def restore_settings() -> None:
         settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
     for key, pos in ((HEADS, POSITIONAL), (B_HEADS, B_POSITIONAL)):
         d_model, rope = st.session_state[D_MODEL], st.session_state[pos] == "rope"
-        settle_choice(key, head_choices(d_model, st.session_state[pos]),
+        settle_choice(key, head_options(d_model, st.session_state[pos]),
                       why=f"the number of heads must divide d_model {d_model}"
                           + (" into an even head size for rotary positions" if rope else ""))
 
@@ -136,9 +135,9 @@ def batch_choices() -> list[int]:
     return [b for b in BATCHES if b <= limits().max_batch]
 
 
-def head_choices(d_model: int, positional: str) -> list[int]:
-    """Head counts that divide ``d_model`` (with an even head size for rotary positions)."""
-    heads = [h for h in divisors(d_model) if h <= MAX_HEADS]
+def head_options(d_model: int, positional: str) -> list[int]:
+    """Head counts that divide ``d_model``, at most MAX_HEADS (with an even head size for rotary positions)."""
+    heads = head_choices(d_model)
     if positional == "rope":
         heads = [h for h in heads if (d_model // h) % 2 == 0]
     return heads
@@ -239,7 +238,7 @@ def settings_panel(task: Task) -> None:
     c1, c2, c3, c4, c5, c6 = st.columns(6)
     c1.select_slider("Layers", list(range(1, limits().max_layers + 1)), key=LAYERS,
                      help="Blocks stacked on top of each other (the encoder and the decoder each get this many).")
-    c1.selectbox("Heads", head_choices(st.session_state[D_MODEL], st.session_state[POSITIONAL]), key=HEADS,
+    c1.selectbox("Heads", head_options(st.session_state[D_MODEL], st.session_state[POSITIONAL]), key=HEADS,
                  help="Attention heads per layer; each gets d_model / heads numbers and can learn its own "
                       "pattern. Only counts that divide d_model are offered.")
     c2.selectbox("d_model", d_model_choices(), key=D_MODEL,
@@ -280,7 +279,7 @@ def compare_panel(task: Task) -> None:
     c0.caption("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:")
     c1.select_slider("B · layers", list(range(1, limits().max_layers + 1)), key=B_LAYERS,
                      help="Layers of configuration B.")
-    c2.selectbox("B · heads", head_choices(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
+    c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
                  key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
     if task.family != "vision":
         c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=POS_TITLES.get,

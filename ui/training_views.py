@@ -23,11 +23,10 @@ from ui import state
 from ui import training_charts as charts
 from ui import training_curves as curves
 from ui import training_heatmaps as heatmaps
-from ui.charts import image_format
+from ui.charts import chart_config, layer_head_picker
 from ui.exports import numbers_popover
 from ui.training_samples import samples_html
 from ui.training_text import sampling_caption
-from ui.urlstate import settle_choice
 
 KIND = "live.kind"  # which attention the heatmaps show
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
@@ -188,12 +187,11 @@ class LiveView:
         rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
         with self.numbers:
             c_layer, c_head, *c_nums = st.columns([1, 1, *[1] * len(snaps), 3], vertical_alignment="bottom")
-            layer = c_layer.selectbox(
-                "Layer", _settled(state.LIVE_NUMBERS_LAYER, max(s[0] for s in shapes)), key=state.LIVE_NUMBERS_LAYER,
-                help="Which layer's attention the Numbers table shows.")
-            head = c_head.selectbox(
-                "Head", _settled(state.LIVE_NUMBERS_HEAD, max(s[1] for s in shapes)), key=state.LIVE_NUMBERS_HEAD,
-                help="Which head's attention the Numbers table shows.")
+            layer, head = (i + 1 for i in layer_head_picker(
+                max(s[0] for s in shapes), max(s[1] for s in shapes), columns=(c_layer, c_head), radio_max=0,
+                keys=(state.LIVE_NUMBERS_LAYER, state.LIVE_NUMBERS_HEAD),
+                helps=("Which layer's attention the Numbers table shows.",
+                       "Which head's attention the Numbers table shows.")))
             for i, (snap, shape) in enumerate(zip(snaps, shapes, strict=True)):
                 lane = charts.short_label(self.run, i)
                 if layer > shape[0] or head > shape[1]:
@@ -221,15 +219,3 @@ class LiveView:
                 caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
                 shown[i] = (stamp, samples_html(items, run.task.family, caption))
             self.samples[i].html(shown[i][1])
-
-
-def chart_config() -> dict[str, Any]:
-    """Plotly's modebar: its camera button saves PNG or SVG as chosen in the sidebar's *Chart downloads*."""
-    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
-
-
-def _settled(key: str, count: int) -> list[int]:
-    """1 … ``count``, with the setting ``key`` moved into that range (e.g. after fewer layers were chosen)."""
-    options = list(range(1, count + 1))
-    settle_choice(key, options)
-    return options

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from transformer_core import ViTConfig, divisors
+from transformer_core import MAX_HEADS, ViTConfig, head_choices
 from transformer_core.host import limits
 from transformer_core.images import (
     FIT_MODES,
@@ -53,7 +53,6 @@ HEAD = "vit.head"  # head shown large in the attention section (1-based)
 IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256)
 MAX_LAYERS = 8
-MAX_HEADS = 16  # more heads than this make the per-head pictures too small
 SECONDARY = (FIT, D_MODEL, HEADS, LAYERS, SEED)  # hidden in projector mode
 KEPT = (*SECONDARY, SIZE, PATCH, SOURCE, SAMPLE)  # values kept while their widgets are hidden
 
@@ -211,7 +210,7 @@ def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bo
     widths = d_models()
     d_model = settle_choice(D_MODEL, widths, default=_DEFAULTS[D_MODEL],
                             why=f"this host offers d_model up to {widths[-1]}")
-    head_options = [h for h in divisors(d_model) if h <= MAX_HEADS]
+    head_options = head_choices(d_model)
     heads = settle_choice(HEADS, head_options, default=_DEFAULTS[HEADS],
                           why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
     depth = min(MAX_LAYERS, limits().max_layers)
