@@ -63,7 +63,7 @@ if not projector:
     with st.expander("⬇️ Downloads and checkpoints"):
         tio.downloads(run, kind)
         tio.upload()
-    st.caption("The model of configuration A is also available on the Attention Lab, Positional Encodings and "
-               "ViT Patching pages once it has trained.")
+    st.caption("Once it has trained, the model of configuration A is also available on the Attention Lab and "
+               "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings page.")
 
 tr.train_live(run, view)
