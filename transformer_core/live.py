@@ -13,7 +13,7 @@ Status moves like this::
 
 The server may train only so many runs at once (``Limits.max_live_runs``): :func:`start_if_free` starts a run
 only while fewer others are running in this process. The resource guard that judges a run before it starts
-lives in :mod:`transformer_core.guard` (its names are importable from here too).
+lives in :mod:`transformer_core.guard`.
 """
 
 from __future__ import annotations
@@ -30,14 +30,10 @@ import numpy as np
 import torch
 
 from .device import trim_memory
-from .guard import GuardResult, check_budget, estimate_step_seconds, model_limit_problems
 from .tasks.base import ModelConfig, Task
 from .training import TrainConfig, Trainer
 
-__all__ = [
-    "GuardResult", "LiveRun", "RunSpec", "check_budget", "estimate_step_seconds", "model_limit_problems",
-    "running_count", "start_if_free", "thin_series", "torch_threads",
-]
+__all__ = ["LiveRun", "RunSpec", "running_count", "start_if_free", "thin_series", "torch_threads"]
 
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds

@@ -13,9 +13,9 @@ import pytest
 from tests.app.conftest import ROOT, assert_no_exception
 from tests.app.test_live_training import live_at, run_of
 from transformer_core.checkpoint import save_checkpoint
+from transformer_core.guard import check_budget
 from transformer_core.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from transformer_core.images import MAX_BYTES, ImageError, read_image
-from transformer_core.live import check_budget
 from transformer_core.tasks import TASK_NAMES
 from transformer_core.training import TrainConfig
 from ui import state

@@ -13,6 +13,7 @@ import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
+from tests.safetensors_header import read_metadata, rewrite_metadata
 from transformer_core import checkpoint as ckpt
 from transformer_core.checkpoint import (
     CheckpointError,
@@ -102,8 +103,7 @@ def test_safetensors_from_elsewhere_are_refused():
 
 def _retensor(data: bytes, change) -> bytes:
     """Rewrite a checkpoint's tensors with ``change`` while keeping its description."""
-    (size,) = struct.unpack("<Q", data[:8])
-    metadata = json.loads(data[8 : 8 + size])["__metadata__"]
+    metadata = read_metadata(data)
     tensors = load_tensors(data)
     change(tensors)
     return save_tensors(tensors, metadata=metadata)
@@ -138,15 +138,6 @@ def test_invalid_config_in_a_checkpoint_is_refused():
     assert not_whole != data
     with pytest.raises(CheckpointError, match=re.escape("d_ff must be a whole number, got 30.0")):
         load_checkpoint(not_whole)
-
-
-def _with_metadata(data: bytes, **changes: str) -> bytes:
-    """The same tensors with some description fields replaced, as a hand-edited file would have them."""
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + size])
-    header["__metadata__"].update(changes)
-    text = json.dumps(header).encode()
-    return struct.pack("<Q", len(text)) + text + data[8 + size :]
 
 
 def test_info_is_read_from_the_header_alone():
@@ -191,7 +182,7 @@ def _forbid_real_models(monkeypatch) -> list[str]:
     {"max_len": 10_000_000, "positional": "learned"},
 ], ids=["4096x48", "10M-vocab", "10M-positions"])
 def test_a_forged_huge_config_is_refused_without_building_it(monkeypatch, change):
-    data = _with_metadata(save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm"),
+    data = rewrite_metadata(save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm"),
                           config=json.dumps({**dataclasses.asdict(SMALL), **change}))
     built = _forbid_real_models(monkeypatch)
     before = _peak_rss_mib()
@@ -204,7 +195,7 @@ def test_a_forged_huge_config_is_refused_without_building_it(monkeypatch, change
 
 
 def test_a_forged_layer_count_is_refused_before_even_the_shapes_are_built(monkeypatch):
-    data = _with_metadata(save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm"),
+    data = rewrite_metadata(save_checkpoint(CausalLM(SMALL), SMALL, task_name="char_lm"),
                           config=json.dumps({**dataclasses.asdict(SMALL), "n_layers": 10**9}))
     built = _forbid_real_models(monkeypatch)
     with pytest.raises(CheckpointError, match="describes 1,000,000,000 blocks"):

@@ -13,12 +13,11 @@ import torch
 
 from transformer_core import live
 from transformer_core.config import TransformerConfig
+from transformer_core.guard import check_budget, model_limit_problems
 from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from transformer_core.live import (
     LiveRun,
     RunSpec,
-    check_budget,
-    model_limit_problems,
     running_count,
     start_if_free,
     thin_series,

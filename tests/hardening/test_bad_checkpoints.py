@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import pickle
-import struct
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +21,7 @@ from safetensors.torch import save as save_tensors
 
 from tests.app.conftest import app_at, assert_no_exception
 from tests.hardening.test_bad_configs import _rss_mib
+from tests.safetensors_header import read_metadata, rewrite_metadata
 from transformer_core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from transformer_core.models import CausalLM, Seq2SeqTransformer
 from transformer_core.tasks import get_task
@@ -94,20 +94,11 @@ def test_plain_safetensors_without_a_description_is_refused() -> None:
         load_checkpoint(data)
 
 
-def _rewrite_metadata(data: bytes, **changes: str) -> bytes:
-    """The same weights with some metadata fields replaced (as a hand-edited file would have)."""
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + size])
-    header["__metadata__"].update(changes)
-    text = json.dumps(header).encode()
-    return struct.pack("<Q", len(text)) + text + data[8 + size :]
-
-
 def test_weights_of_the_wrong_shape_are_named(reverse_checkpoint: bytes) -> None:
     task = get_task("reverse")
     config = task.default_model_config()
     wider = replace(config, d_model=config.d_model * 2, d_ff=config.d_ff * 2)
-    data = _rewrite_metadata(reverse_checkpoint, config=json.dumps(wider.__dict__))
+    data = rewrite_metadata(reverse_checkpoint, config=json.dumps(wider.__dict__))
     with pytest.raises(CheckpointError, match="wrong shapes") as info:
         load_checkpoint(data)
     v = config.vocab_size
@@ -117,14 +108,9 @@ def test_weights_of_the_wrong_shape_are_named(reverse_checkpoint: bytes) -> None
 def test_missing_weights_are_named(reverse_checkpoint: bytes) -> None:
     loaded = load_checkpoint(reverse_checkpoint)
     state = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith("encoder.0.")}
-    metadata = _metadata(reverse_checkpoint)
+    metadata = read_metadata(reverse_checkpoint)
     with pytest.raises(CheckpointError, match="missing weights"):
         load_checkpoint(save_tensors({k: v.contiguous() for k, v in state.items()}, metadata=metadata))
-
-
-def _metadata(data: bytes) -> dict[str, str]:
-    (size,) = struct.unpack("<Q", data[:8])
-    return json.loads(data[8 : 8 + size])["__metadata__"]
 
 
 def test_damaged_description_is_refused(reverse_checkpoint: bytes) -> None:
@@ -133,7 +119,7 @@ def test_damaged_description_is_refused(reverse_checkpoint: bytes) -> None:
                             ({"config": json.dumps({"colour": "red"})}, "unknown settings"),
                             ({"model_class": "os.system"}, "Unknown model type")]:
         with pytest.raises(CheckpointError, match=phrase):
-            load_checkpoint(_rewrite_metadata(reverse_checkpoint, **changes))
+            load_checkpoint(rewrite_metadata(reverse_checkpoint, **changes))
 
 
 def test_another_tasks_checkpoint_is_refused_by_name(reverse_checkpoint: bytes) -> None:
@@ -154,7 +140,7 @@ def test_live_training_uploader_refuses_bad_checkpoints(tmp_path: Path, reverse_
         "evil.safetensors": _pickles(marker)["protocol4"],
         "zipped.safetensors": _pickles(marker)["torch_save_zip"],
         "cut.safetensors": reverse_checkpoint[: len(reverse_checkpoint) // 2],
-        "wide.safetensors": _rewrite_metadata(reverse_checkpoint, config=json.dumps(
+        "wide.safetensors": rewrite_metadata(reverse_checkpoint, config=json.dumps(
             replace(get_task("reverse").default_model_config(), d_model=128, d_ff=512).__dict__)),
     }
     for file_name, data in bad.items():
@@ -199,7 +185,7 @@ def test_uploaded_checkpoint_with_a_huge_claimed_model_is_refused_before_buildin
         monkeypatch, reverse_checkpoint: bytes, change, phrase) -> None:
     at = app_at("pages/training.py")
     before_settings = {k: at.session_state[k] for k in ("live.d_model", "live.layers", "live.task")}
-    forged = _rewrite_metadata(reverse_checkpoint, config=json.dumps(
+    forged = rewrite_metadata(reverse_checkpoint, config=json.dumps(
         {**get_task("reverse").default_model_config().__dict__, **change}))
     assert len(forged) < 1_000_000  # under 1 MB, claiming a model of gigabytes
     _forbid_building_huge_models(monkeypatch)
@@ -214,8 +200,7 @@ def test_uploaded_checkpoint_with_a_huge_claimed_model_is_refused_before_buildin
 
 
 def test_uploaded_half_precision_checkpoint_is_refused_with_the_reason(reverse_checkpoint: bytes) -> None:
-    (size,) = struct.unpack("<Q", reverse_checkpoint[:8])
-    metadata = json.loads(reverse_checkpoint[8 : 8 + size])["__metadata__"]
+    metadata = read_metadata(reverse_checkpoint)
     tensors = {k: v.half() for k, v in load_tensors(reverse_checkpoint).items()}
     at = app_at("pages/training.py")
     at.file_uploader(key="live.upload").set_value(
