@@ -4,10 +4,12 @@ import streamlit as st
 
 from ui import training_controls as tc
 from ui import training_io as tio
+from ui import training_resume as resume
 from ui import training_run as tr
 from ui import training_text as tt
 from ui import training_views as tv
 from ui.router import ensure_router
+from ui.training_watchdog import live_watchdog
 from ui.urlstate import bind_url, push_url, share_link
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
@@ -18,8 +20,9 @@ st.title("📈 Live Training")
 if not projector:
     st.caption("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
                "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
-bind_url(tc.URL_PARAMS, page=tc.PAGE)
+bind_url(tc.URL_PARAMS, page=tc.PAGE, reserved=(resume.RUN_PARAM,))
 tc.restore_settings()
+resume.adopt_from_url(tr.RUN, tr.RUN_SIGNATURE, tr.NOTICE)  # a reloaded tab takes its paused run back
 if not projector:
     share_link(tc.URL_PARAMS, url_path=tc.PAGE)
     run = tr.current_run()
@@ -33,6 +36,7 @@ push_url(tc.URL_PARAMS)
 
 run, verdict, error = tr.build_run()
 tr.show_notice()
+resume.moved_away_notice()
 if problem := tt.text_problem(st.session_state[tc.TASK]):  # the user's own text cannot be trained on (yet)
     st.warning(problem, icon="✍️")
 elif error:
@@ -50,6 +54,7 @@ if run is not None and run.status != "ready" and st.session_state.get(tr.RUN_SIG
 tr.control_bar(run, ready=verdict is not None and verdict.ok and not error, projector=projector)
 if run is None:
     st.stop()
+live_watchdog(tv.STATUS_TEXT["running"])
 
 kind = tv.kind_picker(run)
 view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),

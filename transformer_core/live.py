@@ -78,6 +78,9 @@ class LiveRun:
         self.specs = tuple(specs)
         self.threads = threads
         self._clock = clock
+        # Held for each training round and by anyone who pauses the run from another thread (a reloaded page
+        # taking the run over), so that a pause never lands in the middle of a step.
+        self.lock = threading.RLock()
         self.reset()
 
     def reset(self) -> None:
@@ -198,7 +201,7 @@ class LiveRun:
         """One optimisation step on every unfinished lane while not running; returns the steps taken."""
         if self.status == "running" or self.finished:
             return 0
-        with torch_threads(self.threads):
+        with torch_threads(self.threads), self.lock:
             taken = self._round()
         self.status = "paused"
         self._settle()
@@ -219,8 +222,11 @@ class LiveRun:
         taken = 0
         with torch_threads(self.threads):
             while self.status == "running":
-                taken += self._round()
-                self._settle()
+                with self.lock:
+                    if self.status != "running":  # paused from another thread while this one waited
+                        break
+                    taken += self._round()
+                    self._settle()
                 now = self._clock()
                 if now - start >= time_budget_s or (interrupted is not None and interrupted()):
                     break

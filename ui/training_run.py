@@ -6,23 +6,26 @@ session has its own. While it is running, the page script itself loops — train
 Streamlit interrupt the script at its next redraw and run it again; the button's callback then changes the
 run's status before the page is drawn. This needs ``runner.fastReruns = false`` (.streamlit/config.toml):
 fast reruns would stop the loop as if the tab had closed and start a second script thread at once.
-Leaving the page, or closing the tab, stops a running run and frees its gradients and optimiser state, and so
-does Stop or the end of a run (the trained model stays for the other pages and the downloads); Streamlit drops
-the closed tab's whole session after its reconnect window. At most ``Limits.max_live_runs`` runs train at once
-in the server process: Start and Resume say so when the server is busy.
+The loop redraws only while the browser keeps up (:func:`_redraw`), so a slow browser skips frames instead of
+being dropped by the server. When the page's connection ends (a reload, a closed tab, a lost network), the run
+is paused and kept for a while, and reloading the tab's address brings it back (:mod:`ui.training_resume`).
+Leaving the page for another page of the app stops a running run and frees its gradients and optimiser state,
+and so does Stop or the end of a run (the trained model stays for the other pages and the downloads). At most
+``Limits.max_live_runs`` runs train at once in the server process: Start and Resume say so when it is busy.
 """
 
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.logger import get_logger
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 
 from transformer_core.guard import GuardResult
 from transformer_core.host import limits
 from transformer_core.live import LiveRun, start_if_free
+from ui import st_internals
 from ui import training_controls as tc
+from ui import training_resume as resume
 from ui.state import TrainedModel, publish_trained
 from ui.training_views import PIN, LiveView
 
@@ -34,6 +37,11 @@ TICK_S = 0.25  # seconds of training between two redraws while running
 # each they run side by side, while more threads per session make OpenMP threads spin against each other
 # (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
 LIVE_THREADS = 1
+# Redraw only while fewer messages than this wait for the browser. One redraw sends about 25 (metrics, curves,
+# heatmaps); Streamlit drops a session at 500 queued, so this leaves a wide margin and costs a fast browser
+# nothing (its queue stays near empty).
+BACKLOG_LIMIT = 60
+LOG = get_logger("transformer_explorer.live")
 
 
 def current_run() -> LiveRun | None:
@@ -79,6 +87,7 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
             return current_run(), verdict, str(err)
         if run is not None and run.training_state_bytes:
             run.release("replaced by a new run")  # frees its place under the server's run limit and its memory
+        resume.forget()
         run = new
         st.session_state[RUN], st.session_state[RUN_SIGNATURE] = run, signature
         st.session_state[PIN] = None
@@ -98,7 +107,9 @@ def publish(run: LiveRun | None, *, force: bool = False) -> None:
 def _run_if_free(run: LiveRun) -> None:
     """Start or resume ``run`` unless the server already trains as many runs as it allows at once."""
     most = limits().max_live_runs
-    if not start_if_free(run, most):
+    if start_if_free(run, most):
+        resume.register(run)  # a reloaded tab finds the run again through its address
+    else:
         st.session_state[NOTICE] = (
             "error", f"The server is busy: it trains at most {most} runs at once to stay responsive, and other "
                      "visitors' runs fill every place right now. Please try again in a minute.")
@@ -176,42 +187,72 @@ def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
                help="Fresh weights from the seed (the same seed gives the same start).")
 
 
-def click_pending() -> bool:
-    """Whether Streamlit holds a rerun or stop request for this script run (a click, the tab closing).
+def _redraw(view: LiveView) -> bool:
+    """Redraw the live view unless the browser is behind; returns whether it redrew.
 
-    The live loop asks after every training step, so a click ends the training slice at once instead of after
-    up to :data:`TICK_S` seconds. Streamlit offers no public call for this: it reads the script runner's request
-    state (Streamlit is pinned; a test checks this against the real ScriptRequests) and says False when that
-    is not there, which only makes a click wait for the end of the slice.
+    Streamlit drops a session whose browser lets 500 messages queue up (see :mod:`ui.st_internals`), so while
+    more than :data:`BACKLOG_LIMIT` wait, training goes on and the page skips frames until the browser has
+    caught up. A waiting click or stop request is always let through: the redraw is where Streamlit acts on it.
     """
-    requests = getattr(get_script_run_ctx(suppress_warning=True), "script_requests", None)
-    state = getattr(requests, "_state", ScriptRequestType.CONTINUE)
-    return state != ScriptRequestType.CONTINUE
+    if st_internals.send_backlog() >= BACKLOG_LIMIT and not st_internals.click_pending():
+        return False
+    view.refresh()  # where Streamlit stops or reruns the script after a click
+    return True
+
+
+def _loop(run: LiveRun, view: LiveView) -> str:
+    """Train and redraw until the run stops running; returns why the loop ended (for the log)."""
+    drawn = len(run.trainers[0].snapshots)
+    skipped = 0
+    while True:
+        if not resume.still_mine():  # another tab took the run over (and paused it)
+            return "moved"
+        if run.status != "running":
+            return run.status
+        run.advance(TICK_S, interrupted=st_internals.click_pending)
+        if not _redraw(view):
+            skipped += 1
+            if skipped % 40 == 1:
+                LOG.info("live loop: browser behind (%d messages queued), frames skipped: %d",
+                         st_internals.send_backlog(), skipped)
+            continue
+        if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
+            return "snapshots doubled"  # a fresh page run redraws the time-lapse slider with its new range
 
 
 def train_live(run: LiveRun, view: LiveView) -> None:
     """While the run is running: train a slice, redraw, repeat; then rerun the page.
 
-    The loop hands over to a fresh page run when the run ends, and when the snapshots have doubled since the
-    time-lapse slider was drawn (so that the slider's range grows during training).
+    Every way out is logged. A click reruns the script (Streamlit raises ``RerunException`` at the next
+    redraw); the end of the page's connection stops it (``StopException``): the run is then parked, paused,
+    for a reload (:mod:`ui.training_resume`). An unexpected error pauses the run and says so instead of
+    leaving it "running" with nobody training it.
     """
     if run.status != "running":
         return
-    drawn = len(run.trainers[0].snapshots)
     try:
-        while run.status == "running":
-            run.advance(TICK_S, interrupted=click_pending)
-            view.refresh()  # where Streamlit stops or reruns the script after a click
-            if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
-                break
+        why = _loop(run, view)
     except StopException:
-        # Streamlit stops the script when the tab is closed or the session ends; a click reruns it instead
-        # (RerunException) because the app's config turns fast reruns off.
-        run.release("stopped when the browser tab was closed")
+        resume.park(run)
         raise
+    except RerunException:
+        LOG.debug("live loop: a click reruns the page at step %d", run.step)
+        raise
+    except Exception as err:  # a bug must never leave a frozen "Training…" page behind
+        LOG.exception("live loop failed at step %d; run paused", run.step)
+        with run.lock:
+            run.pause()
+        st.session_state[NOTICE] = ("error", f"Training paused at step {run.step:,}: the page hit an unexpected "
+                                             f"error ({type(err).__name__}: {err}). Press Resume to go on.")
+        why = "error"
     finally:
         publish(run)
         finish(run)
+    LOG.info("live loop ended (%s) at step %d", why, run.step)
+    if why == "moved":
+        st.session_state[resume.MOVED] = True
+        st.session_state[RUN] = None
+        st.session_state.pop(resume.TOKEN, None)
     st.rerun()
 
 

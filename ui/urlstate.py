@@ -159,10 +159,11 @@ def _url_view(params: Sequence[UrlParam]) -> dict[str, str]:
     return {name: st.query_params[name] for name in st.query_params if name in names}
 
 
-def bind_url(params: Sequence[UrlParam], *, page: str) -> None:
+def bind_url(params: Sequence[UrlParam], *, page: str, reserved: Sequence[str] = ()) -> None:
     """Apply the URL to the widgets' session state when ``page`` is entered or its URL changed from outside.
 
-    Shows a notice for every value that was ignored, for as long as the visit lasts, in a place under the title
+    ``reserved`` names query parameters the page reads itself (not settings, never in share links). Shows a
+    notice for every value that was ignored, for as long as the visit lasts, in a place under the title
     that also takes the notices added later in the run (:func:`settle_choice`, :func:`add_link_notice`).
     """
     runs = st.session_state.get(_RUNS, 0)
@@ -172,7 +173,7 @@ def bind_url(params: Sequence[UrlParam], *, page: str) -> None:
     url = _url_view(params)
     entered = page not in seen or seen[page] < runs - 1
     if entered or url != pushed.get(_names_key(params), {}):
-        notices[page] = _unknown_notices(params, page) + _apply(params, url, page=page, run=runs)
+        notices[page] = _unknown_notices(params, page, reserved) + _apply(params, url, page=page, run=runs)
         pushed[_names_key(params)] = url
     seen[page] = runs
     st.session_state.setdefault(_SLOTS, {})[page] = (runs, st.empty())
@@ -202,11 +203,11 @@ def _apply(params: Sequence[UrlParam], url: dict[str, str], *, page: str, run: i
     return notices
 
 
-def _unknown_notices(params: Sequence[UrlParam], page: str) -> list[str]:
+def _unknown_notices(params: Sequence[UrlParam], page: str, reserved: Sequence[str] = ()) -> list[str]:
     """A notice for every query parameter that neither ``page`` nor the app-wide settings know."""
     if page == APP_PAGE:  # the app's settings are bound before the page, which knows the other names
         return []
-    known = {p.query_name for p in (*params, *APP_PARAMS)}
+    known = {p.query_name for p in (*params, *APP_PARAMS)} | set(reserved)
     return [f"The link's setting {_shown(name)}={_shown(st.query_params[name])!r} was ignored: this page has no "
             "setting of that name." for name in st.query_params if name not in known]
 

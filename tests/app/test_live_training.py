@@ -8,23 +8,17 @@ from __future__ import annotations
 
 import json
 import tomllib
-from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
 import pytest
 import torch
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception, plotly_download_formats
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS
-from transformer_core.live import LiveRun, RunSpec
-from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask
-from transformer_core.training import default_train_config
 from ui import state
 from ui import training_controls as tc
 from ui import training_io as tio
@@ -214,33 +208,6 @@ def test_other_task_families_render(task):
     grids = [c for c in at.get("vega_lite_chart") if "facet" in json.loads(c.proto.spec)]
     assert metric(at, "Step") == "1 / 10"
     assert at.get("plotly_chart") if task == "vit_shapes" else grids  # CLS over the picture, or heatmaps
-
-
-class _ClosedTab:
-    """A live view whose redraw meets Streamlit's stop request, as when the browser tab is closed."""
-
-    def refresh(self) -> None:
-        raise StopException()
-
-
-def test_closing_the_tab_stops_the_run_and_frees_its_training_state():
-    task = get_task("reverse", seq_len=4, eval_size=16)
-    run = LiveRun(task, [RunSpec("A", task.default_model_config(), default_train_config(task, steps=50))])
-    run.start()
-    with pytest.raises(StopException):
-        tr.train_live(run, _ClosedTab())
-    assert run.status == "stopped" and 0 < run.step < 50
-    assert run.training_state_bytes == 0 and "tab was closed" in run.trainers[0].stop_reason
-
-
-def test_a_pending_click_is_seen_by_the_live_loop(monkeypatch):
-    requests = ScriptRequests()
-    monkeypatch.setattr(tr, "get_script_run_ctx", lambda **_: SimpleNamespace(script_requests=requests))
-    assert not tr.click_pending()
-    requests.request_rerun(RerunData())  # what Streamlit does when a widget is used while the script runs
-    assert tr.click_pending()
-    monkeypatch.setattr(tr, "get_script_run_ctx", lambda **_: None)  # outside a script run
-    assert not tr.click_pending()
 
 
 def test_clicks_rerun_the_running_script_instead_of_stopping_it():

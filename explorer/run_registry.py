@@ -1,0 +1,182 @@
+"""Live runs by token, process-wide, so that a page whose connection ended can take its run back.
+
+A browser session keeps its :class:`~transformer_core.live.LiveRun` in its own state. When the page's
+connection ends while the run trains (the tab was reloaded or closed, or the server dropped a browser that
+could not keep up), the page *parks* the run here: paused, with its model and optimiser state intact. The
+tab's address carries the run's token, so a reload finds the run again with :meth:`RunRegistry.claim`, and
+Resume continues exactly where it stopped. Nobody else can: tokens are long random strings that appear only
+in the owner's address bar, and runs cannot be listed.
+
+Memory stays bounded: a parked run nobody claims within ``park_ttl_s`` is released (gradients and optimiser
+state freed) and forgotten — a background thread checks while runs are parked, even if no page is visited —, and so is the oldest parked run when more than ``max_parked`` wait; entries whose
+page has not shown them for ``stale_s`` are forgotten (not released: their session may still hold them).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from transformer_core.live import LiveRun
+
+__all__ = ["Claim", "RunRegistry", "REGISTRY"]
+
+# A parked run waits this long for its page to come back (TE_PARK_MINUTES sets it, e.g. for benchmarks).
+PARK_TTL_S = 60 * float(os.environ.get("TE_PARK_MINUTES", "15"))
+STALE_S = 60 * 60.0  # an entry not shown for this long is forgotten
+MAX_PARKED = 12  # parked runs kept at once per server (each holds its optimiser state)
+MAX_ENTRIES = 256  # entries of any kind; the least recently shown go first
+CLAIM_WAIT_S = 3.0  # a reload may arrive before the old page has parked its run: wait this long for it
+
+
+@dataclass
+class _Entry:
+    run: LiveRun
+    owner: str  # the browser session showing the run
+    seen: float  # when that session last showed it
+    parked: float | None = None  # when its connection ended; None while a page shows it
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A run taken back by a page."""
+
+    run: LiveRun
+    moved: bool  # True when it came from another session (a reload, or another tab with the same address)
+    parked: bool  # True when it was waiting, paused, after its connection ended
+
+
+class RunRegistry:
+    """The table of live runs; see the module docstring. Thread-safe: every browser session calls it."""
+
+    def __init__(self, *, park_ttl_s: float = PARK_TTL_S, stale_s: float = STALE_S, max_parked: int = MAX_PARKED,
+                 max_entries: int = MAX_ENTRIES, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.park_ttl_s, self.stale_s = park_ttl_s, stale_s
+        self.max_parked, self.max_entries = max_parked, max_entries
+        self._clock, self._sleep = clock, sleep
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+        self._sweeper: threading.Thread | None = None
+
+    def register(self, run: LiveRun, owner: str) -> str:
+        """Add ``run``, shown by session ``owner``; returns its new token."""
+        token = secrets.token_urlsafe(16)
+        with self._lock:
+            self._entries[token] = _Entry(run, owner, self._clock())
+            self._evict_locked()
+        return token
+
+    def forget(self, token: str) -> None:
+        """Drop the entry (its run is replaced by a new one); the run itself is left as it is."""
+        with self._lock:
+            self._entries.pop(token, None)
+
+    def owns(self, token: str, owner: str) -> bool:
+        """Whether ``owner`` still shows the run; also records that it does (a heartbeat)."""
+        with self._lock:
+            entry = self._entries.get(token)
+            if entry is None or entry.owner != owner:
+                return False
+            entry.seen, entry.parked = self._clock(), None
+            return True
+
+    def park(self, token: str, owner: str) -> int | None:
+        """The owner's connection ended: pause the run and keep it for a reload; returns its step."""
+        with self._lock:
+            entry = self._entries.get(token)
+            if entry is None or entry.owner != owner:
+                return None
+            entry.parked = self._clock()
+            self._evict_locked()
+            self._start_sweeper_locked()
+        with entry.run.lock:
+            entry.run.pause()
+        return entry.run.step
+
+    def claim(self, token: str, owner: str) -> Claim | None:
+        """Session ``owner`` takes the run with ``token`` (paused), or ``None`` if there is no such run.
+
+        A run its old page still shows (a reload that arrived before the old page noticed) is waited for
+        briefly, then taken over: it is paused under its lock, so the old page's loop stops after the step in
+        progress and sees that it no longer owns the run.
+        """
+        deadline = self._clock() + CLAIM_WAIT_S
+        while True:
+            with self._lock:
+                self._sweep_locked()
+                entry = self._entries.get(token)
+                if entry is None:
+                    return None
+                if entry.owner == owner:
+                    entry.seen = self._clock()
+                    return Claim(entry.run, moved=False, parked=entry.parked is not None)
+                if entry.parked is not None or self._clock() >= deadline:
+                    break
+            self._sleep(0.1)
+        with entry.run.lock:
+            entry.run.pause()
+        with self._lock:
+            was_parked = entry.parked is not None
+            entry.owner, entry.seen, entry.parked = owner, self._clock(), None
+        return Claim(entry.run, moved=True, parked=was_parked)
+
+    def sweep(self) -> None:
+        """Release parked runs nobody came back for, and forget stale entries."""
+        with self._lock:
+            self._sweep_locked()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def parked_count(self) -> int:
+        """Runs waiting, paused, for their page to come back."""
+        with self._lock:
+            return sum(1 for e in self._entries.values() if e.parked is not None)
+
+    def _start_sweeper_locked(self) -> None:
+        """Sweep in the background while any run is parked, so a forgotten one is released on time."""
+        if self._clock is not time.monotonic or (self._sweeper is not None and self._sweeper.is_alive()):
+            return  # tests with a fake clock sweep by hand
+
+        def sweep_while_parked() -> None:
+            while True:
+                time.sleep(max(1.0, min(30.0, self.park_ttl_s / 4)))
+                with self._lock:
+                    self._sweep_locked()
+                    if not any(e.parked is not None for e in self._entries.values()):
+                        self._sweeper = None
+                        return
+
+        self._sweeper = threading.Thread(target=sweep_while_parked, name="parked-run-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def _sweep_locked(self) -> None:
+        now = self._clock()
+        for token, entry in list(self._entries.items()):
+            if entry.parked is not None and now - entry.parked > self.park_ttl_s:
+                self._drop_locked(token, release=True)
+            elif entry.parked is None and now - entry.seen > self.stale_s:
+                self._drop_locked(token, release=False)
+
+    def _evict_locked(self) -> None:
+        self._sweep_locked()
+        parked = sorted((e.parked, t) for t, e in self._entries.items() if e.parked is not None)
+        for _, token in parked[: max(0, len(parked) - self.max_parked)]:
+            self._drop_locked(token, release=True)
+        by_age = sorted((e.seen, t) for t, e in self._entries.items())
+        for _, token in by_age[: max(0, len(by_age) - self.max_entries)]:
+            self._drop_locked(token, release=self._entries[token].parked is not None)
+
+    def _drop_locked(self, token: str, *, release: bool) -> None:
+        entry = self._entries.pop(token)
+        if release:
+            with entry.run.lock:
+                entry.run.release("its page was closed and did not come back in time")
+
+
+REGISTRY = RunRegistry()  # the server's one registry: every browser session of this process shares it

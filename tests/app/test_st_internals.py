@@ -1,0 +1,85 @@
+"""The private Streamlit state that ui.st_internals reads: each test fails, naming the version, if it moves."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+
+from ui import st_internals
+
+VERSION = f"Streamlit {st_internals.streamlit_version()} changed an internal that ui/st_internals.py reads"
+
+
+def test_the_send_queue_limit_is_streamlits():
+    from streamlit.web.server.starlette import starlette_server_config
+
+    assert starlette_server_config.WEBSOCKET_MAX_SEND_QUEUE_SIZE == st_internals.SEND_QUEUE_LIMIT, VERSION
+
+
+def test_a_pending_click_is_seen(monkeypatch):
+    requests = ScriptRequests()
+    assert hasattr(requests, "_state"), VERSION
+    monkeypatch.setattr(st_internals, "get_script_run_ctx", lambda **_: SimpleNamespace(script_requests=requests))
+    assert not st_internals.click_pending()
+    requests.request_rerun(RerunData())  # what Streamlit does when a widget is used while the script runs
+    assert st_internals.click_pending()
+    monkeypatch.setattr(st_internals, "get_script_run_ctx", lambda **_: None)  # outside a script run
+    assert not st_internals.click_pending()
+
+
+class _StuckSocket:
+    """A websocket whose browser never reads: every send waits for ever."""
+
+    headers: dict[str, str] = {}
+    cookies: dict[str, str] = {}
+    client = None
+
+    async def send_bytes(self, payload: bytes) -> None:
+        await asyncio.Event().wait()
+
+
+def test_the_backlog_is_read_from_streamlits_own_websocket_client(monkeypatch):
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+    from streamlit.web.server.starlette.starlette_websocket import StarletteSessionClient
+
+    assert hasattr(WebsocketSessionManager, "get_active_session_info"), VERSION
+
+    async def scenario() -> list[int]:
+        client = StarletteSessionClient(_StuckSocket())
+        assert hasattr(client, "_send_queue"), VERSION
+        manager = SimpleNamespace(get_active_session_info=lambda sid: SimpleNamespace(client=client))
+        monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
+        monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: SimpleNamespace(_session_mgr=manager)))
+        monkeypatch.setattr(st_internals, "session_id", lambda: "a-session")
+        seen = [st_internals.send_backlog()]
+        for _ in range(7):
+            client._send_queue.put_nowait(b"x")
+        seen.append(st_internals.send_backlog())
+        await client.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) == [0, 7]
+
+
+def test_the_runtime_keeps_its_session_manager_where_it_is_read():
+    import inspect
+
+    from streamlit.runtime import Runtime
+
+    assert "self._session_mgr" in inspect.getsource(Runtime.__init__), VERSION
+
+
+@pytest.mark.parametrize("missing", ["no session", "no runtime"])
+def test_nothing_known_means_no_backlog(monkeypatch, missing):
+    from streamlit.runtime import Runtime
+
+    if missing == "no session":
+        monkeypatch.setattr(st_internals, "session_id", lambda: None)
+    else:
+        monkeypatch.setattr(st_internals, "session_id", lambda: "x")
+        monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: False))
+    assert st_internals.send_backlog() == 0
