@@ -8,8 +8,9 @@ Resume continues exactly where it stopped. Nobody else can: tokens are long rand
 in the owner's address bar, and runs cannot be listed.
 
 Memory stays bounded: a parked run nobody claims within ``park_ttl_s`` is released (gradients and optimiser
-state freed) and forgotten — a background thread checks while runs are parked, even if no page is visited —, and so is the oldest parked run when more than ``max_parked`` wait; entries whose
-page has not shown them for ``stale_s`` are forgotten (not released: their session may still hold them).
+state freed) and forgotten, and so is the oldest parked run when more than ``max_parked`` wait; a background
+thread checks while runs are parked, even when no page is visited. Entries whose page has not shown them for
+``stale_s`` are forgotten (not released: their session may still hold them).
 """
 
 from __future__ import annotations

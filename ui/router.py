@@ -14,16 +14,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
+
+from ui import st_internals
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 
 
 def ensure_router() -> None:
     """Serve this run through ``app.py`` when Streamlit ran the page script directly."""
-    if not PagesManager.uses_pages_directory:
+    if not st_internals.runs_pages_directory():
         return
-    PagesManager.uses_pages_directory = False
+    st_internals.leave_pages_directory()
     code = compile(APP.read_text(encoding="utf-8"), str(APP), "exec")
     exec(code, {"__name__": "__main__", "__file__": str(APP)})  # noqa: S102 - our own router
     st.stop()  # the router has drawn the page; skip the rest of this direct run

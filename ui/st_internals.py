@@ -1,5 +1,9 @@
 """Every read of Streamlit's private state, in one place (Streamlit is pinned; tests check each read).
 
+The router needs to know whether Streamlit ran a page script on its own, the pre-``st.navigation`` way
+(:func:`runs_pages_directory`), and to switch that mode off (:func:`leave_pages_directory`), exactly as
+``st.navigation`` itself does: ``PagesManager.uses_pages_directory``.
+
 The live training loop needs two facts that Streamlit's public API does not give while a script runs:
 
 - whether a click is waiting (:func:`click_pending`), so a training slice ends at once instead of after
@@ -20,7 +24,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-__all__ = ["SEND_QUEUE_LIMIT", "click_pending", "send_backlog", "session_id", "streamlit_version"]
+__all__ = ["SEND_QUEUE_LIMIT", "click_pending", "leave_pages_directory", "runs_pages_directory", "send_backlog",
+           "session_id", "streamlit_version"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 
@@ -28,6 +33,20 @@ SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message
 def streamlit_version() -> str:
     """The running Streamlit's version, for messages about a changed internal."""
     return st.__version__
+
+
+def runs_pages_directory() -> bool:
+    """Whether Streamlit still runs page scripts directly from ``pages/`` (``st.navigation`` has not run yet)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    return bool(getattr(PagesManager, "uses_pages_directory", False))
+
+
+def leave_pages_directory() -> None:
+    """Switch the pages-directory mode off, as ``st.navigation`` does on its first call."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
 
 
 def session_id() -> str | None:

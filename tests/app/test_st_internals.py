@@ -83,3 +83,17 @@ def test_nothing_known_means_no_backlog(monkeypatch, missing):
         monkeypatch.setattr(st_internals, "session_id", lambda: "x")
         monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: False))
     assert st_internals.send_backlog() == 0
+
+
+def test_the_pages_directory_mode_is_where_the_router_switches_it():
+    from streamlit.runtime.pages_manager import PagesManager
+
+    assert isinstance(getattr(PagesManager, "uses_pages_directory", None), bool | type(None)), VERSION
+    before = PagesManager.uses_pages_directory
+    try:
+        PagesManager.uses_pages_directory = True
+        assert st_internals.runs_pages_directory()
+        st_internals.leave_pages_directory()
+        assert not st_internals.runs_pages_directory() and PagesManager.uses_pages_directory is False
+    finally:
+        PagesManager.uses_pages_directory = before
