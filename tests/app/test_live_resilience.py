@@ -44,7 +44,7 @@ def test_a_closed_connection_parks_the_run_paused_with_its_training_state(monkey
     token = REGISTRY.register(run, "closing-tab")
     monkeypatch.setitem(tr.st.session_state, resume.TOKEN, token)
     with pytest.raises(StopException):
-        tr.train_live(run, View(StopException(), after=2))
+        tr.train_live(run, View(StopException()))  # the first redraw, before any snapshot rerun
     assert run.status == "paused" and 0 < run.step < 400 and run.training_state_bytes > 0
     assert REGISTRY.parked_count() >= 1
     claim = REGISTRY.claim(token, "reloaded-tab")
