@@ -26,6 +26,7 @@ MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurat
 PROJECTOR_WIDTH_PX = 1250  # ... and in projector mode, which hides the sidebar and widens the page
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
+WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
 
 
 def _scheme() -> str:
@@ -51,19 +52,25 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
     layers, heads, t, s = maps.shape
     rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
     layer, head, q, k = np.meshgrid(np.arange(layers), np.arange(heads), np.arange(t), np.arange(s), indexing="ij")
-    data = pd.DataFrame({"layer": layer.ravel() + 1, "head": head.ravel() + 1, "q": q.ravel(), "k": k.ravel(),
-                         "weight": np.round(maps.ravel(), 3)})
-    if rows is not None and cols is not None and len(rows) == t and len(cols) == s:
-        data["query"] = np.asarray(rows, dtype=object)[data["q"]]
-        data["key"] = np.asarray(cols, dtype=object)[data["k"]]
+    # Small integer columns: a snapshot is sent many times a second while training, and a slow browser falls
+    # behind on big frames. Vega-Lite turns them back into weights and token labels (see ``transform``).
+    data = pd.DataFrame({"layer": (layer.ravel() + 1).astype(np.int16), "head": (head.ravel() + 1).astype(np.int16),
+                         "q": q.ravel().astype(np.int16), "k": k.ravel().astype(np.int16),
+                         "w": np.rint(maps.ravel() * WEIGHT_SCALE).astype(np.int16)})
+    transform: list[dict[str, str]] = [{"calculate": f"datum.w / {WEIGHT_SCALE}", "as": "weight"}]
+    labelled = rows is not None and cols is not None and len(rows) == t and len(cols) == s
+    if labelled:
+        transform += [{"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
+                      {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"}]
     lanes = len(run.trainers)
     width = (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // lanes
     cell = int(min(MAX_CELL_PX, (width - 60) / heads - 12))
     cell_h = int(cell * min(1.5, t / s))
     small = heads * layers <= 4 or cell >= 140
     tooltip = [{"field": f, "type": "nominal" if f in ("query", "key") else "quantitative"}
-               for f in ("layer", "head", "query", "key", "weight") if f in data.columns]
+               for f in ("layer", "head", "query", "key", "weight") if labelled or f not in ("query", "key")]
     spec = {
+        "transform": transform,
         "facet": {"row": {"field": "layer", "type": "ordinal", "title": None, "header": {
                       "labelExpr": "'layer ' + datum.value", "labelFontSize": font_size()}},
                   "column": {"field": "head", "type": "ordinal", "title": None, "header": {

@@ -1,0 +1,71 @@
+"""Live heatmaps travel as small integer columns; Vega-Lite's transforms must give back the weights and labels."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import numpy as np
+import pyarrow as pa
+
+from transformer_core.live import LiveRun, RunSpec
+from transformer_core.tasks import get_task
+from transformer_core.training import default_train_config
+from ui import training_heatmaps as heatmaps
+
+
+def trained_run(task_name: str = "reverse", **options) -> LiveRun:
+    task = get_task(task_name, **options)
+    run = LiveRun(task, [RunSpec("A", task.default_model_config(), default_train_config(task, steps=4))])
+    run.start()
+    while run.status == "running":
+        run.advance(1.0)
+    return run
+
+
+def apply(transform: list[dict[str, str]], row: dict) -> dict:
+    """Evaluate the chart's two kinds of ``calculate``: ``datum.w / N`` and ``[labels...][datum.x]``."""
+    out = dict(row)
+    for step in transform:
+        expr = step["calculate"]
+        if m := re.fullmatch(r"datum\.(\w+) / (\d+)", expr):
+            out[step["as"]] = out[m[1]] / int(m[2])
+        else:
+            m = re.fullmatch(r"(\[.*\])\[datum\.(\w+)\]", expr)
+            out[step["as"]] = json.loads(m[1])[out[m[2]]]
+    return out
+
+
+def arrow_bytes(frame) -> int:
+    sink = io.BytesIO()
+    table = pa.Table.from_pandas(frame)
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.tell()
+
+
+def test_the_chart_gives_back_every_weight_and_token_label():
+    run = trained_run("reverse", seq_len=5, eval_size=16)
+    snap = run.trainers[0].snapshots[-1]
+    for kind, maps in snap.attention.items():
+        data, spec = heatmaps.attention_chart(run, 0, snap, kind)
+        rows, cols = run.task.attention_example()["labels"][kind]
+        for record in data.sample(40, random_state=0).to_dict("records"):
+            cell = apply(spec["transform"], record)
+            expected = maps[cell["layer"] - 1, cell["head"] - 1, cell["q"], cell["k"]]
+            assert abs(cell["weight"] - expected) <= 0.0005
+            assert (cell["query"], cell["key"]) == (rows[cell["q"]], cols[cell["k"]])
+        assert {t["field"] for t in spec["spec"]["encoding"]["tooltip"]} >= {"query", "key", "weight"}
+
+
+def test_a_frame_is_several_times_smaller_than_labelled_float_rows():
+    run = trained_run("char_lm")
+    snap = run.trainers[0].snapshots[-1]
+    kind = next(iter(snap.attention))
+    data, _ = heatmaps.attention_chart(run, 0, snap, kind)
+    rows, cols = run.task.attention_example()["labels"][kind]
+    wide = data.assign(weight=data["w"] / 1000.0, query=np.asarray(rows, dtype=object)[data["q"]],
+                       key=np.asarray(cols, dtype=object)[data["k"]]).drop(columns="w")
+    wide = wide.astype({"layer": "int64", "head": "int64", "q": "int64", "k": "int64"})
+    assert arrow_bytes(data) * 3 < arrow_bytes(wide)
