@@ -16,7 +16,18 @@ from torch import nn
 
 from .attention import MultiHeadAttention, Rotary
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+_ACTIVATIONS = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's "gelu_new"
+}
+
+
+def activation_function(name: str):
+    """The element-wise non-linearity called ``name``: "relu", "gelu" or "gelu_tanh"."""
+    if name not in _ACTIVATIONS:
+        raise ValueError(f"activation={name!r} is not one of {', '.join(_ACTIVATIONS)}.")
+    return _ACTIVATIONS[name]
 
 
 class FeedForward(nn.Module):

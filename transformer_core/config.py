@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 NORMS = ("pre", "post")
 POSITIONALS = ("sinusoidal", "learned", "rope", "none")
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: the tanh approximation GPT-2 uses ("gelu_new")
 MAX_HEADS = 16  # the app's usual cap: more heads make per-head pictures tiny and a layers × heads grid hundreds of maps
 
 
@@ -115,12 +115,13 @@ class TransformerConfig:
     dropout: float = 0.0  # dropout on attention weights and residual branches; 0 keeps small runs deterministic
     norm: str = "pre"  # "pre": LayerNorm before each sub-layer (stable); "post": after the residual add (2017 paper)
     positional: str = "sinusoidal"  # "sinusoidal", "learned", "rope" (rotary, in attention) or "none"
-    activation: str = "relu"  # feed-forward non-linearity: "relu" (2017 paper) or "gelu"
+    activation: str = "relu"  # feed-forward non-linearity: "relu" (2017 paper), "gelu" or "gelu_tanh" (GPT-2)
     bias: bool = True  # biases in Linear and LayerNorm layers
     pad_id: int | None = None  # token id used for padding; when set, padding masks are derived from the tokens
     tie_weights: bool = False  # share the token embedding with the output projection (GPT-2, the 2017 paper)
     pos_base: float = 10000.0  # base of the sinusoidal and rotary frequencies
     layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm
+    embed_scale: bool = True  # multiply token embeddings by √C (2017 paper); GPT-2 and BERT do not
 
     def __post_init__(self) -> None:
         _check_types(self)

@@ -22,7 +22,8 @@ Attention = dict[str, list[torch.Tensor]]
 
 
 class TextEmbedding(nn.Module):
-    """Token embedding scaled by √C (section 3.4 of the 2017 paper), plus positions and dropout.
+    """Token embedding scaled by √C (section 3.4 of the 2017 paper; off with ``embed_scale=False``), plus positions
+    and dropout.
 
     Shape:
         tokens ``(B, T)`` long -> ``(B, T, C)``.
@@ -30,7 +31,7 @@ class TextEmbedding(nn.Module):
 
     def __init__(self, config: TransformerConfig, max_len: int | None = None) -> None:
         super().__init__()
-        self.scale = math.sqrt(config.d_model)
+        self.scale = math.sqrt(config.d_model) if config.embed_scale else 1.0
         self.tokens = nn.Embedding(config.vocab_size, config.d_model)
         # std C^-0.5 so that the scaled embeddings start with unit variance, like the positional table.
         nn.init.normal_(self.tokens.weight, std=config.d_model**-0.5)

@@ -1,0 +1,83 @@
+"""Random-initialised Hugging Face models saved as model folders, for the pretrained loader's tests.
+
+``transformers`` is the test oracle only; nothing downloads (HF_HUB_OFFLINE=1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from tokenizers import Tokenizer, models, pre_tokenizers, processors  # noqa: E402
+
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "away", "attention", "is", "all", "you", "need"]
+
+
+def gpt2_folder(path: Path, *, layers: int = 2, heads: int = 2, width: int = 16, vocab: int = 40,
+                positions: int = 24, tied: bool = True, seed: int = 0):
+    """A random GPT2LMHeadModel saved with a small byte-level BPE tokenizer; returns the HF model."""
+    torch.manual_seed(seed)
+    config = transformers.GPT2Config(n_layer=layers, n_head=heads, n_embd=width, vocab_size=vocab,
+                                     n_positions=positions, tie_word_embeddings=tied, bos_token_id=0,
+                                     eos_token_id=0, attn_implementation="eager")
+    model = transformers.GPT2LMHeadModel(config).eval()
+    model.save_pretrained(path)
+    _bpe_tokenizer(vocab).save(str(path / "tokenizer.json"))
+    return model
+
+
+def _bpe_tokenizer(vocab: int) -> Tokenizer:
+    from tokenizers import decoders, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<|endoftext|>"], show_progress=False)
+    tok.train_from_iterator([" ".join(WORDS)] * 4, trainer)
+    assert tok.get_vocab_size() <= vocab, "the test model's vocabulary must hold every token"
+    return tok
+
+
+def bert_folder(path: Path, *, layers: int = 2, heads: int = 2, width: int = 16, ff: int = 32,
+                positions: int = 24, segments: int = 2, mlm: bool = True, seed: int = 0):
+    """A random BertForMaskedLM (or BertModel) saved with a WordLevel tokenizer; returns the HF model."""
+    torch.manual_seed(seed)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
+    config = transformers.BertConfig(num_hidden_layers=layers, num_attention_heads=heads, hidden_size=width,
+                                     intermediate_size=ff, vocab_size=len(vocab) + 3,
+                                     max_position_embeddings=positions, type_vocab_size=segments,
+                                     attn_implementation="eager")
+    cls = transformers.BertForMaskedLM if mlm else transformers.BertModel
+    model = cls(config).eval()
+    model.save_pretrained(path)
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tok.save(str(path / "tokenizer.json"))
+    return model
+
+
+def vit_folder(path: Path, *, layers: int = 2, heads: int = 2, width: int = 16, ff: int = 32, image: int = 32,
+               patch: int = 8, classes: int = 5, preprocessor: dict | None = None, seed: int = 0):
+    """A random ViTForImageClassification saved with its preprocessor_config.json; returns the HF model."""
+    torch.manual_seed(seed)
+    labels = {i: f"thing {i}" for i in range(classes)}
+    config = transformers.ViTConfig(num_hidden_layers=layers, num_attention_heads=heads, hidden_size=width,
+                                    intermediate_size=ff, image_size=image, patch_size=patch, id2label=labels,
+                                    label2id={v: k for k, v in labels.items()}, attn_implementation="eager")
+    model = transformers.ViTForImageClassification(config).eval()
+    model.save_pretrained(path)
+    settings = preprocessor or {
+        "do_resize": True, "size": {"height": image, "width": image}, "resample": 2, "do_rescale": True,
+        "rescale_factor": 1 / 255, "do_normalize": True, "image_mean": [0.485, 0.456, 0.406],
+        "image_std": [0.229, 0.224, 0.225], "image_processor_type": "ViTImageProcessor",
+    }
+    (path / "preprocessor_config.json").write_text(json.dumps(settings))
+    return model

@@ -1,0 +1,18 @@
+"""Published GPT-2, BERT and ViT models running on transformer_core's own modules.
+
+``load_pretrained("models/gpt2")`` (a folder in the Hugging Face layout) or ``load_pretrained("gpt2")`` (a Hub
+model id, cache first) gives a :class:`Pretrained` whose ``model(x, return_attention=True)`` returns
+``(logits, attention)`` like every model of this package. ``python -m transformer_core.pretrained`` downloads
+models and describes model folders.
+"""
+
+from .folders import FolderScan, ModelInfo, inspect_folder, list_model_folders
+from .hub import HubError
+from .images import ImagePreprocessor
+from .loader import FAMILIES, Pretrained, check_budget, load_pretrained, read_config, read_spec
+from .tokenizer import Encoded, TextTokenizer
+
+__all__ = [
+    "FAMILIES", "Encoded", "FolderScan", "HubError", "ImagePreprocessor", "ModelInfo", "Pretrained", "TextTokenizer",
+    "check_budget", "inspect_folder", "list_model_folders", "load_pretrained", "read_config", "read_spec",
+]
