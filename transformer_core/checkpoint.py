@@ -34,6 +34,9 @@ FORMAT = "transformer-explorer/1"
 MAX_HEADER = 16 * 2**20  # a larger header means the file is not a checkpoint of this app (theirs: a few kB)
 MAX_WEIGHTS = 4096  # more weight tensors than this means the file is not a checkpoint of this app
 MIN_WEIGHTS_PER_BLOCK = 4  # every transformer block stores at least this many weights (Q, K, V and output)
+# Tables a model computes instead of storing (sinusoidal positions, rotary angles) may take this many bytes however
+# small the file; beyond it they must not outgrow the file itself.
+UNSTORED_FLOOR = 16 * 2**20
 # safetensors' names of torch dtypes (the header's "dtype" field)
 _DTYPE_NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64",
                 torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
@@ -170,10 +173,11 @@ def _config_from(metadata: dict[str, str]) -> TransformerConfig | ViTConfig:
         raise CheckpointError(f"The checkpoint's configuration is invalid: {exc}") from exc
 
 
-def _blocks(config: TransformerConfig | ViTConfig) -> int:
-    """Transformer blocks the configuration describes (encoder and decoder together)."""
-    decoder = getattr(config, "n_decoder_layers", None) or 0
-    return config.n_layers + decoder
+def _blocks(info: CheckpointInfo) -> int:
+    """Transformer blocks the described model has: the encoder's and, for an encoder-decoder, the decoder's."""
+    if info.model_class == "Seq2SeqTransformer":
+        return info.config.n_layers + info.config.decoder_layers
+    return info.config.n_layers
 
 
 def read_checkpoint_info(data: bytes) -> CheckpointInfo:
@@ -197,10 +201,10 @@ def read_checkpoint_info(data: bytes) -> CheckpointInfo:
 
 def _meta_model(info: CheckpointInfo) -> nn.Module:
     """The described model on the meta device: every shape and dtype, no memory."""
-    if _blocks(info.config) * MIN_WEIGHTS_PER_BLOCK > len(info.weights):
+    if _blocks(info) * MIN_WEIGHTS_PER_BLOCK > len(info.weights):
         # Checked first so that a forged description cannot make even the shapes-only build take long.
         raise CheckpointError(f"The weights do not fit the model described in the checkpoint — it describes "
-                              f"{_blocks(info.config):,} blocks, but the file holds only {len(info.weights)} "
+                              f"{_blocks(info):,} blocks, but the file holds only {len(info.weights)} "
                               "weight tensors.")
     try:
         with torch.device("meta"):
@@ -237,11 +241,22 @@ def _check_weights(expected: dict[str, torch.Tensor], weights: dict[str, WeightE
                               "before saving.")
 
 
+def _check_unstored(model: nn.Module, file_bytes: int) -> None:
+    """Refuse a model whose computed tables (buffers not saved in the file) would outgrow the file's size."""
+    stored = set(model.state_dict())
+    unstored = sum(b.numel() * b.element_size() for name, b in model.named_buffers() if name not in stored)
+    if unstored > max(file_bytes, UNSTORED_FLOOR):
+        raise CheckpointError(f"The model described in the checkpoint would compute {unstored / 2**20:,.0f} MB of "
+                              f"position tables (max_len={getattr(model.config, 'max_len', '?'):,}) that a file of "
+                              f"{file_bytes / 2**10:,.0f} KB does not hold; its max_len is not believable.")
+
+
 def load_checkpoint(data: bytes, *, expected_task: str | None = None) -> LoadedCheckpoint:
     """Rebuild a model from :func:`save_checkpoint` bytes, validating keys, shapes and dtypes; never unpickles.
 
-    The real model is built only after the header's weights matched the model built on the meta device, so
-    the memory it takes is bounded by the file's size.
+    The real model is built only after the header's weights matched the model built on the meta device and its
+    computed tables (sinusoidal or rotary positions) were found no larger than the file (or 16 MB), so the memory
+    it takes is bounded by the file's size.
 
     Args:
         data: the checkpoint file's bytes.
@@ -254,7 +269,9 @@ def load_checkpoint(data: bytes, *, expected_task: str | None = None) -> LoadedC
     info = read_checkpoint_info(data)
     if expected_task is not None and info.task_name != expected_task:
         raise CheckpointError(f"This checkpoint was trained on the {info.task_name!r} task, not {expected_task!r}.")
-    _check_weights(_meta_model(info).state_dict(), info.weights)
+    meta = _meta_model(info)
+    _check_weights(meta.state_dict(), info.weights)
+    _check_unstored(meta, len(data))
     try:
         tensors = load_tensors(bytes(data))
     except Exception as exc:  # safetensors raises its own error type for damaged data

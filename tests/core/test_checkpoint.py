@@ -218,3 +218,34 @@ def _peak_rss_mib() -> float:
     except OSError:
         return 0.0
     return next((int(line.split()[1]) / 1024 for line in lines if line.startswith("VmHWM:")), 0.0)
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "rope"])
+def test_a_forged_max_len_cannot_make_computed_tables_outgrow_the_file(monkeypatch, positional):
+    config = dataclasses.replace(SMALL, positional=positional)
+    data = rewrite_metadata(save_checkpoint(CausalLM(config), config, task_name="char_lm"),
+                            config=json.dumps({**dataclasses.asdict(config), "max_len": 1_000_000}))
+    assert len(data) < 20_000  # a small file: no position table is stored for these encodings
+    built = _forbid_real_models(monkeypatch)
+    before = _peak_rss_mib()
+    with pytest.raises(CheckpointError, match=r"compute \d+ MB of position tables \(max_len=1,000,000\)"):
+        load_checkpoint(data)
+    assert set(built) <= {"meta"}
+    assert _peak_rss_mib() - before < 100
+
+
+def test_long_but_honest_position_tables_still_load():
+    config = dataclasses.replace(SMALL, max_len=4096, positional="sinusoidal")  # 256 KB table, 20 KB file
+    loaded = load_checkpoint(save_checkpoint(Seq2SeqTransformer(config), config, task_name="reverse"))
+    assert loaded.config.max_len == 4096
+
+
+def test_the_quick_check_counts_the_decoder_blocks_of_an_encoder_decoder(monkeypatch):
+    data = save_checkpoint(Seq2SeqTransformer(SMALL), SMALL, task_name="reverse")
+    n_weights = len(read_checkpoint_info(data).weights)
+    layers = n_weights // ckpt.MIN_WEIGHTS_PER_BLOCK  # encoder blocks alone would pass; with the decoder's not
+    forged = rewrite_metadata(data, config=json.dumps({**dataclasses.asdict(SMALL), "n_layers": layers}))
+    built = _forbid_real_models(monkeypatch)
+    with pytest.raises(CheckpointError, match=f"describes {2 * layers:,} blocks"):
+        load_checkpoint(forged)
+    assert built == []  # refused before even the shapes were built
