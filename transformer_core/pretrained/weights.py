@@ -3,7 +3,8 @@ into a model built on the meta device.
 
 Nothing here ever unpickles: a folder that holds only ``pytorch_model.bin``-style pickles is refused without
 opening them. Headers are checked against the file sizes and the expected shapes before any tensor is read,
-and each tensor is read, converted and placed one at a time, so loading needs little more memory than the model.
+and each tensor is read, converted and copied into the model one at a time, so that loading needs little more
+memory than the model and the model never depends on the (memory-mapped) file afterwards.
 """
 
 from __future__ import annotations
@@ -163,8 +164,9 @@ def fill(model: nn.Module, sources: dict[str, Source], stored: dict[str, StoredT
                 if file not in handles:
                     handles[file] = stack.enter_context(safe_open(str(file), framework="pt"))
                 cache = (src.name, handles[file].get_tensor(src.name).float())
-            # A converted tensor gets its own compact storage, so no slice keeps a whole packed tensor alive.
-            value = cache[1] if src.convert is None else src.convert(cache[1]).clone(
+            # safetensors maps the file into memory: every weight gets its own compact copy, so the model never
+            # depends on the file staying unchanged and no slice keeps a whole packed tensor alive.
+            value = (cache[1] if src.convert is None else src.convert(cache[1])).clone(
                 memory_format=torch.contiguous_format)
             parameter = nn.Parameter(value, requires_grad=False)
             for alias in aliases[id(params[name])]:
