@@ -52,7 +52,7 @@ def test_remote_code_is_never_run(tmp_path):
     ({"architectures": ["GPT2ForSequenceClassification"]}, "Architecture 'GPT2ForSequenceClassification' is not"),
     ({"activation_function": "swish"}, "activation_function='swish' is not supported"),
     ({"n_head": 3}, "not divisible by n_heads=3"),
-    ({"n_layer": "two"}, "'n_layer' must be a int"),
+    ({"n_layer": "two"}, "'n_layer' must be a whole number, got 'two'"),
 ])
 def test_unsupported_or_invalid_configs_name_the_problem(tmp_path, change, message):
     gpt2_folder(tmp_path)

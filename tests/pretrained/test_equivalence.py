@@ -106,3 +106,24 @@ def test_loaded_models_are_frozen_and_in_eval_mode(tmp_path):
     model = load_pretrained(tmp_path).model
     assert not model.training and not any(p.requires_grad for p in model.parameters())
     assert model.lm_head.weight is model.embed.tokens.weight  # the head stays tied to the embedding
+
+
+def test_old_bert_files_without_model_type_and_with_gamma_beta_names_load(tmp_path):
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    hf = bert_folder(tmp_path)
+    path = tmp_path / "model.safetensors"
+    renamed = {k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): v
+               for k, v in load_file(path).items()}
+    save_file(renamed, path)
+    raw = json.loads((tmp_path / "config.json").read_text())
+    del raw["model_type"], raw["architectures"]  # as in the original small Google BERTs
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    pre = load_pretrained(tmp_path)
+    assert pre.family == "bert" and pre.model.head is not None  # the stored head decides
+    ids = torch.randint(0, 20, (1, 9), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        ref = hf(ids, output_attentions=True)
+        _compare(pre.model(ids, return_attention=True), ref.logits, ref.attentions, "encoder")

@@ -88,3 +88,24 @@ def test_missing_preprocessor_config_uses_vit_defaults(tmp_path):
     x = pre(Image.new("RGB", (50, 50), (255, 0, 127)))
     # defaults: rescale 1/255, mean 0.5, std 0.5 -> [-1, 1]
     torch.testing.assert_close(x[0, :, 0, 0], torch.tensor([1.0, -1.0, 127 / 255 * 2 - 1]), atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_berts_with_only_a_vocab_txt_get_the_wordpiece_tokenizer(tmp_path, lowercase):
+    import json
+
+    from transformers import BertTokenizer
+
+    bert_folder(tmp_path)
+    (tmp_path / "tokenizer.json").unlink()
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "##s", "on", "mat", "Dog", "!"]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": lowercase}))
+    ours = load_pretrained(tmp_path).tokenizer
+    theirs = BertTokenizer.from_pretrained(tmp_path)  # reads vocab.txt and tokenizer_config.json
+    for text in ("The cats sat on the mat!", "Dog dog cat", "the zebra", ("the cat", "Dog")):
+        pair = text if isinstance(text, tuple) else (text, None)
+        enc = ours.encode(*pair)
+        assert enc.ids == theirs(*pair)["input_ids"]
+        assert enc.type_ids == theirs(*pair)["token_type_ids"]
+    assert ours.mask_token == "[MASK]"

@@ -55,6 +55,7 @@ class Family:
 
 
 REQUIRED = object()  # marks a config.json setting that has no default
+_KIND_NAMES = {int: "a whole number", float: "a number", str: "text", bool: "true or false"}
 
 
 def setting(raw: dict[str, Any], key: str, kind: type, default: Any = REQUIRED) -> Any:
@@ -72,7 +73,7 @@ def setting(raw: dict[str, Any], key: str, kind: type, default: Any = REQUIRED) 
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value, ok = float(value), True
     if not ok:
-        raise ValueError(f"config.json's {key!r} must be a {kind.__name__}, got {value!r}.")
+        raise ValueError(f"config.json's {key!r} must be {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}.")
     return value
 
 

@@ -1,4 +1,5 @@
-"""A model's own tokenizer, read from its ``tokenizer.json`` with the ``tokenizers`` library.
+"""A model's own tokenizer, read from its ``tokenizer.json`` with the ``tokenizers`` library (or, for BERTs that
+ship only a WordPiece ``vocab.txt``, such as Google's small BERTs, built from that).
 
 A thin wrapper: ``encode`` gives the ids the model expects (special tokens included, as the model was trained)
 together with the token strings to label heatmaps with.
@@ -6,10 +7,12 @@ together with the token strings to label heatmaps with.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 TOKENIZER_FILE = "tokenizer.json"
+VOCAB_FILE = "vocab.txt"  # BERT's WordPiece vocabulary, one token a line
 _MASKS = ("[MASK]", "<mask>")  # BERT's and RoBERTa's mask tokens
 
 
@@ -29,19 +32,21 @@ class TextTokenizer:
         tokenizer: a ``tokenizers.Tokenizer``.
     """
 
-    def __init__(self, tokenizer) -> None:
+    def __init__(self, tokenizer) -> None:  # a tokenizers.Tokenizer, or a tokenizers implementation wrapping one
         self._tokenizer = tokenizer
 
     @classmethod
     def from_folder(cls, folder: Path) -> TextTokenizer:
-        """Read ``tokenizer.json`` from a model folder.
+        """Read ``tokenizer.json`` from a model folder, or build BERT's WordPiece tokenizer from ``vocab.txt``.
 
         Raises:
-            ValueError: when the file is missing or not a tokenizer.
+            ValueError: when neither file is there or the file is not a tokenizer.
         """
         from tokenizers import Tokenizer
 
-        path = Path(folder) / TOKENIZER_FILE
+        path, vocab = Path(folder) / TOKENIZER_FILE, Path(folder) / VOCAB_FILE
+        if not path.is_file() and vocab.is_file():
+            return cls(_wordpiece(vocab))
         if not path.is_file():
             raise ValueError(f"This model folder has no {TOKENIZER_FILE}, so its text cannot be turned into tokens.")
         try:
@@ -77,3 +82,20 @@ class TextTokenizer:
     def id_to_token(self, token_id: int) -> str | None:
         """The token string of one id, or ``None`` when the id is out of range."""
         return self._tokenizer.id_to_token(token_id)
+
+
+def _wordpiece(vocab: Path):
+    """BERT's tokenizer from its ``vocab.txt``; lower-cased unless ``tokenizer_config.json`` says otherwise."""
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    lowercase = True
+    settings = vocab.parent / "tokenizer_config.json"
+    if settings.is_file():
+        try:
+            lowercase = json.loads(settings.read_text(encoding="utf-8")).get("do_lower_case", True) is not False
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
+            raise ValueError(f"tokenizer_config.json is not a readable JSON object ({exc}).") from exc
+    try:
+        return BertWordPieceTokenizer(str(vocab), lowercase=lowercase)
+    except Exception as exc:  # tokenizers raises a plain Exception for bad files
+        raise ValueError(f"{VOCAB_FILE} is not a valid WordPiece vocabulary ({exc}).") from exc
