@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, vit_folder
-from transformer_core.pretrained import inspect_folder, list_model_folders, load_pretrained
+from transformer_core.pretrained import (
+    inspect_folder,
+    list_cached_models,
+    list_model_folders,
+    load_pretrained,
+    models_dir,
+)
 from transformer_core.pretrained.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +64,35 @@ def test_cli_download_fails_clearly_without_network(tmp_path):
     assert "Could not fetch 'gpt2' from the Hugging Face Hub" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "models" / "gpt2").exists()
+
+
+def _cached(cache: Path, model_id: str, make=gpt2_folder):
+    """A model as the Hugging Face cache keeps it: models--owner--name/refs/main -> snapshots/<revision>/."""
+    repo = cache / ("models--" + model_id.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0123abcd")
+    return make(repo / "snapshots" / "0123abcd")
+
+
+def test_cached_models_are_listed_by_id_and_load_offline(tmp_path):
+    cache = tmp_path / "hub"
+    hf = _cached(cache, "someone/tiny-gpt2")
+    (cache / "models--someone--half-done" / "snapshots").mkdir(parents=True)
+    scan = list_cached_models(cache)
+    assert [(m.name, m.family, m.n_params) for m in scan.models] == [("someone/tiny-gpt2", "gpt2",
+                                                                      hf.num_parameters())]
+    assert [(p.name, reason) for p, reason in scan.skipped] == [("models--someone--half-done",
+                                                                 "no downloaded revision")]
+    code = ("from transformer_core.pretrained import load_pretrained\n"
+            "pre = load_pretrained('someone/tiny-gpt2')\nprint(pre.family, pre.name, pre.n_params)")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=120)
+    assert done.stdout.split() == ["gpt2", "someone/tiny-gpt2", str(hf.num_parameters())], done.stderr
+
+
+def test_models_dir_follows_te_models_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("TE_MODELS_DIR", raising=False)
+    assert models_dir() == Path("models")
+    monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path))
+    assert models_dir() == tmp_path

@@ -6,7 +6,7 @@ model id, cache first) gives a :class:`Pretrained` whose ``model(x, return_atten
 models and describes model folders.
 """
 
-from .folders import FolderScan, ModelInfo, inspect_folder, list_model_folders
+from .folders import FolderScan, ModelInfo, inspect_folder, list_cached_models, list_model_folders, models_dir
 from .hub import HubError
 from .images import ImagePreprocessor
 from .loader import FAMILIES, Pretrained, check_budget, load_pretrained, read_config, read_spec
@@ -14,5 +14,6 @@ from .tokenizer import Encoded, TextTokenizer
 
 __all__ = [
     "FAMILIES", "Encoded", "FolderScan", "HubError", "ImagePreprocessor", "ModelInfo", "Pretrained", "TextTokenizer",
-    "check_budget", "inspect_folder", "list_model_folders", "load_pretrained", "read_config", "read_spec",
+    "check_budget", "inspect_folder", "list_cached_models", "list_model_folders", "load_pretrained", "models_dir",
+    "read_config", "read_spec",
 ]

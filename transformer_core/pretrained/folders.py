@@ -1,7 +1,13 @@
-"""Describe model folders without loading them: family, parameters and sizes, from the headers alone."""
+"""Describe model folders without loading them: family, parameters and sizes, from the headers alone.
+
+Two places hold models: a models folder (``models/`` by default, ``TE_MODELS_DIR`` moves it) with one folder per
+model, and the Hugging Face cache, where a model downloaded once stays available offline.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +19,7 @@ from .weights import check_sources, stored_tensors, weight_files
 class ModelInfo:
     """A valid model folder, described from its config.json and weight headers."""
 
-    name: str  # the folder's name
+    name: str  # the folder's name (the model id for models in the Hugging Face cache)
     path: Path  # the folder
     family: str  # "gpt2", "bert" or "vit"
     architecture: str  # e.g. "GPT2LMHeadModel"
@@ -73,4 +79,40 @@ def list_model_folders(path: str | Path) -> FolderScan:
             models.append(inspect_folder(folder))
         except ValueError as exc:
             skipped.append((folder, str(exc)))
+    return FolderScan(models, skipped)
+
+
+def models_dir() -> Path:
+    """The models folder: ``TE_MODELS_DIR`` when set, else ``models`` in the current directory."""
+    return Path(os.environ.get("TE_MODELS_DIR") or "models")
+
+
+def _hub_cache() -> Path:
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+        return Path(os.environ.get("HF_HUB_CACHE") or home / "hub")
+    return Path(constants.HF_HUB_CACHE)
+
+
+def list_cached_models(cache_dir: str | Path | None = None) -> FolderScan:
+    """The models of the Hugging Face cache (the revision ``main`` points to), named by model id.
+
+    Only what is already on disk is looked at; nothing is downloaded. ``load_pretrained(info.name)`` then loads a
+    listed model without going online.
+    """
+    cache = Path(cache_dir) if cache_dir is not None else _hub_cache()
+    models, skipped = [], []
+    for repo in sorted(cache.glob("models--*")) if cache.is_dir() else []:
+        model_id = repo.name.removeprefix("models--").replace("--", "/")
+        ref = repo / "refs" / "main"
+        snapshot = repo / "snapshots" / ref.read_text().strip() if ref.is_file() else None
+        if snapshot is None or not snapshot.is_dir():
+            skipped.append((repo, "no downloaded revision"))
+            continue
+        try:
+            models.append(dataclasses.replace(inspect_folder(snapshot), name=model_id))
+        except ValueError as exc:
+            skipped.append((repo, str(exc)))
     return FolderScan(models, skipped)
