@@ -146,3 +146,12 @@ def test_hub_ids_fail_clearly_offline(tmp_path, monkeypatch):
 def test_sources_that_are_neither_folders_nor_ids(tmp_path):
     with pytest.raises(ValueError, match="neither a model folder nor a Hugging Face model id"):
         load_pretrained(str(tmp_path / "missing" / "../x y"))
+
+
+def test_a_forged_layer_count_is_refused_before_the_weight_map_is_made(tmp_path):
+    gpt2_folder(tmp_path, layers=2)
+    _edit_config(tmp_path, n_layer=10**9)
+    with pytest.raises(ValueError, match=r"describes 1,000,000,000 layers, but the weights file holds only 28 "):
+        inspect_folder(tmp_path)
+    with pytest.raises(ValueError, match="1,000,000,000 layers"):
+        load_pretrained(tmp_path)

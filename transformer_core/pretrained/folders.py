@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .loader import FAMILIES, read_config
-from .weights import check_sources, stored_tensors, weight_files
+from .loader import matched_sources, read_config
+from .weights import stored_tensors, weight_files
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,7 @@ def inspect_folder(folder: str | Path) -> ModelInfo:
     folder = Path(folder)
     spec = read_config(folder)
     stored = stored_tensors(folder)
-    names = set(stored)
-    family = FAMILIES[spec.family]
-    sources = family.sources(spec, names)
-    check_sources(sources, stored)
+    sources = matched_sources(spec, stored)
     # Each stored tensor counts once, also when it is split into several of ours (GPT-2's packed Q, K, V).
     n_params = sum(_numel(stored[name].shape) for name in {s.name for s in sources.values()})
     file_bytes = sum(f.stat().st_size for f in weight_files(folder))

@@ -19,13 +19,14 @@ from torch import nn
 
 from ..config import TransformerConfig, ViTConfig
 from . import bert, gpt2, hub, vit
-from .families import Family, ModelSpec
+from .families import Family, ModelSpec, Source
 from .images import ImagePreprocessor
 from .tokenizer import TextTokenizer
-from .weights import check_sources, fill, stored_tensors
+from .weights import StoredTensor, check_sources, fill, stored_tensors
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, vit.FAMILY)}
 CONFIG_FILE = "config.json"
+MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this many tensors (GPT-2's: exactly 12)
 
 
 @dataclass(frozen=True)
@@ -120,15 +121,27 @@ def _resolve(source: str | Path, budget: dict[str, int | None]) -> tuple[Path, s
     return hub.fetch_model(text), text, spec
 
 
+def matched_sources(spec: ModelSpec, stored: dict[str, StoredTensor]) -> dict[str, Source]:
+    """Where each of the model's weights is stored, checked against the headers (no tensor is read).
+
+    Raises:
+        ValueError: for a file with too few tensors for the described layers, missing or mis-shaped tensors.
+    """
+    if spec.config.n_layers * MIN_TENSORS_PER_BLOCK > len(stored):
+        # Checked first, so that a forged layer count cannot make even the weight map take long.
+        raise ValueError(f"config.json describes {spec.config.n_layers:,} layers, but the weights file holds only "
+                         f"{len(stored):,} tensors; they do not belong together.")
+    sources = FAMILIES[spec.family].sources(spec, set(stored))
+    check_sources(sources, stored)
+    return sources
+
+
 def build_model(folder: Path, spec: ModelSpec) -> nn.Module:
     """The model with the folder's weights, in eval mode with gradients off (validated from headers first)."""
-    family = FAMILIES[spec.family]
     stored = stored_tensors(folder)
-    names = set(stored)
-    sources = family.sources(spec, names)
-    check_sources(sources, stored)
+    sources = matched_sources(spec, stored)
     with torch.device("meta"):  # shapes only: the real tensors come from the file
-        model = family.build(spec, names)
+        model = FAMILIES[spec.family].build(spec, set(stored))
     fill(model, sources, stored)
     return model.eval().requires_grad_(False)
 
