@@ -155,3 +155,12 @@ def test_a_forged_layer_count_is_refused_before_the_weight_map_is_made(tmp_path)
         inspect_folder(tmp_path)
     with pytest.raises(ValueError, match="1,000,000,000 layers"):
         load_pretrained(tmp_path)
+
+
+def test_a_header_with_too_many_tensors_is_refused(tmp_path):
+    import torch
+
+    gpt2_folder(tmp_path)
+    save_file({f"t{i}": torch.zeros(1) for i in range(20_001)}, tmp_path / "model.safetensors")
+    with pytest.raises(ValueError, match="describes 20,001 tensors; supported models have at most 20,000"):
+        inspect_folder(tmp_path)

@@ -109,3 +109,19 @@ def test_berts_with_only_a_vocab_txt_get_the_wordpiece_tokenizer(tmp_path, lower
         assert enc.ids == theirs(*pair)["input_ids"]
         assert enc.type_ids == theirs(*pair)["token_type_ids"]
     assert ours.mask_token == "[MASK]"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"size": {"height": 100_000, "width": 100_000}, "do_center_crop": True, "crop_size": 32},
+     "'size' must be a whole number of pixels from 1 to 4096, got 100000"),
+    ({"size": {"height": "big", "width": 32}}, "'size' must be a whole number of pixels"),
+    ({"size": [32, 32]}, "'size' is not a size"),
+    ({"resample": 99}, "resample=99 is not a known filter"),
+    ({"image_mean": [0.5, 0.5]}, "'image_mean' must be three numbers"),
+    ({"image_std": [0.5, 0, 0.5]}, r"'image_std' must be positive, got \[0.5, 0.0, 0.5\]"),
+    ({"size": {"height": 64, "width": 64}}, r"makes \(64, 64\) pictures, but the model expects 32x32"),
+])
+def test_bad_preprocessor_settings_are_refused(tmp_path, change, message):
+    vit_folder(tmp_path, preprocessor={**VIT, **change})
+    with pytest.raises(ValueError, match=message):
+        load_pretrained(tmp_path)

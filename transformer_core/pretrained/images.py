@@ -16,7 +16,15 @@ import numpy as np
 import torch
 
 PREPROCESSOR_FILE = "preprocessor_config.json"
+MAX_SIDE = 4096  # largest resize or crop side accepted from a preprocessor_config.json
 _RESAMPLE_NAMES = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+
+
+def _pixels(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIDE:
+        raise ValueError(f"{PREPROCESSOR_FILE}'s {key!r} must be a whole number of pixels from 1 to {MAX_SIDE}, "
+                         f"got {value!r}.")
+    return value
 
 
 def _size(value: Any, key: str, default: tuple[int, int]) -> tuple[int, int] | int:
@@ -24,12 +32,12 @@ def _size(value: Any, key: str, default: tuple[int, int]) -> tuple[int, int] | i
     if value is None:
         return default
     if isinstance(value, int) and not isinstance(value, bool):
-        return (value, value)
+        return (_pixels(key, value), _pixels(key, value))
     if isinstance(value, dict):
         if "height" in value and "width" in value:
-            return (int(value["height"]), int(value["width"]))
+            return (_pixels(key, value["height"]), _pixels(key, value["width"]))
         if "shortest_edge" in value:
-            return int(value["shortest_edge"])
+            return _pixels(key, value["shortest_edge"])
     raise ValueError(f"{PREPROCESSOR_FILE}'s {key!r} is not a size: {value!r}.")
 
 
@@ -68,7 +76,10 @@ class ImagePreprocessor:
         factor = float(raw.get("rescale_factor", 1 / 255)) if raw.get("do_rescale", True) else None
         normalize = raw.get("do_normalize", True)
         mean = _triple(raw, "image_mean", 0.5) if normalize else None
-        return cls(size, crop, resample, factor, mean, _triple(raw, "image_std", 0.5))
+        std = _triple(raw, "image_std", 0.5)
+        if min(std) <= 0:
+            raise ValueError(f"{PREPROCESSOR_FILE}'s 'image_std' must be positive, got {list(std)}.")
+        return cls(size, crop, resample, factor, mean, std)
 
     @classmethod
     def from_folder(cls, folder: Path, image_size: int) -> ImagePreprocessor:

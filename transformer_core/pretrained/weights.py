@@ -23,7 +23,8 @@ from .families import Source
 SINGLE = "model.safetensors"
 INDEX = "model.safetensors.index.json"  # the name -> file map of a model stored in several shards
 PICKLES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
-MAX_HEADER = 100 * 2**20  # a safetensors header larger than this is not a model's
+MAX_HEADER = 16 * 2**20  # a safetensors header larger than this is not a supported model's (GPT-2 XL's: ~60 kB)
+MAX_TENSORS = 20_000  # more tensors than this is not a supported model (GPT-2 XL has 580)
 _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}  # weights must be floating point
 
 
@@ -91,6 +92,9 @@ def read_header(file: Path) -> dict[str, StoredTensor]:
     if not isinstance(header, dict):
         raise ValueError(f"{file.name} is not a safetensors file (its header is not a JSON object).")
     header.pop("__metadata__", None)
+    if len(header) > MAX_TENSORS:
+        raise ValueError(f"{file.name} describes {len(header):,} tensors; supported models have at most "
+                         f"{MAX_TENSORS:,}.")
     return {name: _entry(file, name, entry, size - 8 - n) for name, entry in header.items()}
 
 
