@@ -14,9 +14,16 @@ from .folders import ModelInfo, inspect_folder, list_model_folders
 from .loader import CONFIG_FILE, check_budget, read_config
 
 
+def _size(n_bytes: int) -> str:
+    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{n_bytes} bytes"
+
+
 def _describe(info: ModelInfo) -> str:
     return (f"{info.name}: {info.family} ({info.architecture}), {info.n_params:,} parameters, "
-            f"{info.n_bytes / 2**20:,.1f} MB in memory, {info.file_bytes / 2**20:,.1f} MB on disk")
+            f"{_size(info.n_bytes)} in memory, {_size(info.file_bytes)} on disk")
 
 
 def download(model_id: str, to: Path, max_params: int | None = None) -> Path:
