@@ -19,7 +19,7 @@ from ui.lessons import Lesson, key_of, presentation, step_intro
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
 RUN_SEED = "lessons.run_seed"  # int: seed of those runs; "train again" moves to the next seed
 VARIANTS = REVERSE_VARIANTS
-ROW_TITLE = "output digit (written)"  # cross-attention rows are named by the digit each position writes
+ROW_TITLE = "digit written"  # cross-attention rows are named by the digit each output position writes
 VARIANT_TITLES = {"sinusoidal": "With sinusoidal encoding", "none": "Without positional encoding"}
 SHUFFLE_DIGITS = (3, 1, 4, 1, 5, 9, 2, 6)
 
