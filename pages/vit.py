@@ -49,8 +49,9 @@ m1.metric("Patches N = (H/P)·(W/P)", f"{size // patch}·{size // patch} = {n}",
 m2.metric("Tokens with CLS", n + 1, help="One extra learned token whose final state is classified.")
 m3.metric("Numbers per patch C·P·P", f"{channels}·{patch}·{patch} = {channels * patch * patch}",
           help="A flattened patch before the projection.")
-m4.metric("Attention scores per head (N+1)²", f"{attention_scores(n):,}",
-          help="Every token scores every token: halving P multiplies N by 4 and the attention cost by about 16.")
+m4.metric("Scores per head (N+1)²", f"{attention_scores(n):,}",
+          help="Attention scores each head computes. Every token scores every token: halving P multiplies N by 4 "
+               "and the attention cost by about 16.")
 if not projector:
     with st.expander("How N and the attention cost change with the patch size"):
         show(vv.patch_count_figure(size, vc.patch_choices(size, fixed), patch), key="vit.count_chart")

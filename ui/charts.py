@@ -22,7 +22,8 @@ from ui import state
 # Perceptually uniform, colour-blind-safe sequential scales first; the default is Viridis.
 SEQUENTIAL_SCALES = ("Viridis", "Cividis", "Plasma", "Blues", "Greys")
 DIVERGING_SCALE = "RdBu_r"  # blue = negative, red = positive; readable with the common colour deficiencies
-MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most this long
+MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most this long...
+MAX_CELLS_WITH_TEXT_PROJECTOR = 10  # ...or this long in projector mode, whose larger numbers need wider cells
 # Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
 CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
 DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
@@ -87,8 +88,13 @@ def _cell_text(z: np.ndarray, decimals: int, percent: bool = False) -> np.ndarra
     return np.vectorize(lambda v: f"{v:.{decimals}f}", otypes=[str])(z)
 
 
+def cells_with_text() -> int:
+    """The longest side of a matrix that still gets its numbers printed in the cells (shorter in projector mode)."""
+    return MAX_CELLS_WITH_TEXT_PROJECTOR if projector() else MAX_CELLS_WITH_TEXT
+
+
 def _text(z: np.ndarray, decimals: int, percent: bool = False) -> np.ndarray | None:
-    if max(z.shape) > MAX_CELLS_WITH_TEXT:
+    if max(z.shape) > cells_with_text():
         return None
     return _cell_text(z, decimals, percent)
 
@@ -106,7 +112,7 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
     """One heatmap trace with values on hover (and in the cells when the matrix is small).
 
     Args:
-        numbers: print the values in the cells; ``None`` does so when both sides are at most MAX_CELLS_WITH_TEXT.
+        numbers: print the values in the cells; ``None`` does so when both sides are at most cells_with_text().
         scale: a colour scale instead of the diverging one or the sidebar's sequential one.
         percent: print the cells as rounded percentages; ``None`` does so for weights (a 0..1 scale, decimals > 0).
     """

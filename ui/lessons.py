@@ -129,8 +129,8 @@ POSITIONAL = Lesson(
         "positional encoding and once with none. Same data, same seed, same number of steps; only the "
         "positional encoding differs.",
         "Where does the decoder look in the input while it writes each output digit? These maps show the "
-        "cross-attention of the last layer (averaged over heads) after training: rows are output positions, "
-        "columns are input digits.",
+        "cross-attention of the last layer (averaged over heads) after training: each row is the digit the "
+        "decoder writes (first at the top, then *end*), the columns are the input digits it reads.",
     ),
     question=Question(
         prompt="Without positional encoding, how many 8-digit sequences will the model reverse exactly after "
