@@ -23,7 +23,8 @@ from ui.training_charts import kind_title, pattern_title
 
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
 MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurations together when comparing)
-PROJECTOR_WIDTH_PX = 1250  # ... and in projector mode, which hides the sidebar and widens the page
+# ... and in projector mode: the ~940 pixels a 1024-wide projector leaves, less the larger labels and the legend
+PROJECTOR_WIDTH_PX = 820
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows

@@ -47,6 +47,15 @@ def test_chart_titles_are_whole(page, path):
         assert title["chartLeft"] - 1 <= title["left"] and title["right"] <= title["chartRight"] + 1, title
 
 
+@pytest.mark.parametrize("path", ["/training?present=true", GRID])
+def test_charts_fit_the_screen(page, path):
+    _projector(page, path)
+    page.locator(CHARTS).first.wait_for(state="visible")
+    page.locator("[data-testid=stVegaLiteChart], .js-plotly-plot").last.wait_for(state="visible")
+    rights = [box["right"] for box in _boxes(page, "[data-testid=stVegaLiteChart] svg, .js-plotly-plot .main-svg")]
+    assert rights and max(rights) <= PROJECTOR["width"], rights
+
+
 def test_the_grid_labels_its_tokens_in_large_dark_type(page):
     _projector(page, GRID)
     grid = page.locator(".js-plotly-plot").first
