@@ -180,7 +180,7 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
                categories=categories, titles=(x_title, y_title))
     height = height or max(260, min(1400, 70 + cell_px * rows))
     style(fig, title=title, height=height)
-    _panel_titles(fig, bool(title), row_titles is not None)
+    panel_titles(fig, titled=bool(title), row_titles=row_titles is not None)
     return fig
 
 
@@ -202,8 +202,12 @@ def _grid_axes(fig: go.Figure, rows: int, cols: int, *, x_ticks: bool | str, y_t
     fig.update_xaxes(title=titles[0], row=rows)
 
 
-def _panel_titles(fig: go.Figure, titled: bool, row_titles: bool) -> None:
-    """Head and layer titles large and dark, clear of the chart's toolbar (which shows at the top right)."""
+def panel_titles(fig: go.Figure, *, titled: bool, row_titles: bool) -> None:
+    """Panel titles of a subplot grid (heads, layers) large and dark, clear of the chart's toolbar (top right).
+
+    Call it after :func:`style`; ``titled``: the figure has a title of its own; ``row_titles``: it has row titles
+    on the right, which need room in the margin.
+    """
     size = font_size() + 1
     fig.update_annotations(font=dict(size=size, color=label_colour()))
     top = (48 if titled else 38) + size + 12  # the toolbar takes the top ~35 px; the panel titles sit below it
