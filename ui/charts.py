@@ -178,7 +178,7 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
             fig.add_trace(trace, row=r + 1, col=c + 1)
     _grid_axes(fig, rows, cols, x_ticks=x_ticks, y_ticks=y_ticks, labelled=(x is not None, y is not None),
                categories=categories, titles=(x_title, y_title))
-    height = height or max(260, min(1400, 70 + cell_px * rows))
+    height = height or max(260, min(1400, 70 + 2 * font_size() + cell_px * rows))  # panel titles need the room
     style(fig, title=title, height=height)
     panel_titles(fig, titled=bool(title), row_titles=row_titles is not None)
     return fig
@@ -254,8 +254,7 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
     build several times faster (a named template costs ~40 ms per figure).
     """
     legend = sum(trace.showlegend is not False for trace in fig.data) > 1 and fig.layout.showlegend is not False
-    # The title sits at the very top; a legend gets its own line under it instead of covering it.
-    top = (16 + 2 * font_size() if title else 20) + (2 * font_size() if legend else 0)
+    top = _top_margin(titled=bool(title), legend=legend)
     fig.update_layout(
         title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=10))
         if title else None,
@@ -263,6 +262,26 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
         font=dict(size=font_size()),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
     )
+    return fig
+
+
+def _top_margin(*, titled: bool, legend: bool) -> int:
+    """The title sits at the very top; a legend above the plot gets its own line under it instead of covering it."""
+    return (16 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+
+
+LEGEND_PLACES = {
+    "below": dict(orientation="h", yanchor="top", y=-0.28, x=0, xanchor="left"),
+    "right": dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"),
+}
+
+
+def move_legend(fig: go.Figure, where: str) -> go.Figure:
+    """Put the legend ``"below"`` the plot or to its ``"right"``; the top margin then holds only the title."""
+    fig.update_layout(legend=LEGEND_PLACES[where],
+                      margin=dict(t=_top_margin(titled=bool(fig.layout.title.text), legend=False)))
+    if where == "below":
+        fig.update_layout(margin=dict(b=20))
     return fig
 
 

@@ -7,7 +7,6 @@ the student presses a button, with a progress bar; the plain-data results live i
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from transformer_core.host import limits
@@ -42,13 +41,6 @@ def _shuffle_visual() -> None:
                    help="Largest difference between the outputs for the reversed input and the reversed "
                         "outputs for the original input. 0 means: the same vectors, merely reordered.")
         col.caption("→ the same vectors, reordered" if same else "→ different vectors: the order matters")
-
-
-def legend_below(fig: go.Figure) -> go.Figure:
-    """Move the legend under the plot, clear of a left-aligned title."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, x=0, xanchor="left"),
-                      margin=dict(b=20))
-    return fig
 
 
 def _steps() -> int:
@@ -102,12 +94,12 @@ def _comparison_visual(lesson: Lesson) -> None:
     with left:
         fig = charts.line_chart(accuracy, title="Sequences reversed exactly", x_title="training step",
                                 y_title="accuracy", height=400)
-        charts.show(legend_below(fig), key=key_of(lesson, "curve"))
+        charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "curve"))
     loss = {VARIANT_TITLES[k]: (list(range(1, len(r.losses) + 1)), r.losses) for k, r in runs.items()}
     with right:
         fig = charts.line_chart(loss, title="Training loss", x_title="training step", y_title="cross-entropy",
                                 log_y=True, height=400)
-        charts.show(legend_below(fig), key=key_of(lesson, "loss"))
+        charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "loss"))
 
 
 def _cross_attention_visual(lesson: Lesson) -> None:
@@ -166,8 +158,7 @@ def _heads_score_visual(lesson: Lesson, run: VariantRun) -> None:
     fig = charts.line_chart(series, title="Anti-diagonal score of each head", x_title="training step",
                             y_title="pattern score", height=380)
     fig.for_each_trace(lambda t: t.update(line_dash="dash") if t.name.startswith("layer 2") else None)
-    fig.update_layout(legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"))
-    charts.show(fig, key=key_of(lesson, "scores"))
+    charts.show(charts.move_legend(fig, "right"), key=key_of(lesson, "scores"))
     best = np.unravel_index(int(np.argmax(scores[-1])), scores[-1].shape)
     st.caption(f"Highest at the end: layer {best[0] + 1}, head {best[1] + 1} "
                f"({scores[-1][best]:.2f}); the lowest head scores {scores[-1].min():.2f}.")

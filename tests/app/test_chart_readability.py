@@ -75,3 +75,12 @@ def test_a_legend_gets_its_own_line_under_the_title():
     one = charts.line_chart({"loss": ([1, 2], [3, 2])}, title="Loss")
     two = charts.line_chart({"a": ([1, 2], [3, 2]), "b": ([1, 2], [2, 1])}, title="Loss")
     assert two.layout.margin.t > one.layout.margin.t
+
+
+@pytest.mark.parametrize("where", ["below", "right"])
+def test_a_moved_legend_leaves_no_empty_line_under_the_title(where):
+    two = charts.line_chart({"a": ([1, 2], [3, 2]), "b": ([1, 2], [2, 1])}, title="Loss")
+    one = charts.line_chart({"a": ([1, 2], [3, 2])}, title="Loss")
+    moved = charts.move_legend(two, where)
+    assert moved.layout.margin.t == one.layout.margin.t
+    assert moved.layout.legend.orientation == ("h" if where == "below" else "v")
