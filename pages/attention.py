@@ -7,28 +7,29 @@ from ui import state
 from ui.attn_steps import step_by_step
 from ui.attn_tabs import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.charts import colorscale
+from ui.layout import page_intro, settings_panel
 from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from ui.urlstate import bind_url, push_url
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
 st.title("🔍 Attention Lab")
-st.caption("Type a short sequence and watch one attention layer work, from the token vectors X to the output, "
-           "with the real numbers of a small transformer.")
 av.init_page_state()
 bind_url(av.URL_PARAMS, page="attention")
-share_link(av.URL_PARAMS, url_path="attention")
+page_intro("Type a short sequence and watch one attention layer work, from the token vectors X to the output, "
+           "with the real numbers of a small transformer.", params=av.URL_PARAMS, url_path="attention")
 projector = st.session_state.get(state.PRESENTATION, False)
 
 trained = state.trained_models("causal_lm", "seq2seq", "regression")
 entry = av.trained_entry(trained)
-text, kind = av.input_controls(entry)
-if trained:
-    av.source_control(trained)
-elif not projector:
-    st.page_link("pages/training.py", icon="📈",
-                 label="Train a model on the Live Training page to see the patterns it learned here.")
-av.model_controls(projector=projector, trained=entry)
+with settings_panel():
+    text, kind = av.input_controls(entry)
+    if trained:
+        av.source_control(trained)
+    elif not projector:
+        st.page_link("pages/training.py", icon="📈",
+                     label="Train a model on the Live Training page to see the patterns it learned here.")
+    av.model_controls(projector=projector, trained=entry)
 
 s = av.settings()
 run = None

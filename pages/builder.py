@@ -7,22 +7,23 @@ from ui import builder_views as bv
 from ui import state
 from ui.builder_diagram import architecture_svg
 from ui.charts import show
+from ui.layout import page_intro, settings_panel
 from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from ui.urlstate import bind_url, push_url
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
 st.title("🧱 Model Builder")
-st.caption(
-    "Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, and "
-    "draws the architecture — next to famous models counted the same way."
-)
 bind_url(bc.URL_PARAMS, page="builder")
-share_link(bc.URL_PARAMS, url_path="builder")
+page_intro("Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, "
+           "and draws the architecture — next to famous models counted the same way.", params=bc.URL_PARAMS,
+           url_path="builder")
 
-controls, results = st.columns([1, 1.6], gap="large")
+projector = st.session_state.get(state.PRESENTATION, False)
+# In projector mode the settings fold away above the results; otherwise they stand beside them.
+controls, results = (settings_panel(), st.container()) if projector else st.columns([1, 1.6], gap="large")
 with controls:
-    settings = bc.builder_controls(st.session_state.get(state.PRESENTATION, False))
+    settings = bc.builder_controls(projector)
 try:
     breakdown, est = bv.sizes(settings)
 except ValueError as err:
@@ -31,7 +32,8 @@ except ValueError as err:
     st.stop()
 
 with results:
-    m1, m2, m3, m4 = st.columns(4)
+    # Beside the settings two metrics a row, so that "22.9 MB" is not cut short on a 1024-pixel screen.
+    m1, m2, m3, m4 = st.columns(4) if projector else [*st.columns(2), *st.columns(2)]
     m1.metric("Parameters", bv.human(sum(breakdown.values())), help=f"{sum(breakdown.values()):,} exactly.")
     m2.metric("FLOPs per token", bv.human(est.flops_per_token_forward),
               help="Forward pass, matrix multiplications only (2 per multiply-add).")

@@ -16,12 +16,12 @@ TITLES = {lesson.key: f"{lesson.icon} {lesson.title}" for lesson in LESSONS}
 
 bind_url(PARAMS, page="lessons")
 st.title("🎓 Lessons")
-intro, link = st.columns([3, 1], vertical_alignment="center")
-intro.markdown(
-    "Short guided scenarios for a class. Each one has a goal, a question to **predict** first, two or three "
-    "steps with real models, and a **reveal** that explains the answer and what to notice."
-)
-if not presentation():
+if not presentation():  # on a projector the lesson itself comes first
+    intro, link = st.columns([3, 1], vertical_alignment="center")
+    intro.markdown(
+        "Short guided scenarios for a class. Each one has a goal, a question to **predict** first, two or three "
+        "steps with real models, and a **reveal** that explains the answer and what to notice."
+    )
     with link:
         share_link(PARAMS, url_path="lessons")
 choice = st.segmented_control(

@@ -8,8 +8,9 @@ from ui import vit_controls as vc
 from ui import vit_views as vv
 from ui.charts import show
 from ui.exports import tensor_downloads
+from ui.layout import page_intro, settings_panel
 from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from ui.urlstate import bind_url, push_url
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
@@ -17,28 +18,27 @@ projector = st.session_state.get(state.PRESENTATION, False)
 vc.keep_hidden_settings()
 
 st.title("🖼️ ViT Patching")
-st.caption(
-    "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
-    "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
-)
 bind_url(vc.URL_PARAMS, page="vit")
-share_link(vc.URL_PARAMS, url_path="vit")
+page_intro("A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: it "
+           "cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens "
+           "attend.", params=vc.URL_PARAMS, url_path="vit")
 
 trained = vc.trained_vit()
-c_pic, c_geo, c_model = st.columns([1.1, 1, 1], gap="large")
-with c_model:
-    use_trained = vc.weights_control(trained)
-fixed = trained.config if use_trained and trained is not None else None
-task = vc.trained_task(trained) if fixed is not None else None
-with c_pic:
-    picture = vc.picture_controls(task)
-with c_geo:
-    size, patch, fit = vc.geometry_controls(fixed, projector)
-if projector:
-    config = vc.model_controls(fixed, size, patch, projector)
-else:
-    with c_model, st.expander("Model settings", expanded=fixed is None):
+with settings_panel():
+    c_pic, c_geo, c_model = st.columns([1.1, 1, 1], gap="large")
+    with c_model:
+        use_trained = vc.weights_control(trained)
+    fixed = trained.config if use_trained and trained is not None else None
+    task = vc.trained_task(trained) if fixed is not None else None
+    with c_pic:
+        picture = vc.picture_controls(task)
+    with c_geo:
+        size, patch, fit = vc.geometry_controls(fixed, projector)
+    if projector:
         config = vc.model_controls(fixed, size, patch, projector)
+    else:
+        with c_model, st.expander("Model settings", expanded=fixed is None):
+            config = vc.model_controls(fixed, size, patch, projector)
 
 pixels = vc.fitted_pixels(picture.pixels, size, fit)
 n = num_patches(size, patch)
@@ -49,8 +49,9 @@ m1.metric("Patches N = (H/P)·(W/P)", f"{size // patch}·{size // patch} = {n}",
 m2.metric("Tokens with CLS", n + 1, help="One extra learned token whose final state is classified.")
 m3.metric("Numbers per patch C·P·P", f"{channels}·{patch}·{patch} = {channels * patch * patch}",
           help="A flattened patch before the projection.")
-m4.metric("Attention scores per head (N+1)²", f"{attention_scores(n):,}",
-          help="Every token scores every token: halving P multiplies N by 4 and the attention cost by about 16.")
+m4.metric("Scores per head (N+1)²", f"{attention_scores(n):,}",
+          help="Attention scores each head computes. Every token scores every token: halving P multiplies N by 4 "
+               "and the attention cost by about 16.")
 if not projector:
     with st.expander("How N and the attention cost change with the patch size"):
         show(vv.patch_count_figure(size, vc.patch_choices(size, fixed), patch), key="vit.count_chart")

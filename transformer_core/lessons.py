@@ -5,6 +5,8 @@
 - :func:`scaling_demo` shows why attention divides the scores by √d_k before the softmax.
 - :func:`train_variants` trains one task several times with different model settings (for example with and
   without positional encoding) and returns plain-data summaries for display.
+- :func:`train_reverse_lesson` is the run the two training lessons share (reverse 8 digits, 120 steps);
+  :func:`output_labels` names the decoder's rows by the digit each one writes.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from .config import TransformerConfig
 from .models import CausalLM
 from .tasks import get_task
 from .training import Trainer, default_train_config, seeded
+
+REVERSE_TASK = "reverse"  # the task of the two training lessons
+REVERSE_OPTIONS = {"min_len": 8}  # every sequence 8 digits long, as the lessons say
+REVERSE_STEPS = 120  # steps per run: with positions, every sequence is reversed exactly by about step 100
+REVERSE_VARIANTS = {"sinusoidal": {"positional": "sinusoidal"}, "none": {"positional": "none"}}
 
 
 @torch.no_grad()
@@ -123,3 +130,22 @@ def train_variants(task_name: str, variants: Mapping[str, Mapping[str, Any]], *,
         trainer.run(callback=report)
         runs[label] = summarize(label, trainer)
     return runs
+
+
+def train_reverse_lesson(labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0,
+                         progress: Callable[[str, int, int], None] | None = None) -> dict[str, VariantRun]:
+    """The lessons' reverse-task runs for the given ``REVERSE_VARIANTS`` labels (e.g. ``["sinusoidal"]``)."""
+    unknown = [label for label in labels if label not in REVERSE_VARIANTS]
+    if unknown:
+        raise ValueError(f"Unknown lesson variant(s): {', '.join(unknown)}; choose from {', '.join(REVERSE_VARIANTS)}.")
+    return train_variants(REVERSE_TASK, {label: REVERSE_VARIANTS[label] for label in labels}, steps=steps,
+                          seed=seed, progress=progress, task_options=REVERSE_OPTIONS)
+
+
+def output_labels(decoder_input: Sequence[str]) -> list[str]:
+    """Row labels of a seq2seq run's cross-attention: the token each decoder position *writes*.
+
+    The decoder reads ``BOS d1 … dn`` and writes ``d1 … dn EOS``: row ``t`` is named by what it predicts,
+    not by the token it reads, so the labels match "output position" in the lessons' text.
+    """
+    return [*decoder_input[1:], "end"]

@@ -43,7 +43,7 @@ def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[
     z = np.where(allowed, scaled, np.nan)
     fig = charts.heatmap(z, tokens, tokens, diverging=True)
     text = np.where(allowed, np.vectorize(lambda v: f"{v:.2f}")(scaled), "-∞")
-    small = max(z.shape) <= charts.MAX_CELLS_WITH_TEXT
+    small = max(z.shape) <= charts.cells_with_text()
     fig.update_traces(text=text, texttemplate="%{text}" if small else None,
                       hovertemplate="query %{y}<br>key %{x}<br>score %{text}<extra></extra>")
     fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))

@@ -1,4 +1,4 @@
-"""The steps of the two lessons that train models: "Why positional encoding matters" and "Heads specialise".
+"""The steps of the two lessons that train models: "Why positional encoding matters" and "Many heads, one pattern".
 
 Both use the same runs of the reverse task (with and without positional encoding). Training happens only when
 the student presses a button, with a progress bar; the plain-data results live in this session's state only.
@@ -7,20 +7,18 @@ the student presses a button, with a progress bar; the plain-data results live i
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from transformer_core.host import limits
-from transformer_core.lessons import VariantRun, train_variants
+from transformer_core.lessons import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output_labels, train_reverse_lesson
 from transformer_core.positional_analysis import shuffle_test
 from ui import charts
 from ui.lessons import Lesson, key_of, presentation, step_intro
 
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
 RUN_SEED = "lessons.run_seed"  # int: seed of those runs; "train again" moves to the next seed
-LESSON_TASK = {"min_len": 8}  # every sequence 8 digits long, as the lessons say
-LESSON_STEPS = 120  # training steps per run: the reverse task reaches ~100 % by step 100 with positions
-VARIANTS = {"sinusoidal": {"positional": "sinusoidal"}, "none": {"positional": "none"}}
+VARIANTS = REVERSE_VARIANTS
+ROW_TITLE = "digit written"  # cross-attention rows are named by the digit each output position writes
 VARIANT_TITLES = {"sinusoidal": "With sinusoidal encoding", "none": "Without positional encoding"}
 SHUFFLE_DIGITS = (3, 1, 4, 1, 5, 9, 2, 6)
 
@@ -45,15 +43,8 @@ def _shuffle_visual() -> None:
         col.caption("→ the same vectors, reordered" if same else "→ different vectors: the order matters")
 
 
-def legend_below(fig: go.Figure) -> go.Figure:
-    """Move the legend under the plot, clear of a left-aligned title."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, x=0, xanchor="left"),
-                      margin=dict(b=20))
-    return fig
-
-
 def _steps() -> int:
-    return min(LESSON_STEPS, limits().max_steps)
+    return min(REVERSE_STEPS, limits().max_steps)
 
 
 def _train(labels: list[str]) -> None:
@@ -66,8 +57,7 @@ def _train(labels: list[str]) -> None:
             done = labels.index(label) * steps + step
             bar.progress(done / total, text=f"{VARIANT_TITLES[label]}: step {step} of {steps}")
 
-    runs = train_variants("reverse", {k: VARIANTS[k] for k in labels}, steps=_steps(),
-                          seed=st.session_state.get(RUN_SEED, 0), progress=progress, task_options=LESSON_TASK)
+    runs = train_reverse_lesson(labels, steps=_steps(), seed=st.session_state.get(RUN_SEED, 0), progress=progress)
     st.session_state.setdefault(RUNS, {}).update(runs)
     bar.empty()
 
@@ -104,12 +94,12 @@ def _comparison_visual(lesson: Lesson) -> None:
     with left:
         fig = charts.line_chart(accuracy, title="Sequences reversed exactly", x_title="training step",
                                 y_title="accuracy", height=400)
-        charts.show(legend_below(fig), key=key_of(lesson, "curve"))
+        charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "curve"))
     loss = {VARIANT_TITLES[k]: (list(range(1, len(r.losses) + 1)), r.losses) for k, r in runs.items()}
     with right:
         fig = charts.line_chart(loss, title="Training loss", x_title="training step", y_title="cross-entropy",
                                 log_y=True, height=400)
-        charts.show(legend_below(fig), key=key_of(lesson, "loss"))
+        charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "loss"))
 
 
 def _cross_attention_visual(lesson: Lesson) -> None:
@@ -119,17 +109,23 @@ def _cross_attention_visual(lesson: Lesson) -> None:
         return
     cols = st.columns(len(runs))
     for col, (label, run) in zip(cols, runs.items(), strict=True):
-        rows, columns = run.labels.get("cross", (None, None))
+        rows, columns = _cross_labels(run)
         z = run.snapshots[-1]["cross"][-1].astype(float).mean(axis=0)  # (L, H, T, S) -> (T, S)
         fig = charts.heatmap(z, columns, rows, title=VARIANT_TITLES[label], x_title="input digit (read)",
-                             y_title="decoder input", zmin=0.0, zmax=1.0, hover_name="weight")
+                             y_title=ROW_TITLE, zmin=0.0, zmax=1.0, hover_name="weight")
         fig.update_xaxes(dtick=1)
         fig.update_yaxes(dtick=1)  # every token label, also with projector mode's larger font
         with col:
             charts.show(fig, key=key_of(lesson, f"cross.{label}"))
 
 
-# Heads specialise
+def _cross_labels(run: VariantRun) -> tuple[list[str] | None, list[str] | None]:
+    """Rows named by the digit each output position writes, columns by the input digits."""
+    rows, columns = run.labels.get("cross", (None, None))
+    return (output_labels(rows) if rows else None), columns
+
+
+# Many heads, one pattern
 
 def _heads_train_visual(lesson: Lesson) -> None:
     runs = _train_button(lesson, ["sinusoidal"], f"Train the reverse model ({_steps()} steps)")
@@ -146,9 +142,10 @@ def _heads_grid_visual(lesson: Lesson, run: VariantRun) -> None:
     cross = run.snapshots[run.snapshot_steps.index(step)]["cross"].astype(float)  # (L, H, T, S)
     layers, heads = cross.shape[:2]
     grid = [[cross[layer, head] for head in range(heads)] for layer in range(layers)]
-    rows, columns = run.labels.get("cross", (None, None))
+    rows, columns = _cross_labels(run)
     fig = charts.heatmap_grid(grid, row_titles=[f"layer {i + 1}" for i in range(layers)],
                               col_titles=[f"head {i + 1}" for i in range(heads)], x=columns, y=rows,
+                              x_title="input digit", y_title=ROW_TITLE,
                               title=f"Cross-attention of every head at step {step}")
     charts.show(fig, key=key_of(lesson, "grid"))
 
@@ -161,8 +158,7 @@ def _heads_score_visual(lesson: Lesson, run: VariantRun) -> None:
     fig = charts.line_chart(series, title="Anti-diagonal score of each head", x_title="training step",
                             y_title="pattern score", height=380)
     fig.for_each_trace(lambda t: t.update(line_dash="dash") if t.name.startswith("layer 2") else None)
-    fig.update_layout(legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"))
-    charts.show(fig, key=key_of(lesson, "scores"))
+    charts.show(charts.move_legend(fig, "right"), key=key_of(lesson, "scores"))
     best = np.unravel_index(int(np.argmax(scores[-1])), scores[-1].shape)
     st.caption(f"Highest at the end: layer {best[0] + 1}, head {best[1] + 1} "
                f"({scores[-1][best]:.2f}); the lowest head scores {scores[-1].min():.2f}.")
@@ -179,7 +175,7 @@ def positional_steps(lesson: Lesson) -> None:
 
 
 def heads_steps(lesson: Lesson) -> None:
-    """The three steps of "Heads specialise"."""
+    """The three steps of "Many heads, one pattern"."""
     step_intro(lesson, 1)
     _heads_train_visual(lesson)
     run = st.session_state.get(RUNS, {}).get("sinusoidal")

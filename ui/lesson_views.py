@@ -136,7 +136,7 @@ def _scaling_bars(lesson: Lesson, demo: ScalingDemo) -> None:
     ])
     fig.update_yaxes(title="attention weight", range=[0, 1])
     fig = charts.style(fig, title=f"Attention weights over 8 keys, d_k = {demo.d_k}", height=400)
-    charts.show(lesson_training.legend_below(fig), key=key_of(lesson, "bars"))
+    charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "bars"))
     if not presentation():
         with st.expander("Numbers"):
             st.dataframe({"key": keys, "q·k": np.round(demo.scores, 2),

@@ -129,8 +129,8 @@ POSITIONAL = Lesson(
         "positional encoding and once with none. Same data, same seed, same number of steps; only the "
         "positional encoding differs.",
         "Where does the decoder look in the input while it writes each output digit? These maps show the "
-        "cross-attention of the last layer (averaged over heads) after training: rows are output positions, "
-        "columns are input digits.",
+        "cross-attention of the last layer (averaged over heads) after training: each row is the digit the "
+        "decoder writes (first at the top, then *end*), the columns are the input digits it reads.",
     ),
     question=Question(
         prompt="Without positional encoding, how many 8-digit sequences will the model reverse exactly after "
@@ -159,35 +159,39 @@ POSITIONAL = Lesson(
 )
 
 HEADS = Lesson(
-    key="heads", title="Heads specialise", icon="🔦",
-    goal="Watch the attention heads of a model that learns to reverse digits organise themselves, and measure "
-         "it with a pattern score.",
+    key="heads", title="Many heads, one pattern", icon="🔦",
+    goal="Find out whether the eight attention heads of a model that learns to reverse digits divide the work "
+         "between them, and measure it with a pattern score.",
     steps=(
-        "Train the reverse model (it is the same run as in *Why positional encoding matters*, so if you trained "
-        "there it is ready here).",
-        "Drag the slider through training. Each small map is one head's cross-attention: rows are output "
-        "positions, columns are input digits, brighter means more attention.",
+        "Train the reverse model: 2 layers of cross-attention with 4 heads each (it is the same run as in *Why "
+        "positional encoding matters*, so if you trained there it is ready here).",
+        "Drag the slider through training. Each small map is one head's cross-attention: rows are the output "
+        "digits the decoder writes, columns are the input digits it reads, brighter means more attention.",
         "The **pattern score** of a head is the share of its attention that lies on the anti-diagonal, the "
-        "pattern that solves reversing (1 = all of it, about 1/8 = spread evenly). Follow it through training.",
+        "pattern that solves reversing (1 = all of it, about 1/8 = spread evenly). Follow every head's score "
+        "through training.",
     ),
     question=Question(
-        prompt="Before training (step 0), what does each head's cross-attention look like?",
-        options=("Already an anti-diagonal", "Spread almost evenly over the input digits",
-                 "All the weight on the first digit"),
+        prompt="After training, what will the eight heads' cross-attention look like?",
+        options=("Eight different patterns: each head takes its own part of the job",
+                 "The same anti-diagonal in every head",
+                 "One head finds the anti-diagonal; the others stay spread out"),
         answer=1,
-        explanation="Random weights give queries and keys that hardly match, so the scores are all small and "
-                    "the softmax is nearly flat: every digit gets about 1/8. Structure appears only when "
-                    "training makes some scores much larger than the others.",
+        explanation="Reversing needs only one pattern: output digit 1 reads input digit 8, output 2 reads "
+                    "input 7, and so on. Every head receives the same push towards it during training, and "
+                    "nothing rewards doing something else, so all eight learn the same anti-diagonal. Heads "
+                    "can only divide the work when a task needs several different patterns at once.",
     ),
     notice=(
-        "Heads do not all specialise equally or at the same time: compare the highest and the lowest score, "
-        "and the step at which each one starts to rise.",
-        "The pattern scores rise during the same steps as the accuracy: the pattern *is* how the model solves "
-        "the task.",
-        "A head can be sharp and still score low when it consistently looks somewhere else — read the map, "
-        "not only the number.",
+        "At step 0 every head is spread almost evenly (scores near 1/8): random weights give scores that "
+        "hardly differ, so the softmax is nearly flat.",
+        "All eight scores rise during the same steps as the accuracy: the pattern *is* how the model solves "
+        "the task, and every head carries a copy of it.",
+        "Heads that learn the same thing are *redundant*: a model can often lose many of its heads and still "
+        "work, which is why large models can be pruned.",
     ),
-    links=(Link("training.py", "Watch induction heads form in Live Training", (("task", "induction"),)),),
+    links=(Link("training.py", "Train the induction task in Live Training and compare its heads",
+                (("task", "induction"),)),),
 )
 
 PATCHES = Lesson(

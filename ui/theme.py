@@ -1,4 +1,4 @@
-"""Projector mode's look: larger type, more room for the main visual, less chrome.
+"""Projector mode's look: larger type, more room for the main visual, less chrome; and small-screen fixes.
 
 The page colours come from ``.streamlit/config.toml`` and Streamlit's light/dark switch (app menu → Settings);
 this module only adds the style sheet that projector mode needs. Charts size their own fonts
@@ -28,7 +28,19 @@ html {{ font-size: {100 * PROJECTOR_SCALE:.0f}%; }}
 """
 
 
+# Always on: on a 1024-pixel screen the page's wide side padding leaves narrow columns, and labels in them broke
+# mid-word ("placemen t"). Less padding below 1280 pixels, and labels that wrap between words only.
+BASE_CSS = """
+<style>
+@media (max-width: 1280px) {
+  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+}
+[data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p {
+  word-break: normal; overflow-wrap: normal; }
+</style>
+"""
+
+
 def apply_theme(presentation: bool) -> None:
-    """Add projector mode's style sheet when ``presentation`` is on (call once per run, before the page)."""
-    if presentation:
-        st.html(PROJECTOR_CSS)
+    """Add the base style sheet, and projector mode's when ``presentation`` is on (once per run, before the page)."""
+    st.html(BASE_CSS + (PROJECTOR_CSS if presentation else ""))

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from transformer_core.live import LiveRun
 from transformer_core.patterns import PATTERN_TITLES
 from transformer_core.training import Snapshot
-from ui.charts import colorscale, font_size, style
+from ui.charts import colorscale, font_size, label_colour, panel_titles, style
 
 FIGS = "live.figs"  # dict: figure key -> plotly figure reused across redraws
 LANE_COLOURS = ("#0072B2", "#D55E00")  # Okabe-Ito blue and vermillion: configuration A and B
@@ -53,7 +53,7 @@ def short_label(run: LiveRun, lane: int) -> str:
 def figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
     """The figure stored under ``key`` (and the current colours and font size), built on first use."""
     figs = st.session_state.setdefault(FIGS, {})
-    full = (*key, colorscale(), font_size())
+    full = (*key, colorscale(), font_size(), label_colour())
     if full not in figs:
         figs[full] = build()
     return figs[full]
@@ -86,7 +86,9 @@ def _cls_overlay(lane: int, image: np.ndarray, maps: np.ndarray) -> go.Figure:
                               row=i + 1, col=j + 1)
         fig.update_xaxes(visible=False)  # image traces keep pixels square and rows top-down by themselves
         fig.update_yaxes(visible=False)
-        return style(fig, height=max(260, 60 + 170 * layers))
+        style(fig, height=max(260, 60 + 170 * layers))
+        panel_titles(fig, titled=False, row_titles=True)
+        return fig
 
     fig = figure(("cls", lane, maps.shape, image.shape), build)
     top = float(cls.max()) or 1.0

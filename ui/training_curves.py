@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from transformer_core.live import LiveRun, thin_series
-from ui.charts import font_size
+from ui.charts import font_size, label_colour, title_lines
 from ui.training_charts import LANE_COLOURS, METRIC_TITLES, pattern_title
 
 MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
@@ -50,7 +50,8 @@ def _spec(title: str, layers: list[dict[str, Any]], marker: int | None) -> dict[
                        "encoding": {"x": {"field": "step", "type": "quantitative"}}})
     size = font_size()
     return {
-        "title": {"text": title, "anchor": "start", "fontSize": size + 2},
+        "title": {"text": title_lines(title), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
+                  "limit": 0},  # whole words on as many lines as needed, never "held-out (…"
         "layer": layers,
         "config": {"axis": {"labelFontSize": size - 1, "titleFontSize": size},
                    "legend": {"labelFontSize": size - 1, "symbolStrokeWidth": 3}},

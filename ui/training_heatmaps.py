@@ -18,12 +18,13 @@ import streamlit as st
 from transformer_core.live import LiveRun
 from transformer_core.training import Snapshot
 from ui import state
-from ui.charts import colorscale, font_size
+from ui.charts import colorscale, font_size, label_colour, title_lines
 from ui.training_charts import kind_title, pattern_title
 
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
 MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurations together when comparing)
-PROJECTOR_WIDTH_PX = 1250  # ... and in projector mode, which hides the sidebar and widens the page
+# ... and in projector mode: the ~940 pixels a 1024-wide projector leaves, less the larger labels and the legend
+PROJECTOR_WIDTH_PX = 820
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
@@ -33,11 +34,24 @@ def _scheme() -> str:
     return colorscale().lower()  # Vega has the same sequential schemes: viridis, cividis, plasma, blues, greys
 
 
-def _axis(labels: Sequence[str] | None, n: int, title: str, show: bool) -> dict[str, Any]:
-    if not show or n > MAX_TICK_LABELS:
+def _axis(labels: Sequence[str] | None, n: int, title: str, cell: int, *, x: bool = True) -> dict[str, Any]:
+    """Token labels, large and dark; a facet draws them once, on the outer row and column of the grid.
+
+    ``cell`` is the side of a heatmap along this axis in pixels; x labels turn upright when they do not fit across.
+    """
+    if n > MAX_TICK_LABELS:
         return {"title": title, "labels": False, "ticks": False}
     texts = list(labels) if labels is not None and len(labels) == n else [str(i) for i in range(n)]
-    return {"title": title, "labelExpr": f"{json.dumps(texts)}[datum.value]", "labelAngle": 0}
+    size = max(11, font_size() - 2)
+    upright = not x or cell / n >= size * max(len(t) for t in texts) * 0.6  # the widest label fits across
+    return {"title": title, "labelExpr": f"{json.dumps(texts)}[datum.value]", "labelAngle": 0 if upright else -90,
+            "labelFontSize": size, "labelColor": label_colour(), "labelOverlap": False}
+
+
+def _header(name: str) -> dict[str, Any]:
+    """A facet header such as "head 2", as large and dark as the rest of the chart's text."""
+    return {"labelExpr": f"'{name} ' + datum.value", "labelFontSize": font_size() + 1,
+            "labelColor": label_colour(), "labelFontWeight": "bold"}
 
 
 def attention_title(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> str:
@@ -66,21 +80,19 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
     width = (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // lanes
     cell = int(min(MAX_CELL_PX, (width - 60) / heads - 12))
     cell_h = int(cell * min(1.5, t / s))
-    small = heads * layers <= 4 or cell >= 140
     tooltip = [{"field": f, "type": "nominal" if f in ("query", "key") else "quantitative"}
                for f in ("layer", "head", "query", "key", "weight") if labelled or f not in ("query", "key")]
     spec = {
         "transform": transform,
-        "facet": {"row": {"field": "layer", "type": "ordinal", "title": None, "header": {
-                      "labelExpr": "'layer ' + datum.value", "labelFontSize": font_size()}},
-                  "column": {"field": "head", "type": "ordinal", "title": None, "header": {
-                      "labelExpr": "'head ' + datum.value", "labelFontSize": font_size()}}},
+        "facet": {"row": {"field": "layer", "type": "ordinal", "title": None, "header": _header("layer")},
+                  "column": {"field": "head", "type": "ordinal", "title": None, "header": _header("head")}},
         "spacing": 8,
+        "padding": {"left": 8, "top": 4, "right": 4, "bottom": 4},  # room for the rotated "layer" headers
         "spec": {
             "width": cell, "height": cell_h, "mark": {"type": "rect"},
             "encoding": {
-                "x": {"field": "k", "type": "ordinal", "axis": _axis(cols, s, "", small)},
-                "y": {"field": "q", "type": "ordinal", "axis": _axis(rows, t, "", small)},
+                "x": {"field": "k", "type": "ordinal", "axis": _axis(cols, s, "", cell)},
+                "y": {"field": "q", "type": "ordinal", "axis": _axis(rows, t, "", cell_h, x=False)},
                 "color": {"field": "weight", "type": "quantitative", "title": "weight",
                           "scale": {"scheme": _scheme(), "domain": [0, 1]}},
                 "tooltip": tooltip,
@@ -110,8 +122,8 @@ def scores_chart(snap: Snapshot) -> Chart:
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if _scheme() in ("blues", "greys") else ("black", "white")
     spec = {
-        "title": {"text": f"How {pattern_title(key)} is each head? · step {snap.step}", "anchor": "start",
-                  "fontSize": font_size() + 1},
+        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · step {snap.step}"),
+                  "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
         "height": SCORE_ROW_PX * layers,
         "layer": [
             {"mark": "rect", "encoding": {**encoding, "color": {

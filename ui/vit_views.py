@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw, ImageFont
 from plotly.subplots import make_subplots
 
 from transformer_core.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
-from ui.charts import colorscale, heatmap_trace, show, style
+from ui.charts import colorscale, heatmap_trace, panel_titles, show, style
 from ui.exports import colormap
 
 DISPLAY_PX = 384  # pictures are enlarged by a whole factor to about this many pixels per side
@@ -170,6 +170,7 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     fig.update_yaxes(title="token (0 = CLS)", col=1)
     fig.update_xaxes(title="feature (d_model)")
     fig = style(fig, height=max(300, min(540, 160 + 4 * mats[0].shape[0])))
+    panel_titles(fig, titled=False, row_titles=False)
     return fig.update_layout(margin=dict(t=80))
 
 

@@ -112,7 +112,7 @@ def test_scaling_lesson_sharpens_without_scaling(lessons_at):
 
 
 def test_training_comparison_feeds_both_training_lessons(monkeypatch):
-    monkeypatch.setattr(lesson_training, "LESSON_STEPS", 12)
+    monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)
     at = app_at(PAGE)
     at.button(key="lessons.positional.train").click().run()
     assert_no_exception(at)

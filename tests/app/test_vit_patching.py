@@ -47,7 +47,7 @@ def metric(at, start: str) -> str:
 def test_renders_with_one_picture_per_head(page):
     assert len(page.image) == FIXED_IMAGES + 4
     assert metric(page, "Patches") == "8·8 = 64"
-    assert metric(page, "Attention scores") == f"{65**2:,}"
+    assert metric(page, "Scores per head") == f"{65**2:,}"
     assert len(page.get("plotly_chart")) == 4  # N and cost, patch matrix, tokens, CLS weights as numbers
 
 

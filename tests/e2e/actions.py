@@ -93,14 +93,34 @@ def radio_options(page, label: str) -> list[str]:
     return [t.strip() for t in widget(page, "stRadio", label).first.get_by_test_id("stRadioOption").all_inner_texts()]
 
 
-def readme_screenshot(page, name: str, height: int = 1000, start=None) -> None:
+README_VIEW = {"width": 1400, "height": 1000}  # the README's pictures
+PROJECTOR_VIEW = {"width": 1024, "height": 768}  # a classroom projector
+BROWSE_VIEW = {"width": 1400, "height": 900}  # the tests' usual window
+
+
+def readme_screenshot(page, name: str, height: int = README_VIEW["height"], start=None) -> None:
     """Save ``height`` pixels of the page, 1400 wide, as screenshots/<name> (the README's pictures).
 
     The picture starts at the top of the page, or at the element ``start`` (a locator) when given. Streamlit's
     main area scrolls by itself, so a "full page" screenshot would only show the window; the window is made
     taller for the picture instead.
     """
-    page.set_viewport_size({"width": 1400, "height": height})
+    _screenshot(page, name, {"width": README_VIEW["width"], "height": height}, start)
+
+
+def projector_screenshot(page, name: str, start=None) -> None:
+    """Turn projector mode on with the sidebar toggle and save the 1024 × 768 first screen as screenshots/<name>.
+
+    The toggle keeps the page's state (a trained run, a chosen lesson), which reloading a ``?present=true``
+    link would not. Projector mode stays on afterwards.
+    """
+    page.get_by_test_id("stSidebar").get_by_test_id("stWidgetLabel").filter(has_text="Projector mode").click()
+    wait_for_app(page)
+    _screenshot(page, name, PROJECTOR_VIEW, start)
+
+
+def _screenshot(page, name: str, view: dict[str, int], start) -> None:
+    page.set_viewport_size(view)
     if start is None:
         page.get_by_test_id("stMain").evaluate("main => main.scrollTo(0, 0)")
     else:
@@ -108,7 +128,7 @@ def readme_screenshot(page, name: str, height: int = 1000, start=None) -> None:
     wait_for_app(page)
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / name))
-    page.set_viewport_size({"width": 1400, "height": 900})
+    page.set_viewport_size(BROWSE_VIEW)
 
 
 def metric(page, label: str):

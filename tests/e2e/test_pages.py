@@ -1,6 +1,7 @@
-"""Every page in a real browser: it opens, its main controls work, no exception appears; one screenshot each.
+"""Every page in a real browser: it opens, its main controls work, no exception appears; two screenshots each.
 
-The screenshots (screenshots/<page>.png, git-ignored) are copied to docs/screenshots/ for the README.
+Each page is saved at 1400 × 1000 (screenshots/<page>.png) and, in projector mode, at 1024 × 768
+(screenshots/<page>_projector_1024.png). The folder is git-ignored; both sets are copied to docs/screenshots/.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tests.e2e.actions import (
     nudge_slider,
     open_page,
     pick_radio,
+    projector_screenshot,
     radio_options,
     readme_screenshot,
 )
@@ -35,6 +37,7 @@ def test_home(page):
         expect(page.get_by_test_id("stMain").get_by_text(title, exact=True).first).to_be_visible()
     assert_no_exception(page)
     readme_screenshot(page, "home.png")
+    projector_screenshot(page, "home_projector_1024.png")
     page.get_by_test_id("stMain").get_by_role("link", name=re.compile("Open the Attention Lab")).click()
     page.wait_for_url(re.compile(r"/attention"))
     wait_for_app(page)
@@ -53,6 +56,7 @@ def test_lessons(page):
     wait_for_app(page)
     expect(page.locator("[data-testid=stMain] h2").first).to_contain_text("Causal masks")
     assert_no_exception(page)
+    projector_screenshot(page, "lessons_projector_1024.png")
 
 
 def test_attention_lab(page):
@@ -70,6 +74,7 @@ def test_attention_lab(page):
     assert_no_exception(page)
     click_radio_option(page, "Step by step")
     readme_screenshot(page, "attention_lab.png")
+    projector_screenshot(page, "attention_lab_projector_1024.png")
 
 
 def test_positional_encodings(page):
@@ -79,6 +84,7 @@ def test_positional_encodings(page):
         click_radio_option(page, section)
         assert_no_exception(page)
     readme_screenshot(page, "positional_encodings.png")
+    projector_screenshot(page, "positional_encodings_projector_1024.png")
 
 
 def test_vit_patching(page):
@@ -92,6 +98,7 @@ def test_vit_patching(page):
     assert_no_exception(page)
     nudge_slider(page, "Patch size P (pixels)", -1)
     readme_screenshot(page, "vit_patching.png")
+    projector_screenshot(page, "vit_patching_projector_1024.png")
 
 
 def test_model_builder(page):
@@ -108,6 +115,7 @@ def test_model_builder(page):
     assert metric_values(page)["Parameters"] != params
     assert_no_exception(page)
     readme_screenshot(page, "model_builder.png")
+    projector_screenshot(page, "model_builder_projector_1024.png")
 
 
 def test_live_training(page):
@@ -119,4 +127,5 @@ def test_live_training(page):
     wait_for_app(page)
     assert_no_exception(page)
     buttons = page.get_by_role("button", name="Start").locator("xpath=ancestor::*[@data-testid='stHorizontalBlock'][1]")
-    readme_screenshot(page, "live_training.png", height=1300, start=buttons)
+    readme_screenshot(page, "live_training.png", start=buttons)
+    projector_screenshot(page, "live_training_projector_1024.png")

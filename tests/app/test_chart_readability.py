@@ -1,0 +1,86 @@
+"""Shared chart helpers are readable in a classroom: percentages in cells, labelled grids, whole titles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import streamlit as st
+
+from ui import charts, state
+
+
+@pytest.fixture
+def projector_mode():
+    st.session_state[state.PRESENTATION] = True
+    yield
+    del st.session_state[state.PRESENTATION]
+
+
+@pytest.mark.parametrize(("weight", "text"), [(2.38e-07, "<1%"), (0.0, "0%"), (0.004, "<1%"), (0.005, "0%"),
+                                               (0.314, "31%"), (0.996, "100%"), (1.0, "100%"), (np.nan, "")])
+def test_weights_print_as_rounded_percentages(weight, text):
+    assert charts.percent_text(weight) == text
+
+
+def test_heatmap_cells_show_percentages_for_weights_only():
+    weights = np.array([[1.0, 0.0], [2.38e-07, 1 - 2.38e-07]])
+    assert charts.heatmap(weights, zmin=0.0, zmax=1.0).data[0].text.tolist() == [["100%", "0%"], ["<1%", "100%"]]
+    mask = charts.heatmap(np.eye(2), zmin=0.0, zmax=1.0, decimals=0).data[0].text.tolist()
+    assert mask == [["1", "0"], ["0", "1"]]  # a 0/1 mask keeps its digits
+    scores = charts.heatmap(np.array([[-1.25, 0.5]]), diverging=True).data[0].text.tolist()
+    assert scores == [["-1.25", "0.50"]]  # scores are not weights: no percent
+
+
+def test_cell_text_grows_in_projector_mode(projector_mode):
+    assert charts.heatmap(np.eye(3), zmin=0.0, zmax=1.0).data[0].textfont.size == charts.font_size() == 18
+    # Larger numbers need wider cells: a 5 x 16 matrix keeps its numbers on hover only.
+    assert charts.heatmap(np.zeros((5, 16)), diverging=True).data[0].text is None
+    assert charts.heatmap(np.zeros((5, 10)), diverging=True).data[0].text is not None
+
+
+def _shown(fig, axis: str) -> dict[str, bool]:
+    """Axis name -> whether its tick labels show, for the x or y axes of every panel."""
+    return {name: bool(fig.layout[name].showticklabels) for name in fig.layout if name.startswith(axis)}
+
+
+def test_grid_puts_token_labels_on_the_outer_row_and_column():
+    tokens = ["the", "cat", "sat"]
+    grid = [[np.full((3, 3), 1 / 3)] * 4 for _ in range(2)]  # 2 layers x 4 heads
+    fig = charts.heatmap_grid(grid, col_titles=[f"head {h}" for h in range(1, 5)], x=tokens, y=tokens,
+                              row_titles=["layer 1", "layer 2"])
+    x_shown = sorted(name for name, shown in _shown(fig, "xaxis").items() if shown)
+    y_shown = sorted(name for name, shown in _shown(fig, "yaxis").items() if shown)
+    assert x_shown == ["xaxis5", "xaxis6", "xaxis7", "xaxis8"]  # the bottom row (layer 2)
+    assert y_shown == ["yaxis", "yaxis5"]  # the first column (head 1 of each layer)
+    assert list(fig.data[0].x) == tokens and list(fig.data[0].y) == tokens
+
+
+def test_panel_titles_are_large_dark_and_below_the_toolbar(projector_mode):
+    fig = charts.heatmap_grid([[np.eye(2)] * 3], col_titles=["head 1", "head 2", "head 3"], title="A grid")
+    for note in fig.layout.annotations:
+        assert note.font.size > charts.font_size() and note.font.color == charts.LABEL_COLOURS["light"]
+    # The chart title and the toolbar (about 30 px) share the top line; the panel titles start under both.
+    assert fig.layout.margin.t - note.font.size >= 44
+
+
+@pytest.mark.parametrize("title", ["Loss · train (thin) · held-out (dots)", "Accuracy (held-out) · target 95%",
+                                   "Best head's anti-diagonal score", "x"])
+def test_titles_wrap_between_words_and_lose_nothing(title, projector_mode):
+    lines = charts.title_lines(title)
+    assert " ".join(lines) == title
+    assert all(len(line) <= charts.TITLE_CHARS[True] for line in lines)
+
+
+def test_a_legend_gets_its_own_line_under_the_title():
+    one = charts.line_chart({"loss": ([1, 2], [3, 2])}, title="Loss")
+    two = charts.line_chart({"a": ([1, 2], [3, 2]), "b": ([1, 2], [2, 1])}, title="Loss")
+    assert two.layout.margin.t > one.layout.margin.t
+
+
+@pytest.mark.parametrize("where", ["below", "right"])
+def test_a_moved_legend_leaves_no_empty_line_under_the_title(where):
+    two = charts.line_chart({"a": ([1, 2], [3, 2]), "b": ([1, 2], [2, 1])}, title="Loss")
+    one = charts.line_chart({"a": ([1, 2], [3, 2])}, title="Loss")
+    moved = charts.move_legend(two, where)
+    assert moved.layout.margin.t == one.layout.margin.t
+    assert moved.layout.legend.orientation == ("h" if where == "below" else "v")
