@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui import state
-from ui.sidebar import app_settings
-from ui.training_run import leave_page
+from ui.common import state
+from ui.common.sidebar import app_settings
+from ui.training.run import leave_page
 
 st.set_page_config(page_title="Transformer Explorer", page_icon="🔭", layout="wide")
 state.init_state()

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from ui import attention_views as av
-from ui import state
-from ui.attn_steps import step_by_step
-from ui.attn_tabs import all_heads, layer_head_controls, one_head, token_lines, token_strip
-from ui.charts import colorscale
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from ui.attention import controls as av
+from ui.attention.steps import step_by_step
+from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
+from ui.common import state
+from ui.common.charts import colorscale
+from ui.common.router import ensure_router
+from ui.common.urlstate import bind_url, push_url, share_link
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

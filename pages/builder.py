@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from ui import builder_controls as bc
-from ui import builder_views as bv
-from ui import state
-from ui.builder_diagram import architecture_svg
-from ui.charts import show
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from ui.builder import controls as bc
+from ui.builder import views as bv
+from ui.builder.diagram import architecture_svg
+from ui.common import state
+from ui.common.charts import show
+from ui.common.router import ensure_router
+from ui.common.urlstate import bind_url, push_url, share_link
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui.router import ensure_router
-from ui.urlstate import bind_url, share_link
+from ui.common.router import ensure_router
+from ui.common.urlstate import bind_url, share_link
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.lesson_views import LESSON_STEPS
-from ui.lessons import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
-from ui.router import ensure_router
-from ui.urlstate import UrlParam, bind_url, push_url, share_link
+from ui.common.router import ensure_router
+from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
+from ui.lessons.frame import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
+from ui.lessons.views import LESSON_STEPS
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

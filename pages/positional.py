@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from ui import positional_views as pv
-from ui import state
-from ui.positional_compare import compare_section, shuffle_section
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from ui.common import state
+from ui.common.router import ensure_router
+from ui.common.urlstate import bind_url, push_url, share_link
+from ui.positional import views as pv
+from ui.positional.compare import compare_section, shuffle_section
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

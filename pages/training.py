@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from ui import training_controls as tc
-from ui import training_io as tio
-from ui import training_resume as resume
-from ui import training_run as tr
-from ui import training_text as tt
-from ui import training_views as tv
-from ui.router import ensure_router
-from ui.training_watchdog import live_watchdog
-from ui.urlstate import bind_url, push_url, share_link
+from ui.common.router import ensure_router
+from ui.common.urlstate import bind_url, push_url, share_link
+from ui.training import controls as tc
+from ui.training import io as tio
+from ui.training import resume
+from ui.training import run as tr
+from ui.training import text as tt
+from ui.training import views as tv
+from ui.training.watchdog import live_watchdog
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

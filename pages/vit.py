@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from transformer_core.vit_walkthrough import attention_scores, num_patches
-from ui import state
-from ui import vit_controls as vc
-from ui import vit_views as vv
-from ui.charts import show
-from ui.exports import tensor_downloads
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url, share_link
+from explorer.vit_walkthrough import attention_scores, num_patches
+from ui.common import state
+from ui.common.charts import show
+from ui.common.exports import tensor_downloads
+from ui.common.router import ensure_router
+from ui.common.urlstate import bind_url, push_url, share_link
+from ui.vit import controls as vc
+from ui.vit import views as vv
 
 ensure_router()  # a deep link on a fresh server must still go through app.py
 

@@ -1,4 +1,4 @@
-"""The private Streamlit state that ui.st_internals reads: each test fails, naming the version, if it moves."""
+"""The private Streamlit state that ui.common.st_internals reads: each test fails, naming the version, if it moves."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
 
-from ui import st_internals
+from ui.common import st_internals
 
-VERSION = f"Streamlit {st_internals.streamlit_version()} changed an internal that ui/st_internals.py reads"
+VERSION = f"Streamlit {st_internals.streamlit_version()} changed an internal that ui/common/st_internals.py reads"
 
 
 def test_the_send_queue_limit_is_streamlits():
