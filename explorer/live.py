@@ -33,7 +33,12 @@ from transformer_core.device import trim_memory
 from transformer_core.tasks.base import ModelConfig, Task
 from transformer_core.training import TrainConfig, Trainer
 
-__all__ = ["LiveRun", "RunSpec", "running_count", "start_if_free", "thin_series", "torch_threads"]
+__all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "running_count", "start_if_free", "thin_series", "torch_threads"]
+
+# Torch threads per training session. Several sessions may train at once on a few cores; with one thread
+# each they run side by side, while more threads per session make OpenMP threads spin against each other
+# (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
+LIVE_THREADS = 1
 
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds

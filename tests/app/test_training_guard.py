@@ -13,6 +13,7 @@ import pytest
 from explorer.guard import check_budget
 from explorer.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from explorer.images import MAX_BYTES, ImageError, read_image
+from explorer.live import LIVE_THREADS
 from tests.app.conftest import ROOT, assert_no_exception
 from tests.app.test_live_training import live_at, run_of
 from transformer_core.checkpoint import save_checkpoint
@@ -23,7 +24,6 @@ from ui.training import controls as tc
 from ui.training import io as tio
 from ui.training import run as tr
 from ui.training import text as tt
-from ui.training.run import LIVE_THREADS
 
 
 def test_guard_uses_the_pages_training_threads(monkeypatch):

@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from explorer.heads import MAX_HEADS, head_choices
 from explorer.inspect import MASK_KINDS, AttentionSteps, build_lab_encoder, lab_stack, trained_stack, walk_stack
 from explorer.lab_input import (
     INPUT_KINDS,
@@ -23,7 +24,7 @@ from explorer.lab_input import (
     task_vocabulary,
     tokenize,
 )
-from transformer_core import MAX_HEADS, TransformerConfig, head_choices
+from transformer_core import TransformerConfig
 from ui.common import state
 from ui.common.urlstate import UrlParam, settle_choice
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.builder import KIND_TITLES, BuilderSettings
-from transformer_core import divisors, head_choices
+from explorer.heads import head_choices
+from transformer_core import divisors
 from transformer_core.config import POSITIONALS
 from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
 

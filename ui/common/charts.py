@@ -16,9 +16,9 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from ui.common import state
+from ui.common.urlstate import settle_choice
 
 # Perceptually uniform, colour-blind-safe sequential scales first; the default is Viridis.
-SEQUENTIAL_SCALES = ("Viridis", "Cividis", "Plasma", "Blues", "Greys")
 DIVERGING_SCALE = "RdBu_r"  # blue = negative, red = positive; readable with the common colour deficiencies
 MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most this long
 # Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
@@ -29,7 +29,7 @@ RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of 
 
 def colorscale() -> str:
     """The sequential colour scale the user chose in the sidebar."""
-    return st.session_state.get(state.COLORSCALE, SEQUENTIAL_SCALES[0])
+    return st.session_state.get(state.COLORSCALE, state.SEQUENTIAL_SCALES[0])
 
 
 def font_size() -> int:
@@ -223,7 +223,6 @@ def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: 
         radio_max: the most choices shown as radio buttons; 0 always uses drop-downs (compact, e.g. in a row of
             buttons).
     """
-    from ui.common.urlstate import settle_choice  # here, not at the top: ui.common.urlstate imports this module
 
     picked = []
     for column, label, n, key, text in zip(columns or st.columns(2), ("Layer", "Head"), (layers, heads), keys, helps,

@@ -13,7 +13,6 @@ import streamlit as st
 from explorer.host import GIB, host_profile, limits
 from transformer_core import available_devices, configure_threads
 from ui.common import state
-from ui.common.charts import SEQUENTIAL_SCALES
 from ui.common.theme import apply_theme
 from ui.common.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
 
@@ -48,7 +47,7 @@ def app_settings() -> None:
                  "Links with ?present=true open in this mode.",
         )
         st.selectbox(
-            "Heatmap colours", SEQUENTIAL_SCALES, key=state.COLORSCALE,
+            "Heatmap colours", state.SEQUENTIAL_SCALES, key=state.COLORSCALE,
             help="Colour scale of every attention heatmap. Viridis and Cividis stay readable with colour "
                  "blindness; hover over a cell for its exact number.",
         )

@@ -12,9 +12,11 @@ import streamlit as st
 
 # App-wide settings (sidebar).
 PRESENTATION = "app.presentation"  # bool: projector mode (large fonts, fewer controls)
-COLORSCALE = "app.colorscale"  # str: colour scale for heatmaps
+COLORSCALE = "app.colorscale"  # str: colour scale for heatmaps, one of SEQUENTIAL_SCALES
 IMAGE_FORMAT = "app.image_format"  # str: "PNG" or "SVG", what the camera button above a chart saves
 DEVICE = "app.device"  # str: "cuda" / "mps" / "cpu"
+
+SEQUENTIAL_SCALES = ("Viridis", "Cividis", "Plasma", "Blues", "Greys")  # the heatmap colours one can choose
 
 # Live Training: which attention map the "Numbers" table shows (1-based layer and head).
 LIVE_NUMBERS_LAYER = "live.numbers_layer"  # int
@@ -25,7 +27,7 @@ TRAINED = "shared.trained"  # dict[str family, TrainedModel]
 
 DEFAULTS: dict[str, Any] = {
     PRESENTATION: False,
-    COLORSCALE: "Viridis",
+    COLORSCALE: SEQUENTIAL_SCALES[0],
     IMAGE_FORMAT: "PNG",
 }
 

@@ -33,7 +33,6 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui.common import state
-from ui.common.charts import SEQUENTIAL_SCALES
 
 _RUNS = "url.runs"  # int: script runs of this session so far (see count_run)
 _SEEN = "url.seen"  # dict page -> run number of the page's last bind_url
@@ -130,7 +129,7 @@ def _convert(raw: str, sample: Any, max_chars: int) -> Any:
 # Settings of every page (the shared sidebar binds them); share links carry them too.
 APP_PARAMS = (
     UrlParam(state.PRESENTATION, False, name=PRESENT),
-    UrlParam(state.COLORSCALE, SEQUENTIAL_SCALES[0], choices=SEQUENTIAL_SCALES, name="colors"),
+    UrlParam(state.COLORSCALE, state.SEQUENTIAL_SCALES[0], choices=state.SEQUENTIAL_SCALES, name="colors"),
 )
 
 

@@ -14,9 +14,10 @@ from typing import Any
 import streamlit as st
 
 from explorer.guard import FF_PER_WIDTH, GuardResult, check_budget
+from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
-from explorer.live import RunSpec
-from transformer_core import MAX_HEADS, available_devices, head_choices
+from explorer.live import LIVE_THREADS, RunSpec
+from transformer_core import available_devices
 from transformer_core.config import NORMS, POSITIONALS, ViTConfig
 from transformer_core.tasks import TASK_NAMES, Task, get_task
 from transformer_core.training import default_train_config
@@ -216,8 +217,6 @@ def guard(task: Task, specs: list[RunSpec]) -> GuardResult:
 @functools.lru_cache(maxsize=256)
 def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int) -> GuardResult:
     """check_budget for a built-in task (a pure function of frozen settings, so it is remembered)."""
-    from ui.training.run import LIVE_THREADS  # imported here: ui.training.run imports this module
-
     # Estimate with the threads the page trains with, not all of the host's.
     return check_budget(load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS)
 

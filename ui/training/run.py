@@ -22,7 +22,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, Stop
 
 from explorer.guard import GuardResult
 from explorer.host import limits
-from explorer.live import LiveRun, start_if_free
+from explorer.live import LIVE_THREADS, LiveRun, start_if_free
 from ui.common import st_internals
 from ui.common.state import TrainedModel, publish_trained
 from ui.training import controls as tc
@@ -33,10 +33,6 @@ RUN = "live.run"  # LiveRun | None: this session's run
 RUN_SIGNATURE = "live.run_signature"  # the settings the run was built from
 NOTICE = "live.notice"  # (level, text) shown once on the next run: "info", "success" or "error"
 TICK_S = 0.25  # seconds of training between two redraws while running
-# Torch threads per training session. Several sessions may train at once on a few cores; with one thread
-# each they run side by side, while more threads per session make OpenMP threads spin against each other
-# (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
-LIVE_THREADS = 1
 # Redraw only while fewer messages than this wait for the browser. One redraw sends about 25 (metrics, curves,
 # heatmaps); Streamlit drops a session at 500 queued, so this leaves a wide margin and costs a fast browser
 # nothing (its queue stays near empty).

@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
 from explorer.images import FIT_MODES, MAX_BYTES, MAX_PIXELS, ImageError, image_to_tensor_array, prepare_image
 from explorer.vit_walkthrough import (
@@ -19,7 +20,7 @@ from explorer.vit_walkthrough import (
     valid_patch_sizes,
     walk_through,
 )
-from transformer_core import MAX_HEADS, ViTConfig, head_choices
+from transformer_core import ViTConfig
 from transformer_core.tasks import get_task
 from ui.common import state
 from ui.common.charts import layer_head_picker
