@@ -97,3 +97,18 @@ def test_the_pages_directory_mode_is_where_the_router_switches_it():
         assert not st_internals.runs_pages_directory() and PagesManager.uses_pages_directory is False
     finally:
         PagesManager.uses_pages_directory = before
+
+
+def test_the_live_loop_catches_the_exceptions_streamlit_raises_at_a_redraw():
+    import streamlit.runtime.scriptrunner.script_runner as runner
+
+    # The script runner stops a script with these very classes (a click: rerun; a closed connection: stop).
+    for exc in (st_internals.RerunException, st_internals.StopException):
+        assert issubclass(exc, BaseException), VERSION
+        assert getattr(runner, exc.__name__, None) is exc, VERSION
+
+
+def test_the_loop_logs_to_streamlits_logger():
+    log = st_internals.logger("transformer_explorer.test")
+    assert log.name == "transformer_explorer.test"
+    assert log.handlers or log.propagate, VERSION

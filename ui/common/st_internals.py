@@ -13,6 +13,10 @@ The live training loop needs two facts that Streamlit's public API does not give
   the session without closing the socket, and the page freezes with its running indicator on. The loop
   therefore redraws only while the queue is short, which keeps any browser, however slow, connected.
 
+The live loop also tells a click's rerun (:class:`RerunException`) from the end of the page's connection
+(:class:`StopException`), the exceptions Streamlit raises at the loop's next redraw, and logs through Streamlit's
+own logger (:func:`logger`) so its lines appear in the server's log with Streamlit's level and format.
+
 Each function says "nothing known" (``False`` / ``0``) where the private state is missing, which only makes
 the loop less responsive, never wrong; ``tests/app/test_st_internals.py`` fails, naming the Streamlit
 version, if an upgrade moves any of it.
@@ -20,12 +24,16 @@ version, if an upgrade moves any of it.
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
+from streamlit.logger import get_logger
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-__all__ = ["SEND_QUEUE_LIMIT", "click_pending", "leave_pages_directory", "runs_pages_directory", "send_backlog",
-           "session_id", "streamlit_version"]
+__all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
+           "runs_pages_directory", "send_backlog", "session_id", "streamlit_version"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 
@@ -33,6 +41,11 @@ SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message
 def streamlit_version() -> str:
     """The running Streamlit's version, for messages about a changed internal."""
     return st.__version__
+
+
+def logger(name: str) -> logging.Logger:
+    """A logger that writes to the server's log with Streamlit's level and format."""
+    return get_logger(name)
 
 
 def runs_pages_directory() -> bool:

@@ -13,7 +13,6 @@ tab's loop stops and says where the run went.
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.logger import get_logger
 
 from explorer.live import LiveRun
 from explorer.run_registry import REGISTRY
@@ -23,7 +22,7 @@ from ui.training import controls as tc
 RUN_PARAM = "run"  # query parameter with the run's token
 TOKEN = "live.run_token"  # str | None: the registry token of this session's run
 MOVED = "live.moved"  # bool: this session's run was taken over by another tab
-LOG = get_logger("transformer_explorer.live")
+LOG = st_internals.logger("transformer_explorer.live")
 
 
 def _owner() -> str:

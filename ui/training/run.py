@@ -17,8 +17,6 @@ and so does Stop or the end of a run (the trained model stays for the other page
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.logger import get_logger
-from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 
 from explorer.guard import GuardResult
 from explorer.host import limits
@@ -37,7 +35,7 @@ TICK_S = 0.25  # seconds of training between two redraws while running
 # heatmaps); Streamlit drops a session at 500 queued, so this leaves a wide margin and costs a fast browser
 # nothing (its queue stays near empty).
 BACKLOG_LIMIT = 60
-LOG = get_logger("transformer_explorer.live")
+LOG = st_internals.logger("transformer_explorer.live")
 
 
 def current_run() -> LiveRun | None:
@@ -228,10 +226,10 @@ def train_live(run: LiveRun, view: LiveView) -> None:
         return
     try:
         why = _loop(run, view)
-    except StopException:
+    except st_internals.StopException:
         resume.park(run)
         raise
-    except RerunException:
+    except st_internals.RerunException:
         LOG.debug("live loop: a click reruns the page at step %d", run.step)
         raise
     except Exception as err:  # a bug must never leave a frozen "Training…" page behind
