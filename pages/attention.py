@@ -7,17 +7,12 @@ from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.common import state
 from ui.common.charts import colorscale
-from ui.common.router import ensure_router
-from ui.common.urlstate import bind_url, push_url, share_link
+from ui.pages import close_page, open_page, share_page
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-st.title("🔍 Attention Lab")
-st.caption("Type a short sequence and watch one attention layer work, from the token vectors X to the output, "
-           "with the real numbers of a small transformer.")
-av.init_page_state()
-bind_url(av.URL_PARAMS, page="attention")
-share_link(av.URL_PARAMS, url_path="attention")
+info = open_page("attention", init=av.init_page_state,
+                 caption="Type a short sequence and watch one attention layer work, from the token vectors X to the "
+                         "output, with the real numbers of a small transformer.")
+share_page(info)
 projector = st.session_state.get(state.PRESENTATION, False)
 
 trained = state.trained_models("causal_lm", "seq2seq", "regression")
@@ -45,7 +40,7 @@ for notice in run.notices:
     st.info(notice, icon="✂️")
 if not run.tokens:
     st.info("Type a few words (or amino acids, or digits) in the box above to see attention at work.", icon="⌨️")
-    push_url(av.URL_PARAMS)
+    close_page(info)
     st.stop()
 
 token_strip(run.tokens)
@@ -60,4 +55,4 @@ elif view == "grid":
     all_heads(run)
 else:
     token_lines(run, layer, head)
-push_url(av.URL_PARAMS)
+close_page(info)

@@ -7,18 +7,13 @@ from ui.builder import views as bv
 from ui.builder.diagram import architecture_svg
 from ui.common import state
 from ui.common.charts import show
-from ui.common.router import ensure_router
-from ui.common.urlstate import bind_url, push_url, share_link
+from ui.pages import close_page, open_page, share_page
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-st.title("🧱 Model Builder")
-st.caption(
+info = open_page("builder", caption=(
     "Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, and "
     "draws the architecture — next to famous models counted the same way."
-)
-bind_url(bc.URL_PARAMS, page="builder")
-share_link(bc.URL_PARAMS, url_path="builder")
+))
+share_page(info)
 
 controls, results = st.columns([1, 1.6], gap="large")
 with controls:
@@ -27,7 +22,7 @@ try:
     breakdown, est = bv.sizes(settings)
 except ValueError as err:
     results.error(f"This combination cannot be built: {err}", icon="🧱")
-    push_url(bc.URL_PARAMS)
+    close_page(info)
     st.stop()
 
 with results:
@@ -61,4 +56,4 @@ st.caption(
 st.dataframe(bv.comparison_rows(settings, breakdown, est), hide_index=True, width="stretch",
              column_config=bv.COMPARISON_COLUMNS)
 show(bv.share_figure(settings, breakdown), key="mb.share")
-push_url(bc.URL_PARAMS)
+close_page(info)

@@ -3,19 +3,14 @@
 import streamlit as st
 
 from ui.common import state
-from ui.common.router import ensure_router
-from ui.common.urlstate import bind_url, push_url, share_link
+from ui.pages import close_page, open_page, share_page
 from ui.positional import views as pv
 from ui.positional.compare import compare_section, shuffle_section
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-st.title("〰️ Positional Encodings")
-st.caption("Attention by itself is blind to word order. Positional encodings give every position its own "
-           "signature; this page shows what they look like and why they work.")
-pv.init_page_state()
-bind_url(pv.URL_PARAMS, page="positional")
-share_link(pv.URL_PARAMS, url_path="positional")
+info = open_page("positional", init=pv.init_page_state,
+                 caption="Attention by itself is blind to word order. Positional encodings give every position its "
+                         "own signature; this page shows what they look like and why they work.")
+share_page(info)
 projector = st.session_state.get(state.PRESENTATION, False)
 
 max_len, d_model, base = pv.table_controls(projector=projector)
@@ -31,4 +26,4 @@ elif section == "compare":
     compare_section(max_len, d_model, base)
 else:
     shuffle_section()
-push_url(pv.URL_PARAMS)
+close_page(info)

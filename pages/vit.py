@@ -6,23 +6,16 @@ from explorer.vit_walkthrough import attention_scores, num_patches
 from ui.common import state
 from ui.common.charts import show
 from ui.common.exports import tensor_downloads
-from ui.common.router import ensure_router
-from ui.common.urlstate import bind_url, push_url, share_link
+from ui.pages import close_page, open_page, share_page
 from ui.vit import controls as vc
 from ui.vit import views as vv
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-projector = st.session_state.get(state.PRESENTATION, False)
-vc.keep_hidden_settings()
-
-st.title("🖼️ ViT Patching")
-st.caption(
+info = open_page("vit", init=vc.keep_hidden_settings, caption=(
     "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
     "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
-)
-bind_url(vc.URL_PARAMS, page="vit")
-share_link(vc.URL_PARAMS, url_path="vit")
+))
+share_page(info)
+projector = st.session_state.get(state.PRESENTATION, False)
 
 trained = vc.trained_vit()
 c_pic, c_geo, c_model = st.columns([1.1, 1, 1], gap="large")
@@ -84,4 +77,4 @@ if not projector:
     with st.expander(f"Download layer {layer + 1}'s attention weights"):
         tensor_downloads(vv.attention_array(walk, layer), ["head", "query", "key"],
                          name=f"vit_attention_layer{layer + 1}", key="vit.download")
-push_url(vc.URL_PARAMS)
+close_page(info)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui.common import state
+from ui.common.urlstate import UrlParam
 
 LESSON = "lessons.lesson"  # str: key of the lesson shown (in the URL as ?lesson=)
 
@@ -274,6 +275,7 @@ SCALING = Lesson(
 
 LESSONS: tuple[Lesson, ...] = (POSITIONAL, HEADS, PATCHES, CAUSAL, SCALING)
 LESSON_KEYS = tuple(lesson.key for lesson in LESSONS)
+URL_PARAMS = (UrlParam(LESSON, LESSON_KEYS[0], choices=LESSON_KEYS, name="lesson"),)
 
 
 def lesson_by_key(key: str) -> Lesson:
