@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
 from tests.e2e.browser import find_chromium  # noqa: E402  (needs ROOT on the path)
 
-LIVE_THREADS = 1  # torch threads per training session on the page (ui.training_run.LIVE_THREADS)
+LIVE_THREADS = 1  # torch threads per training session on the page (explorer.live.LIVE_THREADS)
 QUERY = "task=reverse&steps=5000"  # the default reverse model; long enough for every measurement
 MEMORY_QUERY = "task=reverse&steps=5000&batch=128"  # one run that lasts longer than the memory measurement
 # A wider reverse model (about 5.3 M parameters, within the 0.4 s step budget): its gradients and AdamW state
@@ -165,7 +165,7 @@ def cli_rate(steps: int, threads: int | None) -> float:
 def throughput(page, rounds: int, seconds: float) -> dict:
     """Alternate page and CLI measurements; medians of each.
 
-    The page trains with one torch thread per session (ui.training_run.LIVE_THREADS), so the CLI is measured
+    The page trains with one torch thread per session (explorer.live.LIVE_THREADS), so the CLI is measured
     with ``--threads 1`` for the same configuration, and also with its default thread count.
     """
     hz, page_rates, cli_rates, cli_default = [], [], [], []

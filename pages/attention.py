@@ -2,22 +2,17 @@
 
 import streamlit as st
 
-from ui import attention_views as av
-from ui import state
-from ui.attn_steps import step_by_step
-from ui.attn_tabs import all_heads, layer_head_controls, one_head, token_lines, token_strip
-from ui.charts import colorscale
-from ui.layout import page_intro, settings_panel
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url
+from ui.attention import controls as av
+from ui.attention.steps import step_by_step
+from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
+from ui.common import state
+from ui.common.charts import colorscale
+from ui.pages import close_page, open_page, settings_panel, share_page
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-st.title("🔍 Attention Lab")
-av.init_page_state()
-bind_url(av.URL_PARAMS, page="attention")
-page_intro("Type a short sequence and watch one attention layer work, from the token vectors X to the output, "
-           "with the real numbers of a small transformer.", params=av.URL_PARAMS, url_path="attention")
+info = open_page("attention", init=av.init_page_state,
+                 caption="Type a short sequence and watch one attention layer work, from the token vectors X to the "
+                         "output, with the real numbers of a small transformer.")
+share_page(info)
 projector = st.session_state.get(state.PRESENTATION, False)
 
 trained = state.trained_models("causal_lm", "seq2seq", "regression")
@@ -46,7 +41,7 @@ for notice in run.notices:
     st.info(notice, icon="✂️")
 if not run.tokens:
     st.info("Type a few words (or amino acids, or digits) in the box above to see attention at work.", icon="⌨️")
-    push_url(av.URL_PARAMS)
+    close_page(info)
     st.stop()
 
 token_strip(run.tokens)
@@ -61,4 +56,4 @@ elif view == "grid":
     all_heads(run)
 else:
     token_lines(run, layer, head)
-push_url(av.URL_PARAMS)
+close_page(info)

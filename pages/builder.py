@@ -2,22 +2,18 @@
 
 import streamlit as st
 
-from ui import builder_controls as bc
-from ui import builder_views as bv
-from ui import state
-from ui.builder_diagram import architecture_svg
-from ui.charts import show
-from ui.layout import page_intro, settings_panel
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url
+from ui.builder import controls as bc
+from ui.builder import views as bv
+from ui.builder.diagram import architecture_svg
+from ui.common import state
+from ui.common.charts import show
+from ui.pages import close_page, open_page, settings_panel, share_page
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-st.title("🧱 Model Builder")
-bind_url(bc.URL_PARAMS, page="builder")
-page_intro("Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, "
-           "and draws the architecture — next to famous models counted the same way.", params=bc.URL_PARAMS,
-           url_path="builder")
+info = open_page("builder", caption=(
+    "Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, and "
+    "draws the architecture — next to famous models counted the same way."
+))
+share_page(info)
 
 projector = st.session_state.get(state.PRESENTATION, False)
 # In projector mode the settings fold away above the results; otherwise they stand beside them.
@@ -28,7 +24,7 @@ try:
     breakdown, est = bv.sizes(settings)
 except ValueError as err:
     results.error(f"This combination cannot be built: {err}", icon="🧱")
-    push_url(bc.URL_PARAMS)
+    close_page(info)
     st.stop()
 
 with results:
@@ -63,4 +59,4 @@ st.caption(
 st.dataframe(bv.comparison_rows(settings, breakdown, est), hide_index=True, width="stretch",
              column_config=bv.COMPARISON_COLUMNS)
 show(bv.share_figure(settings, breakdown), key="mb.share")
-push_url(bc.URL_PARAMS)
+close_page(info)

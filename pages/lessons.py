@@ -4,18 +4,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.lesson_views import LESSON_STEPS
-from ui.lessons import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
-from ui.router import ensure_router
-from ui.urlstate import UrlParam, bind_url, push_url, share_link
+from ui.lessons.frame import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
+from ui.lessons.views import LESSON_STEPS
+from ui.pages import close_page, open_page, share_page
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-PARAMS = (UrlParam(LESSON, LESSON_KEYS[0], choices=LESSON_KEYS, name="lesson"),)
+info = open_page("lessons")
 TITLES = {lesson.key: f"{lesson.icon} {lesson.title}" for lesson in LESSONS}
-
-bind_url(PARAMS, page="lessons")
-st.title("🎓 Lessons")
 if not presentation():  # on a projector the lesson itself comes first
     intro, link = st.columns([3, 1], vertical_alignment="center")
     intro.markdown(
@@ -23,7 +17,7 @@ if not presentation():  # on a projector the lesson itself comes first
         "steps with real models, and a **reveal** that explains the answer and what to notice."
     )
     with link:
-        share_link(PARAMS, url_path="lessons")
+        share_page(info)
 choice = st.segmented_control(
     "Lesson", LESSON_KEYS, key=LESSON, required=True, format_func=TITLES.get,
     default=None if LESSON in st.session_state else LESSON_KEYS[0],
@@ -31,4 +25,4 @@ choice = st.segmented_control(
 )
 lesson = lesson_by_key(choice or LESSON_KEYS[0])
 draw_lesson(lesson, LESSON_STEPS[lesson.key], pages_dir=Path(__file__).parent.name)
-push_url(PARAMS)
+close_page(info)

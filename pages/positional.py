@@ -2,21 +2,15 @@
 
 import streamlit as st
 
-from ui import positional_views as pv
-from ui import state
-from ui.layout import page_intro, settings_panel
-from ui.positional_compare import compare_section, shuffle_section
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url
+from ui.common import state
+from ui.pages import close_page, open_page, settings_panel, share_page
+from ui.positional import views as pv
+from ui.positional.compare import compare_section, shuffle_section
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
-st.title("〰️ Positional Encodings")
-pv.init_page_state()
-bind_url(pv.URL_PARAMS, page="positional")
-page_intro("Attention by itself is blind to word order. Positional encodings give every position its own "
-           "signature; this page shows what they look like and why they work.", params=pv.URL_PARAMS,
-           url_path="positional")
+info = open_page("positional", init=pv.init_page_state,
+                 caption="Attention by itself is blind to word order. Positional encodings give every position its "
+                         "own signature; this page shows what they look like and why they work.")
+share_page(info)
 projector = st.session_state.get(state.PRESENTATION, False)
 
 with settings_panel():
@@ -33,4 +27,4 @@ elif section == "compare":
     compare_section(max_len, d_model, base)
 else:
     shuffle_section()
-push_url(pv.URL_PARAMS)
+close_page(info)

@@ -2,29 +2,23 @@
 
 import streamlit as st
 
-from ui import training_controls as tc
-from ui import training_io as tio
-from ui import training_resume as resume
-from ui import training_run as tr
-from ui import training_text as tt
-from ui import training_views as tv
-from ui.router import ensure_router
-from ui.training_watchdog import live_watchdog
-from ui.urlstate import bind_url, push_url, share_link
-
-ensure_router()  # a deep link on a fresh server must still go through app.py
+from ui.pages import close_page, open_page, share_page
+from ui.training import controls as tc
+from ui.training import io as tio
+from ui.training import resume
+from ui.training import run as tr
+from ui.training import text as tt
+from ui.training import views as tv
+from ui.training.watchdog import live_watchdog
 
 projector = tv.projector_state()
-
-st.title("📈 Live Training")
-if not projector:
-    st.caption("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
-               "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
-bind_url(tc.URL_PARAMS, page=tc.PAGE, reserved=(resume.RUN_PARAM,))
+CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
+           "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
+info = open_page("training", caption=None if projector else CAPTION, reserved=(resume.RUN_PARAM,))
 tc.restore_settings()
 resume.adopt_from_url(tr.RUN, tr.RUN_SIGNATURE, tr.NOTICE)  # a reloaded tab takes its paused run back
 if not projector:
-    share_link(tc.URL_PARAMS, url_path=tc.PAGE)
+    share_page(info)
     run = tr.current_run()
     with st.expander("⚙️ Task, model and training", expanded=run is None or run.status == "ready"):
         task = tc.task_picker()
@@ -32,7 +26,7 @@ if not projector:
         tc.settings_panel(task)
         tc.compare_panel(task)
 tc.save_settings()
-push_url(tc.URL_PARAMS)
+close_page(info)
 
 run, verdict, error = tr.build_run()
 tr.show_notice()

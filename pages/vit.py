@@ -2,26 +2,20 @@
 
 import streamlit as st
 
-from transformer_core.vit_walkthrough import attention_scores, num_patches
-from ui import state
-from ui import vit_controls as vc
-from ui import vit_views as vv
-from ui.charts import show
-from ui.exports import tensor_downloads
-from ui.layout import page_intro, settings_panel
-from ui.router import ensure_router
-from ui.urlstate import bind_url, push_url
+from explorer.vit_walkthrough import attention_scores, num_patches
+from ui.common import state
+from ui.common.charts import show
+from ui.common.exports import tensor_downloads
+from ui.pages import close_page, open_page, settings_panel, share_page
+from ui.vit import controls as vc
+from ui.vit import views as vv
 
-ensure_router()  # a deep link on a fresh server must still go through app.py
-
+info = open_page("vit", init=vc.keep_hidden_settings, caption=(
+    "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
+    "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
+))
+share_page(info)
 projector = st.session_state.get(state.PRESENTATION, False)
-vc.keep_hidden_settings()
-
-st.title("🖼️ ViT Patching")
-bind_url(vc.URL_PARAMS, page="vit")
-page_intro("A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: it "
-           "cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens "
-           "attend.", params=vc.URL_PARAMS, url_path="vit")
 
 trained = vc.trained_vit()
 with settings_panel():
@@ -85,4 +79,4 @@ if not projector:
     with st.expander(f"Download layer {layer + 1}'s attention weights"):
         tensor_downloads(vv.attention_array(walk, layer), ["head", "query", "key"],
                          name=f"vit_attention_layer{layer + 1}", key="vit.download")
-push_url(vc.URL_PARAMS)
+close_page(info)

@@ -6,7 +6,7 @@ Pure PyTorch; importing it never imports a UI library. See README.md for a tour 
 from . import _env  # noqa: F401  (first: sets OpenMP's wait policy before torch is loaded)
 from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .blocks import DecoderBlock, EncoderBlock, FeedForward
-from .config import MAX_HEADS, TransformerConfig, ViTConfig, divisors, head_choices
+from .config import TransformerConfig, ViTConfig, divisors
 from .device import available_devices, configure_threads, pick_device
 from .masks import causal_mask, combine_masks, padding_mask
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
@@ -30,7 +30,6 @@ __all__ = [
     "DecoderBlock",
     "EncoderBlock",
     "FeedForward",
-    "MAX_HEADS",
     "MultiHeadAttention",
     "PRESETS",
     "PatchEmbedding",
@@ -52,7 +51,6 @@ __all__ = [
     "divisors",
     "estimate_preset",
     "estimate_training_step",
-    "head_choices",
     "measure_step_time",
     "padding_mask",
     "parameter_breakdown",

@@ -13,17 +13,11 @@ from dataclasses import dataclass, fields
 NORMS = ("pre", "post")
 POSITIONALS = ("sinusoidal", "learned", "rope", "none")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: the tanh approximation GPT-2 uses ("gelu_new")
-MAX_HEADS = 16  # the app's usual cap: more heads make per-head pictures tiny and a layers × heads grid hundreds of maps
 
 
 def divisors(n: int) -> list[int]:
     """All positive divisors of ``n`` in ascending order (the valid head counts for ``d_model=n``)."""
     return [d for d in range(1, n + 1) if n % d == 0]
-
-
-def head_choices(d_model: int, max_heads: int = MAX_HEADS) -> list[int]:
-    """Head counts to offer for ``d_model``: its divisors up to ``max_heads``, ascending."""
-    return [h for h in divisors(d_model) if h <= max_heads]
 
 
 def _show(value: object) -> str:

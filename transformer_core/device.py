@@ -34,7 +34,7 @@ def pick_device(preferred: str | None = None) -> torch.device:
 def configure_threads(max_threads: int | None = None) -> int:
     """Use the CPU cores this process may run on (capped), returning the thread count chosen.
 
-    Small models gain little beyond a few threads, and oversubscription on shared hosts costs a lot, so the
+    Small models gain little beyond a few threads, and oversubscription on shared machines costs a lot, so the
     default cap is 4; ``TE_NUM_THREADS`` overrides it.
     """
     try:

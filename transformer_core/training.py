@@ -1,4 +1,4 @@
-"""A step-by-step trainer that a page can run in slices, pause, resume and stop at any time.
+"""A step-by-step trainer that an interactive caller can run in slices, pause, resume and stop at any time.
 
 Every random choice is derived from the run's seed and the step number (the model's initial weights, each
 training batch, dropout), so pausing and resuming, or running the same configuration twice, gives exactly the
@@ -260,7 +260,7 @@ class Trainer:
             callback: Callable[[dict[str, float]], bool | None] | None = None) -> list[dict[str, float]]:
         """Run up to ``n_steps`` steps (default: to the end) or until ``time_budget_s`` seconds have passed.
 
-        A slice always makes at least one step (unless the run is over), so a page can call it with a small
+        A slice always makes at least one step (unless the run is over), so a user interface can call it with a small
         budget on every refresh.
 
         ``callback(row)`` is called after every step; returning ``False`` ends the slice early. Returns the rows
@@ -322,7 +322,7 @@ class Trainer:
         return save_checkpoint(self.model, self.model_config, task_name=self.task.name, extra=extra)
 
     def summary(self) -> dict[str, Any]:
-        """Plain-data summary of the run so far (for the command line and the page).
+        """Plain-data summary of the run so far (for the command line and interactive callers).
 
         Besides the headline ``metric`` it carries every metric of the last evaluation (e.g. ``accuracy`` and
         ``bits_per_char`` of the char_lm task, whose headline metric is ``val_loss``).

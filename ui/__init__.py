@@ -1,1 +1,3 @@
-"""Streamlit helpers shared by the pages: session-state keys, widget groups, chart builders and exports."""
+"""The app's Streamlit code: ``ui.pages`` (the page registry and the preamble every page calls), ``ui.common``
+(shared by every page) and one package per page (``ui.attention``, ``ui.positional``, ``ui.vit``, ``ui.builder``,
+``ui.training``, ``ui.lessons``). ``ui.common`` never imports a page package."""

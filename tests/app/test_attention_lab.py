@@ -13,8 +13,8 @@ import torch
 from tests.app.conftest import app_at, assert_no_exception, plotly_download_formats
 from transformer_core import TransformerConfig, divisors
 from transformer_core.tasks import get_task
-from ui import attention_views as av
-from ui import charts, state
+from ui.attention import controls as av
+from ui.common import charts, state
 
 PAGE = "pages/attention.py"
 

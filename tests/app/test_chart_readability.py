@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from ui import charts, state
+from ui.common import charts, state
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import REPO_ROOT
-from ui import exports
+from ui.common import exports
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -15,7 +15,7 @@ from streamlit.testing.v1.element_tree import Widget
 
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core.tasks import get_task
-from ui import state
+from ui.common import state
 
 Step = Callable[[AppTest], object]
 

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import app_at, assert_no_exception
 from tests.conftest import REPO_ROOT
-from ui import lesson_training
-from ui.lessons import LESSON_KEYS, LESSONS, lesson_by_key
+from ui.lessons import training as lesson_training
+from ui.lessons.frame import LESSON_KEYS, LESSONS, lesson_by_key
 
 PAGE = "pages/lessons.py"
 
@@ -42,7 +42,8 @@ def test_every_lesson_has_goal_steps_question_and_notice():
 
 
 def test_links_carry_settings_their_pages_accept():
-    from ui import attention_views, training_controls
+    from ui.attention import controls as attention_views
+    from ui.training import controls as training_controls
 
     accepted = {"attention.py": attention_views.URL_PARAMS, "training.py": training_controls.URL_PARAMS}
     for link in (link for lesson in LESSONS for link in lesson.links if link.query):

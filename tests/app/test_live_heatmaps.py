@@ -9,10 +9,10 @@ import re
 import numpy as np
 import pyarrow as pa
 
-from transformer_core.live import LiveRun, RunSpec
+from explorer.live import LiveRun, RunSpec
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
-from ui import training_heatmaps as heatmaps
+from ui.training import heatmaps
 
 
 def trained_run(task_name: str = "reverse", **options) -> LiveRun:

@@ -7,14 +7,14 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
+from explorer.live import LiveRun, RunSpec
 from explorer.run_registry import REGISTRY
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception
-from transformer_core.live import LiveRun, RunSpec
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
-from ui import st_internals
-from ui import training_resume as resume
-from ui import training_run as tr
+from ui.common import st_internals
+from ui.training import resume
+from ui.training import run as tr
 
 PAGE = "pages/training.py"
 TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff": "32", "batch": "8", "steps": "40"}

@@ -15,17 +15,17 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from explorer.host import NORMAL_LIMITS, SMALL_LIMITS
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception, plotly_download_formats
 from transformer_core.checkpoint import save_checkpoint
-from transformer_core.host import NORMAL_LIMITS, SMALL_LIMITS
 from transformer_core.tasks.sequences import SequenceTask
-from ui import state
-from ui import training_controls as tc
-from ui import training_io as tio
-from ui import training_run as tr
-from ui import training_text as tt
-from ui import training_views as tv
-from ui.training_samples import samples_html
+from ui.common import state
+from ui.training import controls as tc
+from ui.training import io as tio
+from ui.training import run as tr
+from ui.training import text as tt
+from ui.training import views as tv
+from ui.training.samples import samples_html
 
 PAGE = "pages/training.py"
 TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff": "32", "batch": "8",
@@ -383,7 +383,7 @@ def _contrast(a: str, b: str) -> float:
 
 
 def test_right_and_wrong_marks_are_readable_on_both_themes():
-    from ui import training_samples as ts
+    from ui.training import samples as ts
 
     for style in (ts.RIGHT, ts.WRONG):  # each mark brings its own background, whatever the page's theme
         props = dict(part.split(":") for part in style.split(";"))

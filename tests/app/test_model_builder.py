@@ -6,13 +6,13 @@ import re
 
 import pytest
 
+from explorer.builder import EFFICIENCY, BuilderSettings, build, estimate
+from explorer.host import ENV_OVERRIDE, host_profile, limits
 from tests.app.conftest import app_at, assert_no_exception
-from transformer_core.builder import EFFICIENCY, BuilderSettings, build, estimate
-from transformer_core.host import ENV_OVERRIDE, host_profile, limits
 from transformer_core.sizing import PRESETS, parameter_breakdown, preset_parameter_count
-from ui import builder_controls as bc
-from ui.builder_diagram import architecture_svg
-from ui.builder_views import human
+from ui.builder import controls as bc
+from ui.builder.diagram import architecture_svg
+from ui.builder.views import human
 
 PAGE = "pages/builder.py"
 
@@ -149,7 +149,7 @@ def test_default_parameter_count_by_hand():
 
 
 def test_projector_mode_hides_secondary_controls():
-    from ui import state
+    from ui.common import state
 
     at = app_at(PAGE)
     at.number_input(key=bc.BATCH).set_value(8).run()

@@ -11,7 +11,7 @@ import torch
 
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core import CausalLM, TransformerConfig
-from ui import state
+from ui.common import state
 
 PAGE = "pages/positional.py"
 

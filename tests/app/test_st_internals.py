@@ -1,4 +1,4 @@
-"""The private Streamlit state that ui.st_internals reads: each test fails, naming the version, if it moves."""
+"""The private Streamlit state that ui.common.st_internals reads: each test fails, naming the version, if it moves."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
 
-from ui import st_internals
+from ui.common import st_internals
 
-VERSION = f"Streamlit {st_internals.streamlit_version()} changed an internal that ui/st_internals.py reads"
+VERSION = f"Streamlit {st_internals.streamlit_version()} changed an internal that ui/common/st_internals.py reads"
 
 
 def test_the_send_queue_limit_is_streamlits():
@@ -97,3 +97,18 @@ def test_the_pages_directory_mode_is_where_the_router_switches_it():
         assert not st_internals.runs_pages_directory() and PagesManager.uses_pages_directory is False
     finally:
         PagesManager.uses_pages_directory = before
+
+
+def test_the_live_loop_catches_the_exceptions_streamlit_raises_at_a_redraw():
+    import streamlit.runtime.scriptrunner.script_runner as runner
+
+    # The script runner stops a script with these very classes (a click: rerun; a closed connection: stop).
+    for exc in (st_internals.RerunException, st_internals.StopException):
+        assert issubclass(exc, BaseException), VERSION
+        assert getattr(runner, exc.__name__, None) is exc, VERSION
+
+
+def test_the_loop_logs_to_streamlits_logger():
+    log = st_internals.logger("transformer_explorer.test")
+    assert log.name == "transformer_explorer.test"
+    assert log.handlers or log.propagate, VERSION

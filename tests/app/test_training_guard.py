@@ -10,20 +10,20 @@ from dataclasses import replace
 
 import pytest
 
+from explorer.guard import check_budget
+from explorer.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
+from explorer.images import MAX_BYTES, ImageError, read_image
+from explorer.live import LIVE_THREADS
 from tests.app.conftest import ROOT, assert_no_exception
 from tests.app.test_live_training import live_at, run_of
 from transformer_core.checkpoint import save_checkpoint
-from transformer_core.guard import check_budget
-from transformer_core.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
-from transformer_core.images import MAX_BYTES, ImageError, read_image
 from transformer_core.tasks import TASK_NAMES
 from transformer_core.training import TrainConfig
-from ui import state
-from ui import training_controls as tc
-from ui import training_io as tio
-from ui import training_run as tr
-from ui import training_text as tt
-from ui.training_run import LIVE_THREADS
+from ui.common import state
+from ui.training import controls as tc
+from ui.training import io as tio
+from ui.training import run as tr
+from ui.training import text as tt
 
 
 def test_guard_uses_the_pages_training_threads(monkeypatch):

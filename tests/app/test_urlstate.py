@@ -7,14 +7,14 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import app_at, assert_no_exception
 from tests.conftest import REPO_ROOT
-from ui.urlstate import UrlParam
+from ui.common.urlstate import UrlParam
 
 # A tiny page that binds three settings the way every page of the app does.
 PAGE = f"""
 import sys
 sys.path.insert(0, {str(REPO_ROOT)!r})
 import streamlit as st
-from ui.urlstate import UrlParam, bind_url, count_run, push_url, share_link
+from ui.common.urlstate import UrlParam, bind_url, count_run, push_url, share_link
 
 PARAMS = (
     UrlParam("heads", 4, choices=(1, 2, 4, 8)),
@@ -151,7 +151,7 @@ SETTLE_PAGE = f"""
 import sys
 sys.path.insert(0, {str(REPO_ROOT)!r})
 import streamlit as st
-from ui.urlstate import UrlParam, bind_url, count_run, push_url, settle_choice
+from ui.common.urlstate import UrlParam, bind_url, count_run, push_url, settle_choice
 
 PARAMS = (
     UrlParam("width", 64, choices=(64, 48)),

@@ -12,8 +12,8 @@ from PIL import Image
 
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core.tasks import get_task
-from ui import state
-from ui import vit_controls as vc
+from ui.common import state
+from ui.vit import controls as vc
 
 PAGE = "pages/vit.py"
 FIXED_IMAGES = 5  # grid, mosaic, sequence strip, chosen head, rollout; then one picture per head
@@ -185,7 +185,7 @@ def test_trained_vit_and_projector_mode():
 
 
 def test_sample_pictures_exist():
-    from ui.images import SAMPLE_ORDER, load_sample, sample_names
+    from ui.common.images import SAMPLE_ORDER, load_sample, sample_names
 
     assert sample_names()[: len(SAMPLE_ORDER)] == list(SAMPLE_ORDER)
     for name in SAMPLE_ORDER:

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from transformer_core import MAX_HEADS, TransformerConfig, ViTConfig, divisors, head_choices
+from transformer_core import TransformerConfig, ViTConfig, divisors
 
 
 def test_defaults_are_valid_and_derived_sizes_follow():
@@ -25,14 +25,6 @@ def test_divisors():
     assert divisors(1) == [1]
     assert divisors(12) == [1, 2, 3, 4, 6, 12]
     assert divisors(64) == [1, 2, 4, 8, 16, 32, 64]
-
-
-def test_head_choices_are_the_divisors_up_to_the_cap():
-    assert MAX_HEADS == 16
-    assert head_choices(64) == [1, 2, 4, 8, 16]
-    assert head_choices(12) == divisors(12)
-    assert head_choices(128, max_heads=128) == divisors(128)
-    assert head_choices(48, max_heads=5) == [1, 2, 3, 4]
 
 
 def test_heads_must_divide_d_model_and_message_lists_valid_counts():

@@ -8,12 +8,12 @@ import threading
 import pytest
 import torch
 
+from explorer.inspect import build_lab_encoder
+from explorer.positional_analysis import position_views
+from explorer.vit_walkthrough import random_vit
 from transformer_core import TransformerConfig, ViTConfig
-from transformer_core.inspect import build_lab_encoder
-from transformer_core.positional_analysis import position_views
 from transformer_core.seeding import seeded
 from transformer_core.training import seeded as training_seeded
-from transformer_core.vit_walkthrough import random_vit
 
 TEXT = TransformerConfig(vocab_size=64, max_len=16, d_model=32, n_heads=2, n_layers=2, d_ff=64)
 VIT = ViTConfig(image_size=16, patch_size=4, d_model=32, n_heads=2, n_layers=2, d_ff=64)

@@ -1,7 +1,7 @@
 """A shared link opened as the very first request of a freshly started server shows the right page.
 
 Streamlit runs a ``pages/`` script on its own until ``st.navigation`` has run once in the process; the pages'
-``ensure_router()`` call sends such a visit back through ``app.py`` (see ``ui/router.py``).
+``ensure_router()`` call sends such a visit back through ``app.py`` (see ``ui/common/router.py``).
 """
 
 from __future__ import annotations

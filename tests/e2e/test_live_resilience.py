@@ -12,7 +12,7 @@ import pytest
 
 from tests.e2e.actions import metric
 from tests.e2e.conftest import assert_no_exception, save_screenshot, wait_for_app
-from ui.training_watchdog import BANNER_ID
+from ui.training.watchdog import BANNER_ID
 
 HEAVY = "/training?task=char_lm&compare=true&steps=400&batch=32"  # the run that froze the page before
 BURN = "import time\nend = time.time() + 900\nwhile time.time() < end: pass"

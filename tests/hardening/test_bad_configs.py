@@ -1,6 +1,6 @@
 """Impossible and huge configurations are refused with the reason, before anything is allocated.
 
-The live-training resource guard (``transformer_core.guard.check_budget``) refuses d_model 4096 × 48 layers and a
+The live-training resource guard (``explorer.guard.check_budget``) refuses d_model 4096 × 48 layers and a
 10,000-token sequence; the Model Builder still counts such models (on the meta device) and shows them as too big.
 """
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from explorer.guard import check_budget
+from explorer.host import GIB, HostProfile
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core import TransformerConfig, ViTConfig
-from transformer_core.guard import check_budget
-from transformer_core.host import GIB, HostProfile
 from transformer_core.tasks import get_task
 from transformer_core.training import TrainConfig, default_train_config
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from explorer.images import FIT_MODES, MAX_SIDE, ImageError, load_image, prepare_image, read_image
 from tests.app.conftest import app_at, assert_no_exception
 from tests.hardening.bad_files import (
     BAD_IMAGES,
@@ -35,7 +36,6 @@ from tests.hardening.bad_files import (
     truncated_gif_descriptor,
     truncated_gif_frame,
 )
-from transformer_core.images import FIT_MODES, MAX_SIDE, ImageError, load_image, prepare_image, read_image
 
 REJECTED = [name for name, (_, _, phrase) in BAD_IMAGES.items() if phrase is not None]
 ACCEPTED = [name for name, (_, _, phrase) in BAD_IMAGES.items() if phrase is None]

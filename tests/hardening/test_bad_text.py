@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import pytest
 
+from explorer.lab_input import INPUT_KINDS, MAX_TOKENS, encode_for_task, tokenize
 from tests.app.conftest import app_at, assert_no_exception
-from transformer_core.lab_input import INPUT_KINDS, MAX_TOKENS, encode_for_task, tokenize
 from transformer_core.tasks import get_task
 from transformer_core.tasks.language import MAX_CHARS, UNKNOWN
 from transformer_core.tasks.language import MAX_VOCAB as CHAR_LM_MAX_VOCAB
 from transformer_core.training import TrainConfig, Trainer
-from ui import state
+from ui.common import state
 
 LONG = "the quick brown fox jumps over the lazy dog " * 150  # 6,750 characters, 1,350 words
 EMOJI = "I ❤️ transformers 🤖🚀 — naïve café, 東京, Ελληνικά 👩‍🔬 🇫🇷"

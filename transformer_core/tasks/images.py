@@ -137,7 +137,7 @@ class ShapesTask(Task):
         g = generator_for(EXAMPLE_SEED)
         batch = self.sample_batch(1, g)
         image = (batch["images"][0].permute(1, 2, 0).numpy() * 255).round().astype(np.uint8)  # CHW -> HWC
-        # No axis labels: the patch grid depends on the model's patch size; pages draw the picture instead.
+        # No axis labels: the patch grid depends on the model's patch size; callers draw the picture instead.
         return {"images": batch["images"], "image": image, "mask": batch["masks"][0],
                 "class_name": self.classes[int(batch["labels"][0])], "labels": {}}
 

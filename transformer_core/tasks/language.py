@@ -59,10 +59,10 @@ def text_problem(text: str) -> str | None:
 def _problem(text: str) -> str | None:
     """:func:`text_problem` of an already normalised text."""
     if not text.strip():
-        return "The text is empty. Paste or upload some text to train on (a few pages work best)."
+        return "The text is empty. Paste or upload some text to train on (a few paragraphs work best)."
     if len(text) < MIN_CHARS:
         return (f"The text is too short: {len(text)} characters. Use at least {MIN_CHARS}, so that there are "
-                "windows of text to learn from (a few pages work best).")
+                "windows of text to learn from (a few paragraphs work best).")
     if len(set(text)) < 2:
         return f"The text repeats one character ({show_char(text[0])!r}), so there is nothing to predict."
     return None

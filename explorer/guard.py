@@ -1,0 +1,154 @@
+"""The resource guard: estimated memory, step time and checkpoint size of a training run, against this host's limits.
+
+:func:`check_budget` refuses a run before anything is built (every estimate comes from shapes on the meta device,
+see :mod:`transformer_core.sizing`) and suggests what to change; :func:`model_limit_problems` checks a described
+model (for example an uploaded checkpoint's) against the sizes the host offers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from explorer.host import HostProfile, Limits, host_profile, limits_for
+from transformer_core.config import ViTConfig
+from transformer_core.tasks.base import ModelConfig, Task
+from transformer_core.training import TrainConfig
+
+if TYPE_CHECKING:  # sizing builds models; imported where used to keep this module's import light
+    from transformer_core.sizing import StepEstimate
+
+CPU_FLOPS_PER_THREAD = 8e9  # sustained FLOP/s of one CPU thread on these small matrices (measured ~18e9, halved)
+GPU_FLOPS = 2e12  # sustained FLOP/s of a GPU on these small matrices (kernel launches dominate)
+STEP_OVERHEAD_S = 0.004  # fixed cost of a step: Python, optimiser bookkeeping, batch generation
+SUGGESTED_BATCHES = (128, 64, 32, 16, 8)  # batch sizes the guard may suggest, largest first
+SIZING_KINDS = {"seq2seq": "seq2seq", "causal_lm": "decoder", "regression": "encoder", "vision": "vit"}
+FF_PER_WIDTH = 4  # the widest feed-forward layer offered is this many times the widest model
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    """The resource guard's verdict on a run before it starts."""
+
+    ok: bool  # whether the run fits the budget
+    reason: str  # what exceeds the budget, in words ("" when ok)
+    suggestion: str  # what to change so that it fits ("" when ok)
+    memory_bytes: int  # estimated training memory of all lanes together
+    step_seconds: float  # estimated seconds of one step of all lanes together
+    memory_budget_bytes: int  # the budget it was compared with
+    step_budget_s: float  # the budget it was compared with
+    checkpoint_bytes: int  # weights one lane's checkpoint would hold (compared with Limits.max_checkpoint_bytes)
+
+
+def estimate_step_seconds(flops_per_step: float, device: str, threads: int) -> float:
+    """Rough wall-clock seconds of one training step with ``flops_per_step`` FLOPs on ``device``."""
+    rate = GPU_FLOPS if device in ("cuda", "mps") else CPU_FLOPS_PER_THREAD * max(1, threads)
+    return STEP_OVERHEAD_S + flops_per_step / rate
+
+
+def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfig, *,
+                 host: HostProfile | None = None, lanes: int = 1, threads: int | None = None) -> GuardResult:
+    """Refuse runs whose estimated memory or step time exceed this host's budget (tighter on small hosts).
+
+    Also refused: a model whose checkpoint would be larger than ``Limits.max_checkpoint_bytes``, the size the
+    app's upload limit can take back.
+
+    ``lanes`` counts the configurations trained side by side (2 when comparing); each is assumed as large as
+    this one. ``threads`` is the number of torch threads the run will train with (``None``: the host's
+    ``limits.threads``); a page that trains each session on one thread must say so, or the step time is
+    underestimated on hosts with more cores. The estimate comes from
+    :func:`transformer_core.sizing.estimate_training_step`.
+    """
+    limits = limits_for(host if host is not None else host_profile())
+    threads = limits.threads if threads is None else threads
+    estimate = _estimate(task, model_config, train_config.batch_size)
+    batch, device = train_config.batch_size, train_config.device
+    memory, seconds = _cost(estimate, batch, batch, device, lanes, threads)
+    saved = checkpoint_bytes(task, model_config, estimate)
+    problems, lanes_matter = [], False  # whether the problems grow with the number of lanes (Compare)
+    if saved > limits.max_checkpoint_bytes:
+        problems.append(f"its checkpoint would take about {_mib(saved)}, more than the "
+                        f"{_mib(limits.max_checkpoint_bytes)} that can be loaded again here")
+    if memory > limits.memory_budget_bytes:
+        lanes_matter = True
+        problems.append(f"it needs about {_mib(memory)} of memory for training, more than the "
+                        f"{_mib(limits.memory_budget_bytes)} this server allows per visitor")
+    if seconds > limits.step_time_budget_s:
+        lanes_matter = True
+        problems.append(f"one step would take about {seconds:.2g} s, longer than the "
+                        f"{limits.step_time_budget_s:g} s allowed")
+    fixes = []
+    if problems:
+        for smaller in SUGGESTED_BATCHES if saved <= limits.max_checkpoint_bytes else ():
+            if smaller < batch:
+                m, t = _cost(estimate, batch, smaller, device, lanes, threads)
+                if m <= limits.memory_budget_bytes and t <= limits.step_time_budget_s:
+                    fixes.append(f"a batch size of {smaller}")
+                    break
+        fixes.append("a smaller d_model or d_ff, or fewer layers")
+        if lanes > 1 and lanes_matter:  # each checkpoint holds one lane: Compare does not change its size
+            fixes.append("turning Compare off")
+    return GuardResult(
+        ok=not problems, reason=("This run is too big: " + " and ".join(problems) + ".") if problems else "",
+        suggestion=("Try " + ", or ".join(fixes) + ".") if problems else "",
+        memory_bytes=memory, step_seconds=seconds, memory_budget_bytes=limits.memory_budget_bytes,
+        step_budget_s=limits.step_time_budget_s, checkpoint_bytes=saved,
+    )
+
+
+def checkpoint_bytes(task: Task, model_config: ModelConfig, estimate: StepEstimate | None = None) -> int:
+    """Bytes of the weights a checkpoint of ``task``'s model holds (tied weights are saved once per name).
+
+    Counted on the meta device; a configuration the task refuses counts its parameters from ``estimate``.
+    """
+    try:
+        with torch.device("meta"):
+            model = task.build_model(model_config)
+    except ValueError:
+        return estimate.weights_bytes if estimate is not None else 0
+    return sum(t.numel() * t.element_size() for t in model.state_dict().values())
+
+
+def model_limit_problems(config: ModelConfig, limits: Limits) -> list[str]:
+    """What in ``config`` is larger than the models this host offers, in words; empty when it fits.
+
+    For a model described elsewhere, e.g. an uploaded checkpoint, before it is built.
+    """
+    problems = []
+    if config.d_model > limits.max_d_model:
+        problems.append(f"d_model {config.d_model:,} (this server trains up to {limits.max_d_model})")
+    layers = max(config.n_layers, getattr(config, "n_decoder_layers", None) or 0)
+    if layers > limits.max_layers:
+        problems.append(f"{layers:,} layers (up to {limits.max_layers})")
+    if config.d_ff > FF_PER_WIDTH * limits.max_d_model:
+        problems.append(f"d_ff {config.d_ff:,} (up to {FF_PER_WIDTH * limits.max_d_model})")
+    return problems
+
+
+def _estimate(task: Task, model_config: ModelConfig, batch_size: int) -> StepEstimate:
+    """The sizing estimate of one step of ``task`` with this model at ``batch_size``."""
+    from transformer_core.sizing import estimate_training_step
+
+    length = None if isinstance(model_config, ViTConfig) else model_config.max_len
+    return estimate_training_step(model_config, kind=SIZING_KINDS[task.family], batch_size=batch_size,
+                                  seq_len=length)
+
+
+def _cost(estimate: StepEstimate, estimated_batch: int, batch_size: int, device: str, lanes: int,
+          threads: int) -> tuple[int, float]:
+    """(memory in bytes, seconds) of one step of ``lanes`` such configurations at ``batch_size``.
+
+    ``estimate`` was made at ``estimated_batch``. Activations and FLOPs grow linearly with the batch while
+    weights, gradients and AdamW states do not, so other batch sizes are scaled from that one estimate
+    instead of building the model again for each.
+    """
+    ratio = batch_size / estimated_batch
+    memory = estimate.total_bytes - estimate.activations_bytes + round(estimate.activations_bytes * ratio)
+    seconds = estimate_step_seconds(estimate.flops_per_step * ratio, device, threads)
+    return lanes * memory, lanes * seconds
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MB"

@@ -1,0 +1,245 @@
+"""Take attention apart: every intermediate of multi-head attention, computed with a model's own weights.
+
+:func:`attention_walkthrough` replays ``MultiHeadAttention.forward`` one step at a time
+(X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax → ×V → concatenate heads → W_O) and keeps each step, so a page can
+show them and a student can check a cell by hand. :class:`AttentionStack` describes the self-attention blocks of a
+model together with the input of its first block; :func:`walk_stack` replays every layer of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from transformer_core.attention import MultiHeadAttention, Rotary
+from transformer_core.blocks import EncoderBlock
+from transformer_core.config import TransformerConfig
+from transformer_core.masks import combine_masks, padding_mask
+from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor, TextEmbedding
+from transformer_core.positional import RotaryEmbedding
+from transformer_core.seeding import seeded
+
+MASK_KINDS = ("none", "causal", "padding")
+
+
+@dataclass(frozen=True)
+class AttentionSteps:
+    """Every intermediate of one multi-head attention call on one sequence (the batch dimension dropped)."""
+
+    x: torch.Tensor  # (T, C) input of the attention (after the block's LayerNorm in a pre-norm model)
+    w_q: torch.Tensor  # (H, C, D) query weights per head, so that Q_h = X @ w_q[h] + b_q[h]
+    w_k: torch.Tensor  # (H, C, D) key weights per head
+    w_v: torch.Tensor  # (H, C, D) value weights per head
+    b_q: torch.Tensor | None  # (H, D) query bias per head, or None without biases
+    b_k: torch.Tensor | None  # (H, D) key bias per head
+    b_v: torch.Tensor | None  # (H, D) value bias per head
+    q: torch.Tensor  # (H, T, D) queries (rotated when the model uses rotary positions)
+    k: torch.Tensor  # (H, S, D) keys (rotated likewise)
+    v: torch.Tensor  # (H, S, D) values
+    scores: torch.Tensor  # (H, T, S) Q Kᵀ
+    scaled: torch.Tensor  # (H, T, S) Q Kᵀ / √d_k
+    masked: torch.Tensor  # (H, T, S) scaled scores with -inf where the mask forbids attending
+    mask: torch.Tensor | None  # (H, T, S) bool, True = may attend; None when nothing is masked
+    weights: torch.Tensor  # (H, T, S) softmax of the masked scores; fully masked rows are zeros
+    head_out: torch.Tensor  # (H, T, D) weights @ V per head
+    concat: torch.Tensor  # (T, C) the heads side by side
+    w_o: torch.Tensor  # (C, C) output weights, so that output = concat @ w_o + b_o
+    b_o: torch.Tensor | None  # (C,) output bias
+    output: torch.Tensor  # (T, C) the attention's output
+    rotary: bool  # whether rotary positions were applied to Q and K
+
+    @property
+    def head_dim(self) -> int:
+        """Size D = d_k of each head."""
+        return self.q.size(-1)
+
+
+def _per_head(linear: nn.Linear, n_heads: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    c = linear.in_features
+    weight = linear.weight.t().reshape(c, n_heads, -1).transpose(0, 1)  # (C, C) -> (H, C, D)
+    bias = None if linear.bias is None else linear.bias.reshape(n_heads, -1)  # (H, D)
+    return weight, bias
+
+
+def _full_mask(mask: torch.Tensor | None, is_causal: bool, h: int, t: int, s: int,
+               device: torch.device) -> torch.Tensor | None:
+    if is_causal:
+        # Query i sits at absolute position i + (s - t), as in MultiHeadAttention.
+        mask = combine_masks(mask, torch.ones(t, s, dtype=torch.bool, device=device).tril(s - t))
+    if mask is None:
+        return None
+    return mask.expand(1, h, t, s)[0].clone()  # (H, T, S)
+
+
+@torch.no_grad()
+def attention_walkthrough(mha: MultiHeadAttention, x: torch.Tensor, mask: torch.Tensor | None = None, *,
+                          is_causal: bool = False, rotary: Rotary | None = None) -> AttentionSteps:
+    """Self-attention of ``mha`` on one sequence, step by step, with the module's own weights.
+
+    Args:
+        mha: the attention module (its weights are read, never changed).
+        x: the sequence, ``(T, C)`` or ``(1, T, C)``.
+        mask: boolean, ``True`` = may attend, broadcastable to ``(1, H, T, T)``.
+        is_causal: additionally forbid attending to later positions.
+        rotary: optional rotary position function applied to ``(q, k)`` in ``(B, H, N, D)``.
+
+    Returns:
+        :class:`AttentionSteps`; ``output`` equals ``mha(x, x, x, mask, is_causal=is_causal)[0]``.
+    """
+    x = x.reshape(-1, x.size(-1))  # (T, C)
+    h = mha.n_heads
+    w_q, b_q = _per_head(mha.q_proj, h)
+    w_k, b_k = _per_head(mha.k_proj, h)
+    w_v, b_v = _per_head(mha.v_proj, h)
+    q, k, v = (mha._split_heads(p(x)[None]) for p in (mha.q_proj, mha.k_proj, mha.v_proj))  # (1, H, T, D)
+    if rotary is not None:
+        q, k = rotary(q, k)
+    q, k, v = q[0], k[0], v[0]  # (H, T, D)
+    t = s = x.size(0)
+    scores = q @ k.transpose(-2, -1)  # (H, T, S)
+    scaled = scores / math.sqrt(q.size(-1))
+    full = _full_mask(mask, is_causal, h, t, s, x.device)
+    masked = scaled if full is None else scaled.masked_fill(~full, float("-inf"))
+    weights = _softmax_rows(masked, full)
+    head_out = weights @ v  # (H, T, D)
+    concat = head_out.transpose(0, 1).reshape(t, mha.d_model)  # (H, T, D) -> (T, H*D)
+    return AttentionSteps(
+        x=x, w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, scores=scores, scaled=scaled,
+        masked=masked, mask=full, weights=weights, head_out=head_out, concat=concat,
+        w_o=mha.out_proj.weight.t(), b_o=mha.out_proj.bias, output=mha.out_proj(concat), rotary=rotary is not None,
+    )
+
+
+def _softmax_rows(masked: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    if mask is None:
+        return masked.softmax(dim=-1)
+    # A query that may see no key at all gets zero weights (not NaN), as in MultiHeadAttention.
+    has_key = mask.any(dim=-1, keepdim=True)  # (H, T, 1)
+    return torch.where(has_key, masked.masked_fill(~has_key, 0.0).softmax(dim=-1), 0.0)
+
+
+@dataclass(frozen=True)
+class AttentionStack:
+    """A model's self-attention blocks plus the input of the first one, for one sequence."""
+
+    x: torch.Tensor  # (1, T, C) input of the first block (token embeddings with positions)
+    blocks: Sequence[EncoderBlock]  # the blocks, first to last
+    mask: torch.Tensor | None  # bool broadcastable to (1, H, T, T), True = may attend
+    is_causal: bool  # whether each query sees only itself and earlier positions
+    rotary: RotaryEmbedding | None  # rotary positions applied inside attention, if the model uses them
+    labels: tuple[str, ...]  # one label per position (CLS included when the model has one)
+
+
+@torch.no_grad()
+def walk_stack(stack: AttentionStack) -> list[AttentionSteps]:
+    """Replay every block of ``stack``; one :class:`AttentionSteps` per layer, first layer first."""
+    x, steps = stack.x, []
+    for block in stack.blocks:
+        attn_in = block.norm1(x) if block.norm_first else x
+        steps.append(attention_walkthrough(block.self_attn, attn_in, stack.mask, is_causal=stack.is_causal,
+                                           rotary=stack.rotary))
+        x, _ = block(x, mask=stack.mask, is_causal=stack.is_causal, rotary=stack.rotary)
+    return steps
+
+
+class LabEncoder(nn.Module):
+    """Token embedding, positions and a stack of self-attention blocks, without an output head.
+
+    The model the Attention Lab builds from random weights; any mask (none, causal, padding) can be applied.
+
+    Shape:
+        ids ``(B, T)`` long -> ``(B, T, C)``.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        c = config
+        self.config = config
+        self.embed = TextEmbedding(config)
+        self.blocks = nn.ModuleList(
+            EncoderBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm=c.norm, activation=c.activation,
+                         bias=c.bias, eps=c.layer_norm_eps)
+            for _ in range(c.n_layers)
+        )
+        self.rotary = RotaryEmbedding(c.head_dim, c.max_len, c.pos_base) if c.positional == "rope" else None
+
+    def forward(self, ids: torch.Tensor, *, mask: torch.Tensor | None = None,
+                is_causal: bool = False) -> torch.Tensor:
+        x = self.embed(ids)
+        for block in self.blocks:
+            x, _ = block(x, mask=mask, is_causal=is_causal, rotary=self.rotary)
+        return x
+
+
+def build_lab_encoder(config: TransformerConfig, seed: int) -> LabEncoder:
+    """A :class:`LabEncoder` in evaluation mode whose random weights depend only on ``seed``."""
+    with seeded(seed):
+        return LabEncoder(config).eval()
+
+
+@torch.no_grad()
+def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask_kind: str = "none",
+              valid: Sequence[bool] | None = None) -> AttentionStack:
+    """The stack of a :class:`LabEncoder` on ``ids`` with the chosen mask.
+
+    Args:
+        mask_kind: ``"none"``, ``"causal"`` or ``"padding"`` (hides the positions where ``valid`` is False).
+        valid: one flag per position, True for real tokens; required for ``"padding"``.
+    """
+    if mask_kind not in MASK_KINDS:
+        raise ValueError(f"mask={mask_kind!r} is not one of {', '.join(MASK_KINDS)}.")
+    idx = torch.tensor([list(ids)], dtype=torch.long)  # (1, T)
+    mask = None
+    if mask_kind == "padding":
+        if valid is None or len(valid) != len(ids):
+            raise ValueError("A padding mask needs one valid flag per token.")
+        mask = padding_mask(torch.tensor([list(valid)], dtype=torch.bool))  # (1, 1, 1, T)
+    return AttentionStack(x=model.embed(idx), blocks=list(model.blocks), mask=mask,
+                          is_causal=mask_kind == "causal", rotary=model.rotary, labels=tuple(labels))
+
+
+@torch.no_grad()
+def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -> AttentionStack:
+    """The self-attention stack a trained text model runs on ``ids``, with the model's own mask.
+
+    A decoder-only model is causal; an encoder-decoder model is shown through its encoder; an encoder-only
+    regressor with a CLS token gets ``"CLS"`` prepended to the labels.
+    """
+    device = next(model.parameters()).device
+    idx = torch.tensor([list(ids)], dtype=torch.long, device=device)  # (1, T)
+    labels = tuple(labels)
+    if isinstance(model, CausalLM):
+        return AttentionStack(model.embed(idx), list(model.blocks), None, True, model.rotary, labels)
+    if isinstance(model, Seq2SeqTransformer):
+        return AttentionStack(model.src_embed(idx), list(model.encoder), None, False, model.rotary, labels)
+    if isinstance(model, SequenceRegressor):
+        x, valid = model._inputs(idx, torch.ones_like(idx, dtype=torch.bool))
+        if model.pool == "cls":
+            labels = ("CLS", *labels)
+        return AttentionStack(x, list(model.blocks), padding_mask(valid), False, model.rotary, labels)
+    raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """Two numbers per layer and head that describe how its attention weights are spread."""
+
+    self_weight: torch.Tensor  # (L, H) mean weight a query puts on its own position (the diagonal)
+    entropy: torch.Tensor  # (L, H) mean over queries of -Σ_j w_j ln w_j in nats: 0 = one key, ln S = uniform
+
+
+def head_summary(weights: torch.Tensor | Sequence) -> HeadSummary:
+    """Self-weight and entropy of every head, from attention weights ``(L, H, T, S)`` (a tensor or an array).
+
+    A fully masked row (all zeros) has entropy 0.
+    """
+    w = torch.as_tensor(weights, dtype=torch.float64)
+    if w.dim() != 4:
+        raise ValueError(f"weights must have shape (layers, heads, queries, keys), not {tuple(w.shape)}.")
+    entropy = -(w * w.clamp(1e-12, 1.0).log()).sum(-1).mean(-1)  # (L, H)
+    self_weight = torch.diagonal(w, dim1=-2, dim2=-1).mean(-1)  # (L, H)
+    return HeadSummary(self_weight=self_weight, entropy=entropy)

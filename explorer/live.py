@@ -1,0 +1,331 @@
+"""Run control for live training: one trainer, or two side by side, advanced in short time slices.
+
+A page (or any other driver) owns a :class:`LiveRun` and calls :meth:`LiveRun.advance` with a small time budget
+between redraws; the buttons map to :meth:`~LiveRun.start`, :meth:`~LiveRun.pause`, :meth:`~LiveRun.resume`,
+:meth:`~LiveRun.step_once`, :meth:`~LiveRun.stop` and :meth:`~LiveRun.reset`. Everything lives on the instance,
+so every browser session has its own run and nothing is shared between them.
+
+Status moves like this::
+
+    ready --start--> running --pause--> paused --resume--> running
+    running/paused --stop--> stopped;  the last step --> done;  a NaN loss --> diverged
+    any --reset--> ready (fresh trainers, same seeds, so the same initial weights)
+
+The server may train only so many runs at once (``Limits.max_live_runs``): :func:`start_if_free` starts a run
+only while fewer others are running in this process. The resource guard that judges a run before it starts
+lives in :mod:`explorer.guard`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from transformer_core.device import trim_memory
+from transformer_core.tasks.base import ModelConfig, Task
+from transformer_core.training import TrainConfig, Trainer
+
+__all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "running_count", "start_if_free", "thin_series", "torch_threads"]
+
+# Torch threads per training session. Several sessions may train at once on a few cores; with one thread
+# each they run side by side, while more threads per session make OpenMP threads spin against each other
+# (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
+LIVE_THREADS = 1
+
+MAX_LANES = 2  # a run trains one configuration, or two when comparing
+RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
+STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
+# Every run started through start_if_free, process-wide. Weak references: a session's run disappears from it
+# with the session, so a run left behind cannot hold a place for ever. Only their number is shared.
+_STARTED: weakref.WeakSet[LiveRun] = weakref.WeakSet()
+_STARTED_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One configuration of a live run (a "lane")."""
+
+    label: str  # short name shown in legends, e.g. "A" or "B · no positions"
+    model_config: ModelConfig  # the architecture to train
+    train_config: TrainConfig  # steps, batch size, learning rate, seed, device
+
+
+class LiveRun:
+    """One or two trainers on the same task, driven step by step; see the module docstring.
+
+    Args:
+        task: the task every lane trains on.
+        specs: one :class:`RunSpec`, or two to compare configurations.
+        threads: torch intra-op threads while advancing (e.g. 1, so that several sessions training at once
+            each use one core instead of fighting over all of them); ``None`` keeps torch's setting.
+        clock: seconds since an arbitrary origin (replaced in tests).
+
+    Attributes:
+        task, specs: what the run trains.
+        trainers: one :class:`~transformer_core.training.Trainer` per lane.
+        status: one of :data:`STATUSES`.
+        message: why the run ended early (divergence), in words, or ``None``.
+    """
+
+    def __init__(self, task: Task, specs: Sequence[RunSpec], *, threads: int | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        if not 1 <= len(specs) <= MAX_LANES:
+            raise ValueError(f"A live run trains 1 or {MAX_LANES} configurations, not {len(specs)}.")
+        self.task = task
+        self.specs = tuple(specs)
+        self.threads = threads
+        self._clock = clock
+        # Held for each training round and by anyone who pauses the run from another thread (a reloaded page
+        # taking the run over), so that a pause never lands in the middle of a step.
+        self.lock = threading.RLock()
+        self.reset()
+
+    def reset(self) -> None:
+        """Fresh trainers from the same specs (same seeds, so the same initial weights); status "ready".
+
+        Each trainer records a snapshot of its untrained model's attention right away.
+        """
+        self.trainers = [Trainer(self.task, s.model_config, s.train_config) for s in self.specs]
+        for trainer in self.trainers:
+            if trainer.config.snapshot_every:
+                trainer.snapshot()  # the untrained model's attention, shown before the first step
+        self.status = "ready"
+        self.message: str | None = None
+        self._rate: deque[tuple[float, int]] = deque()
+
+    def load_weights(self, state_dict: dict) -> None:
+        """Start configuration A from given weights (e.g. a checkpoint's) instead of the seed's.
+
+        Only before training; the untrained snapshot is taken again from the new weights.
+        """
+        if self.status != "ready" or self.trainers[0].step:
+            raise ValueError("Weights can only be loaded before training starts; press Reset first.")
+        trainer = self.trainers[0]
+        trainer.model.load_state_dict(state_dict)
+        trainer.snapshots = []
+        if trainer.config.snapshot_every:
+            trainer.snapshot()
+
+    @property
+    def labels(self) -> list[str]:
+        """The lanes' labels, in order."""
+        return [s.label for s in self.specs]
+
+    @property
+    def step(self) -> int:
+        """Steps completed by the furthest lane."""
+        return max(t.step for t in self.trainers)
+
+    @property
+    def total_steps(self) -> int:
+        """Steps of the longest lane's whole run."""
+        return max(t.config.steps for t in self.trainers)
+
+    @property
+    def progress(self) -> float:
+        """Fraction of all lanes' planned steps that are done (finished lanes count as complete)."""
+        planned = sum(t.config.steps for t in self.trainers)
+        done = sum(t.config.steps if t.done else t.step for t in self.trainers)
+        return min(1.0, done / planned)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run is over (done, stopped or diverged); only :meth:`reset` starts it again."""
+        return self.status in ("done", "stopped", "diverged")
+
+    @property
+    def steps_per_second(self) -> float:
+        """Wall-clock training speed over the last few seconds of running (steps of one lane per second).
+
+        0 until measured; after a pause or the end of the run it keeps the last value.
+        """
+        if len(self._rate) < 2:
+            return 0.0
+        (t0, s0), (t1, s1) = self._rate[0], self._rate[-1]
+        return (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Estimated seconds until the run ends at the current speed, or ``None`` when unknown."""
+        rate = self.steps_per_second
+        if self.finished:
+            return 0.0
+        if rate <= 0:
+            return None
+        remaining = max(t.config.steps - t.step for t in self.trainers if not t.done)
+        return remaining / rate
+
+    def start(self) -> None:
+        """Start (or resume) training; does nothing once the run is over."""
+        if not self.finished:
+            self.status = "running"
+            self._rate.clear()
+
+    def resume(self) -> None:
+        """Continue a paused run exactly where it stopped."""
+        self.start()
+
+    def pause(self) -> None:
+        """Stop advancing until :meth:`resume`; the model, optimiser and history are kept."""
+        if self.status == "running":
+            self.status = "paused"
+
+    def stop(self, reason: str = "stopped by the user") -> None:
+        """End the run early; the trained model and its history stay available."""
+        if self.finished:
+            return
+        for trainer in self.trainers:
+            trainer.stop(reason)
+        self.status = "stopped"
+
+    def release(self, reason: str) -> None:
+        """Stop the run (if it can still train) and free its gradients and optimiser state.
+
+        For a run nobody is watching any more (its page was left or its tab closed): the trained model,
+        curves and snapshots stay for the other pages, the time-lapse and the downloads.
+        """
+        self.stop(reason)
+        for trainer in self.trainers:
+            trainer.release()
+        trim_memory()
+
+    @property
+    def training_state_bytes(self) -> int:
+        """Bytes of gradients and optimiser state held by every lane (0 after :meth:`release`)."""
+        return sum(t.training_state_bytes for t in self.trainers)
+
+    def step_once(self) -> int:
+        """One optimisation step on every unfinished lane while not running; returns the steps taken."""
+        if self.status == "running" or self.finished:
+            return 0
+        with torch_threads(self.threads), self.lock:
+            taken = self._round()
+        self.status = "paused"
+        self._settle()
+        return taken
+
+    def advance(self, time_budget_s: float, *, interrupted: Callable[[], bool] | None = None) -> int:
+        """Train for about ``time_budget_s`` seconds (at least one step per lane) while running.
+
+        Lanes take turns one step at a time, so two compared configurations stay at the same step.
+        ``interrupted`` is asked after every round; when it says True the slice ends early (the caller has a
+        click to handle, say). Returns the number of steps taken (all lanes together); 0 when the run is not
+        running.
+        """
+        if self.status != "running":
+            return 0
+        start = now = self._clock()
+        self._note_rate(start)
+        taken = 0
+        with torch_threads(self.threads):
+            while self.status == "running":
+                with self.lock:
+                    if self.status != "running":  # paused from another thread while this one waited
+                        break
+                    taken += self._round()
+                    self._settle()
+                now = self._clock()
+                if now - start >= time_budget_s or (interrupted is not None and interrupted()):
+                    break
+        self._note_rate(now)
+        return taken
+
+    def _round(self) -> int:
+        taken = 0
+        for trainer in self.trainers:
+            if not trainer.done:
+                trainer.train_step()
+                taken += 1
+        return taken
+
+    def _settle(self) -> None:
+        """Update the run's status and message from the lanes' statuses."""
+        diverged = [(s.label, t) for s, t in zip(self.specs, self.trainers, strict=True) if t.status == "diverged"]
+        if diverged:
+            prefix = len(self.trainers) > 1
+            self.message = "; ".join(f"{label}: {t.stop_reason}" if prefix else str(t.stop_reason)
+                                     for label, t in diverged)
+        if all(t.done for t in self.trainers):
+            statuses = {t.status for t in self.trainers}
+            self.status = "diverged" if "diverged" in statuses else "stopped" if "stopped" in statuses else "done"
+
+    def _note_rate(self, now: float) -> None:
+        self._rate.append((now, self.step))
+        while len(self._rate) > 2 and now - self._rate[0][0] > RATE_WINDOW_S:
+            self._rate.popleft()
+
+    def snapshot_count(self) -> tuple[int, ...]:
+        """Snapshots held per lane, with their latest steps (changes exactly when a new snapshot arrives)."""
+        return tuple(x for t in self.trainers for x in (len(t.snapshots), t.snapshots[-1].step if t.snapshots else -1))
+
+    def config_dict(self) -> dict:
+        """The run's settings as plain JSON-ready data (task, its options, and every lane's configurations)."""
+        return {
+            "task": self.task.name,
+            "task_options": self.task.options(),
+            "runs": [
+                {"label": s.label, "model_type": type(s.model_config).__name__,
+                 "model": asdict(s.model_config), "training": asdict(s.train_config)}
+                for s in self.specs
+            ],
+        }
+
+
+def running_count(exclude: LiveRun | None = None) -> int:
+    """Runs started through :func:`start_if_free` that are training right now (all sessions of this process)."""
+    with _STARTED_LOCK:
+        return sum(1 for run in list(_STARTED) if run is not exclude and run.status == "running")
+
+
+def start_if_free(run: LiveRun, max_running: int) -> bool:
+    """Start (or resume) ``run`` unless ``max_running`` other runs are training in this process already.
+
+    Returns whether it runs now. Paused, finished and released runs do not count, so a place frees itself when
+    a run pauses or ends.
+    """
+    with _STARTED_LOCK:
+        busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
+        if busy >= max_running:
+            return False
+        _STARTED.add(run)
+        run.start()
+        return run.status == "running"
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """Run a block with ``threads`` torch intra-op threads in the calling thread, then restore the setting.
+
+    The setting is per thread (and inherited by threads started meanwhile), so other sessions' script
+    threads keep theirs.
+    """
+    if threads is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def thin_series(xs: Sequence[float], ys: Sequence[float], max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``max_points`` points of a curve: each point is the mean of an equal run of neighbours.
+
+    Keeps redrawing a long loss curve cheap while preserving its shape (a plain stride would keep the noise).
+    """
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if len(x) <= max_points:
+        return x, y
+    edges = np.linspace(0, len(x), max_points + 1).astype(int)
+    counts = np.diff(edges)
+    return np.add.reduceat(x, edges[:-1]) / counts, np.add.reduceat(y, edges[:-1]) / counts

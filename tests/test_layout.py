@@ -1,0 +1,140 @@
+"""The layers of the code base: pages -> ui -> explorer -> transformer_core, each importing only those below it.
+
+Imports are read from the source (imports made inside functions count too), so a cycle or an upward import fails
+here even when it happens to work at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+LAYERS = {"app": 3, "pages": 3, "ui": 2, "explorer": 1, "transformer_core": 0}  # may import equal or lower only
+PAGE_PACKAGES = ("attention", "positional", "vit", "builder", "training", "lessons", "home")
+# Words that would mean the library knows about the app (the product name in the checkpoint format is fine).
+APP_WORDS = re.compile(r"streamlit|community cloud|\blessons?\b|\bpages?\b|\bhosts?\b|\bui\.|(?<!-)\bexplorer\b",
+                       re.IGNORECASE)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def source_files() -> dict[str, Path]:
+    """Every module of the app and the library, by dotted name."""
+    files = [REPO_ROOT / "app.py"]
+    for top in ("pages", "ui", "explorer", "transformer_core"):
+        files += sorted((REPO_ROOT / top).rglob("*.py"))
+    return {module_name(p): p for p in files}
+
+
+def imported_names(path: Path, module: str) -> set[str]:
+    """Dotted names imported anywhere in the file, relative imports resolved."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+            names.add(base)
+    return names
+
+
+def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the modules of ``files`` it imports (a name resolves to its longest known prefix)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        targets = set()
+        for name in imported_names(path, module):
+            while name and name not in files:
+                name = name.rpartition(".")[0]
+            if name and name != module and not module.startswith(name + "."):
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return import_graph(source_files())
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import(tmp_path):
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("def f():\n    from ui.common.urlstate import settle_choice\n", encoding="utf-8")
+    assert "ui.common.urlstate.settle_choice" in imported_names(lazy, "ui.common.charts")
+
+
+def test_no_import_cycles(graph):
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_each_layer_imports_only_the_layers_below_it(graph):
+    upward = [f"{m} imports {t}" for m, targets in graph.items() for t in targets
+              if LAYERS[t.split(".")[0]] > LAYERS[m.split(".")[0]]]
+    assert upward == []
+
+
+def test_ui_common_imports_no_page_package(graph):
+    page_prefixes = tuple(f"ui.{p}" for p in PAGE_PACKAGES)
+    crossing = [f"{m} imports {t}" for m, targets in graph.items() if m.startswith("ui.common")
+                for t in targets if t.startswith(page_prefixes)]
+    assert crossing == []
+
+
+@pytest.mark.parametrize("forbidden", ["streamlit", "plotly", "altair", "ui", "pages"])
+def test_explorer_and_the_library_never_import_the_ui(forbidden):
+    files = source_files()
+    offenders = [m for m, p in files.items() if m.split(".")[0] in ("explorer", "transformer_core")
+                 and any(n == forbidden or n.startswith(forbidden + ".") for n in imported_names(p, m))]
+    assert offenders == []
+
+
+def test_the_library_never_names_the_app():
+    mentions = []
+    for path in sorted((REPO_ROOT / "transformer_core").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if APP_WORDS.search(line.replace("Transformer Explorer", "")):
+                mentions.append(f"{path.relative_to(REPO_ROOT)}:{number}: {line.strip()}")
+    assert mentions == []
+
+
+def test_pip_installs_the_library_alone():
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^include = \["transformer_core", "transformer_core\.\*"\]$', pyproject, re.M)

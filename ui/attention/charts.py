@@ -1,0 +1,157 @@
+"""Attention Lab charts: the step-by-step walkthrough, one head, the layers x heads grid and the token lines view.
+
+Every heatmap shows its values on hover, prints them in the cells when the matrix is small, and has a table or a
+download next to it, so nothing depends on reading colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.attention.controls import LabRun
+from ui.common import charts, exports
+
+LINE_BINS = 8  # opacity/width levels of the lines view (one plotly trace per level)
+MIN_LINE_WEIGHT = 0.02  # lighter lines are not drawn
+GRID_LONG_TITLES = 8  # the grid's columns are titled "Head 1" up to this many heads, "H1" beyond
+
+
+def numbers_table(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, decimals: int = 3) -> None:
+    """The numeric alternative of a heatmap: the same matrix as a table."""
+    frame = pd.DataFrame(np.round(np.asarray(z, dtype=float), decimals), index=exports.unique_labels(rows, len(rows)),
+                         columns=exports.unique_labels(cols, len(cols)))
+    st.dataframe(frame, width="stretch")
+
+
+def matrix(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, key: str, diverging: bool = True,
+           zmin: float | None = None, zmax: float | None = None, height: int | None = None,
+           hover: str = "value") -> None:
+    """Draw one matrix as a heatmap (values in the cells when small)."""
+    fig = charts.heatmap(z, cols, rows, diverging=diverging, zmin=zmin, zmax=zmax, height=height, hover_name=hover)
+    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
+    charts.show(fig, key=key)
+
+
+def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[str], *, key: str) -> None:
+    """Scaled scores with the forbidden cells shown as -∞ (blank cells, "-∞" printed and on hover)."""
+    allowed = np.ones_like(scaled, dtype=bool) if mask is None else mask
+    z = np.where(allowed, scaled, np.nan)
+    fig = charts.heatmap(z, tokens, tokens, diverging=True)
+    text = np.where(allowed, np.vectorize(lambda v: f"{v:.2f}")(scaled), "-∞")
+    small = max(z.shape) <= charts.cells_with_text()
+    fig.update_traces(text=text, texttemplate="%{text}" if small else None,
+                      hovertemplate="query %{y}<br>key %{x}<br>score %{text}<extra></extra>")
+    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
+    charts.show(fig, key=key)
+
+
+def head_boundaries(fig: go.Figure, n_heads: int, head_dim: int, selected: int) -> None:
+    """Vertical lines between the heads' column blocks and a box around the selected head."""
+    for h in range(1, n_heads):
+        fig.add_vline(x=h * head_dim - 0.5, line=dict(color="black", width=2))
+    fig.add_vrect(x0=selected * head_dim - 0.5, x1=(selected + 1) * head_dim - 0.5,
+                  line=dict(color="#d62728", width=3), fillcolor="rgba(0,0,0,0)")
+
+
+def dot_example(q_row: np.ndarray, k_row: np.ndarray, *, max_terms: int = 6) -> str:
+    """'0.12×0.30 + (-0.50)×0.10 + … = 0.41': one cell of Q Kᵀ written out."""
+    def num(v: float) -> str:
+        return f"({v:.2f})" if v < 0 else f"{v:.2f}"
+
+    terms = [f"{num(a)}×{num(b)}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
+    more = " + …" if len(q_row) > max_terms else ""
+    return " + ".join(terms) + more + f" = {float(q_row @ k_row):.3f}"
+
+
+def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4) -> str:
+    """'exp(0.51) / (exp(0.51) + exp(-0.03) + …) = 0.240': one softmax weight written out for the first allowed key.
+
+    Plain text rather than LaTeX: a fraction with a long denominator shrinks to an unreadable size in a caption.
+    """
+    vals = row[allowed]
+    if vals.size == 0:
+        return "every key is masked, so this row is all zeros"
+    j = int(np.flatnonzero(allowed)[0])
+    shown = " + ".join(f"exp({v:.2f})" for v in vals[:max_terms]) + (" + …" if vals.size > max_terms else "")
+    top = np.exp(row[j] - vals.max())
+    weight = top / np.exp(vals - vals.max()).sum()
+    return f"exp({row[j]:.2f}) / ({shown}) = {weight:.3f}"
+
+
+def grid_figure(run: LabRun) -> go.Figure:
+    """Layers x heads grid of every attention map (like BertViz's model view), one colour scale 0..1."""
+    weights = run.weights()  # (L, H, T, S)
+    head = "H" if run.n_heads > GRID_LONG_TITLES else "Head "  # "Head 10" is wider than a column of 16
+    fig = charts.heatmap_grid(
+        [list(layer) for layer in weights], row_titles=[f"Layer {i + 1}" for i in range(len(weights))],
+        col_titles=[f"{head}{h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens,
+        cell_px=max(56, min(220, 900 // max(run.n_heads, 1))),  # about square maps: a row as high as a column
+    )
+    fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")
+    return fig
+
+
+def _line_segments(weights: np.ndarray, lo: float, hi: float, focus: int | None) -> tuple[list, list]:
+    xs, ys = [], []
+    for i, j in zip(*np.nonzero((weights >= lo) & (weights < hi)), strict=True):
+        if focus is not None and i != focus:
+            continue
+        xs += [0.0, 1.0, None]
+        ys += [int(i), int(j), None]
+    return xs, ys
+
+
+def lines_figure(heads: dict[int, np.ndarray], tokens: Sequence[str], *, focus: int | None = None) -> go.Figure:
+    """Queries on the left, keys on the right, one line per pair; thicker and darker = more attention.
+
+    Args:
+        heads: head index (0-based) -> weights ``(T, S)``; several heads are drawn in different colours (Okabe-Ito;
+            heads 9 to 16 reuse them dashed).
+        focus: draw only the lines of this query position.
+    """
+    fig = go.Figure()
+    edges = np.linspace(MIN_LINE_WEIGHT, 1.0, LINE_BINS + 1)
+    edges[-1] = 1.0 + 1e-6
+    for h, w in heads.items():
+        colour, dash = charts.series_style(h)
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            xs, ys = _line_segments(w, lo, hi, focus)
+            if xs:
+                mid = (lo + min(hi, 1.0)) / 2
+                fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                         line=dict(color=colour, width=1 + 7 * mid, dash=dash),
+                                         opacity=0.15 + 0.85 * mid))
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"head {h + 1}",
+                                 line=dict(color=colour, width=4, dash=dash)))
+    _token_columns(fig, heads, tokens)
+    n = len(tokens)
+    fig.update_xaxes(visible=False, range=[-0.3, 1.3])
+    fig.update_yaxes(visible=False, range=[n - 0.5, -1.4])  # reversed: first token on top
+    charts.style(fig, height=max(260, 60 + 30 * n))
+    if len(heads) > len(charts.CATEGORICAL):  # a legend of two rows goes below, clear of the chart's toolbar
+        fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.02, x=0))
+    return fig
+
+
+def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequence[str]) -> None:
+    mean = np.mean(list(heads.values()), axis=0)  # (T, S)
+    hover_left = [_top_keys(mean[i], tokens) for i in range(len(tokens))]
+    hover_right = [f"{mean[:, j].sum():.2f} of all attention (column sum)" for j in range(len(tokens))]
+    for x, pos, hover in ((0.0, "middle left", hover_left), (1.0, "middle right", hover_right)):
+        fig.add_trace(go.Scatter(
+            x=[x] * len(tokens), y=list(range(len(tokens))), mode="markers+text", text=list(tokens),
+            textposition=pos, marker=dict(size=9, color="#444"), hovertext=hover, hoverinfo="text",
+            showlegend=False, cliponaxis=False,
+        ))
+    fig.add_annotation(x=0.0, y=-0.9, text="<b>query</b>", showarrow=False, yref="y", xref="x")
+    fig.add_annotation(x=1.0, y=-0.9, text="<b>key</b>", showarrow=False, yref="y", xref="x")
+
+
+def _top_keys(row: np.ndarray, tokens: Sequence[str], k: int = 3) -> str:
+    order = np.argsort(row)[::-1][:k]
+    return "attends to " + ", ".join(f"{tokens[j]} ({row[j]:.2f})" for j in order)

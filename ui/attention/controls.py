@@ -1,0 +1,300 @@
+"""Attention Lab: session-state keys, URL settings, controls and the data the page draws.
+
+The page reads :func:`lab_controls`, gets a :class:`LabRun` from :func:`run_lab` (every intermediate of every
+layer as NumPy arrays, computed by ``explorer.inspect``), and draws it with ``ui.attention.charts``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+import torch
+
+from explorer.heads import MAX_HEADS, head_choices
+from explorer.inspect import MASK_KINDS, AttentionSteps, build_lab_encoder, lab_stack, trained_stack, walk_stack
+from explorer.lab_input import (
+    INPUT_KINDS,
+    MAX_TOKENS,
+    LabInput,
+    encode_for_task,
+    pad_input,
+    padded_length,
+    task_vocabulary,
+    tokenize,
+)
+from transformer_core import TransformerConfig
+from ui.common import state
+from ui.common.urlstate import UrlParam, settle_choice
+
+TEXT = "attn.text"
+KIND = "attn.kind"
+D_MODEL = "attn.d_model"
+HEADS = "attn.heads"
+LAYERS = "attn.layers"
+MASK = "attn.mask"
+SEED = "attn.seed"
+LAYER = "attn.layer"  # selected layer, 1-based
+HEAD = "attn.head"  # selected head, 1-based
+SOURCE = "attn.source"  # "random" or the family of a trained model
+VIEW = "attn.view"  # which view is drawn (only that one is computed)
+LINES_SCOPE = "attn.lines_scope"
+LINES_FOCUS = "attn.lines_focus"
+
+D_MODELS = (8, 16, 32, 64, 128)
+MAX_LAYERS = 4
+EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
+KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
+MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
+VIEWS = {"steps": "Step by step", "head": "One head", "grid": "All layers × heads", "lines": "Token lines"}
+TRAINED_MASKS = {"causal_lm": "causal (decoder-only model)", "seq2seq": "none (the encoder of the model)",
+                 "regression": "padding (encoder-only model)"}
+FIXED = "attn.fixed."  # prefix of the read-only widgets that show a trained model's settings
+
+URL_PARAMS = (
+    UrlParam(TEXT, EXAMPLES["sentence"], max_chars=400),
+    UrlParam(KIND, "sentence", choices=INPUT_KINDS),
+    UrlParam(D_MODEL, 16, choices=D_MODELS),
+    UrlParam(HEADS, 2, choices=tuple(head_choices(max(D_MODELS)))),
+    UrlParam(LAYERS, 2, lo=1, hi=MAX_LAYERS),
+    UrlParam(MASK, "none", choices=MASK_KINDS),
+    UrlParam(SEED, 0, lo=0, hi=9999),
+    UrlParam(LAYER, 1, lo=1, hi=MAX_LAYERS),
+    UrlParam(HEAD, 1, lo=1, hi=MAX_HEADS),
+    UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
+)
+
+
+def init_page_state() -> None:
+    """Set this page's defaults, and keep its settings while some of their widgets are hidden (projector mode)."""
+    for p in URL_PARAMS:
+        st.session_state[p.key] = st.session_state.get(p.key, p.default)
+
+
+@dataclass(frozen=True)
+class LabSettings:
+    """What the learner chose."""
+
+    text: str
+    kind: str
+    d_model: int
+    heads: int
+    layers: int
+    mask: str
+    seed: int
+    source: str  # "random" or a trained model's family
+
+
+def input_controls(trained: state.TrainedModel | None = None) -> tuple[str, str]:
+    """The input kind and the text; returns ``(text, kind)``. A trained model reads characters of its task."""
+    left, right = st.columns([1, 3])
+    kind = st.session_state.get(KIND, "sentence")
+    with left:
+        if trained is None:
+            kind = st.selectbox("Input", INPUT_KINDS, format_func=KIND_LABELS.get, key=KIND,
+                                help="How the text is cut into tokens: words and punctuation, one amino acid per "
+                                     "token, or one digit per token. Each token becomes one row of X.")
+        else:
+            _fixed(st.selectbox, "Input", "kind", "Characters of the task",
+                   help=f"The trained {trained.task_title} model reads your text one character at a time, in the "
+                        "vocabulary it was trained with. Choose random weights to cut the text into words, "
+                        "amino acids or digits.")
+    with right:
+        text = st.text_input("Text", key=TEXT, max_chars=400, placeholder=EXAMPLES[kind],
+                             help=f"The sequence the model reads (at most {MAX_TOKENS} tokens). Every token "
+                                  "attends to the others; the heatmaps show how much.")
+    return text, kind
+
+
+def _fixed(widget, label: str, name: str, value: object, **kwargs) -> None:
+    """A disabled widget that shows a trained model's setting (its own key: the random model's stays as it is)."""
+    key = FIXED + name
+    st.session_state[key] = value
+    if widget is st.slider:
+        widget(label, 1, max(MAX_LAYERS, int(value)), key=key, disabled=True, **kwargs)
+    elif widget is st.number_input:
+        widget(label, key=key, disabled=True, **kwargs)
+    else:
+        widget(label, [value], key=key, disabled=True, **kwargs)
+
+
+def model_controls(*, projector: bool, trained: state.TrainedModel | None = None) -> None:
+    """d_model, heads, layers, mask and seed of the random model, or a trained model's own values (read-only)."""
+    cols = st.columns([1, 1.7, 1, 1.2, 1] if not projector else 2)
+    if trained is not None:
+        _trained_controls(trained, cols, projector)
+        return
+    d_model = int(st.session_state.get(D_MODEL, 16))
+    heads = head_choices(d_model)
+    settle_choice(HEADS, heads, why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
+    with cols[0]:
+        st.selectbox("Heads", heads, key=HEADS,
+                     help=f"Attention heads per layer. Each head gets d_model / heads numbers per token and "
+                          f"learns its own pattern. Only divisors of d_model up to {MAX_HEADS} are offered.")
+    with cols[1]:
+        st.radio("Mask", MASK_KINDS, format_func=MASK_LABELS.get, key=MASK, horizontal=True,
+                 help="Which keys a query may see. Causal: only itself and earlier tokens (GPT). Padding: "
+                      "<pad> tokens are appended and hidden from every query (a batch of unequal lengths).")
+    if projector:
+        return
+    with cols[2]:
+        st.selectbox("d_model", D_MODELS, key=D_MODEL,
+                     help="Width of every token vector. Small widths keep the numbers readable in the cells.")
+    with cols[3]:
+        st.slider("Layers", 1, MAX_LAYERS, key=LAYERS,
+                  help="Number of stacked blocks (attention + feed-forward). Each layer reads the previous "
+                       "layer's output.")
+    with cols[4]:
+        st.number_input("Seed", 0, 9999, key=SEED,
+                        help="Seed of the random weights: the same seed always builds the same model.")
+
+
+def _trained_controls(entry: state.TrainedModel, cols: list, projector: bool) -> None:
+    """The trained model's heads, mask, d_model, layers and training steps, shown read-only."""
+    config, why = entry.config, "Fixed by the trained model; choose random weights above to change it."
+    with cols[0]:
+        _fixed(st.selectbox, "Heads", "heads", config.n_heads, help=f"Attention heads per layer. {why}")
+    with cols[1]:
+        _fixed(st.radio, "Mask", "mask", TRAINED_MASKS.get(entry.family, "the model's own").capitalize(),
+               help=f"Which keys a query may see, as the model was trained. {why}")
+    if projector:
+        return
+    with cols[2]:
+        _fixed(st.selectbox, "d_model", "d_model", config.d_model, help=f"Width of every token vector. {why}")
+    with cols[3]:
+        _fixed(st.slider, "Layers", "layers", config.n_layers, help=f"Number of stacked blocks. {why}")
+    with cols[4]:
+        _fixed(st.number_input, "Training steps", "steps", entry.step,
+               help="Steps the model was trained on the Live Training page; trained weights have no seed.")
+
+
+def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | None:
+    """The trained model chosen with the Weights control (None: random weights), read before it is drawn."""
+    options = ["random", *(e.family for e in trained)]
+    if st.session_state.get(SOURCE) not in options:
+        st.session_state[SOURCE] = "random"
+    return next((e for e in trained if e.family == st.session_state[SOURCE]), None)
+
+
+def source_control(trained: list[state.TrainedModel]) -> str:
+    """Random or trained weights; returns ``"random"`` or the chosen model's family."""
+    options = ["random", *(e.family for e in trained)]
+    titles = {"random": "Random weights (seed)"} | {e.family: f"Trained: {e.task_title} (step {e.step})"
+                                                     for e in trained}
+    return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
+                    help="Random weights show the mechanics; a model trained on the Live Training page shows "
+                         "patterns it learned. Trained models bring their own size, mask and vocabulary.")
+
+
+def settings() -> LabSettings:
+    """The current settings, from session state (URL values included)."""
+    ss = st.session_state
+    return LabSettings(text=ss.get(TEXT, EXAMPLES["sentence"]), kind=ss.get(KIND, "sentence"),
+                       d_model=int(ss.get(D_MODEL, 16)), heads=int(ss.get(HEADS, 2)), layers=int(ss.get(LAYERS, 2)),
+                       mask=ss.get(MASK, "none"), seed=int(ss.get(SEED, 0)), source=ss.get(SOURCE, "random"))
+
+
+@dataclass(frozen=True)
+class LabRun:
+    """Everything the page draws: tokens and, per layer, every intermediate as NumPy arrays."""
+
+    tokens: tuple[str, ...]  # one label per position (padding and CLS included)
+    steps: list[dict[str, np.ndarray | None]]  # per layer: AttentionSteps fields as arrays
+    n_heads: int
+    d_model: int
+    norm_first: bool  # LayerNorm before attention (pre-norm)
+    mask: str  # "none", "causal", "padding" or a description of a trained model's mask
+    rotary: bool  # rotary positions inside attention
+    title: str  # where the weights come from
+    valid: tuple[bool, ...] | None = None  # real tokens (True) and padding (False), for the padding mask
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def weights(self) -> np.ndarray:
+        """All attention weights ``(L, H, T, S)``."""
+        return np.stack([s["weights"] for s in self.steps])
+
+
+def _arrays(steps: AttentionSteps) -> dict[str, np.ndarray | None]:
+    out = {}
+    for name, value in vars(steps).items():
+        if isinstance(value, torch.Tensor):
+            out[name] = value.detach().float().cpu().numpy() if value.dtype != torch.bool else value.cpu().numpy()
+        elif name != "rotary":
+            out[name] = value
+    return out
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def run_random(text: str, kind: str, d_model: int, heads: int, layers: int, mask: str, seed: int) -> LabRun:
+    """The lab's random encoder on ``text`` (cached: a pure function of its arguments)."""
+    lab = tokenize(text, kind)
+    notices = lab.notices()
+    if mask == "padding" and not lab.empty:
+        lab = pad_input(lab, padded_length(len(lab.tokens)))
+    config = TransformerConfig(vocab_size=lab.vocab_size, max_len=64, d_model=d_model, n_heads=heads,
+                               n_layers=layers, d_ff=4 * d_model, pad_id=0)
+    pre_norm, rotary = config.norm == "pre", config.positional == "rope"
+    if lab.empty:
+        return LabRun((), [], heads, d_model, pre_norm, mask, rotary, "random", notices=notices)
+    model = build_lab_encoder(config, seed)
+    with torch.no_grad():
+        steps = walk_stack(lab_stack(model, lab.ids, lab.tokens, mask, lab.valid))
+    return LabRun(lab.tokens, [_arrays(s) for s in steps], heads, d_model, pre_norm, mask, rotary,
+                  f"random weights, seed {seed}", lab.valid, notices)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _task(name: str, options: tuple[tuple[str, object], ...]) -> object:
+    """A built-in task, built once per name and options (the lab only reads its vocabulary)."""
+    from transformer_core.tasks import get_task
+
+    return get_task(name, **dict(options))
+
+
+def _trained_input(entry: state.TrainedModel, text: str) -> tuple[LabInput, str]:
+    options = tuple(sorted((getattr(entry, "task_options", None) or {}).items()))
+    try:
+        task = getattr(entry, "task", None) or _task(entry.task_name, options)
+    except (ImportError, ValueError, TypeError) as err:
+        raise ValueError(f"The {entry.task_title} task is not available here ({err}).") from err
+    vocab = task_vocabulary(task) or {}
+    if vocab and max(vocab.values()) + 1 != entry.config.vocab_size:
+        raise ValueError(f"The {entry.task_title} model knows {entry.config.vocab_size} tokens but the task's "
+                         f"standard vocabulary has {max(vocab.values()) + 1}: it was trained with other options.")
+    cls = 1 if getattr(entry.model, "pool", None) == "cls" else 0
+    lab = encode_for_task(task, text, max_tokens=min(MAX_TOKENS, entry.config.max_len - cls))
+    return lab, "".join(sorted(vocab))
+
+
+def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
+    """A model trained in this session on ``text`` encoded in its task's vocabulary.
+
+    Raises:
+        ValueError: with a friendly message when the text cannot be encoded for this model.
+    """
+    lab, known = _trained_input(entry, text)
+    notices = lab.notices()
+    if lab.empty and text.strip():
+        shown = known if len(known) <= 40 else known[:40] + "…"
+        notices.append(f"The {entry.task_title} model reads only these characters: {shown}")
+    config = entry.config
+    mask = TRAINED_MASKS.get(entry.family, "the model's own")
+    if lab.empty:
+        return LabRun((), [], config.n_heads, config.d_model, config.norm == "pre", mask, False, entry.task_title,
+                      notices=notices)
+    model = entry.model
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            stack = trained_stack(model, lab.ids, lab.tokens)
+            steps = walk_stack(stack)
+    finally:
+        model.train(was_training)
+    return LabRun(stack.labels, [_arrays(s) for s in steps], config.n_heads, config.d_model, config.norm == "pre", mask,
+                  config.positional == "rope", f"{entry.task_title}, trained {entry.step} steps", None, notices)

@@ -1,0 +1,150 @@
+"""The Attention Lab's step-by-step view: X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax → ×V → concat → W_O.
+
+Each step is one row: the formula and a worked example on the left, the matrix on the right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import streamlit as st
+
+from ui.attention.charts import dot_example, head_boundaries, masked_matrix, matrix, softmax_example
+from ui.attention.controls import LabRun
+from ui.common import charts, exports
+
+Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]
+
+
+def _row(number: int, title: str, formula: str, caption: str, draw: Callable[[], None], numbers: Numbers) -> None:
+    """One step: title, formula, caption and a button per matrix with its numbers on the left; the chart right."""
+    left, right = st.columns([1, 2], vertical_alignment="center")
+    with left:
+        st.markdown(f"**{number}. {title}**")
+        st.latex(formula)
+        st.caption(caption)
+        cols = st.columns(len(numbers))
+        for col, (name, (z, rows, cols_)) in zip(cols, numbers.items(), strict=True):
+            with col:
+                exports.numbers_popover(z, rows, cols_, name=f"step{number}_{name}", key=f"attn.num.{number}.{name}",
+                                        label=name)
+    with right:
+        draw()
+    st.divider()
+
+
+def _input_formula(run: LabRun, layer: int) -> str:
+    source = r"E\sqrt{d_{model}} + PE" if layer == 0 else rf"h_{{{layer}}}"
+    if run.rotary and layer == 0:
+        source = r"E\sqrt{d_{model}}"
+    return rf"X = \mathrm{{LN}}({source})" if run.norm_first else rf"X = {source}"
+
+
+def _mask_caption(run: LabRun, mask: np.ndarray | None) -> str:
+    if mask is None or mask.all():
+        return "No mask: every query may see every key, so this step changes nothing."
+    hidden = int((~mask).sum())
+    return (f"Mask: {run.mask}. {hidden} of {mask.size} cells are set to -∞, so softmax gives them weight 0 "
+            "(blank cells).")
+
+
+def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
+    if not st.toggle("Show this head's weight matrices", key="attn.show_w",
+                     help="W^Q, W^K, W^V of this head (d_model × d_k) and their biases, to check Q, K, V by hand."):
+        return
+    dims, hdims = [str(i) for i in range(run.d_model)], [str(i) for i in range(run.head_dim)]
+    charts.side_by_side([s[f"w_{n}"][head] for n in "qkv"], [f"W^{n.upper()}" for n in "qkv"], dims, hdims,
+                        key=f"attn.step.w.{layer}.{head}")
+    for name in "qkv":
+        bias = s[f"b_{name}"]
+        if bias is not None:
+            st.caption(f"b^{name.upper()}: " + ", ".join(f"{v:.2f}" for v in bias[head]))
+
+
+def step_by_step(run: LabRun, layer: int, head: int) -> None:
+    """Draw the nine steps for ``layer`` and ``head`` (both 0-based)."""
+    _projections(run, layer, head)
+    _scores(run, layer, head)
+    _mixing(run, layer, head)
+
+
+def _labels(run: LabRun) -> tuple[list[str], list[str], list[str]]:
+    return list(run.tokens), [str(i) for i in range(run.d_model)], [str(i) for i in range(run.head_dim)]
+
+
+def _projections(run: LabRun, layer: int, head: int) -> None:
+    """Steps 1 and 2: the input X and the per-head Q, K, V."""
+    s, (tok, dims, hdims), key = run.steps[layer], _labels(run), f"attn.step.{{}}.{layer}.{head}"
+    where = "E = token embeddings, PE = positions" if layer == 0 else f"h_{layer} = output of layer {layer}"
+    norm = "LN = LayerNorm (pre-norm block); " if run.norm_first else ""
+    _row(1, "Input X", _input_formula(run, layer),
+         f"{len(tok)} tokens × d_model {run.d_model}: one row per token. {norm}{where}.",
+         lambda: matrix(s["x"], tok, dims, key=key.format("x")), {"X": (s["x"], tok, dims)})
+
+    def qkv() -> None:
+        charts.side_by_side([s[n][head] for n in "qkv"], [f"{n.upper()} (head {head + 1})" for n in "qkv"], tok,
+                            hdims, key=key.format("qkv"))
+        _weight_matrices(s, head, run, layer)
+
+    rot = " Then each pair of numbers in Q and K is rotated by its position (RoPE)." if run.rotary else ""
+    _row(2, "Queries, keys, values",
+         r"\begin{aligned}Q_h &= X W^Q_h + b^Q_h\\ K_h &= X W^K_h + b^K_h\\ V_h &= X W^V_h + b^V_h\end{aligned}",
+         f"Each {len(tok)} × {run.head_dim} (d_k = d_model / heads = {run.d_model} / {run.n_heads}).{rot}", qkv,
+         {n.upper(): (s[n][head], tok, hdims) for n in "qkv"})
+
+
+def _scores(run: LabRun, layer: int, head: int) -> None:
+    """Steps 3 to 6: Q Kᵀ, scaling, mask and softmax."""
+    s, (tok, _, _), key = run.steps[layer], _labels(run), f"attn.step.{{}}.{layer}.{head}"
+    t, d, j = len(tok), run.head_dim, min(1, len(tok) - 1)
+    example = dot_example(s["q"][head][0], s["k"][head][j])
+    _row(3, "Scores", r"S = Q_h K_h^{\top}",
+         f"Query × key for every pair, {t} × {t}. S[{tok[0]}, {tok[j]}] = q₀ · k_{j} = {example}",
+         lambda: matrix(s["scores"][head], tok, tok, key=key.format("scores")), {"S": (s["scores"][head], tok, tok)})
+    _row(4, "Scale", rf"S / \sqrt{{d_k}} = S / \sqrt{{{d}}} = S / {np.sqrt(d):.3f}",
+         "Keeps the scores from growing with d_k, so softmax does not saturate.",
+         lambda: matrix(s["scaled"][head], tok, tok, key=key.format("scaled")),
+         {"S/√d_k": (s["scaled"][head], tok, tok)})
+    mask = None if s["mask"] is None else s["mask"][head]
+    _row(5, "Mask",
+         r"S'_{ij} = \begin{cases} S_{ij} & \text{if } i \text{ may see } j\\ -\infty & \text{otherwise}\end{cases}",
+         _mask_caption(run, mask), lambda: masked_matrix(s["scaled"][head], mask, tok, key=key.format("masked")),
+         {"S'": (s["masked"][head], tok, tok)})
+    last = t - 1  # the last query sees every key under each mask, so its row makes the fullest example
+    allowed = np.ones(t, dtype=bool) if mask is None else mask[last]
+    first = tok[int(np.flatnonzero(allowed)[0])] if allowed.any() else tok[0]
+    _row(6, "Softmax (row by row)", r"A_{ij} = \frac{e^{S'_{ij}}}{\sum_k e^{S'_{ik}}}",
+         "Each row sums to 1: how query i shares its attention. "
+         f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}",
+         lambda: matrix(s["weights"][head], tok, tok, key=key.format("weights"), diverging=False, zmin=0, zmax=1,
+                        hover="weight"), {"A": (s["weights"][head], tok, tok)})
+
+
+def _mixing(run: LabRun, layer: int, head: int) -> None:
+    """Steps 7 to 9: weighted values, concatenation of the heads and the output projection."""
+    s, (tok, dims, hdims), key = run.steps[layer], _labels(run), f"attn.step.{{}}.{layer}.{head}"
+    _row(7, "Weighted values", r"Z_h = A\,V_h",
+         f"{len(tok)} × {run.head_dim}: each row mixes the value rows by the weights of A.",
+         lambda: matrix(s["head_out"][head], tok, hdims, key=key.format("head_out")),
+         {"Z": (s["head_out"][head], tok, hdims)})
+
+    def concat() -> None:
+        fig = charts.heatmap(s["concat"], dims, tok, diverging=True)
+        head_boundaries(fig, run.n_heads, run.head_dim, head)
+        fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
+        charts.show(fig, key=key.format("concat"))
+
+    _row(8, "Concatenate heads", r"\mathrm{Concat}(Z_1, \dots, Z_H)",
+         f"{len(tok)} × {run.d_model}: the {run.n_heads} heads side by side (head {head + 1} boxed in red).", concat,
+         {"Concat": (s["concat"], tok, dims)})
+
+    def output() -> None:
+        matrix(s["output"], tok, dims, key=key.format("output"))
+        if st.toggle("Show W^O", key="attn.show_wo", help="The output weights (d_model × d_model) that mix the "
+                     "concatenated heads."):
+            matrix(s["w_o"], dims, dims, key=key.format("w_o"))
+
+    _row(9, "Output projection", r"\mathrm{out} = \mathrm{Concat}\,W^O + b^O",
+         f"{len(tok)} × {run.d_model}: mixes the heads; this is added to the residual stream.", output,
+         {"out": (s["output"], tok, dims), "W^O": (s["w_o"], dims, dims)})

@@ -1,0 +1,97 @@
+"""The Attention Lab's views below the controls: tokens, layer/head choice, one head, all heads, token lines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import streamlit as st
+
+from explorer.inspect import head_summary
+from explorer.lab_input import PAD_TOKEN
+from ui.attention.charts import GRID_LONG_TITLES, MIN_LINE_WEIGHT, grid_figure, lines_figure, numbers_table
+from ui.attention.controls import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
+from ui.common import charts, exports
+
+
+def token_strip(tokens: Sequence[str]) -> None:
+    """The tokens in order, with their positions."""
+    chips = " ".join(f"`{i}·{t.replace('`', 'ˋ')}`" for i, t in enumerate(tokens))
+    st.markdown(f"**Tokens ({len(tokens)}):** {chips}")
+
+
+def layer_head_controls(run: LabRun) -> tuple[int, int]:
+    """Which layer and head the step-by-step, one-head and lines views show; returns 0-based indices."""
+    return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), helps=(
+        "The block to take apart. Layer 1 reads the token embeddings; later layers read the output of the layer "
+        "before.",
+        "The head to take apart. Every head has its own W^Q, W^K, W^V, so each attends in its own way."))
+
+
+def _padding_note(run: LabRun, weights: np.ndarray) -> None:
+    if run.valid is None or all(run.valid):
+        return
+    pads = [j for j, ok in enumerate(run.valid) if not ok]
+    received = float(weights[:, pads].sum())
+    st.success(f"The {len(pads)} `{PAD_TOKEN}` columns receive a total attention weight of {received:.3f}: the "
+               "padding mask hides them from every query, so they change nothing.", icon="🧱")
+
+
+def one_head(run: LabRun, layer: int, head: int, *, colorscale: str) -> None:
+    """The chosen head's attention heatmap, its numbers as a table, and downloads."""
+    w, tok = run.steps[layer]["weights"][head], list(run.tokens)
+    fig = charts.heatmap(w, tok, tok, zmin=0, zmax=1, x_title="key (attended to)", y_title="query (attending)",
+                         title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1", hover_name="weight",
+                         height=min(720, 120 + 44 * len(tok)))
+    charts.show(fig, key="attn.one_head")
+    _padding_note(run, w)
+    st.caption("The camera icon above the chart saves it as PNG or SVG (*Chart downloads* in the sidebar); the "
+               "buttons save this matrix as a PNG picture, an SVG drawing, a CSV table or a NumPy array.")
+    exports.matrix_downloads(w, tok, tok, name=f"attention_L{layer + 1}_H{head + 1}", key="attn.dl.head",
+                             title=f"Attention, layer {layer + 1}, head {head + 1}", colorscale=colorscale,
+                             zmin=0.0, zmax=1.0)
+    with st.expander("The numbers (rows: queries, columns: keys)"):
+        numbers_table(w, tok, tok)
+
+
+def all_heads(run: LabRun) -> None:
+    """Layers x heads grid of every attention map, and the whole tensor as downloads."""
+    st.caption("Every layer (rows) and head (columns"
+               + (", H1 = head 1" if run.n_heads > GRID_LONG_TITLES else "")
+               + ") at once, on one colour scale from 0 to 1. Hover a cell for its query, key and weight.")
+    charts.show(grid_figure(run), key="attn.grid")
+    weights = run.weights()
+    tok = list(run.tokens)
+    st.markdown("**Download all attention weights** (layer × head × query × key)")
+    exports.tensor_downloads(weights, ("layer", "head", "query", "key"), name="attention_all", key="attn.dl.all",
+                             labels={"query": tok, "key": tok}, value_name="weight")
+    with st.expander("Summary per head (numbers)"):
+        summary = head_summary(weights)
+        st.dataframe({"layer": np.repeat(np.arange(1, len(weights) + 1), run.n_heads),
+                      "head": np.tile(np.arange(1, run.n_heads + 1), len(weights)),
+                      "mean weight on itself": np.round(summary.self_weight.numpy().ravel(), 3),
+                      "mean entropy (nats)": np.round(summary.entropy.numpy().ravel(), 3)},
+                     width="stretch", hide_index=True)
+
+
+def token_lines(run: LabRun, layer: int, head: int) -> None:
+    """Queries on the left, keys on the right, lines as thick and dark as the weight (BertViz head view)."""
+    tok = list(run.tokens)
+    left, right = st.columns(2)
+    with left:
+        scope = st.radio("Heads", ["this head", "all heads of this layer"], key=LINES_SCOPE, horizontal=True,
+                         help="Draw the chosen head only, or every head of the layer in its own colour.")
+    with right:
+        if st.session_state.get(LINES_FOCUS) not in range(-1, len(tok)):
+            st.session_state[LINES_FOCUS] = -1
+        focus = st.selectbox("Query token", list(range(-1, len(tok))), key=LINES_FOCUS,
+                             format_func=lambda i: "all tokens" if i < 0 else f"{i}·{tok[i]}",
+                             help="Show only the lines leaving one query token.")
+    weights = run.steps[layer]["weights"]
+    heads = {head: weights[head]} if scope == "this head" else dict(enumerate(weights))
+    charts.show(lines_figure(heads, tok, focus=None if focus < 0 else focus), key="attn.lines")
+    dashed = len(heads) > len(charts.CATEGORICAL)
+    st.caption(f"Lines lighter than {MIN_LINE_WEIGHT:.2f} are not drawn. Hover a token to read its strongest links; "
+               "the One head view has every number."
+               + (f" Heads {len(charts.CATEGORICAL) + 1} to {len(heads)} reuse the colours of heads 1 to "
+                  f"{len(heads) - len(charts.CATEGORICAL)} with dashed lines." if dashed else ""))

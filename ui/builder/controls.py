@@ -1,0 +1,163 @@
+"""Widget groups and session-state keys of the Model Builder page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.builder import KIND_TITLES, BuilderSettings
+from explorer.heads import head_choices
+from transformer_core import divisors
+from transformer_core.config import POSITIONALS
+from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
+
+KIND = "mb.kind"  # "encoder", "decoder", "seq2seq" or "vit"
+LAYERS = "mb.layers"  # blocks per stack
+HEADS = "mb.heads"  # attention heads
+D_MODEL = "mb.d_model"  # model width
+D_FF = "mb.d_ff"  # feed-forward width
+NORM = "mb.norm"  # "pre" or "post"
+POSITIONAL = "mb.pos"  # positional encoding of the text models
+VOCAB = "mb.vocab"  # vocabulary size
+SEQ = "mb.seq"  # tokens per sequence
+IMAGE = "mb.image"  # ViT image side
+PATCH = "mb.patch"  # ViT patch side
+CLASSES = "mb.classes"  # ViT classes
+BATCH = "mb.batch"  # training batch size
+TIMINGS = "mb.timings"  # dict: settings -> measured seconds per step (not a widget)
+LAST_D_MODEL = "mb.last_d_model"  # d_model of the previous run, to keep the d_ff ratio when it changes
+
+D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,
+            5120, 6144, 8192, 12288)
+FF_RATIOS = (1, 2, 3, 4, 6, 8)  # d_ff offered as these multiples of d_model (4 in most papers)
+IMAGE_SIZES = (32, 64, 96, 128, 224, 256, 384, 512)
+MAX_LAYERS = 128
+MAX_HEADS = 128
+_D = BuilderSettings()
+
+URL_PARAMS = [
+    UrlParam(KIND, _D.kind, choices=tuple(KIND_TITLES)),
+    UrlParam(LAYERS, _D.n_layers, lo=1, hi=MAX_LAYERS),
+    UrlParam(HEADS, _D.n_heads, lo=1, hi=MAX_HEADS),
+    UrlParam(D_MODEL, _D.d_model, choices=D_MODELS),
+    UrlParam(D_FF, _D.d_ff, lo=1, hi=8 * max(D_MODELS)),
+    UrlParam(NORM, _D.norm, choices=("pre", "post")),
+    UrlParam(POSITIONAL, _D.positional, choices=POSITIONALS),
+    UrlParam(VOCAB, _D.vocab_size, lo=2, hi=1_000_000),
+    UrlParam(SEQ, _D.seq_len, lo=1, hi=1_000_000),
+    UrlParam(IMAGE, _D.image_size, choices=IMAGE_SIZES),
+    UrlParam(PATCH, _D.patch_size, lo=1, hi=max(IMAGE_SIZES)),
+    UrlParam(CLASSES, _D.num_classes, lo=1, hi=100_000),
+    UrlParam(BATCH, _D.batch_size, lo=1, hi=65_536),
+]
+_DEFAULTS = {p.key: p.default for p in URL_PARAMS}
+HIDDEN_IN_PROJECTOR = (NORM, POSITIONAL, VOCAB, SEQ, IMAGE, PATCH, CLASSES, BATCH)
+
+
+def ff_choices(d_model: int) -> list[int]:
+    """Feed-forward widths offered for ``d_model``."""
+    return [r * d_model for r in FF_RATIOS]
+
+
+def patch_choices(image_size: int) -> list[int]:
+    """Patch sizes that divide the image and leave at least 2 × 2 patches."""
+    return [p for p in divisors(image_size) if p < image_size and image_size // p >= 2]
+
+
+def _settle_all() -> None:
+    for key, value in _DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+    d_model = settle_choice(D_MODEL, D_MODELS)
+    settle_choice(HEADS, head_choices(d_model, MAX_HEADS),
+                  why=f"the number of heads must divide d_model {d_model}")
+    _settle_d_ff(d_model)
+    image = settle_choice(IMAGE, IMAGE_SIZES)
+    settle_choice(PATCH, patch_choices(image),
+                  why=f"the patch size must divide the {image}-pixel image and leave at least 2 × 2 patches")
+
+
+def _settle_d_ff(d_model: int) -> None:
+    """Keep the feed-forward ratio when d_model changes; a link brings its own d_ff."""
+    last = d_model if set_by_link(D_MODEL) else st.session_state.get(LAST_D_MODEL, d_model)
+    if last != d_model:  # the width changed: keep the feed-forward ratio
+        ratio = st.session_state[D_FF] / last if last else 4
+        st.session_state[D_FF] = int(ratio * d_model) if ratio in FF_RATIOS else 4 * d_model
+    if st.session_state[D_FF] not in ff_choices(d_model) and link_text(D_FF) is None:
+        st.session_state[D_FF] = 4 * d_model  # the papers' ratio
+    ratios = ", ".join(f"{r}×" for r in FF_RATIOS)
+    settle_choice(D_FF, ff_choices(d_model), why=f"d_ff must be {ratios} d_model {d_model}")
+    st.session_state[LAST_D_MODEL] = d_model
+
+
+def shape_controls() -> None:
+    """Family, depth, width, heads and feed-forward width."""
+    st.radio("Model family", list(KIND_TITLES), key=KIND, format_func=KIND_TITLES.get,
+             help="Encoder-only reads a whole sequence (BERT); decoder-only predicts the next token (GPT); "
+                  "encoder-decoder translates (the 2017 paper); a ViT classifies images.")
+    d_model = st.session_state[D_MODEL]
+    c1, c2 = st.columns(2)
+    c1.number_input("Layers", 1, MAX_LAYERS, key=LAYERS,
+                    help="Blocks per stack; an encoder-decoder has this many in the encoder and in the decoder.")
+    c2.selectbox("Heads", head_choices(d_model, MAX_HEADS), key=HEADS,
+                 help="Attention heads per layer; only divisors of d_model are offered (each head gets "
+                      "d_model / heads numbers).")
+    st.select_slider("d_model", list(D_MODELS), key=D_MODEL,
+                     help="Width of every token vector; parameters grow with its square.")
+    st.select_slider("d_ff", ff_choices(d_model), key=D_FF,
+                     format_func=lambda f: f"{f:,} ({f // d_model}×)",
+                     help="Hidden width of each feed-forward network; the papers use 4 × d_model.")
+
+
+def input_controls(kind: str) -> None:
+    """Norm placement, positions and the input size: vocabulary and length, or image and patch size."""
+    vit = kind == "vit"
+    c1, c2 = st.columns(2)
+    c1.radio("Norm placement", ["pre", "post"], key=NORM, horizontal=True, disabled=vit,
+             help="pre: LayerNorm before each sub-layer (GPT-2, ViT; trains stably). "
+                  "post: after the residual add (the 2017 paper, BERT).")
+    c2.selectbox("Positions", list(POSITIONALS), key=POSITIONAL, disabled=vit,
+                 help="How token order enters: a sin/cos table, learned vectors, rotations of q and k (RoPE), "
+                      "or nothing.")
+    if vit:
+        st.caption("A ViT is always pre-norm with learned positions.")
+        c3, c4, c5 = st.columns(3)
+        c3.selectbox("Image size", list(IMAGE_SIZES), key=IMAGE, help="Side of the square input image.")
+        c4.selectbox("Patch size", patch_choices(st.session_state[IMAGE]), key=PATCH,
+                     help="Side of each patch; (image / patch)² patches become the tokens.")
+        c5.number_input("Classes", 1, 100_000, key=CLASSES, help="Outputs of the classification head.")
+    else:
+        c3, c4 = st.columns(2)
+        c3.number_input("Vocabulary", 2, 1_000_000, key=VOCAB, step=1000,
+                        help="Distinct tokens; the embedding (and output layer) has one row per token.")
+        c4.number_input("Sequence length", 1, 1_000_000, key=SEQ, step=64,
+                        help="Tokens per sequence; attention cost grows with its square.")
+    st.number_input("Batch size", 1, 65_536, key=BATCH,
+                    help="Sequences or images per training step; activation memory grows with it.")
+
+
+def builder_controls(projector: bool = False) -> BuilderSettings:
+    """All controls (in projector mode only the shape ones); returns the settings they describe."""
+    for key in HIDDEN_IN_PROJECTOR:  # Streamlit forgets the state of widgets that are not drawn
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    _settle_all()
+    shape_controls()
+    if projector:
+        st.caption(_summary())
+    else:
+        input_controls(st.session_state[KIND])
+    ss = st.session_state
+    return BuilderSettings(
+        kind=ss[KIND], n_layers=int(ss[LAYERS]), n_heads=int(ss[HEADS]), d_model=int(ss[D_MODEL]),
+        d_ff=int(ss[D_FF]), norm=ss[NORM], positional=ss[POSITIONAL], vocab_size=int(ss[VOCAB]),
+        seq_len=int(ss[SEQ]), image_size=int(ss[IMAGE]), patch_size=int(ss[PATCH]),
+        num_classes=int(ss[CLASSES]), batch_size=int(ss[BATCH]),
+    )
+
+
+def _summary() -> str:
+    ss = st.session_state
+    if ss[KIND] == "vit":
+        shape = f"{ss[IMAGE]}×{ss[IMAGE]} images in {ss[PATCH]}×{ss[PATCH]} patches"
+    else:
+        shape = f"{ss[NORM]}-norm, {ss[POSITIONAL]} positions, vocabulary {ss[VOCAB]:,}, {ss[SEQ]:,} tokens"
+    return f"{shape}; batch {ss[BATCH]:,}."

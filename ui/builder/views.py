@@ -1,0 +1,202 @@
+"""Numbers, charts and the comparison table of the Model Builder page.
+
+Every count comes from a model built on the meta device (no memory is allocated), the famous models included:
+they are counted from ``transformer_core.sizing`` presets, not typed in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
+from explorer.host import limits
+from transformer_core.device import pick_device
+from transformer_core.sizing import (
+    COMPONENTS,
+    PRESETS,
+    StepEstimate,
+    build_preset,
+    estimate_preset,
+    parameter_breakdown,
+    preset_info,
+)
+from ui.builder.controls import TIMINGS
+from ui.common import state
+from ui.common.charts import style
+
+COMPONENT_TITLES = {"embeddings": "Embeddings", "attention": "Attention", "feed_forward": "Feed-forward",
+                    "norms": "Norms", "head": "Output head"}
+COMPONENT_COLOURS = {"embeddings": "#CC79A7", "attention": "#D55E00", "feed_forward": "#0072B2",
+                     "norms": "#E6C200", "head": "#6A4C9C"}  # the diagram's colours
+MEMORY_PARTS = (("weights_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "AdamW states"),
+                ("activations_bytes", "Activations"))
+# Short enough for a narrow table column; the family radio spells them out.
+KIND_SHORT = {"encoder": "encoder", "decoder": "decoder", "seq2seq": "enc–dec", "vit": "ViT"}
+
+
+def human(n: float, unit: str = "") -> str:
+    """1234567 -> "1.23 M"; keeps three significant digits."""
+    for suffix, size in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {suffix}{unit}"
+    return f"{n:.3g} {unit}".strip()
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in decimal units: "1.5 GB"."""
+    return human(n, "B")
+
+
+def duration(seconds: float) -> str:
+    """Seconds in the largest sensible unit: "3.2 ms", "4.1 s", "2.5 hours", "25 days"."""
+    for unit, size in (("years", 31_557_600), ("days", 86_400), ("hours", 3600), ("min", 60), ("s", 1)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds * 1000:.3g} ms"
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sizes(settings: BuilderSettings) -> tuple[dict[str, int], StepEstimate]:
+    """Parameter breakdown and step estimate of the configured model (built on the meta device)."""
+    model = build(settings, "meta")
+    return parameter_breakdown(model), estimate(settings, model)
+
+
+@st.cache_data(show_spinner=False)
+def preset_sizes(name: str, batch_size: int) -> tuple[dict, dict[str, int], StepEstimate]:
+    """A famous model's summary, parameter breakdown and step estimate at ``batch_size``."""
+    return preset_info(name), parameter_breakdown(build_preset(name)), estimate_preset(name, batch_size=batch_size)
+
+
+@st.cache_data(ttl=600, show_spinner=False)
+def device_speed(device: str) -> float:
+    """Measured matrix-multiply speed of ``device`` in FLOP/s (measured again every ten minutes)."""
+    return matmul_rate(device)
+
+
+def breakdown_figure(breakdown: dict[str, int]) -> go.Figure:
+    """Parameters per component as horizontal bars, with count and share printed."""
+    total = max(sum(breakdown.values()), 1)
+    names = [COMPONENT_TITLES[c] for c in COMPONENTS]
+    values = [breakdown[c] for c in COMPONENTS]
+    fig = go.Figure(go.Bar(
+        x=values, y=names, orientation="h", marker_color=[COMPONENT_COLOURS[c] for c in COMPONENTS],
+        text=[f"{human(v)} ({v / total:.0%})" for v in values], textposition="auto",
+        hovertemplate="%{y}: %{x:,} parameters<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(title="parameters")
+    return style(fig, title=f"Parameters by component — {human(total)} in total", height=280)
+
+
+def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
+    """Training memory split into weights, gradients, optimizer states and activations."""
+    fig = go.Figure()
+    colours = ("#56B4E9", "#009E73", "#E69F00", "#CC79A7")
+    for (field, name), colour in zip(MEMORY_PARTS, colours, strict=True):
+        value = getattr(est, field)
+        fig.add_trace(go.Bar(x=[value], y=["memory"], orientation="h", name=name, marker_color=colour,
+                             hovertemplate=f"{name}: {human_bytes(value)}<extra></extra>"))
+    fig.update_layout(barmode="stack", showlegend=True)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_xaxes(title="bytes (float32 + AdamW)")
+    return style(fig, title=f"Training memory at batch {batch_size}: {human_bytes(est.total_bytes)}", height=210)
+
+
+def comparison_rows(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate) -> list[dict]:
+    """One table row for the configured model and one per famous model, same batch size."""
+    rows = [_row("Your model", settings.kind, dataclasses.asdict(settings), sum(breakdown.values()), "", est)]
+    for name in PRESETS:
+        info, _, p_est = preset_sizes(name, settings.batch_size)
+        shape = {"n_layers": info["layers"], "d_model": info["d_model"], "n_heads": info["heads"],
+                 "d_ff": info["d_ff"], "vocab_size": info["vocab"], "seq_len": info["seq_len"]}
+        rows.append(_row(name, info["kind"], shape, info["params"], info["reported_params"], p_est))
+    return rows
+
+
+def _row(name: str, kind: str, shape: dict, params: int, reported: str, est: StepEstimate) -> dict:
+    tokens = shape.get("seq_len")
+    if kind == "vit" and "image_size" in shape:
+        tokens = (shape["image_size"] // shape["patch_size"]) ** 2 + 1
+    return {
+        "Model": name, "Family": KIND_SHORT[kind], "Layers": shape["n_layers"], "d_model": shape["d_model"],
+        "Heads": shape["n_heads"], "d_ff": shape["d_ff"],
+        "Vocabulary": shape.get("vocab_size") if kind != "vit" else None, "Tokens": tokens,
+        "Parameters": human(params), "Reported": reported, "FLOPs / token": human(est.flops_per_token_forward),
+        "Training memory": human_bytes(est.total_bytes),
+    }
+
+
+def share_figure(settings: BuilderSettings, breakdown: dict[str, int]) -> go.Figure:
+    """Each model's parameters split by component, as shares of its own total (so sizes can differ)."""
+    models = {"Your model": breakdown}
+    models.update({name: preset_sizes(name, settings.batch_size)[1] for name in PRESETS})
+    fig = go.Figure()
+    for comp in COMPONENTS:
+        shares = [m[comp] / max(sum(m.values()), 1) for m in models.values()]
+        fig.add_trace(go.Bar(
+            y=list(models), x=shares, name=COMPONENT_TITLES[comp], orientation="h",
+            marker_color=COMPONENT_COLOURS[comp], customdata=[m[comp] for m in models.values()],
+            hovertemplate="%{y}<br>" + COMPONENT_TITLES[comp] + ": %{x:.1%} (%{customdata:,})<extra></extra>",
+        ))
+    totals = [human(sum(m.values())) for m in models.values()]
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(autorange="reversed", ticktext=[f"{n} · {t}" for n, t in zip(models, totals, strict=True)],
+                     tickvals=list(models))
+    fig.update_xaxes(tickformat=".0%", title="share of the model's parameters")
+    return style(fig, title="Where the parameters are", height=330)
+
+
+def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
+    """Estimated step time, and a measured one when it is safe to run a real step on this machine."""
+    device = pick_device(st.session_state.get(state.DEVICE))
+    speed = device_speed(device.type)
+    host = limits()
+    plan = measure_plan(est, flops_per_second=speed, memory_budget_bytes=host.memory_budget_bytes,
+                        time_budget_seconds=host.measure_time_budget_s)
+    st.markdown(f"**Training step on this {device.type.upper()}**")
+    st.caption(f"Estimate: about {duration(plan.estimated_seconds)} per step — {human(est.flops_per_step)}FLOP at "
+               f"{human(speed * EFFICIENCY)}FLOP/s, {EFFICIENCY:.0%} of the measured matrix-multiply speed of "
+               f"{human(speed)}FLOP/s (a whole step also runs softmax, norms and the optimizer, which are slower).")
+    if not plan.allowed:
+        st.warning(f"{plan.reason} Shown as an estimate only; nothing was allocated.", icon="🚫")
+        return
+    timings = st.session_state.setdefault(TIMINGS, {})
+    key = (settings, device.type)
+    if st.button("⏱ Measure a real training step", key="mb.measure",
+                 help="Builds the model, runs one warm-up step, then times three forward + backward + AdamW "
+                      "steps on random data and reports the median."):
+        with st.spinner("Timing three training steps…"):
+            timings[key] = measure(settings, device)
+    if key in timings:
+        st.metric("Measured time per step", f"{timings[key] * 1000:.3g} ms",
+                  help="Median of three steps after a warm-up, on random inputs.")
+
+
+def too_big_note(est: StepEstimate) -> str | None:
+    """A remark when even the weights exceed the memory of this machine."""
+    if est.weights_bytes > limits().memory_budget_bytes:
+        return (f"The weights alone take {human_bytes(est.weights_bytes)}: this model is far too big to build "
+                "here, so every number on this page comes from shapes on the meta device.")
+    return None
+
+
+COMPARISON_COLUMNS = {
+    "Model": st.column_config.TextColumn(width="medium"),
+    "Family": st.column_config.TextColumn(width="small"),
+    "Layers": st.column_config.NumberColumn(width="small"),
+    "d_model": st.column_config.NumberColumn(width="small"),
+    "Heads": st.column_config.NumberColumn(width="small"),
+    "d_ff": st.column_config.NumberColumn(width="small"),
+    "Vocabulary": st.column_config.NumberColumn(width="small", format="localized"),
+    "Tokens": st.column_config.NumberColumn(width="small", format="localized",
+                                            help="Tokens per sequence (CLS + patches for a ViT)."),
+    "Parameters": st.column_config.TextColumn(width="small", help="Counted from the model built here."),
+    "Reported": st.column_config.TextColumn(
+        width="small", help="The size the authors state (GPT-2's paper says 117M; the released weights have 124M)."),
+    "FLOPs / token": st.column_config.TextColumn(width="small", help="Forward pass."),
+    "Training memory": st.column_config.TextColumn(width="small", help="At your batch size."),
+}

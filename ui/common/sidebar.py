@@ -1,0 +1,73 @@
+"""The settings shared by every page: projector mode, heatmap colours, and where the model runs.
+
+Projector mode and the colour scale travel in the URL too (``?present=true&colors=Cividis``, see
+``ui.common.urlstate.APP_PARAMS``), so a teacher's link opens any page ready for the projector.
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from explorer.host import GIB, host_profile, limits
+from transformer_core import available_devices, configure_threads
+from ui.common import state
+from ui.common.theme import apply_theme
+from ui.common.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
+
+_COLLAPSED = "app.sidebar_collapsed"  # bool: projector mode was on in the previous run (sidebar already collapsed)
+
+
+@st.cache_resource(show_spinner=False)
+def _torch_threads() -> int:
+    """Set torch's thread count for this host once per process (a read-only result).
+
+    ``TE_NUM_THREADS`` in the environment wins over the host's default, as it does for the CLI.
+    """
+    return configure_threads(None if os.environ.get("TE_NUM_THREADS") else limits().threads)
+
+
+def app_settings() -> None:
+    """Apply the URL's app-wide settings, draw the shared sidebar and the projector-mode style sheet.
+
+    The router calls it once per run, before the page.
+    """
+    count_run()
+    bind_url(APP_PARAMS, page=APP_PAGE)
+    presentation = bool(st.session_state.get(state.PRESENTATION, False))
+    if presentation and not st.session_state.get(_COLLAPSED, False):
+        # Collapse once when projector mode starts; later runs leave the sidebar as the presenter put it.
+        st.set_page_config(initial_sidebar_state="collapsed")
+    st.session_state[_COLLAPSED] = presentation
+    with st.sidebar:
+        st.toggle(
+            "Projector mode", key=state.PRESENTATION,
+            help="Larger text, bigger charts and fewer controls, for showing the app on a projector. "
+                 "Links with ?present=true open in this mode.",
+        )
+        st.selectbox(
+            "Heatmap colours", state.SEQUENTIAL_SCALES, key=state.COLORSCALE,
+            help="Colour scale of every attention heatmap. Viridis and Cividis stay readable with colour "
+                 "blindness; hover over a cell for its exact number.",
+        )
+        st.radio(
+            "Chart downloads", ("PNG", "SVG"), key=state.IMAGE_FORMAT, horizontal=True,
+            help="What the camera icon above each chart saves: PNG, a picture for slides, or SVG, a drawing "
+                 "that stays sharp at any size.",
+        )
+        _host_caption()
+    apply_theme(bool(st.session_state.get(state.PRESENTATION, False)))
+    push_url(APP_PARAMS)
+
+
+def _host_caption() -> None:
+    devices = available_devices()
+    threads = _torch_threads()
+    st.caption(f"Running on **{devices[0].upper()}** · available: {', '.join(devices)} · "
+               f"{threads} CPU thread{'s' if threads != 1 else ''}")
+    profile = host_profile()
+    if profile.small:
+        st.caption(f"Small host ({profile.cores} core{'s' if profile.cores != 1 else ''}, "
+                   f"{profile.memory_bytes / GIB:.1f} GB): model sizes, batches and training runs are "
+                   "limited to keep the app responsive.")

@@ -1,0 +1,102 @@
+"""Every read of Streamlit's private state, in one place (Streamlit is pinned; tests check each read).
+
+The router needs to know whether Streamlit ran a page script on its own, the pre-``st.navigation`` way
+(:func:`runs_pages_directory`), and to switch that mode off (:func:`leave_pages_directory`), exactly as
+``st.navigation`` itself does: ``PagesManager.uses_pages_directory``.
+
+The live training loop needs two facts that Streamlit's public API does not give while a script runs:
+
+- whether a click is waiting (:func:`click_pending`), so a training slice ends at once instead of after
+  up to a quarter of a second;
+- how many messages wait to be sent to this browser (:func:`send_backlog`). Streamlit's websocket client
+  keeps at most 500 unsent messages per browser; when a slow browser lets that queue fill, the server drops
+  the session without closing the socket, and the page freezes with its running indicator on. The loop
+  therefore redraws only while the queue is short, which keeps any browser, however slow, connected.
+
+The live loop also tells a click's rerun (:class:`RerunException`) from the end of the page's connection
+(:class:`StopException`), the exceptions Streamlit raises at the loop's next redraw, and logs through Streamlit's
+own logger (:func:`logger`) so its lines appear in the server's log with Streamlit's level and format.
+
+Each function says "nothing known" (``False`` / ``0``) where the private state is missing, which only makes
+the loop less responsive, never wrong; ``tests/app/test_st_internals.py`` fails, naming the Streamlit
+version, if an upgrade moves any of it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+from streamlit.logger import get_logger
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+__all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
+           "runs_pages_directory", "send_backlog", "session_id", "streamlit_version"]
+
+SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
+
+
+def streamlit_version() -> str:
+    """The running Streamlit's version, for messages about a changed internal."""
+    return st.__version__
+
+
+def logger(name: str) -> logging.Logger:
+    """A logger that writes to the server's log with Streamlit's level and format."""
+    return get_logger(name)
+
+
+def runs_pages_directory() -> bool:
+    """Whether Streamlit still runs page scripts directly from ``pages/`` (``st.navigation`` has not run yet)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    return bool(getattr(PagesManager, "uses_pages_directory", False))
+
+
+def leave_pages_directory() -> None:
+    """Switch the pages-directory mode off, as ``st.navigation`` does on its first call."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+
+
+def session_id() -> str | None:
+    """This browser session's id (public through the script-run context), or ``None`` outside a script run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return getattr(ctx, "session_id", None)
+
+
+def click_pending() -> bool:
+    """Whether Streamlit holds a rerun or stop request for this script run (a click, the tab closing).
+
+    Reads the script runner's request state: ``ScriptRequests._state``.
+    """
+    requests = getattr(get_script_run_ctx(suppress_warning=True), "script_requests", None)
+    state = getattr(requests, "_state", ScriptRequestType.CONTINUE)
+    return state != ScriptRequestType.CONTINUE
+
+
+def _client():
+    """This session's websocket client (``Runtime._session_mgr.get_active_session_info(id).client``)."""
+    from streamlit.runtime import Runtime
+
+    sid = session_id()
+    if sid is None or not Runtime.exists():
+        return None
+    manager = getattr(Runtime.instance(), "_session_mgr", None)
+    info = manager.get_active_session_info(sid) if manager is not None else None
+    return getattr(info, "client", None)
+
+
+def send_backlog() -> int:
+    """Messages queued for this browser and not yet written to its socket (0 when unknown).
+
+    Reads the Starlette websocket client's bounded queue: ``StarletteSessionClient._send_queue``.
+    """
+    queue = getattr(_client(), "_send_queue", None)
+    try:
+        return int(queue.qsize()) if queue is not None else 0
+    except (AttributeError, TypeError, ValueError):
+        return 0

@@ -1,0 +1,46 @@
+"""Projector mode's look: larger type, more room for the main visual, less chrome; and small-screen fixes.
+
+The page colours come from ``.streamlit/config.toml`` and Streamlit's light/dark switch (app menu → Settings);
+this module only adds the style sheet that projector mode needs. Charts size their own fonts
+(``ui.common.charts.font_size``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+PROJECTOR_SCALE = 1.3  # text size in projector mode relative to the normal size
+
+# Streamlit sizes text in rem, so scaling the root font size enlarges every label, table and widget at once.
+# Headings get an extra step; the top padding shrinks so the main visual starts higher on a 16:9 screen.
+PROJECTOR_CSS = f"""
+<style>
+html {{ font-size: {100 * PROJECTOR_SCALE:.0f}%; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 2.5rem; padding-left: 2rem; padding-right: 2rem;
+    max-width: 100%; }}
+[data-testid="stMainBlockContainer"] h1 {{ font-size: 2.6rem; }}
+[data-testid="stMainBlockContainer"] h2 {{ font-size: 2.0rem; }}
+[data-testid="stMainBlockContainer"] h3 {{ font-size: 1.6rem; }}
+[data-testid="stMainBlockContainer"] p, [data-testid="stMainBlockContainer"] li {{ line-height: 1.5; }}
+[data-testid="stCaptionContainer"] {{ font-size: 1rem; }}
+[data-testid="stDecoration"] {{ display: none; }}
+</style>
+"""
+
+
+# Always on: on a 1024-pixel screen the page's wide side padding leaves narrow columns, and labels in them broke
+# mid-word ("placemen t"). Less padding below 1280 pixels, and labels that wrap between words only.
+BASE_CSS = """
+<style>
+@media (max-width: 1280px) {
+  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+}
+[data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p {
+  word-break: normal; overflow-wrap: normal; }
+</style>
+"""
+
+
+def apply_theme(presentation: bool) -> None:
+    """Add the base style sheet, and projector mode's when ``presentation`` is on (once per run, before the page)."""
+    st.html(BASE_CSS + (PROJECTOR_CSS if presentation else ""))

@@ -1,0 +1,377 @@
+"""Shareable views: a page's key settings round-trip through the URL's query parameters.
+
+A page declares its settings as :class:`UrlParam` s whose ``key`` is the widget's session-state key (and,
+unless ``name`` is given, the query-parameter name). The page then
+
+1. calls :func:`bind_url` before drawing its widgets: when the page is entered (from a link, the menu or a
+   reload), the link's valid values go into the widgets' session state, settings the link leaves out go back
+   to their defaults, and invalid values are replaced by defaults with a notice; so are names that neither the
+   page nor the app knows (a mistyped ``?head=2``), which are ignored with the same kind of notice;
+2. draws its widgets with ``key=param.key`` (session state wins over a widget's ``value=``/``index=``);
+3. calls :func:`push_url` after them, which writes the settings that differ from their defaults into the
+   address bar, so reloading or bookmarking keeps them; and
+4. puts :func:`share_link` near its top: a "Copy link to this view" control; its links carry the page's settings
+   and the app-wide ones (:data:`APP_PARAMS`).
+
+A link's value can pass :class:`UrlParam`'s checks and still not fit the other settings (5 heads with d_model 64).
+The widget group then calls :func:`settle_choice`, which moves it to the nearest offered choice and, when the value
+came from the link opened on this run, adds a notice under the title that says so. A user changing a widget never
+gets such a notice.
+
+A page entered without any of its parameters in the URL (from the menu) keeps its current settings.
+:func:`count_run` must be called once per script run by the app (the shared sidebar does it), so that a new
+visit to a page can be told apart from a rerun after a widget change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from ui.common import state
+
+_RUNS = "url.runs"  # int: script runs of this session so far (see count_run)
+_SEEN = "url.seen"  # dict page -> run number of the page's last bind_url
+_PUSHED = "url.pushed"  # dict parameter-names key -> those query parameters as push_url last wrote them
+_NOTICES = "url.notices"  # dict page -> notices about ignored or changed parameters, shown during the visit
+_SLOTS = "url.slots"  # dict page -> (run, st.empty) under the title where that run shows the page's notices
+_LINKED = "url.linked"  # dict widget key -> _Linked: the settings a link set, kept for the run that applied it
+PRESENT = "present"  # query parameter that opens any page in projector mode (?present=true)
+APP_PAGE = "app"  # bind_url's page name for the app-wide settings (bound by the shared sidebar on every page)
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One setting that can travel in the URL."""
+
+    key: str  # widget / session-state key
+    default: Any  # value when the URL has none or an invalid one; its type decides how the text is parsed
+    choices: tuple | None = None  # allowed values (of each item, for a list setting), if it is a choice
+    lo: float | None = None  # smallest allowed number
+    hi: float | None = None  # largest allowed number
+    max_chars: int = 300  # longest allowed text
+    name: str | None = None  # query-parameter name, when it should differ from ``key``
+
+    @property
+    def query_name(self) -> str:
+        """The name of this setting in the URL."""
+        return self.name or self.key
+
+    def parse(self, raw: str) -> Any:
+        """Convert the URL text to a value, raising ``ValueError`` if it is not allowed.
+
+        A list or tuple default makes a list setting, written as comma-separated items (``heads=0,2``).
+        """
+        if isinstance(self.default, list | tuple):
+            items = [item for item in raw.split(",") if item != ""]
+            return type(self.default)(self._parse_one(item, self._item_sample()) for item in items)
+        return self._parse_one(raw, self.default)
+
+    def _item_sample(self) -> Any:
+        for source in (self.choices, self.default):
+            if source:
+                return next(iter(source))
+        return ""
+
+    def _parse_one(self, raw: str, sample: Any) -> Any:
+        value = _convert(raw, sample, self.max_chars)
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"must be one of {', '.join(str(c) for c in self.choices)}")
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        too_low = numeric and self.lo is not None and value < self.lo
+        if too_low or (numeric and self.hi is not None and value > self.hi):
+            raise ValueError(f"must be between {_number(self.lo)} and {_number(self.hi)}")
+        return value
+
+    def format(self, value: Any) -> str:
+        """The URL text of ``value``."""
+        if isinstance(value, list | tuple):
+            return ",".join(self.format(v) for v in value)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    def is_default(self, value: Any) -> bool:
+        """Whether ``value`` equals the default (as URL text, so ``[1, 2]`` equals ``(1, 2)``)."""
+        return self.format(value) == self.format(self.default)
+
+
+def _number(value: float | None) -> str:
+    return "any" if value is None else f"{value:g}"
+
+
+def _convert(raw: str, sample: Any, max_chars: int) -> Any:
+    """Parse ``raw`` as the type of ``sample``."""
+    if isinstance(sample, bool):
+        if raw.lower() not in ("true", "false", "1", "0"):
+            raise ValueError("must be true or false")
+        return raw.lower() in ("true", "1")
+    if isinstance(sample, int):
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError("must be a whole number") from None
+    if isinstance(sample, float):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError("must be a number") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("must be a finite number")
+        return value
+    if len(raw) > max_chars:
+        raise ValueError(f"is longer than {max_chars} characters")
+    return raw
+
+
+# Settings of every page (the shared sidebar binds them); share links carry them too.
+APP_PARAMS = (
+    UrlParam(state.PRESENTATION, False, name=PRESENT),
+    UrlParam(state.COLORSCALE, state.SEQUENTIAL_SCALES[0], choices=state.SEQUENTIAL_SCALES, name="colors"),
+)
+
+
+class _Linked(NamedTuple):
+    """How a link opened on run ``run`` set one setting."""
+
+    run: int  # the script run that applied the link
+    page: str  # the page whose notices talk about it
+    param: UrlParam  # the setting, for its query name and value format
+    raw: str | None  # the link's text; None when the link left the setting out or its text was ignored
+
+
+def count_run() -> None:
+    """Count one script run of this session; the app calls it once per run, before the page."""
+    st.session_state[_RUNS] = st.session_state.get(_RUNS, 0) + 1
+
+
+def _names_key(params: Sequence[UrlParam]) -> str:
+    """One key per set of parameters, so push_url and bind_url agree without being told the page."""
+    return ",".join(sorted(p.query_name for p in params))
+
+
+def _url_view(params: Sequence[UrlParam]) -> dict[str, str]:
+    """The query parameters of ``params`` that the URL holds now."""
+    names = {p.query_name for p in params}
+    return {name: st.query_params[name] for name in st.query_params if name in names}
+
+
+def bind_url(params: Sequence[UrlParam], *, page: str, reserved: Sequence[str] = ()) -> None:
+    """Apply the URL to the widgets' session state when ``page`` is entered or its URL changed from outside.
+
+    ``reserved`` names query parameters the page reads itself (not settings, never in share links). Shows a
+    notice for every value that was ignored, for as long as the visit lasts, in a place under the title
+    that also takes the notices added later in the run (:func:`settle_choice`, :func:`add_link_notice`).
+    """
+    runs = st.session_state.get(_RUNS, 0)
+    seen = st.session_state.setdefault(_SEEN, {})
+    pushed = st.session_state.setdefault(_PUSHED, {})
+    notices = st.session_state.setdefault(_NOTICES, {})
+    url = _url_view(params)
+    entered = page not in seen or seen[page] < runs - 1
+    if entered or url != pushed.get(_names_key(params), {}):
+        notices[page] = _unknown_notices(params, page, reserved) + _apply(params, url, page=page, run=runs)
+        pushed[_names_key(params)] = url
+    seen[page] = runs
+    st.session_state.setdefault(_SLOTS, {})[page] = (runs, st.empty())
+    _show_notices(page)
+
+
+def _apply(params: Sequence[UrlParam], url: dict[str, str], *, page: str, run: int) -> list[str]:
+    """Copy the URL's values into session state; with any value present, the others return to defaults."""
+    if not url:
+        return []
+    linked = {key: entry for key, entry in st.session_state.get(_LINKED, {}).items() if entry.run == run}
+    notices = []
+    for p in params:
+        raw = url.get(p.query_name)
+        linked[p.key] = _Linked(run, page, p, raw)
+        if raw is None:
+            st.session_state[p.key] = p.default
+            continue
+        try:
+            st.session_state[p.key] = p.parse(raw)
+        except ValueError as err:
+            st.session_state[p.key] = p.default
+            linked[p.key] = _Linked(run, page, p, None)
+            notices.append(f"The link's setting {p.query_name}={_shown(raw)!r} was ignored: it {err}. "
+                           f"Using the default, {p.format(p.default) or 'empty'}.")
+    st.session_state[_LINKED] = linked
+    return notices
+
+
+def _unknown_notices(params: Sequence[UrlParam], page: str, reserved: Sequence[str] = ()) -> list[str]:
+    """A notice for every query parameter that neither ``page`` nor the app-wide settings know."""
+    if page == APP_PAGE:  # the app's settings are bound before the page, which knows the other names
+        return []
+    known = {p.query_name for p in (*params, *APP_PARAMS)} | set(reserved)
+    return [f"The link's setting {_shown(name)}={_shown(st.query_params[name])!r} was ignored: this page has no "
+            "setting of that name." for name in st.query_params if name not in known]
+
+
+def _shown(raw: str) -> str:
+    return raw if len(raw) <= 40 else raw[:40] + "…"
+
+
+def _show_notices(page: str) -> None:
+    """(Re)draw the notices of ``page`` in the place under its title that bind_url kept on this run."""
+    run, slot = st.session_state.get(_SLOTS, {}).get(page, (None, None))
+    texts = st.session_state.get(_NOTICES, {}).get(page, [])
+    if slot is None or run != st.session_state.get(_RUNS, 0) or not texts:
+        return
+    with slot.container():
+        for text in texts:
+            st.info(text, icon="🔗")
+
+
+def _link_entry(key: str) -> _Linked | None:
+    entry = st.session_state.get(_LINKED, {}).get(key)
+    return entry if entry is not None and entry.run == st.session_state.get(_RUNS, 0) else None
+
+
+def link_text(key: str) -> str | None:
+    """The text that the link opened on this run gave the setting ``key``; None when it carried no valid one."""
+    entry = _link_entry(key)
+    return None if entry is None else entry.raw
+
+
+def set_by_link(key: str) -> bool:
+    """Whether a link opened on this run set the setting ``key`` (to its value, or to the default it left out)."""
+    return _link_entry(key) is not None
+
+
+def add_link_notice(key: str, change: str) -> bool:
+    """Say under the title, for the rest of the visit, what the page did to the link's value of ``key``.
+
+    Only when the link opened on this run carried that setting; returns whether it did. ``change`` ends the
+    sentence "The link's setting name='value' …", e.g. "was changed to 0,1,2,3,4,5,6,7: the chart draws at most
+    8 curves.". A choice that must be one of a list calls :func:`settle_choice` instead, which does this itself.
+    """
+    entry = _link_entry(key)
+    if entry is None or entry.raw is None:
+        return False
+    text = f"The link's setting {entry.param.query_name}={_shown(entry.raw)!r} {change}"
+    st.session_state.setdefault(_NOTICES, {}).setdefault(entry.page, []).append(text)
+    _show_notices(entry.page)
+    return True
+
+
+def settle_choice(key: str, choices: Sequence, *, default: Any = None, why: str = "") -> Any:
+    """Make the setting ``key`` one of ``choices`` before its widget is drawn, and return it.
+
+    A value that is not offered (a link's, or one left from settings that have changed since) becomes the nearest
+    number when the choices are numbers, else the first choice. When it came from the link opened on this run,
+    a notice under the title says so: "The link's setting vit.heads='5' was changed to 4: the number of heads
+    must divide d_model 64." A user changing a widget never gets one.
+
+    Args:
+        key: the widget's session-state key (a :class:`UrlParam`'s ``key``).
+        choices: the values the widget offers now, not empty; a ``range`` works.
+        default: the value when session state has none yet (``None``: the first choice); settled like any other.
+        why: the end of the notice, the rule the link's value broke, e.g. "the number of heads must divide
+            d_model 64"; by default it lists the choices.
+
+    Returns:
+        The value now in ``st.session_state[key]``.
+    """
+    options = list(choices)
+    value = st.session_state.get(key, options[0] if default is None else default)
+    if value not in options:
+        value = _nearest(value, options)
+        entry = _link_entry(key)
+        if entry is not None:
+            rule = why or f"the choices here are {_listed([entry.param.format(o) for o in options])}"
+            add_link_notice(key, f"was changed to {entry.param.format(value)}: {rule}.")
+    st.session_state[key] = value
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _nearest(value: Any, options: list) -> Any:
+    """The option closest to ``value`` (the smaller one on a tie); the first option if they are not numbers."""
+    if _is_number(value) and all(_is_number(o) for o in options):
+        return min(options, key=lambda o: (abs(o - value), o))
+    return options[0]
+
+
+def _listed(items: list[str]) -> str:
+    """The items as text, "1, 2 and 4"; a long list keeps its ends, "1, 2, 3, …, 64"."""
+    if len(items) > 8:
+        return ", ".join([*items[:3], "…", items[-1]])
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def forget_visit(page: str) -> None:
+    """Make the next run of ``page`` read the URL again, as if the page had just been entered."""
+    st.session_state.setdefault(_SEEN, {}).pop(page, None)
+
+
+def current_params(params: Sequence[UrlParam]) -> dict[str, str]:
+    """The settings that differ from their defaults, as query-parameter text."""
+    out = {}
+    for p in params:
+        value = st.session_state.get(p.key, p.default)
+        if not p.is_default(value):
+            out[p.query_name] = p.format(value)
+    return out
+
+
+def push_url(params: Sequence[UrlParam]) -> None:
+    """Write the current settings into the address bar, so reloading or bookmarking keeps them."""
+    wanted = current_params(params)
+    for name in _url_view(params):
+        if name not in wanted:
+            del st.query_params[name]
+    for name, value in wanted.items():
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
+    st.session_state.setdefault(_PUSHED, {})[_names_key(params)] = wanted
+
+
+def share_link(params: Sequence[UrlParam], *, url_path: str) -> str:
+    """A "Copy link to this view" control; returns the students' link (the projector's adds ``present``).
+
+    Both links carry the page's ``params`` and the app-wide settings (the heatmap colours) that differ from
+    their defaults. ``url_path`` is the page's url path, "" for the home page.
+    """
+    shared = [p for p in APP_PARAMS if p.query_name != PRESENT]
+    query = {**current_params(params), **current_params(shared)}
+    link = view_link(url_path, query)
+    projector = view_link(url_path, {**query, PRESENT: "true"})
+    tip = "A link that reopens this page with the same settings."
+    with st.popover("🔗 Copy link to this view", help=tip):
+        st.caption("For your students — copy it with the button at the right of the box:")
+        st.code(link, language=None, wrap_lines=True)
+        st.caption("For the projector — the same view with large fonts and fewer controls:")
+        st.code(projector, language=None, wrap_lines=True)
+    return link
+
+
+def view_link(url_path: str, query: dict[str, str], *, shown_path: str | None = None) -> str:
+    """The absolute address of the page at ``url_path`` with ``query``, on the app's own host and base path.
+
+    ``shown_path`` is the url path of the page being shown now (by default ``url_path`` itself).
+    """
+    base = app_base_url(url_path if shown_path is None else shown_path)
+    text = urlencode(query)
+    address = f"{base}/{url_path}".rstrip("/") if url_path else f"{base}/"  # the home page keeps its slash
+    return address + (f"?{text}" if text else "")
+
+
+def app_base_url(shown_path: str = "") -> str:
+    """The app's root address, from the browser's address of the page at ``shown_path`` ("" = home page)."""
+    try:
+        url = st.context.url or ""
+    except AttributeError:
+        url = ""
+    url = url.split("?")[0].split("#")[0].rstrip("/")
+    if not url:
+        return "http://localhost:8501"
+    if shown_path and url.endswith("/" + shown_path):
+        return url[: -len(shown_path) - 1]
+    return url

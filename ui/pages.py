@@ -1,0 +1,132 @@
+"""The page registry and the preamble every page script starts with.
+
+:data:`PAGES` lists each page once — script, title, icon, url path, navigation group, the blurb the Home page
+shows and the settings that travel in its URL. ``app.py`` builds the navigation from it and the Home page its
+page list. A page script starts with :func:`open_page` (router check, title, URL settings), draws the share
+link with :func:`share_page` where it wants it, and ends with :func:`close_page` (the URL follows the widgets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ui.attention import controls as attention
+from ui.builder import controls as builder
+from ui.common.charts import projector
+from ui.common.router import ensure_router
+from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
+from ui.lessons import frame as lessons
+from ui.positional import views as positional
+from ui.training import controls as training
+from ui.vit import controls as vit
+
+SETTINGS_LABEL = "⚙️ Settings"  # the collapsed panel that holds a page's settings in projector mode
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One page of the app."""
+
+    name: str  # the page's name for URL state (its url path, "home" for the default page)
+    path: str  # the script, relative to the repository root
+    title: str  # shown in the navigation and as the page's heading
+    icon: str  # an emoji, in the navigation and before the heading
+    url_path: str  # the page's address ("" for the default page)
+    section: str  # the navigation group
+    blurb: str = ""  # what the page teaches, on the Home page ("" for Home itself)
+    params: tuple[UrlParam, ...] = ()  # the settings a link to the page carries
+    headline: str = ""  # the page's heading when it is not its icon and title
+
+    @property
+    def heading(self) -> str:
+        """The heading at the top of the page."""
+        return self.headline or f"{self.icon} {self.title}"
+
+
+PAGES: tuple[PageInfo, ...] = (
+    PageInfo("home", "pages/home.py", "Home", "🏠", "", "Start", headline="🔭 Transformer Explorer"),
+    PageInfo("lessons", "pages/lessons.py", "Lessons", "🎓", "lessons", "Start",
+             "Short guided scenarios for a classroom: positional encoding matters, heads specialise, patches are "
+             "tokens, causal masks.", lessons.URL_PARAMS),
+    PageInfo("attention", "pages/attention.py", "Attention Lab", "🔍", "attention", "Explore",
+             "Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax "
+             "→ ×V → concatenate heads → W_O — with the real numbers, causal and padding masks, and every layer × "
+             "head at once.", attention.URL_PARAMS),
+    PageInfo("positional", "pages/positional.py", "Positional Encodings", "〰️", "positional", "Explore",
+             "Why attention needs positions: the sinusoidal table, why PE(pos + k) is a rotation of PE(pos), "
+             "learned, rotary and no encoding compared, and the shuffle test.", positional.URL_PARAMS),
+    PageInfo("vit", "pages/vit.py", "ViT Patching", "🖼️", "vit", "Explore",
+             "How an image becomes tokens: patches, flattening, the linear projection, the CLS token and positional "
+             "embeddings, and where the CLS token looks (attention rollout).", vit.URL_PARAMS),
+    PageInfo("builder", "pages/builder.py", "Model Builder", "🧱", "builder", "Explore",
+             "Configure encoder-only, decoder-only, encoder–decoder or ViT models and see parameters, FLOPs and "
+             "memory, next to BERT-base, GPT-2 small, the original Transformer and ViT-B/16.", builder.URL_PARAMS),
+    PageInfo(training.PAGE, "pages/training.py", "Live Training", "📈", training.PAGE, "Train",
+             "Train a small model on reverse, sort, induction, character language modelling, protein properties "
+             "or shapes images and watch loss, accuracy and attention heatmaps change live; scrub the time-lapse.",
+             training.URL_PARAMS),
+)
+
+
+def page_info(name: str) -> PageInfo:
+    """The registry entry of the page called ``name``."""
+    for info in PAGES:
+        if info.name == name:
+            return info
+    raise KeyError(f"no page called {name!r}; pages: {', '.join(p.name for p in PAGES)}")
+
+
+def navigation() -> dict[str, list[st.Page]]:
+    """``st.navigation``'s argument: the pages by section, the first one the default."""
+    sections: dict[str, list[st.Page]] = {}
+    for i, info in enumerate(PAGES):
+        page = st.Page(info.path, title=info.title, icon=info.icon, url_path=info.url_path or None, default=i == 0)
+        sections.setdefault(info.section, []).append(page)
+    return sections
+
+
+def open_page(name: str, *, caption: str | None = None, init: Callable[[], None] | None = None,
+              reserved: Sequence[str] = ()) -> PageInfo:
+    """Start a page script: go through the router, set the page's defaults, draw its heading, read its URL.
+
+    Args:
+        name: the page's registry name.
+        caption: a line under the heading (None for none).
+        init: sets the page's session-state defaults before the URL is read.
+        reserved: query parameters the page reads itself (not reported as unknown).
+    """
+    ensure_router()  # a deep link on a fresh server must still go through app.py
+    info = page_info(name)
+    if init is not None:
+        init()
+    st.title(info.heading)
+    if caption and not projector():  # on a projector the main picture must reach the first screen
+        st.caption(caption)
+    bind_url(info.params, page=info.name, reserved=reserved)
+    return info
+
+
+def share_page(info: PageInfo) -> None:
+    """The "Copy link to this view" control of the page (left out in projector mode, like the intro)."""
+    if not projector():
+        share_link(info.params, url_path=info.url_path)
+
+
+def settings_panel() -> AbstractContextManager:
+    """Where a page draws its settings: a collapsed panel in projector mode, the page itself otherwise.
+
+    On a projector (1024 × 768 is common in classrooms) the main picture must be on the first screen, so the
+    settings fold into one collapsed panel; the widgets keep their values and can still be opened.
+    """
+    if projector():
+        return st.expander(SETTINGS_LABEL, expanded=False)
+    return st.container()
+
+
+def close_page(info: PageInfo) -> None:
+    """End a page script: the address bar follows the widgets."""
+    push_url(info.params)

@@ -1,0 +1,122 @@
+"""Positional Encodings page: sinusoidal, learned, RoPE and none side by side, and the shuffle test."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+import torch
+
+from explorer.lab_input import tokenize
+from explorer.positional_analysis import ShuffleResult, learned_table, position_views, shuffle_permutation, shuffle_test
+from ui.common import charts, exports, state
+from ui.positional.views import SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
+
+SHUFFLE_MAX_TOKENS = 16
+KIND_TITLES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "none": "None"}
+
+
+def trained_learned_table() -> tuple[torch.Tensor | None, str]:
+    """The learned position table of a model trained in this session, if any, and where it comes from."""
+    for entry in state.trained_models():
+        table = learned_table(entry.model)
+        if table is not None:
+            return table, f"{entry.task_title} model, trained {entry.step} steps"
+    return None, "random start (std 0.02), as before training"
+
+
+def _row(mats: list[np.ndarray], titles: list[str], *, zmin: float, zmax: float, diverging: bool, height: int,
+         x_title: str, y_title: str):
+    """One panel per encoding, without numbers in the cells (the tables are too big to read them)."""
+    return charts.heatmap_row(mats, titles, zmin=zmin, zmax=zmax, diverging=diverging, numbers=False,
+                              height=height, x_title=x_title, y_title=y_title, y_ticks="all", spacing=0.05,
+                              categories=False)
+
+
+def compare_section(max_len: int, d_model: int, base: float) -> None:
+    """The same token vector at every position under each encoding, and how alike positions then look."""
+    table, source = trained_learned_table()
+    views = {}
+    for kind in KIND_TITLES:
+        if kind == "learned" and table is not None:
+            views[kind] = position_views(kind, table.shape[0], table.shape[1], base, learned_table=table)
+        else:
+            views[kind] = position_views(kind, max_len, d_model, base)
+    st.markdown("One token vector **u** placed at every position. Sinusoidal and learned encodings **add** a row "
+                "of their table; RoPE **rotates** each pair of numbers by an angle proportional to the position "
+                "(it does this to queries and keys inside attention); with none, every position looks the same.")
+    learned = f"Learned table: {source}."
+    if table is not None:
+        learned += (f" Its panel shows the trained table's own {table.shape[0]} positions × {table.shape[1]} "
+                    "dimensions; the max_len and d_model controls above do not change it.")
+    st.caption(learned)
+    titles = [KIND_TITLES[k] for k in views]
+    height = min(520, 140 + 4 * max_len)
+    vectors = [v[0].numpy() for v in views.values()]
+    bound = max(float(np.abs(v).max()) for v in vectors)
+    charts.show(_row(vectors, titles, zmin=-bound, zmax=bound, diverging=True, height=height,
+                      x_title="dimension", y_title="position"), key="pe.compare.vectors")
+    st.markdown("**How alike two positions look** — cosine similarity of the vectors at positions a and b. "
+                "All ones (one flat colour) means the model cannot tell positions apart.")
+    sims = [v[1].numpy() for v in views.values()]
+    low = min(float(s.min()) for s in sims)
+    charts.show(_row(sims, titles, zmin=min(low, 0.99), zmax=1, diverging=False, height=height,
+                      x_title="position b", y_title="position a"), key="pe.compare.sims")
+    cols = st.columns(len(views))
+    for col, (kind, (vec, sim)) in zip(cols, views.items(), strict=True):
+        with col:
+            exports.numbers_popover(vec.numpy(), None, None, name=f"{kind}_vectors", key=f"pe.num.vec.{kind}",
+                                    label=f"{KIND_TITLES[kind]}: vectors")
+            exports.numbers_popover(sim.numpy(), None, None, name=f"{kind}_similarity", key=f"pe.num.sim.{kind}",
+                                    label=f"{KIND_TITLES[kind]}: similarity")
+    rows = [{"encoding": KIND_TITLES[k], "similarity of neighbours (a, a+1)": round(float(np.diag(s, 1).mean()), 4),
+             "similarity 8 apart": round(float(np.diag(s, 8).mean()), 4) if len(s) > 8 else None,
+             "lowest similarity": round(float(s.min()), 4)} for k, s in zip(views, sims, strict=True)]
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _shuffle(ids: tuple[int, ...], perm: tuple[int, ...], positional: str) -> ShuffleResult:
+    """The shuffle test (a pure function of its arguments, so cached)."""
+    return shuffle_test(ids, perm, positional=positional)
+
+
+def shuffle_section() -> None:
+    """A real forward pass on a sentence and on a shuffled copy, without and with positional encoding."""
+    left, right = st.columns([3, 1])
+    with left:
+        text = st.text_input("Sentence", key=SHUFFLE_TEXT, max_chars=SHUFFLE_MAX_CHARS,
+                             help=f"The tokens fed to a small random 2-layer encoder (at most "
+                                  f"{SHUFFLE_MAX_TOKENS} words).")
+    with right:
+        seed = st.number_input("Shuffle seed", 0, 9999, key=SHUFFLE_SEED,
+                               help="Picks the permutation of the tokens.")
+    lab = tokenize(text, "sentence", max_tokens=SHUFFLE_MAX_TOKENS)
+    for notice in lab.notices():
+        st.info(notice, icon="✂️")
+    if len(lab.tokens) < 2:
+        st.info("Type at least two words to shuffle.", icon="⌨️")
+        return
+    perm = shuffle_permutation(len(lab.tokens), int(seed))
+    shuffled = [lab.tokens[i] for i in perm]
+    st.markdown(f"Original: `{' '.join(lab.tokens)}`  \nShuffled: `{' '.join(shuffled)}`")
+    cols = st.columns(2)
+    for col, kind in zip(cols, ("none", "sinusoidal"), strict=True):
+        result = _shuffle(tuple(lab.ids), tuple(perm), kind)
+        with col:
+            st.markdown("**No positional encoding**" if kind == "none" else "**Sinusoidal positional encoding**")
+            same = result.max_diff < 1e-4
+            st.metric("max |f(shuffled) − shuffled f(original)|", f"{result.max_diff:.2e}",
+                      help="0 (up to rounding) means the outputs were merely permuted.")
+            st.caption("Outputs are the same rows, just reordered: the model cannot see word order." if same else
+                       "Outputs change, not just their order: the model sees where each word is.")
+            permuted, outputs = result.outputs.numpy()[perm], result.shuffled_outputs.numpy()
+            dims = [str(i) for i in range(outputs.shape[1])]
+            charts.side_by_side([permuted, outputs], ["f(original), rows shuffled", "f(shuffled)"], shuffled, dims,
+                                key=f"pe.shuffle.{kind}", numbers=False)
+            left, right = st.columns(2)
+            with left:
+                exports.numbers_popover(permuted, shuffled, dims, name=f"{kind}_original_shuffled",
+                                        key=f"pe.num.orig.{kind}", label="f(original), shuffled")
+            with right:
+                exports.numbers_popover(outputs, shuffled, dims, name=f"{kind}_shuffled", key=f"pe.num.shuf.{kind}",
+                                        label="f(shuffled)")

@@ -1,0 +1,287 @@
+"""Live Training page: session-state keys, the settings widgets, and the run they describe.
+
+Settings survive visits to other pages and projector mode (which hides them): their values are mirrored in
+``SAVED`` and put back before the widgets are drawn. Every widget is created without ``value=``/``index=``,
+so session state is the single source of its value.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Any
+
+import streamlit as st
+
+from explorer.guard import FF_PER_WIDTH, GuardResult, check_budget
+from explorer.heads import MAX_HEADS, head_choices
+from explorer.host import limits
+from explorer.live import LIVE_THREADS, RunSpec
+from transformer_core import available_devices
+from transformer_core.config import NORMS, POSITIONALS, ViTConfig
+from transformer_core.tasks import TASK_NAMES, Task, get_task
+from transformer_core.training import default_train_config
+from ui.common.urlstate import UrlParam, settle_choice
+from ui.training import text as tt
+
+PAGE = "training"  # the page's url path and its name for ui.common.urlstate
+# Widget keys (also the URL settings, under the short names given in URL_PARAMS).
+TASK, LAYERS, HEADS, D_MODEL, D_FF = "live.task", "live.layers", "live.heads", "live.d_model", "live.d_ff"
+NORM, POSITIONAL, DROPOUT = "live.norm", "live.positional", "live.dropout"
+LR, BATCH, STEPS, SEED, DEVICE = "live.lr", "live.batch", "live.steps", "live.seed", "live.device"
+COMPARE, B_LAYERS, B_HEADS = "live.compare", "live.b_layers", "live.b_heads"
+B_POSITIONAL, B_NORM = "live.b_positional", "live.b_norm"
+# Other state of the page.
+SAVED = "live.saved"  # dict key -> value: the settings as last drawn (restored after other pages)
+
+D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+D_FFS = (32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
+LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
+BATCHES = (8, 16, 32, 64, 128, 256)
+SNAPSHOTS_PER_RUN = 60  # attention snapshots a run aims for (the time-lapse frames)
+POS_TITLES = {"sinusoidal": "sinusoidal", "learned": "learned", "rope": "rotary (RoPE)", "none": "none"}
+
+URL_PARAMS = (
+    UrlParam(TASK, TASK_NAMES[0], choices=TASK_NAMES, name="task"),
+    UrlParam(LAYERS, 2, lo=1, hi=8, name="layers"),
+    UrlParam(HEADS, 4, lo=1, hi=MAX_HEADS, name="heads"),
+    UrlParam(D_MODEL, 64, choices=D_MODELS, name="d_model"),
+    UrlParam(D_FF, 256, choices=D_FFS, name="d_ff"),
+    UrlParam(NORM, "pre", choices=NORMS, name="norm"),
+    UrlParam(POSITIONAL, "sinusoidal", choices=POSITIONALS, name="positional"),
+    UrlParam(DROPOUT, 0.0, lo=0.0, hi=0.5, name="dropout"),
+    UrlParam(LR, 3e-3, choices=LRS, name="lr"),
+    UrlParam(BATCH, 64, choices=BATCHES, name="batch"),
+    UrlParam(STEPS, 300, lo=10, hi=100_000, name="steps"),
+    UrlParam(SEED, 0, lo=0, hi=2**31 - 1, name="seed"),
+    UrlParam(COMPARE, False, name="compare"),
+    UrlParam(B_LAYERS, 2, lo=1, hi=8, name="b_layers"),
+    UrlParam(B_HEADS, 4, lo=1, hi=MAX_HEADS, name="b_heads"),
+    UrlParam(B_POSITIONAL, "none", choices=POSITIONALS, name="b_positional"),
+    UrlParam(B_NORM, "pre", choices=NORMS, name="b_norm"),
+    *tt.URL_PARAMS,
+)
+DEFAULTS = {p.key: p.default for p in URL_PARAMS}
+SESSION_DEFAULTS = {**DEFAULTS, **tt.DEFAULTS}  # everything restored after other pages (the text: not in the URL)
+
+
+@st.cache_resource(show_spinner=False)
+def load_task(name: str) -> Task:
+    """The built-in task called ``name`` (read-only: it generates data, it keeps no per-run state).
+
+    Only built-in data: a task on the user's own text is per user and lives in session state
+    (:func:`ui.training.text.user_task`).
+    """
+    return get_task(name)
+
+
+def task_defaults(name: str) -> dict[str, Any]:
+    """The settings that suit task ``name``: its recommended model and training run."""
+    task = load_task(name)
+    model = task.default_model_config()
+    train = default_train_config(task)
+    values = {
+        LAYERS: model.n_layers, HEADS: model.n_heads, D_MODEL: model.d_model, D_FF: model.d_ff,
+        DROPOUT: model.dropout, LR: train.lr, BATCH: train.batch_size, B_LAYERS: model.n_layers,
+        B_HEADS: model.n_heads, STEPS: min(train.steps, limits().default_steps, limits().max_steps),
+    }
+    if not isinstance(model, ViTConfig):
+        values.update({NORM: model.norm, POSITIONAL: model.positional, B_NORM: model.norm,
+                       B_POSITIONAL: "none" if model.positional != "none" else "sinusoidal"})
+    return values
+
+
+def restore_settings() -> None:
+    """Put every setting back into session state before the widgets are drawn, and make it valid."""
+    saved = st.session_state.setdefault(SAVED, {})
+    for key, default in SESSION_DEFAULTS.items():
+        if key not in st.session_state:
+            st.session_state[key] = saved.get(key, default)
+    st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
+    host = limits()
+    settle_choice(DEVICE, available_devices())
+    settle_choice(D_MODEL, d_model_choices(), why=f"this server trains models up to d_model {host.max_d_model}")
+    settle_choice(D_FF, d_ff_choices(), why=f"this server allows d_ff up to {FF_PER_WIDTH * host.max_d_model}")
+    settle_choice(LR, list(LRS))
+    settle_choice(BATCH, batch_choices(), why=f"this server trains batches up to {host.max_batch}")
+    settle_choice(tt.SOURCE, list(tt.SOURCES))
+    settle_choice(tt.TEMPERATURE, list(tt.TEMPERATURES))
+    settle_choice(tt.TOP_K, list(tt.TOP_KS))
+    if not isinstance(st.session_state[tt.TEXT], str):
+        st.session_state[tt.TEXT] = ""
+    settle_choice(STEPS, range(10, host.max_steps + 1), why=f"this server trains at most {host.max_steps:,} steps")
+    for key in (LAYERS, B_LAYERS):
+        settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
+    for key, pos in ((HEADS, POSITIONAL), (B_HEADS, B_POSITIONAL)):
+        d_model, rope = st.session_state[D_MODEL], st.session_state[pos] == "rope"
+        settle_choice(key, head_options(d_model, st.session_state[pos]),
+                      why=f"the number of heads must divide d_model {d_model}"
+                          + (" into an even head size for rotary positions" if rope else ""))
+
+
+def save_settings() -> None:
+    """Remember the settings as drawn, for the next visit and for projector mode."""
+    st.session_state[SAVED] = {key: st.session_state[key] for key in (*SESSION_DEFAULTS, DEVICE)}
+
+
+def d_model_choices() -> list[int]:
+    return [d for d in D_MODELS if d <= limits().max_d_model]
+
+
+def d_ff_choices() -> list[int]:
+    return [d for d in D_FFS if d <= FF_PER_WIDTH * limits().max_d_model]
+
+
+def batch_choices() -> list[int]:
+    return [b for b in BATCHES if b <= limits().max_batch]
+
+
+def head_options(d_model: int, positional: str) -> list[int]:
+    """Head counts that divide ``d_model``, at most MAX_HEADS (with an even head size for rotary positions)."""
+    heads = head_choices(d_model)
+    if positional == "rope":
+        heads = [h for h in heads if (d_model // h) % 2 == 0]
+    return heads
+
+
+def on_task_change() -> None:
+    """A new task brings its own recommended model and run."""
+    st.session_state.update(task_defaults(st.session_state[TASK]))
+
+
+def on_compare_change() -> None:
+    """Comparing starts from configuration A with the positional encoding switched off (or on)."""
+    if st.session_state[COMPARE]:
+        st.session_state[B_LAYERS] = st.session_state[LAYERS]
+        st.session_state[B_HEADS] = st.session_state[HEADS]
+        st.session_state[B_NORM] = st.session_state[NORM]
+        st.session_state[B_POSITIONAL] = "none" if st.session_state[POSITIONAL] != "none" else "sinusoidal"
+
+
+def settings_signature() -> tuple:
+    """All settings that shape a run (the user's text by its hash); a run built from other settings is out of date.
+
+    Sampling settings are left out: they change only the samples shown.
+    """
+    keys = [k for k in (*DEFAULTS, DEVICE) if k not in tt.SAMPLING_KEYS]
+    return (*(st.session_state[k] for k in keys), tt.text_signature(st.session_state[TASK]))
+
+
+def build_specs() -> tuple[Task, list[RunSpec]]:
+    """The task and one RunSpec per configuration from the current settings (ValueError if invalid)."""
+    s = st.session_state
+    task = tt.user_task() if tt.own_text_selected(s[TASK]) else load_task(s[TASK])
+    base = task.default_model_config()
+    arch = dict(n_layers=s[LAYERS], n_heads=s[HEADS], d_model=s[D_MODEL], d_ff=s[D_FF], dropout=s[DROPOUT])
+    is_vit = isinstance(base, ViTConfig)
+    if not is_vit:
+        arch.update(norm=s[NORM], positional=s[POSITIONAL])
+    train = default_train_config(task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED],
+                                 device=s[DEVICE], **cadence(s[STEPS]))
+    model_a = replace(base, **arch)
+    if not s[COMPARE]:
+        return task, [RunSpec("A", model_a, train)]
+    b_arch = dict(arch, n_layers=s[B_LAYERS], n_heads=s[B_HEADS])
+    if not is_vit:
+        b_arch.update(norm=s[B_NORM], positional=s[B_POSITIONAL])
+    model_b = replace(base, **b_arch)
+    return task, [RunSpec(f"A · {describe(model_a)}", model_a, train),
+                  RunSpec(f"B · {describe(model_b)}", model_b, train)]
+
+
+def cadence(steps: int) -> dict[str, int]:
+    """Snapshot and evaluation intervals for a run of ``steps``.
+
+    About 60 time-lapse frames per run, and an evaluation every 25 steps (every tenth of a short run, but not
+    more often than every 5 steps: one evaluation costs about as much as a few training steps).
+    """
+    return {"snapshot_every": max(1, steps // SNAPSHOTS_PER_RUN), "eval_every": max(5, min(25, steps // 10))}
+
+
+def describe(config: Any) -> str:
+    """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
+    text = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
+           f"head{'s' if config.n_heads != 1 else ''}"
+    if not isinstance(config, ViTConfig):
+        positions = "no positions" if config.positional == "none" else f"{POS_TITLES[config.positional]} positions"
+        text += f", {positions}, {config.norm}-norm"
+    return text
+
+
+def guard(task: Task, specs: list[RunSpec]) -> GuardResult:
+    """The resource guard's verdict for the largest configuration, counted once per lane."""
+    results = [_verdict(task.name, s.model_config, s.train_config, len(specs)) for s in specs]
+    return max(results, key=lambda r: (not r.ok, r.memory_bytes))
+
+
+@functools.lru_cache(maxsize=256)
+def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int) -> GuardResult:
+    """check_budget for a built-in task (a pure function of frozen settings, so it is remembered)."""
+    # Estimate with the threads the page trains with, not all of the host's.
+    return check_budget(load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS)
+
+
+def task_picker() -> Task:
+    """The task menu with the task's description beside it."""
+    c_task, c_text = st.columns([1, 2], vertical_alignment="center")
+    c_task.selectbox("Task", TASK_NAMES, key=TASK, format_func=lambda n: load_task(n).title,
+                     on_change=on_task_change,
+                     help="What the model learns. Each task needs its own attention pattern; watch it appear.")
+    task = load_task(st.session_state[TASK])
+    c_text.caption(tt.OWN_DESCRIPTION if tt.own_text_selected(task.name) else task.description)
+    return task
+
+
+def settings_panel(task: Task) -> None:
+    """Architecture and training settings: six narrow columns of two controls each."""
+    c1, c2, c3, c4, c5, c6 = st.columns(6)
+    c1.select_slider("Layers", list(range(1, limits().max_layers + 1)), key=LAYERS,
+                     help="Blocks stacked on top of each other (the encoder and the decoder each get this many).")
+    c1.selectbox("Heads", head_options(st.session_state[D_MODEL], st.session_state[POSITIONAL]), key=HEADS,
+                 help="Attention heads per layer; each gets d_model / heads numbers and can learn its own "
+                      "pattern. Only counts that divide d_model are offered.")
+    c2.selectbox("d_model", d_model_choices(), key=D_MODEL,
+                 help="Width of every token vector. Wider models can learn more but train slower.")
+    c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
+                 help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
+    if task.family == "vision":
+        c3.caption("The Vision Transformer always uses learned position embeddings and pre-norm blocks.")
+    else:
+        c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=POS_TITLES.get,
+                     help="How the model knows token order. With 'none', attention cannot tell positions "
+                          "apart, so reversing becomes impossible.")
+        c3.selectbox("Norm placement", NORMS, key=NORM, format_func=lambda n: f"{n}-norm",
+                     help="Pre-norm puts LayerNorm before each sub-layer (trains stably); post-norm after the "
+                          "residual add, as in the 2017 paper (may need a lower learning rate).")
+    c4.slider("Dropout", 0.0, 0.5, step=0.05, key=DROPOUT,
+              help="Randomly zeroes this fraction of attention weights and activations while training.")
+    c4.select_slider("Learning rate", LRS, key=LR, format_func=lambda v: f"{v:g}",
+                     help="Size of each update. Too high and the loss jumps around or becomes NaN.")
+    c5.select_slider("Batch size", batch_choices(), key=BATCH,
+                     help="Examples per step. Larger batches give smoother curves but slower steps.")
+    c5.number_input("Steps", 10, limits().max_steps, step=50, key=STEPS,
+                    help="Optimisation steps in the whole run.")
+    c6.number_input("Seed", 0, 2**31 - 1, step=1, key=SEED,
+                    help="Fixes the initial weights and the training data: the same seed gives the same run.")
+    devices = available_devices()
+    c6.selectbox("Device", devices, key=DEVICE, disabled=len(devices) == 1,
+                 help="Where the model trains. Only devices found on this server are offered.")
+
+
+def compare_panel(task: Task) -> None:
+    """The Compare switch and, when on, what configuration B changes."""
+    st.toggle("Compare two configurations", key=COMPARE, on_change=on_compare_change,
+              help="Train a second configuration B on the same task, data and seed, side by side with A.")
+    if not st.session_state[COMPARE]:
+        return
+    c0, c1, c2, c3, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="center")
+    c0.caption("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:")
+    c1.select_slider("B · layers", list(range(1, limits().max_layers + 1)), key=B_LAYERS,
+                     help="Layers of configuration B.")
+    c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
+                 key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
+    if task.family != "vision":
+        c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=POS_TITLES.get,
+                     help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
+        c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",
+                     help="Norm placement of configuration B.")

@@ -1,0 +1,137 @@
+"""Live Training page: attention heatmaps (every layer x head) and per-head pattern scores as Vega-Lite charts.
+
+Like the curves, they are redrawn while training, and the browser updates a Vega-Lite chart in place where a
+plotly chart would be mounted afresh (and stay blank on a slow machine while it renders). Rows and columns are
+indexed by position, with the tokens as axis labels, so repeated tokens (two 5s) stay separate cells.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.live import LiveRun
+from transformer_core.training import Snapshot
+from ui.common import state
+from ui.common.charts import colorscale, font_size, label_colour, title_lines
+from ui.training.charts import kind_title, pattern_title
+
+Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
+MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurations together when comparing)
+# ... and in projector mode: the ~940 pixels a 1024-wide projector leaves, less the larger labels and the legend
+PROJECTOR_WIDTH_PX = 820
+MAX_CELL_PX = 200  # largest heatmap side
+MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
+WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
+
+
+def _scheme() -> str:
+    return colorscale().lower()  # Vega has the same sequential schemes: viridis, cividis, plasma, blues, greys
+
+
+def _axis(labels: Sequence[str] | None, n: int, title: str, cell: int, *, x: bool = True) -> dict[str, Any]:
+    """Token labels, large and dark; a facet draws them once, on the outer row and column of the grid.
+
+    ``cell`` is the side of a heatmap along this axis in pixels; x labels turn upright when they do not fit across.
+    """
+    if n > MAX_TICK_LABELS:
+        return {"title": title, "labels": False, "ticks": False}
+    texts = list(labels) if labels is not None and len(labels) == n else [str(i) for i in range(n)]
+    size = max(11, font_size() - 2)
+    upright = not x or cell / n >= size * max(len(t) for t in texts) * 0.6  # the widest label fits across
+    return {"title": title, "labelExpr": f"{json.dumps(texts)}[datum.value]", "labelAngle": 0 if upright else -90,
+            "labelFontSize": size, "labelColor": label_colour(), "labelOverlap": False}
+
+
+def _header(name: str) -> dict[str, Any]:
+    """A facet header such as "head 2", as large and dark as the rest of the chart's text."""
+    return {"labelExpr": f"'{name} ' + datum.value", "labelFontSize": font_size() + 1,
+            "labelColor": label_colour(), "labelFontWeight": "bold"}
+
+
+def attention_title(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> str:
+    """The heading above a lane's heatmaps (page text, so it is also read out and findable)."""
+    title = f"**{kind_title(kind, run.task.family)} · step {snap.step}**"
+    return title + (f"  \n{run.labels[lane]}" if len(run.trainers) > 1 else "")
+
+
+def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart:
+    """Every layer (rows) x head (columns) of one kind of attention at one snapshot, on one 0..1 colour scale."""
+    maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
+    layers, heads, t, s = maps.shape
+    rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
+    layer, head, q, k = np.meshgrid(np.arange(layers), np.arange(heads), np.arange(t), np.arange(s), indexing="ij")
+    # Small integer columns: a snapshot is sent many times a second while training, and a slow browser falls
+    # behind on big frames. Vega-Lite turns them back into weights and token labels (see ``transform``).
+    data = pd.DataFrame({"layer": (layer.ravel() + 1).astype(np.int16), "head": (head.ravel() + 1).astype(np.int16),
+                         "q": q.ravel().astype(np.int16), "k": k.ravel().astype(np.int16),
+                         "w": np.rint(maps.ravel() * WEIGHT_SCALE).astype(np.int16)})
+    transform: list[dict[str, str]] = [{"calculate": f"datum.w / {WEIGHT_SCALE}", "as": "weight"}]
+    labelled = rows is not None and cols is not None and len(rows) == t and len(cols) == s
+    if labelled:
+        transform += [{"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
+                      {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"}]
+    lanes = len(run.trainers)
+    width = (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // lanes
+    cell = int(min(MAX_CELL_PX, (width - 60) / heads - 12))
+    cell_h = int(cell * min(1.5, t / s))
+    tooltip = [{"field": f, "type": "nominal" if f in ("query", "key") else "quantitative"}
+               for f in ("layer", "head", "query", "key", "weight") if labelled or f not in ("query", "key")]
+    spec = {
+        "transform": transform,
+        "facet": {"row": {"field": "layer", "type": "ordinal", "title": None, "header": _header("layer")},
+                  "column": {"field": "head", "type": "ordinal", "title": None, "header": _header("head")}},
+        "spacing": 8,
+        "padding": {"left": 8, "top": 4, "right": 4, "bottom": 4},  # room for the rotated "layer" headers
+        "spec": {
+            "width": cell, "height": cell_h, "mark": {"type": "rect"},
+            "encoding": {
+                "x": {"field": "k", "type": "ordinal", "axis": _axis(cols, s, "", cell)},
+                "y": {"field": "q", "type": "ordinal", "axis": _axis(rows, t, "", cell_h, x=False)},
+                "color": {"field": "weight", "type": "quantitative", "title": "weight",
+                          "scale": {"scheme": _scheme(), "domain": [0, 1]}},
+                "tooltip": tooltip,
+            },
+        },
+    }
+    return data, spec
+
+
+SCORE_ROW_PX = 36  # height of one layer's row in the scores chart
+
+
+def scores_height(snap: Snapshot) -> int:
+    """Pixels the scores chart needs (rows, title and axis)."""
+    return SCORE_ROW_PX * next(iter(snap.scores.values())).shape[0] + 90
+
+
+def scores_chart(snap: Snapshot) -> Chart:
+    """Each head's score for the task's pattern: the share of its attention that follows the pattern."""
+    key, z = next(iter(snap.scores.items()))
+    layers, heads = z.shape
+    layer, head = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
+    data = pd.DataFrame({"layer": [f"layer {i + 1}" for i in layer.ravel()],
+                         "head": [f"head {j + 1}" for j in head.ravel()], "score": np.round(z.ravel(), 2)})
+    encoding = {"x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}},
+                "y": {"field": "layer", "type": "ordinal", "title": None}}
+    # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
+    light_high = ("white", "black") if _scheme() in ("blues", "greys") else ("black", "white")
+    spec = {
+        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · step {snap.step}"),
+                  "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
+        "height": SCORE_ROW_PX * layers,
+        "layer": [
+            {"mark": "rect", "encoding": {**encoding, "color": {
+                "field": "score", "type": "quantitative", "scale": {"scheme": _scheme(), "domain": [0, 1]}}}},
+            {"mark": {"type": "text", "fontSize": font_size()}, "encoding": {
+                **encoding, "text": {"field": "score", "type": "quantitative", "format": ".2f"},
+                "color": {"condition": {"test": "datum.score > 0.6", "value": light_high[0]},
+                          "value": light_high[1]}}},
+        ],
+    }
+    return data, spec

@@ -1,0 +1,194 @@
+"""Live Training page: the time-lapse slider, downloads (NPZ, CSV, JSON, safetensors, GIF) and checkpoint upload.
+
+Files are made only when a download button is clicked, from the run as it is at that moment. An uploaded
+checkpoint is judged from its header first — the size limits of this server, the settings the page can
+reproduce and the resource guard — and its model is built only when all of them allow it. A checkpoint of
+another task switches the page to that task and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, fields
+from typing import Any
+
+import streamlit as st
+
+from explorer.guard import model_limit_problems
+from explorer.host import MIB, limits
+from explorer.live import LiveRun
+from explorer.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
+from transformer_core.checkpoint import (
+    CheckpointError,
+    CheckpointInfo,
+    load_checkpoint,
+    read_checkpoint_info,
+    save_checkpoint,
+)
+from transformer_core.tasks import TASK_NAMES
+from transformer_core.training import Trainer
+from ui.common.charts import colorscale
+from ui.common.exports import colormap
+from ui.training import controls as tc
+from ui.training.charts import kind_title
+from ui.training.run import NOTICE, build_run, publish
+from ui.training.views import PIN
+
+FRAME = "live.frame"  # the time-lapse slider (a snapshot's step)
+FRAME_LAST = "live.frame_last"  # the slider's last step when it was drawn: choosing it means "follow"
+UPLOAD = "live.upload"  # the checkpoint uploader
+# Model settings a checkpoint fills into the page's widgets.
+_ARCH_KEYS = {"n_layers": tc.LAYERS, "n_heads": tc.HEADS, "d_model": tc.D_MODEL, "d_ff": tc.D_FF,
+              "dropout": tc.DROPOUT, "norm": tc.NORM, "positional": tc.POSITIONAL}
+
+
+def _on_frame() -> None:
+    value, last = st.session_state.get(FRAME), st.session_state.get(FRAME_LAST)
+    st.session_state[PIN] = None if value is None or last is None or value >= last else value
+
+
+def timelapse_controls(run: LiveRun, kind: str) -> None:
+    """The time-lapse slider over the snapshots (its right end follows training) and the GIF export."""
+    steps = [s.step for s in run.trainers[0].snapshots]
+    if len(steps) < 2:
+        st.caption("🎞️ The time-lapse slider appears once a second attention snapshot has been taken.")
+        return
+    pin = st.session_state.get(PIN)
+    st.session_state[FRAME] = steps[-1] if pin is None else min(steps, key=lambda s: abs(s - pin))
+    st.session_state[FRAME_LAST] = steps[-1]
+    c_slider, c_gif = st.columns([5, 1], vertical_alignment="bottom")
+    c_slider.select_slider(
+        "🎞️ Time-lapse: attention at step", options=steps, key=FRAME, on_change=_on_frame,
+        help="Scrub through the attention snapshots; the dotted line on the curves marks the step shown. "
+             "At the right end the heatmaps follow training live.")
+    lut = colormap(colorscale())
+    title = f"{run.task.title} · {kind_title(kind, run.task.family)} · "
+    c_gif.download_button(
+        "GIF", lambda: timelapse_gif(run.trainers[0].snapshots, kind, lut=lut, title=title),
+        file_name=f"{run.task.name}-{kind}-timelapse.gif", mime="image/gif", on_click="ignore",
+        icon=":material/movie:", key="live.gif", width="stretch",
+        help="The time-lapse as an animated GIF: every layer × head of the attention shown, one frame per "
+             "snapshot (configuration A).")
+
+
+def _download(col, label: str, data: Callable[[], bytes | str], name: str, mime: str, key: str,
+              help: str) -> None:
+    col.download_button(label, data, file_name=name, mime=mime, key=key, help=help, on_click="ignore",
+                        icon=":material/download:", width="stretch")
+
+
+def _checkpoint_bytes(run: LiveRun, trainer: Trainer) -> bytes:
+    extra = {"task_options": run.task.options(), "training": asdict(trainer.config), "step": trainer.step}
+    return save_checkpoint(trainer.model, trainer.model_config, task_name=run.task.name, extra=extra)
+
+
+def downloads(run: LiveRun, kind: str) -> None:
+    """Attention snapshots (the shown ``kind`` as NPY, every kind as NPZ), metrics, configuration and checkpoint."""
+    for i, (label, trainer) in enumerate(zip(run.labels, run.trainers, strict=True)):
+        tag = f"-{'ab'[i]}" if len(run.trainers) > 1 else ""
+        if len(run.trainers) > 1:
+            st.markdown(f"**{label}**")
+        cols = st.columns(5)
+        base = f"{run.task.name}{tag}"
+        shown = kind_title(kind, run.task.family)
+        _download(cols[0], "Attention (NPY)", lambda t=trainer: snapshots_npy(t.snapshots, kind),
+                  f"{base}-{kind}-attention.npy", "application/octet-stream", f"live.dl.npy{i}",
+                  f"{shown}: every snapshot as one float16 array (snapshots, layers, heads, queries, keys). "
+                  "Open with numpy.load; the snapshot steps are in the NPZ file.")
+        _download(cols[1], "All kinds (NPZ)", lambda t=trainer: snapshots_npz(t.snapshots),
+                  f"{base}-attention.npz", "application/octet-stream", f"live.dl.npz{i}",
+                  "Every snapshot of every attention kind in one .npz (a zip of .npy files): 'steps' and one "
+                  "(snapshots, layers, heads, queries, keys) array per kind. Open with numpy.load.")
+        _download(cols[2], "Metrics (CSV)", lambda t=trainer: t.metrics_csv(), f"{base}-metrics.csv", "text/csv",
+                  f"live.dl.csv{i}", "One row per step: loss, learning rate, time, and the held-out metrics.")
+        config = {**run.config_dict(), "runs": [run.config_dict()["runs"][i]]}
+        _download(cols[3], "Config (JSON)", lambda c=config: json.dumps(c, indent=2), f"{base}-config.json",
+                  "application/json", f"live.dl.json{i}", "The task, model and training settings of this run.")
+        _download(cols[4], "Checkpoint", lambda t=trainer: _checkpoint_bytes(run, t), f"{base}.safetensors",
+                  "application/octet-stream", f"live.dl.ckpt{i}",
+                  "The trained weights as .safetensors; load them again here with 'Load a checkpoint'.")
+
+
+def _fill_settings(task_name: str, config) -> None:
+    """Point the settings widgets at a checkpoint's task and architecture."""
+    st.session_state[tc.TASK] = task_name
+    st.session_state.update(tc.task_defaults(task_name))
+    st.session_state[tc.COMPARE] = False
+    for name, key in _ARCH_KEYS.items():
+        if name in {f.name for f in fields(config)}:
+            st.session_state[key] = getattr(config, name)
+
+
+def _settings() -> dict[str, Any]:
+    return {k: st.session_state[k] for k in (*tc.SESSION_DEFAULTS, tc.DEVICE) if k in st.session_state}
+
+
+def upload_limit_mb() -> int:
+    """Largest checkpoint file this server takes, in MB: its biggest model's weights plus room for the header."""
+    return math.ceil(limits().max_checkpoint_bytes / MIB) + 1
+
+
+def _check_fits(info: CheckpointInfo) -> None:
+    """Refuse, before anything is built, a checkpoint this page cannot train; fills in its settings otherwise.
+
+    The described model must be within this server's sizes, the page must reproduce it exactly (vocabulary,
+    sequence length, ...) from its settings, and the resource guard must accept it.
+    """
+    if info.task_name not in TASK_NAMES:
+        raise CheckpointError(f"This checkpoint was trained on {info.task_name!r}, which is not a task of this page.")
+    too_big = model_limit_problems(info.config, limits())
+    if too_big:
+        raise CheckpointError("Its model is larger than this server trains: " + ", ".join(too_big) + ".")
+    _fill_settings(info.task_name, info.config)
+    tc.restore_settings()
+    try:
+        task, specs = tc.build_specs()
+    except ValueError as err:
+        raise CheckpointError(str(err)) from err
+    if specs[0].model_config != info.config:
+        raise CheckpointError("This checkpoint's model has settings this page cannot reproduce "
+                              "(for example another vocabulary or sequence length).")
+    verdict = tc.guard(task, specs)
+    if not verdict.ok:
+        raise CheckpointError(verdict.reason)
+
+
+def _on_upload() -> None:
+    file = st.session_state.get(UPLOAD)
+    if file is None:
+        return
+    before = _settings()
+    old_task = tc.load_task(before.get(tc.TASK, TASK_NAMES[0]))
+    try:
+        data = file.getvalue()
+        if len(data) > upload_limit_mb() * MIB:
+            raise CheckpointError(f"The file is {len(data) / MIB:,.1f} MB; checkpoints on this server are at most "
+                                  f"{upload_limit_mb()} MB.")
+        info = read_checkpoint_info(data)
+        _check_fits(info)
+        loaded = load_checkpoint(data)
+        run, verdict, error = build_run(force=True)
+        if error or run is None or verdict is None or not verdict.ok:
+            raise CheckpointError(error or (verdict.reason if verdict else "The model does not fit."))
+        run.load_weights(loaded.model.state_dict())
+        publish(run, force=True)
+        switched = "" if loaded.task_name == old_task.name else (
+            f" It was trained on the {run.task.title} task, so the page switched from {old_task.title} to "
+            f"{run.task.title}.")
+        st.session_state[NOTICE] = ("success", f"Loaded {file.name}.{switched} Press Start to train it further, "
+                                               "or open the other pages to explore it.")
+    except CheckpointError as err:
+        st.session_state.update(before)  # a refused file leaves the settings as they were
+        st.session_state[NOTICE] = ("error", f"{file.name} was not loaded. {err}")
+
+
+def upload() -> None:
+    """A safetensors uploader: the checkpoint's model replaces configuration A (validated first)."""
+    st.file_uploader(
+        "Load a checkpoint (.safetensors)", type=["safetensors"], key=UPLOAD, on_change=_on_upload,
+        max_upload_size=upload_limit_mb(),
+        help="A checkpoint downloaded from this page (float32 weights). Its task and architecture fill in the "
+             "settings; a checkpoint of another task switches the page to that task. Pickled PyTorch files "
+             "(.pt, .pth) are refused because they can run code.")

@@ -1,0 +1,219 @@
+"""Live Training page: the live view — status, curves, attention heatmaps, head scores, sample predictions.
+
+:class:`LiveView` lays out ``st.empty`` placeholders once per script run and redraws them in place while the
+run trains, so a refresh costs only what changed: the status and the curves every tick; the heatmaps and
+scores when a new snapshot arrives; the sample predictions after an evaluation. Chart keys carry a draw
+counter, because a chart redrawn unchanged in one script run would otherwise repeat an element id. Under the
+heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a table: the heatmaps'
+numeric alternative, drawn once per script run (a redrawn popover would close while being read).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from explorer.live import LiveRun
+from transformer_core.training import Snapshot
+from ui.common import state
+from ui.common.charts import chart_config, layer_head_picker
+from ui.common.exports import numbers_popover
+from ui.training import charts, curves, heatmaps
+from ui.training.samples import samples_html
+from ui.training.text import sampling_caption
+
+KIND = "live.kind"  # which attention the heatmaps show
+PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
+SAMPLES_SHOWN = "live.samples"  # dict lane -> ((trainer id, step, sampling), html): sample tables already made
+SAMPLES = 6  # sample predictions shown per configuration
+SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
+HEATMAP_INTERVAL_S = 0.5  # while training, heatmaps are redrawn at most this often
+VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (plotly: the browser draws them afresh each time)
+STATUS_TEXT = {
+    "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
+    "stopped": "Stopped", "diverged": "Diverged",
+}
+
+
+def projector_state() -> bool:
+    """Whether projector mode is on."""
+    return bool(st.session_state.get(state.PRESENTATION, False))
+
+
+def snapshot_at(snapshots: list[Snapshot], step: int | None) -> Snapshot | None:
+    """The snapshot taken at ``step`` (the nearest one if it was thinned out), or the latest when ``None``."""
+    if not snapshots:
+        return None
+    if step is None:
+        return snapshots[-1]
+    return min(snapshots, key=lambda s: (abs(s.step - step), s.step))
+
+
+def metric_text(name: str, value: float | None) -> str:
+    """A metric value as shown: accuracy in percent, others with three decimals, "–" when unknown."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{100 * value:.1f}%" if name == "accuracy" else f"{value:.3f}"
+
+
+def kind_picker(run: LiveRun) -> str:
+    """A radio of the attention kinds the model has; the default is the one the task's pattern lives in."""
+    snaps = run.trainers[0].snapshots
+    kinds = list(snaps[0].attention) if snaps else []
+    if not kinds:
+        return ""
+    preferred = [p.split(":")[0] for p in run.task.pattern_names if p.split(":")[0] in kinds]
+    if st.session_state.get(KIND) not in kinds:
+        st.session_state[KIND] = preferred[0] if preferred else kinds[0]
+    if len(kinds) > 1:
+        st.radio("Attention shown", kinds, key=KIND, horizontal=True,
+                 format_func=lambda k: charts.kind_title(k, run.task.family),
+                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
+    return st.session_state[KIND]
+
+
+class LiveView:
+    """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
+
+    ``sampling`` holds keyword arguments for the task's ``samples`` (the language model's temperature and top-k).
+    """
+
+    def __init__(self, run: LiveRun, *, projector: bool, kind: str, pinned_step: int | None,
+                 sampling: dict[str, Any] | None = None) -> None:
+        self.run, self.projector, self.kind, self.pinned_step = run, projector, kind, pinned_step
+        self.sampling = dict(sampling or {})
+        self._draws = 0
+        self._drawn_snapshots: tuple | None = None
+        self._attention_time = 0.0
+        self._drawn_evals: tuple | None = None
+        lanes = len(run.trainers)
+        self.status, self.progress, self.message = st.empty(), st.empty(), st.empty()
+        cols = st.columns(3 if run.task.pattern_names else 2, gap="medium")
+        self.curves = [c.empty() for c in cols]
+        self.timelapse = st.container()
+        columns = st.columns(lanes, gap="medium")
+        self.heat_titles = [c.empty() for c in columns]
+        self.heatmaps = [c.empty() for c in columns]
+        self.numbers = st.container() if not projector else None
+        self.scores = [c.empty() for c in st.columns(lanes, gap="medium")]
+        self.samples = [c.empty() for c in st.columns(lanes, gap="medium")] if not projector else []
+
+    def refresh(self) -> None:
+        """Redraw what changed since the last call."""
+        self._draws += 1
+        self.draw_status()
+        self.draw_curves()
+        marks = self.run.snapshot_count()
+        interval = VIT_INTERVAL_S if self.run.task.family == "vision" else HEATMAP_INTERVAL_S
+        due = time.monotonic() - self._attention_time >= interval or self.run.status != "running"
+        if self._drawn_snapshots is None or (self.pinned_step is None and marks != self._drawn_snapshots and due):
+            self._drawn_snapshots = marks
+            self._attention_time = time.monotonic()
+            self.draw_attention()
+        evals = tuple(id(t.last_eval) for t in self.run.trainers)
+        if self.samples and evals != self._drawn_evals:
+            self._drawn_evals = evals
+            self.draw_samples()
+
+    def draw_status(self) -> None:
+        run, task = self.run, self.run.task
+        metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
+        with self.status.container():
+            cols = st.columns(2 + 2 * len(run.trainers))
+            cols[0].metric("Step", f"{run.step:,} / {run.total_steps:,}",
+                           help="Optimisation steps done, out of the run's total.")
+            rate = run.steps_per_second
+            cols[1].metric("Steps per second", f"{rate:.1f}" if rate else "–",
+                           help="How fast training runs (wall clock, page updates included).")
+            for i, trainer in enumerate(run.trainers):
+                recent = [r["loss"] for r in trainer.history[-20:]]
+                loss = float(np.mean(recent)) if recent else math.nan
+                cols[2 + 2 * i].metric(f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
+                                       help="Mean training loss over the last 20 steps.")
+                cols[3 + 2 * i].metric(
+                    f"{metric_title}{charts.short_label(run, i)}",
+                    metric_text(task.metric_name, (trainer.last_eval or {}).get(task.metric_name)),
+                    help=f"On held-out data at the last evaluation; the task counts as learned at "
+                         f"{metric_text(task.metric_name, task.metric_target)}.")
+        eta = run.eta_s
+        left = f" · about {eta:.0f} s left" if eta is not None and run.status == "running" else ""
+        self.progress.progress(run.progress, text=f"{STATUS_TEXT[run.status]}{left}")
+        if run.message:
+            self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
+
+    def marker_step(self) -> int | None:
+        """The step of the snapshot the heatmaps show (marked on the curves)."""
+        snap = snapshot_at(self.run.trainers[0].snapshots, self.pinned_step)
+        return snap.step if snap is not None else None
+
+    def draw_curves(self) -> None:
+        marker = self.marker_step()
+        builders = [curves.loss_chart, curves.metric_chart, curves.pattern_chart]
+        for i, slot in enumerate(self.curves):
+            data, spec = builders[i](self.run, marker)
+            slot.vega_lite_chart(data, spec, width="stretch", height=curves.CURVE_HEIGHT,
+                                 key=f"live.curve{i}.{self._draws}")
+
+    def draw_attention(self) -> None:
+        for i, trainer in enumerate(self.run.trainers):
+            snap = snapshot_at(trainer.snapshots, self.pinned_step)
+            if snap is None or self.kind not in snap.attention:
+                continue
+            self.heat_titles[i].markdown(heatmaps.attention_title(self.run, i, snap, self.kind))
+            key = f"live.attn{i}.{self._draws}"
+            if self.run.task.family == "vision":
+                fig = charts.vit_attention_figure(self.run, i, snap)
+                self.heatmaps[i].plotly_chart(fig, width="stretch", config=chart_config(), key=key)
+            else:
+                data, spec = heatmaps.attention_chart(self.run, i, snap, self.kind)
+                self.heatmaps[i].vega_lite_chart(data, spec, key=key)
+            if snap.scores:
+                data, spec = heatmaps.scores_chart(snap)
+                self.scores[i].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
+                                               key=f"live.scores{i}.{self._draws}")
+
+    def draw_numbers(self) -> None:
+        """Layer and head pickers and, per configuration, a "Numbers" table of that map at the shown step."""
+        snaps = [snapshot_at(t.snapshots, self.pinned_step) for t in self.run.trainers]
+        if self.numbers is None or any(s is None or self.kind not in s.attention for s in snaps):
+            return
+        shapes = [s.attention[self.kind].shape for s in snaps]  # (layers, heads, queries, keys) per lane
+        rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
+        with self.numbers:
+            c_layer, c_head, *c_nums = st.columns([1, 1, *[1] * len(snaps), 3], vertical_alignment="bottom")
+            layer, head = (i + 1 for i in layer_head_picker(
+                max(s[0] for s in shapes), max(s[1] for s in shapes), columns=(c_layer, c_head), radio_max=0,
+                keys=(state.LIVE_NUMBERS_LAYER, state.LIVE_NUMBERS_HEAD),
+                helps=("Which layer's attention the Numbers table shows.",
+                       "Which head's attention the Numbers table shows.")))
+            for i, (snap, shape) in enumerate(zip(snaps, shapes, strict=True)):
+                lane = charts.short_label(self.run, i)
+                if layer > shape[0] or head > shape[1]:
+                    c_nums[i].caption(f"{lane.strip(' ·') or 'This model'} has no layer {layer}, head {head}.")
+                    continue
+                z = snap.attention[self.kind][layer - 1, head - 1].astype(float)
+                fits = rows is not None and cols is not None and (len(rows), len(cols)) == z.shape
+                labels = (rows, cols) if fits else (None, None)
+                with c_nums[i]:
+                    numbers_popover(z, *labels, name=f"{self.run.task.name}-{self.kind}-step{snap.step}-layer{layer}-"
+                                    f"head{head}{lane.replace(' · ', '-')}", key=f"live.numbers{i}",
+                                    label=f"Numbers{lane}")
+            if self.run.status == "running":
+                c_nums[-1].caption(f"The table shows step {snaps[0].step}, the latest snapshot when the page was "
+                                   "drawn; pause to read the newest.")
+
+    def draw_samples(self) -> None:
+        run = self.run
+        shown = st.session_state.setdefault(SAMPLES_SHOWN, {})
+        how = tuple(sorted(self.sampling.items()))
+        for i, trainer in enumerate(run.trainers):
+            stamp = (id(trainer), trainer.step, how)
+            if shown.get(i, (None, ""))[0] != stamp:
+                items = run.task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED, **self.sampling)
+                caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
+                shown[i] = (stamp, samples_html(items, run.task.family, caption))
+            self.samples[i].html(shown[i][1])

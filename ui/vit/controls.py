@@ -1,0 +1,274 @@
+"""Widget groups and session-state keys of the ViT page (picture, patching, model, layer and head)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import streamlit as st
+import torch
+
+from explorer.heads import MAX_HEADS, head_choices
+from explorer.host import limits
+from explorer.images import FIT_MODES, MAX_BYTES, MAX_PIXELS, ImageError, image_to_tensor_array, prepare_image
+from explorer.vit_walkthrough import (
+    MAX_PATCHES,
+    MIN_PATCHES,
+    ViTWalkthrough,
+    num_patches,
+    random_vit,
+    valid_patch_sizes,
+    walk_through,
+)
+from transformer_core import ViTConfig
+from transformer_core.tasks import get_task
+from ui.common import state
+from ui.common.charts import layer_head_picker
+from ui.common.images import UPLOAD_TYPES, Picture, decode_upload, load_sample, sample_names
+from ui.common.urlstate import UrlParam, settle_choice
+
+MAX_UPLOAD_MB = MAX_BYTES // (1024 * 1024)  # the uploader refuses bigger files before they reach the server
+
+SOURCE = "vit.source"  # "sample" or "upload"
+SAMPLE = "vit.sample"  # name of the sample picture
+TASK_PICTURE = "vit.task_picture"  # seed of the picture drawn by the trained model's task
+UPLOAD = "vit.upload"  # the file uploader
+SIZE = "vit.size"  # image_size in pixels
+FIT = "vit.fit"  # how the picture is fitted to a square: center-crop, resize or pad
+PATCH = "vit.patch"  # patch size in pixels
+WEIGHTS = "vit.weights"  # "random" or "trained"
+D_MODEL = "vit.d_model"  # width of the random ViT
+HEADS = "vit.heads"  # heads of the random ViT
+LAYERS = "vit.layers"  # blocks of the random ViT
+SEED = "vit.seed"  # seed of the random weights
+LAYER = "vit.layer"  # layer shown in the attention section (1-based)
+HEAD = "vit.head"  # head shown large in the attention section (1-based)
+
+IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
+D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256)
+MAX_LAYERS = 8
+SECONDARY = (FIT, D_MODEL, HEADS, LAYERS, SEED)  # hidden in projector mode
+KEPT = (*SECONDARY, SIZE, PATCH, SOURCE, SAMPLE)  # values kept while their widgets are hidden
+
+URL_PARAMS = [
+    UrlParam(SAMPLE, "house", choices=tuple(sample_names()) or ("house",)),
+    UrlParam(SIZE, 64, choices=IMAGE_SIZES),
+    UrlParam(FIT, "center-crop", choices=FIT_MODES),
+    UrlParam(PATCH, 8, lo=1, hi=max(IMAGE_SIZES)),
+    UrlParam(D_MODEL, 64, choices=D_MODELS),
+    UrlParam(HEADS, 4, lo=1, hi=64),
+    UrlParam(LAYERS, 4, lo=1, hi=MAX_LAYERS),
+    UrlParam(SEED, 0, lo=0, hi=2**31 - 1),
+    UrlParam(LAYER, 1, lo=1, hi=MAX_LAYERS),
+    UrlParam(HEAD, 1, lo=1, hi=64),
+]
+_DEFAULTS = {p.key: p.default for p in URL_PARAMS}
+
+
+def image_sizes() -> list[int]:
+    """Image sizes offered on this host."""
+    return [s for s in IMAGE_SIZES if s <= limits().max_image_size] or [IMAGE_SIZES[0]]
+
+
+def d_models() -> list[int]:
+    """Model widths offered on this host."""
+    return [d for d in D_MODELS if d <= limits().max_d_model] or [D_MODELS[0]]
+
+
+def patch_choices(size: int, fixed: ViTConfig | None = None) -> list[int]:
+    """Patch sizes offered for ``size`` (only the trained model's own when one is used)."""
+    return [fixed.patch_size] if fixed is not None else valid_patch_sizes(size)
+
+
+def keep_hidden_settings() -> None:
+    """Keep the values of controls that projector mode hides (Streamlit drops state of undrawn widgets)."""
+    for key in KEPT:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def picture_controls(task: Any | None = None) -> Picture:
+    """Sample, upload or (with a trained ViT) a picture from its task; a bad upload says why, the sample stays."""
+    names = sample_names()
+    sources = ["sample", "upload"] + (["task"] if task is not None and hasattr(task, "images") else [])
+    if st.session_state.get(SOURCE) not in sources:
+        st.session_state[SOURCE] = "sample"
+    source = st.radio(
+        "Picture", sources, key=SOURCE, horizontal=True,
+        format_func={"sample": "Sample", "upload": "Upload your own", "task": "From the training task"}.get,
+        help="One of the pictures drawn by the app, your own PNG, JPEG, WebP, GIF or BMP file, or (with a "
+             "trained ViT) a fresh picture like the ones it learned from.",
+    )
+    if source == "task":
+        seed = st.number_input("Picture number", 0, 10_000, key=TASK_PICTURE, value=0,
+                               help="Each number draws a different picture of the training task.")
+        return Picture(_task_picture(task, int(seed)), f"training-task picture {seed}")
+    settle_choice(SAMPLE, names, default=_DEFAULTS[SAMPLE])
+    sample = st.selectbox("Sample", names, key=SAMPLE, disabled=source == "upload",
+                          help="Pictures drawn by the app from simple shapes.")
+    picture = Picture(load_sample(sample), f"sample “{sample}”")
+    if source == "upload":
+        file = st.file_uploader("Your picture", type=UPLOAD_TYPES, key=UPLOAD, max_upload_size=MAX_UPLOAD_MB,
+                                help=f"Up to {MAX_UPLOAD_MB} MB and {MAX_PIXELS // 1_000_000} megapixels; it is "
+                                     "checked, converted to RGB and fitted to image_size.")
+        if file is None:
+            st.caption("No file yet — showing the sample meanwhile.")
+        else:
+            try:
+                picture = decode_upload(file.name, file.getvalue())
+            except ImageError as err:
+                st.error(f"**{file.name}**: {err} Showing the sample instead.", icon="🖼️")
+    for note in picture.notes:
+        st.caption(f"ℹ️ {note}")
+    return picture
+
+
+def _task_picture(task: Any, seed: int) -> np.ndarray:
+    return np.ascontiguousarray(task.images(1, seed=seed)[0])  # (H, W, 3) uint8
+
+
+def trained_task(entry: state.TrainedModel | None) -> Any | None:
+    """The task the trained ViT learned: the one stored with it, else rebuilt for its image size and classes
+    (None if that fails)."""
+    if entry is None:
+        return None
+    if getattr(entry, "task", None) is not None:
+        return entry.task
+    config = entry.config
+    for options in ({"num_classes": config.num_classes, "image_size": config.image_size}, {}):
+        try:
+            return get_task(entry.task_name, **options)
+        except ValueError:
+            continue
+    return None
+
+
+def trained_vit() -> state.TrainedModel | None:
+    """The ViT trained on the Live Training page, if there is one."""
+    entries = [e for e in state.trained_models("vision") if isinstance(e.config, ViTConfig)]
+    return entries[0] if entries else None
+
+
+def weights_control(trained: state.TrainedModel | None) -> bool:
+    """Random or trained weights; True when the trained ViT is used."""
+    if trained is None:
+        st.caption("Weights: random (no ViT trained in this session yet).")
+        st.page_link("pages/training.py", label="Train a ViT on shapes in Live Training", icon="📈")
+        return False
+    st.session_state.setdefault(WEIGHTS, "trained")  # a trained ViT is the more telling default
+    choice = st.radio(
+        "Weights", ["random", "trained"], key=WEIGHTS,
+        format_func={"random": "Random", "trained": f"Trained: {trained.task_title} (step {trained.step})"}.get,
+        help="Random weights show the mechanics; the trained ViT shows attention that learned what matters.",
+    )
+    return choice == "trained"
+
+
+def geometry_controls(fixed: ViTConfig | None, projector: bool) -> tuple[int, int, str]:
+    """Image size, fit mode and patch size; a trained ViT fixes the first and the last."""
+    if fixed is not None:
+        size, patch = fixed.image_size, fixed.patch_size
+        st.selectbox("Image size (pixels)", [size], disabled=True, key="vit.fixed_size",
+                     help="The trained ViT only reads pictures of this size.")
+        st.selectbox("Patch size P (pixels)", [patch], disabled=True, key="vit.fixed_patch",
+                     format_func=lambda p: f"{p} px → {num_patches(size, p)} patches",
+                     help="The trained ViT's patch size; its projection expects exactly these patches.")
+        st.caption("Image and patch size are fixed by the trained ViT; choose Random weights to change them.")
+    else:
+        sizes = image_sizes()
+        settle_choice(SIZE, sizes, default=_DEFAULTS[SIZE], why=f"this host offers images up to {sizes[-1]} pixels")
+        size = st.selectbox("Image size (pixels)", sizes, key=SIZE,
+                            help="The picture is scaled to image_size × image_size before it is cut into patches.")
+        patches = patch_choices(size)
+        settle_choice(PATCH, patches, default=_DEFAULTS[PATCH],
+                      why=f"only patches of {', '.join(map(str, patches))} pixels cut a {size}-pixel image into "
+                          f"{MIN_PATCHES} to {MAX_PATCHES} patches")
+        patch = st.select_slider(
+            "Patch size P (pixels)", patches, key=PATCH,
+            format_func=lambda p: f"{p} px → {num_patches(size, p)} patches",
+            help="Side of each square patch. Only sizes that divide image_size and give 4 to 400 patches are offered.",
+        )
+    fit = st.session_state.get(FIT, _DEFAULTS[FIT])
+    if not projector:
+        fit = st.radio("Fit to a square", FIT_MODES, key=FIT, horizontal=True,
+                       help="center-crop keeps the middle square, resize stretches, pad adds white borders.")
+    return size, patch, fit
+
+
+def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bool) -> ViTConfig:
+    """Width, heads, layers and seed of the random ViT (or the trained ViT's configuration, shown read-only)."""
+    if fixed is not None:
+        st.caption(f"Trained ViT: d_model {fixed.d_model}, {fixed.n_heads} heads, {fixed.n_layers} layers, "
+                   f"{fixed.in_channels} input channel(s).")
+        return fixed
+    widths = d_models()
+    d_model = settle_choice(D_MODEL, widths, default=_DEFAULTS[D_MODEL],
+                            why=f"this host offers d_model up to {widths[-1]}")
+    head_options = head_choices(d_model)
+    heads = settle_choice(HEADS, head_options, default=_DEFAULTS[HEADS],
+                          why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
+    depth = min(MAX_LAYERS, limits().max_layers)
+    layers = settle_choice(LAYERS, range(1, depth + 1), default=_DEFAULTS[LAYERS],
+                           why=f"this host allows at most {depth} layers")
+    st.session_state.setdefault(SEED, _DEFAULTS[SEED])
+    if not projector:
+        c1, c2 = st.columns(2)
+        c3, c4 = st.columns(2)
+        d_model = c1.selectbox("d_model", widths, key=D_MODEL,
+                               help="Width of every token vector after the projection.")
+        heads = c2.selectbox("Heads", head_options, key=HEADS,
+                             help="Attention heads per layer; each gets d_model / heads numbers per token.")
+        layers = c3.slider("Layers", 1, depth, key=LAYERS,
+                           help="Encoder blocks; the rollout multiplies the attention of all of them.")
+        c4.number_input("Seed", 0, 2**31 - 1, key=SEED, help="Seed of the random weights: same seed, same model.")
+    return ViTConfig(image_size=size, patch_size=patch, d_model=d_model, n_heads=heads, n_layers=layers,
+                     d_ff=4 * d_model)
+
+
+def layer_head_controls(layers: int, heads: int) -> tuple[int, int]:
+    """The layer and head to show large, 0-based."""
+    return layer_head_picker(layers, heads, keys=(LAYER, HEAD), helps=(
+        "Which encoder block's attention to show (1 = first).",
+        "The head shown large; every head of the layer is shown below."))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def fitted_pixels(pixels: np.ndarray, size: int, fit: str) -> np.ndarray:
+    """The picture fitted to ``size x size`` pixels, ``(size, size, 3)`` uint8."""
+    from PIL import Image
+
+    return prepare_image(Image.fromarray(pixels), size, fit)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _random_model(config: ViTConfig, seed: int) -> torch.nn.Module:
+    # Read-only: only ever run in eval mode under no_grad, never trained or changed.
+    return random_vit(config, seed)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _random_walkthrough(config: ViTConfig, seed: int, pixels: np.ndarray) -> ViTWalkthrough:
+    image = torch.from_numpy(image_to_tensor_array(pixels, config.in_channels))
+    return walk_through(_random_model(config, seed), image)
+
+
+def run_walkthrough(config: ViTConfig, fixed: ViTConfig | None, pixels: np.ndarray,
+                    task: Any | None = None) -> ViTWalkthrough:
+    """The picture through the random ViT (cached) or through the trained ViT of this session."""
+    trained = trained_vit()
+    if fixed is not None and trained is not None:
+        image = torch.from_numpy(image_to_tensor_array(pixels, fixed.in_channels))
+        return walk_through(trained.model, image, getattr(task, "model_input", None))
+    return _random_walkthrough(config, int(st.session_state.get(SEED, 0)), pixels)
+
+
+def prediction_text(walk: ViTWalkthrough, task: Any | None, trained: bool) -> str:
+    """What the classifier says, or why its output means nothing yet."""
+    if not trained:
+        return (f"With random weights the {walk.logits.numel()} class scores mean nothing yet; "
+                "train a ViT to see attention that has learned where to look.")
+    probs = walk.logits.softmax(dim=-1)
+    best = int(probs.argmax())
+    classes = getattr(task, "classes", None)
+    name = classes[best] if classes is not None and best < len(classes) else f"class {best}"
+    return f"The trained ViT says **{name}** ({float(probs[best]):.0%} sure)."

@@ -1,0 +1,234 @@
+"""Pictures and charts of the ViT page: grid overlay, patch mosaic, token sequence, attention overlays, matrices.
+
+The pictures are drawn with Pillow (fast, crisp pixels) and shown with ``st.image``; the matrices are plotly
+heatmaps so every number can be read on hover.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from PIL import Image, ImageDraw, ImageFont
+from plotly.subplots import make_subplots
+
+from explorer.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
+from ui.common.charts import colorscale, heatmap_trace, panel_titles, show, style
+from ui.common.exports import colormap
+
+DISPLAY_PX = 384  # pictures are enlarged by a whole factor to about this many pixels per side
+SMALL_PX = 160  # side of the per-head attention pictures
+HEADS_PER_ROW = 8  # per-head pictures per row
+MAX_NUMBERED = 64  # patches are numbered on the grid when there are at most this many
+GRID_COLOUR = (255, 255, 255)
+OUTLINE = (20, 20, 20)
+
+
+def display_scale(size: int, target: int = DISPLAY_PX) -> int:
+    """Whole enlargement factor that brings a ``size``-pixel picture close to ``target`` pixels."""
+    return max(1, round(target / size))
+
+
+def enlarge(pixels: np.ndarray, scale: int) -> Image.Image:
+    """Nearest-neighbour enlargement, so each model pixel stays a visible square."""
+    img = Image.fromarray(pixels)
+    return img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST)
+
+
+def _font(px: float) -> ImageFont.ImageFont:
+    return ImageFont.load_default(size=max(8, int(px)))
+
+
+def _draw_grid(img: Image.Image, cell: int, colour: tuple[int, int, int] = GRID_COLOUR) -> None:
+    draw = ImageDraw.Draw(img)
+    width = max(1, cell // 24)
+    for k in range(0, img.width + 1, cell):
+        x = min(k, img.width - 1)
+        draw.line([(x, 0), (x, img.height)], fill=colour, width=width)
+        draw.line([(0, x), (img.width, x)], fill=colour, width=width)
+
+
+def grid_overlay(pixels: np.ndarray, patch: int, *, numbers: bool = True) -> Image.Image:
+    """The picture with the patch grid; when there are few, patches carry their token number (1..N, CLS is 0)."""
+    size = pixels.shape[0]
+    scale = display_scale(size)
+    img = enlarge(pixels, scale)
+    cell, grid = patch * scale, size // patch
+    _draw_grid(img, cell)
+    if numbers and grid * grid <= MAX_NUMBERED:
+        draw, font = ImageDraw.Draw(img), _font(cell * 0.38)
+        for i in range(grid * grid):
+            r, c = divmod(i, grid)
+            draw.text(((c + 0.5) * cell, (r + 0.5) * cell), str(i + 1), fill="white", font=font, anchor="mm",
+                      stroke_width=max(1, cell // 20), stroke_fill=OUTLINE)
+    return img
+
+
+def patch_mosaic(pixels: np.ndarray, patch: int) -> Image.Image:
+    """The patches pulled apart with white gaps: the picture is now a set of separate tiles."""
+    size = pixels.shape[0]
+    scale = display_scale(size)
+    cell, grid = patch * scale, size // patch
+    gap = max(3, cell // 8)
+    img = enlarge(pixels, scale)
+    out = Image.new("RGB", (grid * cell + (grid + 1) * gap,) * 2, "white")
+    for r in range(grid):
+        for c in range(grid):
+            tile = img.crop((c * cell, r * cell, (c + 1) * cell, (r + 1) * cell))
+            out.paste(tile, (gap + c * (cell + gap), gap + r * (cell + gap)))
+    return out
+
+
+def sequence_strip(pixels: np.ndarray, patch: int, *, max_items: int = 16, tile: int = 40) -> Image.Image:
+    """The token sequence the transformer reads: ``[CLS]``, then the patches in reading order (long ones elided)."""
+    grid = pixels.shape[0] // patch
+    n = grid * grid
+    shown = list(range(n)) if n <= max_items else [*range(max_items - 1), -1, n - 1]
+    gap, label_h = 6, 18
+    out = Image.new("RGB", ((len(shown) + 1) * (tile + gap) + gap, tile + label_h + 2 * gap), "white")
+    draw, font = ImageDraw.Draw(out), _font(13)
+    draw.rectangle([gap, gap, gap + tile, gap + tile], fill=(213, 94, 0))
+    draw.text((gap + tile / 2, gap + tile / 2), "CLS", fill="white", font=_font(12), anchor="mm")
+    draw.text((gap + tile / 2, gap + tile + label_h / 2 + 2), "0", fill="black", font=font, anchor="mm")
+    for k, i in enumerate(shown, start=1):
+        x = gap + k * (tile + gap)
+        if i < 0:
+            draw.text((x + tile / 2, gap + tile / 2), "…", fill="black", font=_font(22), anchor="mm")
+            continue
+        r, c = divmod(i, grid)
+        piece = Image.fromarray(pixels[r * patch:(r + 1) * patch, c * patch:(c + 1) * patch])
+        out.paste(piece.resize((tile, tile), Image.Resampling.NEAREST), (x, gap))
+        draw.rectangle([x, gap, x + tile - 1, gap + tile - 1], outline=(160, 160, 160))
+        draw.text((x + tile / 2, gap + tile + label_h / 2 + 2), str(i + 1), fill="black", font=font, anchor="mm")
+    return out
+
+
+def attention_overlay(pixels: np.ndarray, weights: np.ndarray, *, scale_name: str | None = None,
+                      alpha: float = 0.6, target: int = DISPLAY_PX) -> Image.Image:
+    """Blend a ``(grid, grid)`` attention map over the picture: lowest weight = bottom colour, highest = top."""
+    size, grid = pixels.shape[0], weights.shape[0]
+    patch = size // grid
+    w = np.asarray(weights, dtype=np.float64)
+    span = w.max() - w.min()
+    w = (w - w.min()) / span if span > 1e-12 else np.full_like(w, 0.5)
+    heat = np.kron(w, np.ones((patch, patch)))  # (H, W), one flat value per patch
+    coloured = colormap(scale_name or colorscale())[np.clip(np.rint(heat * 255), 0, 255).astype(int)]
+    grey = pixels.astype(np.float64).mean(axis=2, keepdims=True)  # a grey picture keeps the colours readable
+    blend = (1 - alpha) * grey + alpha * coloured
+    scale = display_scale(size, target)
+    img = enlarge(np.clip(np.rint(blend), 0, 255).astype(np.uint8), scale)
+    _draw_grid(img, patch * scale, colour=(235, 235, 235))
+    return img
+
+
+def weight_range(weights: np.ndarray) -> str:
+    """"from 1.2% to 3.4%": the range an overlay's colours stretch over."""
+    return f"from {float(np.min(weights)):.1%} to {float(np.max(weights)):.1%}"
+
+
+CHANNEL_COLOURS = {"R": "#E0301E", "G": "#1E9E3A", "B": "#1E5BE0", "grey": "#FFFFFF"}
+
+
+def patch_matrix_figure(patches: np.ndarray, *, channels: int, patch: int) -> go.Figure:
+    """The patch matrix: one row per patch, one column per number (channel by channel, row by row)."""
+    values = np.rint(np.asarray(patches) * 255).astype(np.int16)  # (N, C*p*p) pixel values 0..255
+    n, area = values.shape[0], patch * patch
+    names = ["R", "G", "B"] if channels == 3 else ["grey"] * channels
+    fig = go.Figure()
+    for ch, name in enumerate(names):
+        # One label per column (not per cell) keeps the figure small: the hover reads it from the axis.
+        columns = [f"{name} pixel (row {k // patch}, column {k % patch})" for k in range(area)]
+        trace = heatmap_trace(values[:, ch * area:(ch + 1) * area], columns, [str(i) for i in range(1, n + 1)],
+                              zmin=0, zmax=255, decimals=0, showscale=False,
+                              scale=[[0, "black"], [1, CHANNEL_COLOURS[name]]])
+        fig.add_trace(trace.update(name=name, hovertemplate="patch %{y}<br>%{x}<br>value %{z}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title=f"patch (N = {n} rows)")
+    colours = " (red, then green, then blue)" if channels == 3 else ""
+    fig.update_xaxes(title=f"{channels}·{patch}·{patch} = {channels * area} numbers per patch{colours}",
+                     showticklabels=False, type="category")
+    return style(fig, height=max(260, min(560, 120 + 6 * n)))
+
+
+def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray) -> go.Figure:
+    """Three ``(N+1, C)`` matrices side by side: projected patches with CLS, positions, and their sum.
+
+    Each panel has its own symmetric colour range (printed in its title), because freshly initialised position
+    embeddings are about a hundred times smaller than the projected patches.
+    """
+    mats = [np.asarray(m, dtype=float) for m in (with_cls, positions, tokens)]
+    bounds = [float(np.abs(m).max()) or 1.0 for m in mats]
+    names = ("[CLS; patches] × projection", "+ position embeddings", "= input of block 1")
+    titles = [f"{name}<br><sup>colours span ±{b:.2g}</sup>" for name, b in zip(names, bounds, strict=True)]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.05)
+    for k, (m, bound) in enumerate(zip(mats, bounds, strict=True)):
+        trace = heatmap_trace(m, None, None, zmin=-bound, zmax=bound, diverging=True, showscale=k == 2)
+        fig.add_trace(trace.update(
+            colorbar=dict(tickvals=[-bound, 0, bound], ticktext=["−max", "0", "+max"]),
+            hovertemplate="token %{y}<br>feature %{x}<br>value %{z:.3f}<extra></extra>",
+        ), row=1, col=k + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(title="token (0 = CLS)", col=1)
+    fig.update_xaxes(title="feature (d_model)")
+    fig = style(fig, height=max(300, min(540, 160 + 4 * mats[0].shape[0])))
+    panel_titles(fig, titled=False, row_titles=False)
+    return fig.update_layout(margin=dict(t=80))
+
+
+def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) -> go.Figure:
+    """N and the attention cost (N+1)² for every valid patch size, the current one marked."""
+    ns = [num_patches(image_size, p) for p in patch_sizes]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=patch_sizes, y=ns, mode="lines+markers", name="patches N"))
+    fig.add_trace(go.Scatter(x=patch_sizes, y=[attention_scores(n) for n in ns], mode="lines+markers",
+                             name="attention scores (N+1)² per head"))
+    fig.add_vline(x=current, line=dict(color="#D55E00", dash="dot"))
+    fig.update_xaxes(title="patch size P (pixels)", type="log", tickvals=patch_sizes)
+    fig.update_yaxes(title="count (log scale)", type="log")
+    return style(fig, height=300)
+
+
+def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
+    """The CLS token's attention to each patch as numbers on the patch grid."""
+    grid = weights.shape[0]
+    trace = heatmap_trace(weights, None, None, zmin=0, numbers=grid <= 10).update(
+        customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
+        hovertemplate="patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}<extra></extra>",
+    )
+    fig = go.Figure(trace)
+    fig.update_yaxes(autorange="reversed", scaleanchor="x", showticklabels=False)
+    fig.update_xaxes(showticklabels=False)
+    return style(fig, title=title, height=DISPLAY_PX)
+
+
+def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head: int) -> None:
+    """The chosen head and the rollout over the picture, the head's numbers, then every head of the layer."""
+    own = walk.cls_self_attention(layer, head)
+    big = st.columns(3, gap="medium")
+    chosen, rollout = walk.cls_attention(layer, head).numpy(), walk.cls_rollout().numpy()
+    big[0].image(attention_overlay(pixels, chosen),
+                 caption=f"Layer {layer + 1}, head {head + 1}: CLS → each patch, {weight_range(chosen)} "
+                         f"({own:.0%} stays on CLS itself)")
+    big[1].image(attention_overlay(pixels, rollout),
+                 caption=f"Attention rollout through all {walk.num_layers} layers (heads averaged), "
+                         f"{weight_range(rollout)}")
+    with big[2]:
+        show(cls_weights_figure(walk.cls_attention(layer, head).numpy(), "CLS attention, as numbers"),
+             key="vit.cls_numbers")
+    st.caption(
+        f"Colours follow the sidebar's heatmap scale, stretched from the least to the most attended patch. "
+        f"Uniform attention would give every patch 1/{walk.grid_size ** 2} = {1 / walk.grid_size ** 2:.1%}; "
+        "random weights stay close to that, a trained ViT concentrates on what decides the class."
+    )
+    st.markdown(f"**All {walk.num_heads} heads of layer {layer + 1}**")
+    per_row = min(walk.num_heads, HEADS_PER_ROW)
+    for start in range(0, walk.num_heads, per_row):
+        cols = st.columns(per_row)
+        for h in range(start, min(start + per_row, walk.num_heads)):
+            weights = walk.cls_attention(layer, h).numpy()
+            cols[h - start].image(attention_overlay(pixels, weights, target=SMALL_PX),
+                                  caption=f"head {h + 1}: {weight_range(weights)}")
+
+
+def attention_array(walk: ViTWalkthrough, layer: int) -> np.ndarray:
+    """One layer's attention ``(H, N+1, N+1)`` for download."""
+    return walk.attention[layer].numpy()
