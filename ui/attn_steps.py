@@ -114,11 +114,15 @@ def _scores(run: LabRun, layer: int, head: int) -> None:
     last = t - 1  # the last query sees every key under each mask, so its row makes the fullest example
     allowed = np.ones(t, dtype=bool) if mask is None else mask[last]
     first = tok[int(np.flatnonzero(allowed)[0])] if allowed.any() else tok[0]
+    weights = s["weights"][head]
+    note = charts.uniform_note(weights)
+    zmin, zmax = charts.attention_range(weights)
     _row(6, "Softmax (row by row)", r"A_{ij} = \frac{e^{S'_{ij}}}{\sum_k e^{S'_{ik}}}",
          "Each row sums to 1: how query i shares its attention. "
-         f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}",
-         lambda: matrix(s["weights"][head], tok, tok, key=key.format("weights"), diverging=False, zmin=0, zmax=1,
-                        hover="weight"), {"A": (s["weights"][head], tok, tok)})
+         f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}"
+         + (f" This head is **{note}**." if note else ""),
+         lambda: matrix(weights, tok, tok, key=key.format("weights"), diverging=False, zmin=zmin, zmax=zmax,
+                        hover="weight"), {"A": (weights, tok, tok)})
 
 
 def _mixing(run: LabRun, layer: int, head: int) -> None:

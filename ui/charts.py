@@ -25,11 +25,56 @@ MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most t
 CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
 DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
 RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of radio buttons
+# Attention weights are coloured on one fixed 0..1 scale, so that random attention (every weight near 1/S) looks
+# flat; the sidebar can stretch the colours to each map's own range instead.
+ATTENTION_SCALES = {"fixed": "Fixed 0 to 1", "stretch": "Stretch to each map"}
+NEAR_UNIFORM = 0.05  # a map is "nearly uniform" when in every row the weights lie closer together than this
+UNIFORM_MARK = "≈ uniform"  # the mark on a nearly uniform panel of a grid
 
 
 def colorscale() -> str:
     """The sequential colour scale the user chose in the sidebar."""
     return st.session_state.get(state.COLORSCALE, SEQUENTIAL_SCALES[0])
+
+
+def stretch_attention() -> bool:
+    """Whether the sidebar asks to stretch attention colours to each map's range (default: fixed 0 to 1)."""
+    return st.session_state.get(state.ATTENTION_SCALE, "fixed") == "stretch"
+
+
+def attention_range(weights: np.ndarray) -> tuple[float, float]:
+    """The colour range of attention ``weights``: 0 to 1, or their own min to max when stretched."""
+    if not stretch_attention():
+        return 0.0, 1.0
+    w = np.asarray(weights, dtype=float)
+    low, high = (float(np.nanmin(w)), float(np.nanmax(w))) if w.size else (0.0, 1.0)
+    return low, max(high, low + 1e-9)
+
+
+def row_spread(weights: np.ndarray) -> float:
+    """The largest ``max − min`` of one row of attention weights ``(..., S)``, over the keys the row may see.
+
+    Masked keys (weight exactly 0) are left out, and so are rows that see a single key (a causal mask's first
+    row has nothing to spread). Only when no row sees two keys (one-hot attention) do the zeros count.
+    """
+    w = np.asarray(weights, dtype=float)
+    w = w.reshape(-1, w.shape[-1]) if w.ndim else w.reshape(1, 1)
+    seen = w > 0
+    several = seen.sum(axis=1) >= 2
+    if not several.any():
+        return float((w.max(axis=1) - w.min(axis=1)).max()) if w.size else 0.0
+    spans = np.where(seen, w, -np.inf).max(axis=1) - np.where(seen, w, np.inf).min(axis=1)
+    return float(spans[several].max())
+
+
+def nearly_uniform(weights: np.ndarray) -> bool:
+    """Whether every row of ``weights`` spreads its attention almost evenly (see :data:`NEAR_UNIFORM`)."""
+    return row_spread(weights) < NEAR_UNIFORM
+
+
+def uniform_note(weights: np.ndarray) -> str:
+    """"nearly uniform: max − min < 0.05 in every row" for such a map, else ""."""
+    return f"nearly uniform: max − min < {NEAR_UNIFORM:g} in every row" if nearly_uniform(weights) else ""
 
 
 def font_size() -> int:
@@ -136,6 +181,32 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
     fig.update_xaxes(showticklabels=x_ticks, type=axis_type, title=x_title)
     height = height or max(260, min(1400, 70 + cell_px * rows))
     return style(fig, title=title, height=height)
+
+
+def attention_heatmap(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
+                      title: str = "", **options: Any) -> go.Figure:
+    """One attention map on the attention colour range (:func:`attention_range`); the title flags a nearly
+    uniform map. ``options`` go to :func:`heatmap`."""
+    zmin, zmax = attention_range(weights)
+    note = uniform_note(weights)
+    title = f"{title} — {note}" if title and note else title or note
+    return heatmap(weights, x, y, title=title, zmin=zmin, zmax=zmax, hover_name="weight", **options)
+
+
+def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.Figure:
+    """:func:`heatmap_grid` of attention maps on one attention colour range, nearly uniform panels marked
+    :data:`UNIFORM_MARK` in their middle."""
+    zmin, zmax = attention_range(np.concatenate([np.ravel(m) for row in grid for m in row]))
+    fig = heatmap_grid(grid, zmin=zmin, zmax=zmax, **options)
+    cols = max(len(r) for r in grid)
+    for r, row in enumerate(grid):
+        for c, weights in enumerate(row):
+            if nearly_uniform(weights):
+                k = r * cols + c + 1
+                axis = "" if k == 1 else str(k)
+                fig.add_annotation(xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5, showarrow=False,
+                                   text=UNIFORM_MARK, bgcolor="rgba(255,255,255,0.8)", font=dict(color="#222"))
+    return fig
 
 
 def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[str] | None = None,

@@ -13,6 +13,7 @@ import streamlit as st
 # App-wide settings (sidebar).
 PRESENTATION = "app.presentation"  # bool: projector mode (large fonts, fewer controls)
 COLORSCALE = "app.colorscale"  # str: colour scale for heatmaps
+ATTENTION_SCALE = "app.attention_scale"  # str: "fixed" (attention coloured 0 to 1) or "stretch" (each map's range)
 IMAGE_FORMAT = "app.image_format"  # str: "PNG" or "SVG", what the camera button above a chart saves
 DEVICE = "app.device"  # str: "cuda" / "mps" / "cpu"
 
@@ -26,6 +27,7 @@ TRAINED = "shared.trained"  # dict[str family, TrainedModel]
 DEFAULTS: dict[str, Any] = {
     PRESENTATION: False,
     COLORSCALE: "Viridis",
+    ATTENTION_SCALE: "fixed",
     IMAGE_FORMAT: "PNG",
 }
 
