@@ -17,6 +17,7 @@ st.caption("Type a short sequence and watch one attention layer work, from the t
            "with the real numbers of a small transformer.")
 av.init_page_state()
 bind_url(av.URL_PARAMS, page="attention")
+state.save_settings(av.KEPT)
 share_link(av.URL_PARAMS, url_path="attention")
 projector = st.session_state.get(state.PRESENTATION, False)
 

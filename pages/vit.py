@@ -14,7 +14,7 @@ from ui.urlstate import bind_url, push_url, share_link
 ensure_router()  # a deep link on a fresh server must still go through app.py
 
 projector = st.session_state.get(state.PRESENTATION, False)
-vc.keep_hidden_settings()
+vc.init_page_state()
 
 st.title("🖼️ ViT Patching")
 st.caption(
@@ -22,6 +22,7 @@ st.caption(
     "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
 )
 bind_url(vc.URL_PARAMS, page="vit")
+state.save_settings(vc.KEPT)
 share_link(vc.URL_PARAMS, url_path="vit")
 
 trained = vc.trained_vit()
@@ -77,7 +78,7 @@ st.markdown(
 show(vv.token_figure(walk.embedded.numpy(), walk.positions.numpy(), walk.tokens.numpy()), key="vit.tokens")
 
 st.subheader("4 · Where does the CLS token look?")
-st.markdown(vc.prediction_text(walk, task, fixed is not None))
+st.markdown(vc.prediction_text(walk, task, fixed is not None, from_task=st.session_state.get(vc.SOURCE) == "task"))
 layer, head = vc.layer_head_controls(walk.num_layers, walk.num_heads)
 vv.attention_section(pixels, walk, layer, head)
 if not projector:

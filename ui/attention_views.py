@@ -63,10 +63,12 @@ URL_PARAMS = (
     UrlParam(HEAD, 1, lo=1, hi=MAX_HEADS),
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
 )
+KEPT = (*(p.key for p in URL_PARAMS), SOURCE, LINES_SCOPE, LINES_FOCUS)  # settings kept for the whole session
 
 
 def init_page_state() -> None:
-    """Set this page's defaults, and keep its settings while some of their widgets are hidden (projector mode)."""
+    """Put back the settings of an earlier visit, then set this page's defaults (see ``state.restore_settings``)."""
+    state.restore_settings(KEPT)
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
 
