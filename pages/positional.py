@@ -15,6 +15,7 @@ st.caption("Attention by itself is blind to word order. Positional encodings giv
            "signature; this page shows what they look like and why they work.")
 pv.init_page_state()
 bind_url(pv.URL_PARAMS, page="positional")
+state.save_settings(pv.KEPT)
 share_link(pv.URL_PARAMS, url_path="positional")
 projector = st.session_state.get(state.PRESENTATION, False)
 
