@@ -61,7 +61,7 @@ st.caption(
     "BERT-base, GPT-2 small, the 2017 Transformer base and ViT-B/16 rebuilt from this app's blocks and counted "
     f"the same way; memory is for training at your batch size ({settings.batch_size}) and their own lengths."
 )
-st.dataframe(bv.comparison_rows(settings, breakdown, est), hide_index=True, width="stretch")
+st.table(bv.comparison_table(settings, breakdown, est))  # a static table wraps its cells to fit any width
 st.caption(bv.COMPARISON_HELP)
 show(bv.share_figure(settings, breakdown), key="mb.share")
 push_url(bc.URL_PARAMS)

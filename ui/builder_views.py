@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -114,7 +115,7 @@ def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
     return style(fig, title=f"Training memory at batch {batch_size}: {human_bytes(est.total_bytes)}", height=210)
 
 
-def comparison_rows(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate) -> list[dict]:
+def comparison_table(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate) -> pd.DataFrame:
     """The configured model and the famous ones side by side: one row per property, one column per model.
 
     Models are columns so that the table fits a narrow window: five models, not twelve properties, go across.
@@ -126,11 +127,11 @@ def comparison_rows(settings: BuilderSettings, breakdown: dict[str, int], est: S
         shape = {"n_layers": info["layers"], "d_model": info["d_model"], "n_heads": info["heads"],
                  "d_ff": info["d_ff"], "vocab_size": info["vocab"], "seq_len": info["seq_len"]}
         models[name] = _column(info["kind"], shape, info["params"], info["reported_params"], p_est)
-    return [{"": prop} | {name: column[prop] for name, column in models.items()} for prop in COMPARED]
+    return pd.DataFrame(models, index=list(COMPARED))
 
 
-COMPARED = ("Family", "Layers", "d_model", "Heads", "d_ff", "Vocabulary", "Tokens", "Parameters", "Reported",
-            "FLOPs / token", "Training memory")  # the table's rows
+COMPARED = ("Family", "Layers", "d_model", "Heads", "d_ff", "Vocabulary", "Tokens", "Parameters", "Exact count",
+            "Reported", "FLOPs / token", "Training memory")  # the table's rows
 
 
 def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimate) -> dict[str, str]:
@@ -141,7 +142,7 @@ def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimat
         "Family": KIND_SHORT[kind], "Layers": f"{shape['n_layers']}", "d_model": f"{shape['d_model']:,}",
         "Heads": f"{shape['n_heads']}", "d_ff": f"{shape['d_ff']:,}",
         "Vocabulary": f"{shape['vocab_size']:,}" if kind != "vit" else "—", "Tokens": f"{tokens:,}",
-        "Parameters": f"{human(params)} ({params:,})", "Reported": reported or "—",
+        "Parameters": human(params), "Exact count": f"{params:,}", "Reported": reported or "—",
         "FLOPs / token": human(est.flops_per_token_forward), "Training memory": human_bytes(est.total_bytes),
     }
 

@@ -30,11 +30,11 @@ def metric(at, label: str) -> str:
 
 def test_renders_with_presets_from_the_sizing_module(page):
     assert metric(page, "Parameters") == human(228_096)  # decoder-only defaults, counted by hand below
-    table = page.dataframe[0].value.set_index("")
+    table = page.table[0].value
     assert list(table.columns) == ["Your model", *PRESETS]  # models go across: the table fits a narrow window
     for name in PRESETS:
         count = preset_parameter_count(name)
-        assert table.loc["Parameters", name] == f"{human(count)} ({count:,})"
+        assert (table.loc["Parameters", name], table.loc["Exact count", name]) == (human(count), f"{count:,}")
     assert len(page.image) == 1  # the architecture diagram
 
 
@@ -145,8 +145,7 @@ def test_default_parameter_count_by_hand():
     assert estimate(defaults).params == sum(by_hand.values())
     fresh = app_at(PAGE)
     assert metric(fresh, "Parameters") == human(sum(by_hand.values()))
-    assert fresh.dataframe[0].value.set_index("").loc["Parameters", "Your model"].startswith(
-        metric(fresh, "Parameters") + " (")
+    assert fresh.table[0].value.loc["Parameters", "Your model"] == metric(fresh, "Parameters")
 
 
 def test_projector_mode_hides_secondary_controls():
@@ -211,8 +210,8 @@ def test_a_preset_button_sets_every_control_and_the_exact_count(name):
     params = next(m for m in at.metric if m.label == "Parameters")
     assert params.help == f"{count:,} exactly."
     assert any(name in s.value and f"{count:,}" in s.value for s in at.success)
-    table = at.dataframe[0].value.set_index("")
-    assert table.loc["Parameters", f"Your model ({name})"] == table.loc["Parameters", name]
+    table = at.table[0].value
+    assert table.loc["Exact count", f"Your model ({name})"] == table.loc["Exact count", name] == f"{count:,}"
     assert at.session_state[bc.PRESET] == name
 
 
