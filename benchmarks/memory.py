@@ -39,14 +39,14 @@ FINISHED = "[data-testid=stApp][data-test-script-state=notRunning]"
 TARGET_ONE_MB, TARGET_EXTRA_MB = 700, 150
 
 
-def start_server() -> tuple[str, subprocess.Popen]:
-    """Start the app on a free port in its own process group; return its URL and process."""
+def start_server(checkout: Path = ROOT) -> tuple[str, subprocess.Popen]:
+    """Start the app of ``checkout`` on a free port in its own process group; return its URL and process."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90

@@ -8,6 +8,7 @@ plus the batch it would train on. Sizes and costs come from :mod:`transformer_co
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from torch import nn
 
 from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from transformer_core.presets import PRESETS
 from transformer_core.sizing import KINDS, StepEstimate, estimate_training_step, measure_step_time
 from transformer_core.vit import VisionTransformer
 
@@ -50,15 +52,20 @@ class BuilderSettings:
     patch_size: int = 8  # ViT patch side in pixels; must divide image_size
     num_classes: int = 10  # ViT classifier outputs
     batch_size: int = 16  # sequences or images per training step
+    preset: str = ""  # a name in ``presets.PRESETS``: build that published model exactly (its own extras too)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind={self.kind!r} is not one of {', '.join(KINDS)}.")
         if self.batch_size <= 0:
             raise ValueError(f"batch_size={self.batch_size} must be positive.")
+        if self.preset and dataclasses.asdict(self) != _preset_fields(self.preset, self.batch_size):
+            raise ValueError(f"These settings are not {self.preset}'s; leave preset empty to build your own.")
 
     def config(self) -> TransformerConfig | ViTConfig:
         """The model configuration (validated: a bad combination raises ``ValueError`` with the reason)."""
+        if self.preset:
+            return PRESETS[self.preset].config
         if self.kind == "vit":
             return ViTConfig(image_size=self.image_size, patch_size=self.patch_size, num_classes=self.num_classes,
                              d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff)
@@ -72,11 +79,35 @@ class BuilderSettings:
         return (self.image_size // self.patch_size) ** 2 + 1 if self.kind == "vit" else self.seq_len
 
 
+def preset_settings(name: str, batch_size: int = BuilderSettings.batch_size) -> BuilderSettings:
+    """Every setting of the published model ``name`` (a key of ``presets.PRESETS``), at ``batch_size``.
+
+    Raises:
+        ValueError: when ``name`` is not a preset.
+    """
+    return BuilderSettings(**_preset_fields(name, batch_size))
+
+
+def _preset_fields(name: str, batch_size: int) -> dict[str, Any]:
+    if name not in PRESETS:
+        raise ValueError(f"{name!r} is not a preset; choose one of {', '.join(PRESETS)}.")
+    preset = PRESETS[name]
+    c = preset.config
+    fields = dataclasses.asdict(BuilderSettings()) | dict(
+        kind=preset.kind, n_layers=c.n_layers, n_heads=c.n_heads, d_model=c.d_model, d_ff=c.d_ff,
+        batch_size=batch_size, preset=name)
+    if isinstance(c, ViTConfig):
+        return fields | dict(norm="pre", positional="learned", image_size=c.image_size, patch_size=c.patch_size,
+                             num_classes=c.num_classes)
+    return fields | dict(norm=c.norm, positional=c.positional, vocab_size=c.vocab_size, seq_len=c.max_len)
+
+
 def build(settings: BuilderSettings, device: torch.device | str = "meta") -> nn.Module:
-    """The model; on the meta device by default (shapes only, no memory)."""
+    """The model; on the meta device by default (shapes only, no memory). A preset builds the published model."""
     config = settings.config()
+    factory = PRESETS[settings.preset].factory if settings.preset else _FACTORIES[settings.kind]
     with torch.device(device):
-        return _FACTORIES[settings.kind](config)
+        return factory(config)
 
 
 def estimate(settings: BuilderSettings, model: nn.Module | None = None) -> StepEstimate:
@@ -155,8 +186,13 @@ def measure_plan(est: StepEstimate, *, flops_per_second: float, memory_budget_by
 
 
 def measure(settings: BuilderSettings, device: torch.device | str, repeats: int = 3) -> float:
-    """Median seconds of one real training step (forward, backward, AdamW) on ``device``."""
-    return measure_step_time(lambda: build(settings, "meta"), example_batch(settings), training_loss,
+    """Median seconds of one real training step (forward, backward, AdamW) on ``device``.
+
+    A preset is timed as its family's model: the same blocks, with the loss the step needs (a preset's extras,
+    such as BERT's pooler, are far too small to change the time).
+    """
+    family = dataclasses.replace(settings, preset="")
+    return measure_step_time(lambda: build(family, "meta"), example_batch(settings), training_loss,
                              device=device, repeats=repeats)
 
 

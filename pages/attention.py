@@ -9,7 +9,7 @@ from ui.common import state
 from ui.common.charts import colorscale
 from ui.pages import close_page, open_page, settings_panel, share_page
 
-info = open_page("attention", init=av.init_page_state,
+info = open_page("attention", init=av.init_page_state, kept=av.KEPT,
                  caption="Type a short sequence and watch one attention layer work, from the token vectors X to the "
                          "output, with the real numbers of a small transformer.")
 share_page(info)

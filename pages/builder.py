@@ -37,6 +37,9 @@ with results:
               help=f"Forward + backward (≈ 3 × forward) for a batch of {settings.batch_size}.")
     m4.metric("Training memory", bv.human_bytes(est.total_bytes),
               help="float32 weights, gradients, two AdamW states and the activations kept for backward.")
+    if settings.preset:
+        st.success(f"These are **{settings.preset}**'s published sizes, counted with its own extras: "
+                   f"{sum(breakdown.values()):,} parameters. Change any control to build your own model.", icon="📐")
     note = bv.too_big_note(est)
     if note:
         st.info(note, icon="📐")
@@ -56,7 +59,7 @@ st.caption(
     "BERT-base, GPT-2 small, the 2017 Transformer base and ViT-B/16 rebuilt from this app's blocks and counted "
     f"the same way; memory is for training at your batch size ({settings.batch_size}) and their own lengths."
 )
-st.dataframe(bv.comparison_rows(settings, breakdown, est), hide_index=True, width="stretch",
-             column_config=bv.COMPARISON_COLUMNS)
+st.table(bv.comparison_table(settings, breakdown, est))  # a static table wraps its cells to fit any width
+st.caption(bv.COMPARISON_HELP)
 show(bv.share_figure(settings, breakdown), key="mb.share")
 close_page(info)

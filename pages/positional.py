@@ -7,7 +7,7 @@ from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.positional import views as pv
 from ui.positional.compare import compare_section, shuffle_section
 
-info = open_page("positional", init=pv.init_page_state,
+info = open_page("positional", init=pv.init_page_state, kept=pv.KEPT,
                  caption="Attention by itself is blind to word order. Positional encodings give every position its "
                          "own signature; this page shows what they look like and why they work.")
 share_page(info)

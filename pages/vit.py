@@ -10,7 +10,7 @@ from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.vit import controls as vc
 from ui.vit import views as vv
 
-info = open_page("vit", init=vc.keep_hidden_settings, caption=(
+info = open_page("vit", init=vc.init_page_state, kept=vc.KEPT, caption=(
     "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
     "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
 ))
@@ -72,7 +72,7 @@ st.markdown(
 show(vv.token_figure(walk.embedded.numpy(), walk.positions.numpy(), walk.tokens.numpy()), key="vit.tokens")
 
 st.subheader("4 · Where does the CLS token look?")
-st.markdown(vc.prediction_text(walk, task, fixed is not None))
+st.markdown(vc.prediction_text(walk, task, fixed is not None, from_task=st.session_state.get(vc.SOURCE) == "task"))
 layer, head = vc.layer_head_controls(walk.num_layers, walk.num_heads)
 vv.attention_section(pixels, walk, layer, head)
 if not projector:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from ui.attention import controls as attention
 from ui.builder import controls as builder
+from ui.common import state
 from ui.common.charts import projector
 from ui.common.router import ensure_router
 from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
@@ -90,7 +91,7 @@ def navigation() -> dict[str, list[st.Page]]:
 
 
 def open_page(name: str, *, caption: str | None = None, init: Callable[[], None] | None = None,
-              reserved: Sequence[str] = ()) -> PageInfo:
+              reserved: Sequence[str] = (), kept: Sequence[str] = ()) -> PageInfo:
     """Start a page script: go through the router, set the page's defaults, draw its heading, read its URL.
 
     Args:
@@ -98,6 +99,7 @@ def open_page(name: str, *, caption: str | None = None, init: Callable[[], None]
         caption: a line under the heading (None for none).
         init: sets the page's session-state defaults before the URL is read.
         reserved: query parameters the page reads itself (not reported as unknown).
+        kept: session-state keys saved once the link is applied, so they outlive visits to other pages.
     """
     ensure_router()  # a deep link on a fresh server must still go through app.py
     info = page_info(name)
@@ -107,6 +109,7 @@ def open_page(name: str, *, caption: str | None = None, init: Callable[[], None]
     if caption and not projector():  # on a projector the main picture must reach the first screen
         st.caption(caption)
     bind_url(info.params, page=info.name, reserved=reserved)
+    state.save_settings(kept)
     return info
 
 

@@ -292,3 +292,18 @@ def test_chart_downloads_follow_the_sidebar_format() -> None:
     at.sidebar.radio(key=state.IMAGE_FORMAT).set_value("SVG").run()
     assert_no_exception(at)
     assert plotly_download_formats(at) == {"svg"}
+
+
+def test_numbers_panel_shows_every_step_and_softmax_checks_out():
+    at = app_at(PAGE)
+    panel = at.selectbox(key="attn.numbers")
+    assert panel.options[0] == "1. X" and "6. A" in panel.options and panel.options[-1] == "9. W^O"
+    assert len(at.dataframe) == 1  # one table for all steps, not one per matrix
+    panel.set_value("4. S/√d_k").run()
+    scaled = at.dataframe[0].value.to_numpy(dtype=float)
+    at.selectbox(key="attn.numbers").set_value("6. A").run()
+    weights = at.dataframe[0].value.to_numpy(dtype=float)
+    expected = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)  # softmax by hand, row by row (no mask by default)
+    np.testing.assert_allclose(weights, expected, atol=2e-3)  # the tables are rounded to 3 decimals
+    assert_no_exception(at)

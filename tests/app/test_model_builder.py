@@ -30,11 +30,11 @@ def metric(at, label: str) -> str:
 
 def test_renders_with_presets_from_the_sizing_module(page):
     assert metric(page, "Parameters") == human(228_096)  # decoder-only defaults, counted by hand below
-    table = page.dataframe[0].value
-    assert list(table["Model"]) == ["Your model", *PRESETS]
+    table = page.table[0].value
+    assert list(table.columns) == ["Your model", *PRESETS]  # models go across: the table fits a narrow window
     for name in PRESETS:
-        row = table[table["Model"] == name].iloc[0]
-        assert row["Parameters"] == human(preset_parameter_count(name))
+        count = preset_parameter_count(name)
+        assert (table.loc["Parameters", name], table.loc["Exact count", name]) == (human(count), f"{count:,}")
     assert len(page.image) == 1  # the architecture diagram
 
 
@@ -145,7 +145,7 @@ def test_default_parameter_count_by_hand():
     assert estimate(defaults).params == sum(by_hand.values())
     fresh = app_at(PAGE)
     assert metric(fresh, "Parameters") == human(sum(by_hand.values()))
-    assert metric(fresh, "Parameters") == fresh.dataframe[0].value.iloc[0]["Parameters"]
+    assert fresh.table[0].value.loc["Parameters", "Your model"] == metric(fresh, "Parameters")
 
 
 def test_projector_mode_hides_secondary_controls():
@@ -195,3 +195,48 @@ def test_fitting_links_and_widget_changes_give_no_notice():
     assert not at.info
     assert at.select_slider(key=bc.D_FF).value == 512  # the link's own d_ff, not the old ratio applied to it
     assert at.selectbox(key=bc.HEADS).value == 8 and at.selectbox(key=bc.PATCH).value == 16
+
+
+BERT_BASE = 109_482_240  # Devlin et al.'s BERT-base with token types, embedding norm and pooler, counted exactly
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_a_preset_button_sets_every_control_and_the_exact_count(name):
+    at = app_at(PAGE)
+    label = bc.PRESET_LABELS[name]
+    next(b for b in at.button if b.label == label).click().run()
+    assert_no_exception(at)
+    count = preset_parameter_count(name)
+    params = next(m for m in at.metric if m.label == "Parameters")
+    assert params.help == f"{count:,} exactly."
+    assert any(name in s.value and f"{count:,}" in s.value for s in at.success)
+    table = at.table[0].value
+    assert table.loc["Exact count", f"Your model ({name})"] == table.loc["Exact count", name] == f"{count:,}"
+    assert at.session_state[bc.PRESET] == name
+
+
+def test_bert_base_preset_reproduces_its_published_count():
+    at = app_at(PAGE)
+    next(b for b in at.button if b.label == "BERT-base").click().run()
+    assert next(m for m in at.metric if m.label == "Parameters").help == f"{BERT_BASE:,} exactly."
+    assert (at.radio(key=bc.KIND).value, at.number_input(key=bc.LAYERS).value, at.selectbox(key=bc.HEADS).value,
+            at.select_slider(key=bc.D_MODEL).value, at.select_slider(key=bc.D_FF).value) == ("encoder", 12, 12,
+                                                                                             768, 3072)
+    assert (at.radio(key=bc.NORM).value, at.selectbox(key=bc.POSITIONAL).value,
+            at.number_input(key=bc.VOCAB).value, at.number_input(key=bc.SEQ).value) == ("post", "learned", 30522, 512)
+    at.number_input(key=bc.LAYERS).set_value(11).run()  # any change builds your own model again
+    assert_no_exception(at)
+    assert at.session_state[bc.PRESET] == "" and not at.success
+    assert next(m for m in at.metric if m.label == "Parameters").help != f"{BERT_BASE:,} exactly."
+
+
+def test_the_vit_family_shows_the_positions_and_norm_it_really_uses():
+    at = app_at(PAGE)
+    at.selectbox(key=bc.POSITIONAL).set_value("rope").run()
+    at.radio(key=bc.KIND).set_value("vit").run()
+    assert_no_exception(at)
+    shown = at.selectbox(key=bc.VIT_FIXED + "pos")
+    assert shown.value == "learned" and shown.disabled
+    assert at.radio(key=bc.VIT_FIXED + "norm").value == "pre"
+    at.radio(key=bc.KIND).set_value("decoder").run()  # the text model's own choice is untouched
+    assert at.selectbox(key=bc.POSITIONAL).value == "rope"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 
 import numpy as np
@@ -89,29 +90,56 @@ def test_link_values_are_applied_or_explained() -> None:
     assert at.multiselect(key="pe.dims_pick").value == [1]
 
 
-def test_compare_uses_a_trained_learned_table() -> None:
+def _tiny_lm(max_len: int) -> state.TrainedModel:
     torch.manual_seed(0)
-    config = TransformerConfig(vocab_size=8, max_len=12, d_model=8, n_heads=2, n_layers=1, d_ff=16,
+    config = TransformerConfig(vocab_size=8, max_len=max_len, d_model=8, n_heads=2, n_layers=1, d_ff=16,
                                positional="learned")
-    model = CausalLM(config)
+    return state.TrainedModel("causal_lm", "char_lm", "Tiny text", CausalLM(config), config, step=7)
+
+
+def _learned_notice(at) -> str:
+    return next(i.value for i in at.info if "Learned** panels show" in i.value)
+
+
+def test_compare_says_whose_learned_table_it_shows() -> None:
     at = app_at(None)
-    at.session_state[state.TRAINED] = {"causal_lm": state.TrainedModel("causal_lm", "char_lm", "Tiny text", model,
-                                                                       config, step=7)}
+    at.session_state[state.TRAINED] = {"causal_lm": _tiny_lm(12)}
     at.switch_page(PAGE).run()
     at.radio(key="pe.section").set_value("compare").run()
     assert_no_exception(at)
-    learned = next(c.value for c in at.caption if c.value.startswith("Learned table:"))
-    assert "Tiny text model, trained 7 steps" in learned
-    assert "own 12 positions × 8 dimensions" in learned and "do not change it" in learned
+    learned = _learned_notice(at)
+    assert "Tiny text model (step 7)" in learned
+    assert "12 positions × 8 dimensions" in learned and "do not change it" in learned
     vectors = _traces(at)
     assert [_z(t).shape for t in vectors] == [(64, 32), (12, 8), (64, 32), (64, 32)]
+    assert "Learned (trained, 12 positions)" in json.dumps([json.loads(c.proto.spec) for c in at.get("plotly_chart")])
+
+    at.radio(key="pe.learned_source").set_value("random").run()  # the random start instead, sized by the controls
+    assert "random start" in _learned_notice(at)
+    assert [_z(t).shape for t in _traces(at)] == [(64, 32)] * 4
+
+
+def test_compare_offers_each_trained_table() -> None:
+    at = app_at(None)
+    vit = _tiny_lm(17)
+    at.session_state[state.TRAINED] = {"causal_lm": _tiny_lm(12), "vision": dataclasses.replace(
+        vit, family="vision", task_title="Shapes")}
+    at.switch_page(PAGE).run()
+    at.radio(key="pe.section").set_value("compare").run()
+    assert at.radio(key="pe.learned_source").options == ["Random start", "Trained: Tiny text model (step 7)",
+                                                         "Trained: Shapes model (step 7)"]
+    at.radio(key="pe.learned_source").set_value("causal_lm").run()
+    assert "Tiny text" in _learned_notice(at) and _z(_traces(at)[1]).shape == (12, 8)
+    at.radio(key="pe.learned_source").set_value("vision").run()
+    assert "Shapes" in _learned_notice(at) and _z(_traces(at)[1]).shape == (17, 8)
 
 
 def test_compare_without_a_trained_table_follows_the_controls(page) -> None:
     page.radio(key="pe.section").set_value("compare").run()
     assert_no_exception(page)
-    learned = next(c.value for c in page.caption if c.value.startswith("Learned table:"))
+    learned = _learned_notice(page)
     assert "random start" in learned and "do not change it" not in learned
+    assert not [r for r in page.radio if r.key == "pe.learned_source"]  # nothing to choose from
     assert [_z(t).shape for t in _traces(page)] == [(64, 32)] * 4
 
 

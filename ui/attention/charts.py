@@ -84,10 +84,10 @@ def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4)
 
 
 def grid_figure(run: LabRun) -> go.Figure:
-    """Layers x heads grid of every attention map (like BertViz's model view), one colour scale 0..1."""
+    """Layers x heads grid of every attention map (like BertViz's model view), on one attention colour scale."""
     weights = run.weights()  # (L, H, T, S)
     head = "H" if run.n_heads > GRID_LONG_TITLES else "Head "  # "Head 10" is wider than a column of 16
-    fig = charts.heatmap_grid(
+    fig = charts.attention_grid(
         [list(layer) for layer in weights], row_titles=[f"Layer {i + 1}" for i in range(len(weights))],
         col_titles=[f"{head}{h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens,
         cell_px=max(56, min(220, 900 // max(run.n_heads, 1))),  # about square maps: a row as high as a column

@@ -41,6 +41,7 @@ SOURCE = "attn.source"  # "random" or the family of a trained model
 VIEW = "attn.view"  # which view is drawn (only that one is computed)
 LINES_SCOPE = "attn.lines_scope"
 LINES_FOCUS = "attn.lines_focus"
+NUMBERS = "attn.numbers"  # which step's matrix the step-by-step view shows as a table
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
@@ -64,10 +65,12 @@ URL_PARAMS = (
     UrlParam(HEAD, 1, lo=1, hi=MAX_HEADS),
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
 )
+KEPT = (*(p.key for p in URL_PARAMS), SOURCE, LINES_SCOPE, LINES_FOCUS, NUMBERS)  # settings kept for the whole session
 
 
 def init_page_state() -> None:
-    """Set this page's defaults, and keep its settings while some of their widgets are hidden (projector mode)."""
+    """Put back the settings of an earlier visit, then set this page's defaults (see ``state.restore_settings``)."""
+    state.restore_settings(KEPT)
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
 

@@ -5,33 +5,47 @@ Each step is one row: the formula and a worked example on the left, the matrix o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import streamlit as st
 
 from ui.attention.charts import dot_example, head_boundaries, masked_matrix, matrix, softmax_example
-from ui.attention.controls import LabRun
+from ui.attention.controls import NUMBERS, LabRun
 from ui.common import charts, exports
 
-Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]
+Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]  # name -> (matrix, row and column labels)
 
 
-def _row(number: int, title: str, formula: str, caption: str, draw: Callable[[], None], numbers: Numbers) -> None:
-    """One step: title, formula, caption and a button per matrix with its numbers on the left; the chart right."""
+def _row(number: int, title: str, formula: str, caption: str, draw: Callable[[], None], numbers: Numbers) -> Numbers:
+    """One step: title, formula and caption on the left, the chart on the right; returns its matrices, named
+    "3. S", for the numbers panel under the steps (one panel, not a table per matrix: each table is a browser
+    element to send and draw on every change)."""
     left, right = st.columns([1, 2], vertical_alignment="center")
     with left:
         st.markdown(f"**{number}. {title}**")
         st.latex(formula)
         st.caption(caption)
-        cols = st.columns(len(numbers))
-        for col, (name, (z, rows, cols_)) in zip(cols, numbers.items(), strict=True):
-            with col:
-                exports.numbers_popover(z, rows, cols_, name=f"step{number}_{name}", key=f"attn.num.{number}.{name}",
-                                        label=name)
     with right:
         draw()
     st.divider()
+    return {f"{number}. {name}": matrix for name, matrix in numbers.items()}
+
+
+def _numbers_panel(tables: Numbers) -> None:
+    """Every matrix of the steps as a table with a CSV download, one chosen at a time, in a popover (the browser
+    draws its table only when it is opened)."""
+    names = list(tables)
+    if st.session_state.get(NUMBERS) not in names:
+        st.session_state[NUMBERS] = names[0]
+    with st.popover("The numbers of every step", icon=":material/table:",
+                    help="Any step's matrix as a table with its row and column labels, and as a CSV file."):
+        name = st.selectbox("Matrix", names, key=NUMBERS, help="Which step's matrix to show as a table, with its "
+                            "row and column labels, and to download as CSV.")
+        z, rows, cols = tables[name]
+        file_name = "attention_step_" + re.sub(r"\W+", "_", name).strip("_")  # "6. A" -> attention_step_6_A
+        exports.matrix_table(z, rows, cols, name=file_name, key="attn.num")
 
 
 def _input_formula(run: LabRun, layer: int) -> str:
@@ -55,7 +69,7 @@ def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
         return
     dims, hdims = [str(i) for i in range(run.d_model)], [str(i) for i in range(run.head_dim)]
     charts.side_by_side([s[f"w_{n}"][head] for n in "qkv"], [f"W^{n.upper()}" for n in "qkv"], dims, hdims,
-                        key=f"attn.step.w.{layer}.{head}")
+                        key="attn.step.w")
     for name in "qkv":
         bias = s[f"b_{name}"]
         if bias is not None:
@@ -63,22 +77,21 @@ def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
 
 
 def step_by_step(run: LabRun, layer: int, head: int) -> None:
-    """Draw the nine steps for ``layer`` and ``head`` (both 0-based)."""
-    _projections(run, layer, head)
-    _scores(run, layer, head)
-    _mixing(run, layer, head)
+    """Draw the nine steps for ``layer`` and ``head`` (both 0-based), then the numbers of any of them."""
+    _numbers_panel(_projections(run, layer, head) | _scores(run, layer, head) | _mixing(run, layer, head))
 
 
 def _labels(run: LabRun) -> tuple[list[str], list[str], list[str]]:
     return list(run.tokens), [str(i) for i in range(run.d_model)], [str(i) for i in range(run.head_dim)]
 
 
-def _projections(run: LabRun, layer: int, head: int) -> None:
+def _projections(run: LabRun, layer: int, head: int) -> Numbers:
     """Steps 1 and 2: the input X and the per-head Q, K, V."""
-    s, (tok, dims, hdims), key = run.steps[layer], _labels(run), f"attn.step.{{}}.{layer}.{head}"
+    found: Numbers = {}
+    s, (tok, dims, hdims), key = run.steps[layer], _labels(run), "attn.step.{}"
     where = "E = token embeddings, PE = positions" if layer == 0 else f"h_{layer} = output of layer {layer}"
     norm = "LN = LayerNorm (pre-norm block); " if run.norm_first else ""
-    _row(1, "Input X", _input_formula(run, layer),
+    found |= _row(1, "Input X", _input_formula(run, layer),
          f"{len(tok)} tokens × d_model {run.d_model}: one row per token. {norm}{where}.",
          lambda: matrix(s["x"], tok, dims, key=key.format("x")), {"X": (s["x"], tok, dims)})
 
@@ -88,43 +101,51 @@ def _projections(run: LabRun, layer: int, head: int) -> None:
         _weight_matrices(s, head, run, layer)
 
     rot = " Then each pair of numbers in Q and K is rotated by its position (RoPE)." if run.rotary else ""
-    _row(2, "Queries, keys, values",
+    found |= _row(2, "Queries, keys, values",
          r"\begin{aligned}Q_h &= X W^Q_h + b^Q_h\\ K_h &= X W^K_h + b^K_h\\ V_h &= X W^V_h + b^V_h\end{aligned}",
          f"Each {len(tok)} × {run.head_dim} (d_k = d_model / heads = {run.d_model} / {run.n_heads}).{rot}", qkv,
          {n.upper(): (s[n][head], tok, hdims) for n in "qkv"})
+    return found
 
 
-def _scores(run: LabRun, layer: int, head: int) -> None:
+def _scores(run: LabRun, layer: int, head: int) -> Numbers:
     """Steps 3 to 6: Q Kᵀ, scaling, mask and softmax."""
-    s, (tok, _, _), key = run.steps[layer], _labels(run), f"attn.step.{{}}.{layer}.{head}"
+    found: Numbers = {}
+    s, (tok, _, _), key = run.steps[layer], _labels(run), "attn.step.{}"
     t, d, j = len(tok), run.head_dim, min(1, len(tok) - 1)
     example = dot_example(s["q"][head][0], s["k"][head][j])
-    _row(3, "Scores", r"S = Q_h K_h^{\top}",
+    found |= _row(3, "Scores", r"S = Q_h K_h^{\top}",
          f"Query × key for every pair, {t} × {t}. S[{tok[0]}, {tok[j]}] = q₀ · k_{j} = {example}",
          lambda: matrix(s["scores"][head], tok, tok, key=key.format("scores")), {"S": (s["scores"][head], tok, tok)})
-    _row(4, "Scale", rf"S / \sqrt{{d_k}} = S / \sqrt{{{d}}} = S / {np.sqrt(d):.3f}",
+    found |= _row(4, "Scale", rf"S / \sqrt{{d_k}} = S / \sqrt{{{d}}} = S / {np.sqrt(d):.3f}",
          "Keeps the scores from growing with d_k, so softmax does not saturate.",
          lambda: matrix(s["scaled"][head], tok, tok, key=key.format("scaled")),
          {"S/√d_k": (s["scaled"][head], tok, tok)})
     mask = None if s["mask"] is None else s["mask"][head]
-    _row(5, "Mask",
+    found |= _row(5, "Mask",
          r"S'_{ij} = \begin{cases} S_{ij} & \text{if } i \text{ may see } j\\ -\infty & \text{otherwise}\end{cases}",
          _mask_caption(run, mask), lambda: masked_matrix(s["scaled"][head], mask, tok, key=key.format("masked")),
          {"S'": (s["masked"][head], tok, tok)})
     last = t - 1  # the last query sees every key under each mask, so its row makes the fullest example
     allowed = np.ones(t, dtype=bool) if mask is None else mask[last]
     first = tok[int(np.flatnonzero(allowed)[0])] if allowed.any() else tok[0]
-    _row(6, "Softmax (row by row)", r"A_{ij} = \frac{e^{S'_{ij}}}{\sum_k e^{S'_{ik}}}",
+    weights = s["weights"][head]
+    note = charts.uniform_note(weights)
+    zmin, zmax = charts.attention_range(weights)
+    found |= _row(6, "Softmax (row by row)", r"A_{ij} = \frac{e^{S'_{ij}}}{\sum_k e^{S'_{ik}}}",
          "Each row sums to 1: how query i shares its attention. "
-         f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}",
-         lambda: matrix(s["weights"][head], tok, tok, key=key.format("weights"), diverging=False, zmin=0, zmax=1,
-                        hover="weight"), {"A": (s["weights"][head], tok, tok)})
+         f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}"
+         + (f" This head is **{note}**." if note else ""),
+         lambda: matrix(weights, tok, tok, key=key.format("weights"), diverging=False, zmin=zmin, zmax=zmax,
+                        hover="weight"), {"A": (weights, tok, tok)})
+    return found
 
 
-def _mixing(run: LabRun, layer: int, head: int) -> None:
+def _mixing(run: LabRun, layer: int, head: int) -> Numbers:
     """Steps 7 to 9: weighted values, concatenation of the heads and the output projection."""
-    s, (tok, dims, hdims), key = run.steps[layer], _labels(run), f"attn.step.{{}}.{layer}.{head}"
-    _row(7, "Weighted values", r"Z_h = A\,V_h",
+    found: Numbers = {}
+    s, (tok, dims, hdims), key = run.steps[layer], _labels(run), "attn.step.{}"
+    found |= _row(7, "Weighted values", r"Z_h = A\,V_h",
          f"{len(tok)} × {run.head_dim}: each row mixes the value rows by the weights of A.",
          lambda: matrix(s["head_out"][head], tok, hdims, key=key.format("head_out")),
          {"Z": (s["head_out"][head], tok, hdims)})
@@ -135,7 +156,7 @@ def _mixing(run: LabRun, layer: int, head: int) -> None:
         fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
         charts.show(fig, key=key.format("concat"))
 
-    _row(8, "Concatenate heads", r"\mathrm{Concat}(Z_1, \dots, Z_H)",
+    found |= _row(8, "Concatenate heads", r"\mathrm{Concat}(Z_1, \dots, Z_H)",
          f"{len(tok)} × {run.d_model}: the {run.n_heads} heads side by side (head {head + 1} boxed in red).", concat,
          {"Concat": (s["concat"], tok, dims)})
 
@@ -145,6 +166,7 @@ def _mixing(run: LabRun, layer: int, head: int) -> None:
                      "concatenated heads."):
             matrix(s["w_o"], dims, dims, key=key.format("w_o"))
 
-    _row(9, "Output projection", r"\mathrm{out} = \mathrm{Concat}\,W^O + b^O",
+    found |= _row(9, "Output projection", r"\mathrm{out} = \mathrm{Concat}\,W^O + b^O",
          f"{len(tok)} × {run.d_model}: mixes the heads; this is added to the residual stream.", output,
          {"out": (s["output"], tok, dims), "W^O": (s["w_o"], dims, dims)})
+    return found

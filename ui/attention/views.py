@@ -40,25 +40,28 @@ def _padding_note(run: LabRun, weights: np.ndarray) -> None:
 def one_head(run: LabRun, layer: int, head: int, *, colorscale: str) -> None:
     """The chosen head's attention heatmap, its numbers as a table, and downloads."""
     w, tok = run.steps[layer]["weights"][head], list(run.tokens)
-    fig = charts.heatmap(w, tok, tok, zmin=0, zmax=1, x_title="key (attended to)", y_title="query (attending)",
-                         title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1", hover_name="weight",
-                         height=min(720, 120 + 44 * len(tok)))
+    fig = charts.attention_heatmap(w, tok, tok, x_title="key (attended to)", y_title="query (attending)",
+                                   title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1",
+                                   height=min(720, 120 + 44 * len(tok)))
     charts.show(fig, key="attn.one_head")
     _padding_note(run, w)
     st.caption("The camera icon above the chart saves it as PNG or SVG (*Chart downloads* in the sidebar); the "
                "buttons save this matrix as a PNG picture, an SVG drawing, a CSV table or a NumPy array.")
+    zmin, zmax = charts.attention_range(w)
     exports.matrix_downloads(w, tok, tok, name=f"attention_L{layer + 1}_H{head + 1}", key="attn.dl.head",
                              title=f"Attention, layer {layer + 1}, head {head + 1}", colorscale=colorscale,
-                             zmin=0.0, zmax=1.0)
+                             zmin=zmin, zmax=zmax)
     with st.expander("The numbers (rows: queries, columns: keys)"):
         numbers_table(w, tok, tok)
 
 
 def all_heads(run: LabRun) -> None:
     """Layers x heads grid of every attention map, and the whole tensor as downloads."""
+    scale = "stretched to the lowest and highest weight" if charts.stretch_attention() else "from 0 to 1"
     st.caption("Every layer (rows) and head (columns"
                + (", H1 = head 1" if run.n_heads > GRID_LONG_TITLES else "")
-               + ") at once, on one colour scale from 0 to 1. Hover a cell for its query, key and weight.")
+               + f") at once, on one colour scale {scale}. Hover a cell for its query, key and weight. "
+               f"“{charts.UNIFORM_MARK}” marks a map whose rows barely vary (max − min < {charts.NEAR_UNIFORM:g}).")
     charts.show(grid_figure(run), key="attn.grid")
     weights = run.weights()
     tok = list(run.tokens)

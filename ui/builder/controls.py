@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
-from explorer.builder import KIND_TITLES, BuilderSettings
+from explorer.builder import KIND_TITLES, BuilderSettings, preset_settings
 from explorer.heads import head_choices
 from transformer_core import divisors
 from transformer_core.config import POSITIONALS
+from transformer_core.presets import PRESETS
+from ui.common import state
 from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
 
 KIND = "mb.kind"  # "encoder", "decoder", "seq2seq" or "vit"
@@ -25,6 +29,8 @@ CLASSES = "mb.classes"  # ViT classes
 BATCH = "mb.batch"  # training batch size
 TIMINGS = "mb.timings"  # dict: settings -> measured seconds per step (not a widget)
 LAST_D_MODEL = "mb.last_d_model"  # d_model of the previous run, to keep the d_ff ratio when it changes
+PRESET = "mb.preset"  # the famous model the controls were set to, "" once any of them changed (no widget)
+VIT_FIXED = "mb.vit."  # prefix of the read-only widgets that show the ViT's own norm and positions
 
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,
             5120, 6144, 8192, 12288)
@@ -48,9 +54,14 @@ URL_PARAMS = [
     UrlParam(PATCH, _D.patch_size, lo=1, hi=max(IMAGE_SIZES)),
     UrlParam(CLASSES, _D.num_classes, lo=1, hi=100_000),
     UrlParam(BATCH, _D.batch_size, lo=1, hi=65_536),
+    UrlParam(PRESET, "", choices=("", *PRESETS)),  # a share link rebuilds the famous model exactly
 ]
 _DEFAULTS = {p.key: p.default for p in URL_PARAMS}
 HIDDEN_IN_PROJECTOR = (NORM, POSITIONAL, VOCAB, SEQ, IMAGE, PATCH, CLASSES, BATCH)
+KEPT = tuple(p.key for p in URL_PARAMS)  # settings kept for the whole session
+PRESET_LABELS = {"BERT-base": "BERT-base", "GPT-2 small": "GPT-2 small",
+                 "Transformer base (2017)": "Transformer base", "ViT-B/16": "ViT-B/16"}  # button labels
+VIT_NORM, VIT_POSITIONS = "pre", "learned"  # what the Vision Transformer always uses (transformer_core.vit)
 
 
 def ff_choices(d_model: int) -> list[int]:
@@ -110,15 +121,17 @@ def shape_controls() -> None:
 def input_controls(kind: str) -> None:
     """Norm placement, positions and the input size: vocabulary and length, or image and patch size."""
     vit = kind == "vit"
+    if vit:  # read-only widgets of their own: the text models' choices stay as they were
+        st.session_state[VIT_FIXED + "norm"], st.session_state[VIT_FIXED + "pos"] = VIT_NORM, VIT_POSITIONS
     c1, c2 = st.columns(2)
-    c1.radio("Norm placement", ["pre", "post"], key=NORM, horizontal=True, disabled=vit,
-             help="pre: LayerNorm before each sub-layer (GPT-2, ViT; trains stably). "
-                  "post: after the residual add (the 2017 paper, BERT).")
-    c2.selectbox("Positions", list(POSITIONALS), key=POSITIONAL, disabled=vit,
+    c1.radio("Norm placement", ["pre", "post"], key=VIT_FIXED + "norm" if vit else NORM, horizontal=True,
+             disabled=vit, help="pre: LayerNorm before each sub-layer (GPT-2, ViT; trains stably). "
+                                "post: after the residual add (the 2017 paper, BERT).")
+    c2.selectbox("Positions", list(POSITIONALS), key=VIT_FIXED + "pos" if vit else POSITIONAL, disabled=vit,
                  help="How token order enters: a sin/cos table, learned vectors, rotations of q and k (RoPE), "
                       "or nothing.")
     if vit:
-        st.caption("A ViT is always pre-norm with learned positions.")
+        st.caption("A ViT is always pre-norm with learned positions (one learned vector per patch and CLS).")
         c3, c4, c5 = st.columns(3)
         c3.selectbox("Image size", list(IMAGE_SIZES), key=IMAGE, help="Side of the square input image.")
         c4.selectbox("Patch size", patch_choices(st.session_state[IMAGE]), key=PATCH,
@@ -136,22 +149,61 @@ def input_controls(kind: str) -> None:
 
 def builder_controls(projector: bool = False) -> BuilderSettings:
     """All controls (in projector mode only the shape ones); returns the settings they describe."""
-    for key in HIDDEN_IN_PROJECTOR:  # Streamlit forgets the state of widgets that are not drawn
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+    state.restore_settings(KEPT)  # Streamlit forgets the state of widgets that are not drawn
     _settle_all()
+    preset_buttons()
     shape_controls()
     if projector:
         st.caption(_summary())
     else:
         input_controls(st.session_state[KIND])
+    settings = _settings()
+    state.save_settings(KEPT)
+    return settings
+
+
+def _settings() -> BuilderSettings:
+    """The settings the controls describe; a famous model's own while they still hold its every value."""
     ss = st.session_state
-    return BuilderSettings(
-        kind=ss[KIND], n_layers=int(ss[LAYERS]), n_heads=int(ss[HEADS]), d_model=int(ss[D_MODEL]),
-        d_ff=int(ss[D_FF]), norm=ss[NORM], positional=ss[POSITIONAL], vocab_size=int(ss[VOCAB]),
-        seq_len=int(ss[SEQ]), image_size=int(ss[IMAGE]), patch_size=int(ss[PATCH]),
-        num_classes=int(ss[CLASSES]), batch_size=int(ss[BATCH]),
-    )
+    shape = dict(kind=ss[KIND], n_layers=int(ss[LAYERS]), n_heads=int(ss[HEADS]), d_model=int(ss[D_MODEL]),
+                 d_ff=int(ss[D_FF]), batch_size=int(ss[BATCH]))
+    if ss[KIND] == "vit":  # the settings a family ignores keep their defaults, so equal models compare equal
+        settings = BuilderSettings(**shape, norm=VIT_NORM, positional=VIT_POSITIONS, image_size=int(ss[IMAGE]),
+                                   patch_size=int(ss[PATCH]), num_classes=int(ss[CLASSES]))
+    else:
+        settings = BuilderSettings(**shape, norm=ss[NORM], positional=ss[POSITIONAL], vocab_size=int(ss[VOCAB]),
+                                   seq_len=int(ss[SEQ]))
+    name = ss.get(PRESET, "")
+    if name in PRESETS:
+        published = preset_settings(name, settings.batch_size)
+        if settings == dataclasses.replace(published, preset=""):
+            return published
+    ss[PRESET] = ""
+    return settings
+
+
+def _apply_preset(name: str) -> None:
+    """Set every control to the published sizes of ``name`` (a button's callback, before the widgets exist)."""
+    s = preset_settings(name, int(st.session_state[BATCH]))
+    values = {KIND: s.kind, LAYERS: s.n_layers, HEADS: s.n_heads, D_MODEL: s.d_model, D_FF: s.d_ff,
+              LAST_D_MODEL: s.d_model, PRESET: name}
+    if s.kind == "vit":
+        values |= {IMAGE: s.image_size, PATCH: s.patch_size, CLASSES: s.num_classes}
+    else:
+        values |= {NORM: s.norm, POSITIONAL: s.positional, VOCAB: s.vocab_size, SEQ: s.seq_len}
+    st.session_state.update(values)
+
+
+def preset_buttons() -> None:
+    """One button per famous model, setting every control to its published sizes."""
+    st.markdown("**Start from a famous model**")
+    cols = st.columns(2)
+    for i, (name, label) in enumerate(PRESET_LABELS.items()):
+        preset = PRESETS[name]
+        cols[i % 2].button(label, key=f"mb.preset.{i}", on_click=_apply_preset, args=(name,), width="stretch",
+                           type="primary" if st.session_state.get(PRESET) == name else "secondary",
+                           help=f"Set every control to {name} ({preset.paper}, {preset.year}): "
+                                f"{preset.note} Change any control afterwards to build your own.")
 
 
 def _summary() -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -106,27 +107,35 @@ def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
     return style(fig, title=f"Training memory at batch {batch_size}: {human_bytes(est.total_bytes)}", height=210)
 
 
-def comparison_rows(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate) -> list[dict]:
-    """One table row for the configured model and one per famous model, same batch size."""
-    rows = [_row("Your model", settings.kind, dataclasses.asdict(settings), sum(breakdown.values()), "", est)]
+def comparison_table(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate) -> pd.DataFrame:
+    """The configured model and the famous ones side by side: one row per property, one column per model.
+
+    Models are columns so that the table fits a narrow window: five models, not twelve properties, go across.
+    """
+    yours = "Your model" if not settings.preset else f"Your model ({settings.preset})"
+    models = {yours: _column(settings.kind, dataclasses.asdict(settings), sum(breakdown.values()), "", est)}
     for name in PRESETS:
         info, _, p_est = preset_sizes(name, settings.batch_size)
         shape = {"n_layers": info["layers"], "d_model": info["d_model"], "n_heads": info["heads"],
                  "d_ff": info["d_ff"], "vocab_size": info["vocab"], "seq_len": info["seq_len"]}
-        rows.append(_row(name, info["kind"], shape, info["params"], info["reported_params"], p_est))
-    return rows
+        models[name] = _column(info["kind"], shape, info["params"], info["reported_params"], p_est)
+    return pd.DataFrame(models, index=list(COMPARED))
 
 
-def _row(name: str, kind: str, shape: dict, params: int, reported: str, est: StepEstimate) -> dict:
+COMPARED = ("Family", "Layers", "d_model", "Heads", "d_ff", "Vocabulary", "Tokens", "Parameters", "Exact count",
+            "Reported", "FLOPs / token", "Training memory")  # the table's rows
+
+
+def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimate) -> dict[str, str]:
     tokens = shape.get("seq_len")
     if kind == "vit" and "image_size" in shape:
         tokens = (shape["image_size"] // shape["patch_size"]) ** 2 + 1
     return {
-        "Model": name, "Family": KIND_SHORT[kind], "Layers": shape["n_layers"], "d_model": shape["d_model"],
-        "Heads": shape["n_heads"], "d_ff": shape["d_ff"],
-        "Vocabulary": shape.get("vocab_size") if kind != "vit" else None, "Tokens": tokens,
-        "Parameters": human(params), "Reported": reported, "FLOPs / token": human(est.flops_per_token_forward),
-        "Training memory": human_bytes(est.total_bytes),
+        "Family": KIND_SHORT[kind], "Layers": f"{shape['n_layers']}", "d_model": f"{shape['d_model']:,}",
+        "Heads": f"{shape['n_heads']}", "d_ff": f"{shape['d_ff']:,}",
+        "Vocabulary": f"{shape['vocab_size']:,}" if kind != "vit" else "—", "Tokens": f"{tokens:,}",
+        "Parameters": human(params), "Exact count": f"{params:,}", "Reported": reported or "—",
+        "FLOPs / token": human(est.flops_per_token_forward), "Training memory": human_bytes(est.total_bytes),
     }
 
 
@@ -184,19 +193,6 @@ def too_big_note(est: StepEstimate) -> str | None:
     return None
 
 
-COMPARISON_COLUMNS = {
-    "Model": st.column_config.TextColumn(width="medium"),
-    "Family": st.column_config.TextColumn(width="small"),
-    "Layers": st.column_config.NumberColumn(width="small"),
-    "d_model": st.column_config.NumberColumn(width="small"),
-    "Heads": st.column_config.NumberColumn(width="small"),
-    "d_ff": st.column_config.NumberColumn(width="small"),
-    "Vocabulary": st.column_config.NumberColumn(width="small", format="localized"),
-    "Tokens": st.column_config.NumberColumn(width="small", format="localized",
-                                            help="Tokens per sequence (CLS + patches for a ViT)."),
-    "Parameters": st.column_config.TextColumn(width="small", help="Counted from the model built here."),
-    "Reported": st.column_config.TextColumn(
-        width="small", help="The size the authors state (GPT-2's paper says 117M; the released weights have 124M)."),
-    "FLOPs / token": st.column_config.TextColumn(width="small", help="Forward pass."),
-    "Training memory": st.column_config.TextColumn(width="small", help="At your batch size."),
-}
+COMPARISON_HELP = ("Tokens: per sequence (CLS + patches for a ViT). Parameters: counted from the model built here. "
+                   "Reported: the size the authors state (GPT-2's paper says 117M; the released weights have 124M). "
+                   "FLOPs / token: forward pass. Training memory: at your batch size.")

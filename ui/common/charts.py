@@ -30,6 +30,11 @@ DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours da
 RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of radio buttons
 LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
+# Attention weights are coloured on one fixed 0..1 scale, so that random attention (every weight near 1/S) looks
+# flat; the sidebar can stretch the colours to each map's own range instead.
+ATTENTION_SCALES = {"fixed": "Fixed 0 to 1", "stretch": "Stretch to each map"}
+NEAR_UNIFORM = 0.05  # a map is "nearly uniform" when in every row the weights lie closer together than this
+UNIFORM_MARK = "≈ uniform"  # the mark on a nearly uniform panel of a grid
 
 
 def colorscale() -> str:
@@ -40,6 +45,46 @@ def colorscale() -> str:
 def projector() -> bool:
     """Whether projector mode is on."""
     return bool(st.session_state.get(state.PRESENTATION, False))
+
+
+def stretch_attention() -> bool:
+    """Whether the sidebar asks to stretch attention colours to each map's range (default: fixed 0 to 1)."""
+    return st.session_state.get(state.ATTENTION_SCALE, "fixed") == "stretch"
+
+
+def attention_range(weights: np.ndarray) -> tuple[float, float]:
+    """The colour range of attention ``weights``: 0 to 1, or their own min to max when stretched."""
+    if not stretch_attention():
+        return 0.0, 1.0
+    w = np.asarray(weights, dtype=float)
+    low, high = (float(np.nanmin(w)), float(np.nanmax(w))) if w.size else (0.0, 1.0)
+    return low, max(high, low + 1e-9)
+
+
+def row_spread(weights: np.ndarray) -> float:
+    """The largest ``max − min`` of one row of attention weights ``(..., S)``, over the keys the row may see.
+
+    Masked keys (weight exactly 0) are left out, and so are rows that see a single key (a causal mask's first
+    row has nothing to spread). Only when no row sees two keys (one-hot attention) do the zeros count.
+    """
+    w = np.asarray(weights, dtype=float)
+    w = w.reshape(-1, w.shape[-1]) if w.ndim else w.reshape(1, 1)
+    seen = w > 0
+    several = seen.sum(axis=1) >= 2
+    if not several.any():
+        return float((w.max(axis=1) - w.min(axis=1)).max()) if w.size else 0.0
+    spans = np.where(seen, w, -np.inf).max(axis=1) - np.where(seen, w, np.inf).min(axis=1)
+    return float(spans[several].max())
+
+
+def nearly_uniform(weights: np.ndarray) -> bool:
+    """Whether every row of ``weights`` spreads its attention almost evenly (see :data:`NEAR_UNIFORM`)."""
+    return row_spread(weights) < NEAR_UNIFORM
+
+
+def uniform_note(weights: np.ndarray) -> str:
+    """"nearly uniform: max − min < 0.05 in every row" for such a map, else ""."""
+    return f"nearly uniform: max − min < {NEAR_UNIFORM:g} in every row" if nearly_uniform(weights) else ""
 
 
 def font_size() -> int:
@@ -212,6 +257,32 @@ def panel_titles(fig: go.Figure, *, titled: bool, row_titles: bool) -> None:
     fig.update_annotations(font=dict(size=size, color=label_colour()))
     top = (48 if titled else 38) + size + 12  # the toolbar takes the top ~35 px; the panel titles sit below it
     fig.update_layout(margin=dict(t=top, r=10 + (size + 12 if row_titles else 0)))
+
+
+def attention_heatmap(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
+                      title: str = "", **options: Any) -> go.Figure:
+    """One attention map on the attention colour range (:func:`attention_range`); the title flags a nearly
+    uniform map. ``options`` go to :func:`heatmap`."""
+    zmin, zmax = attention_range(weights)
+    note = uniform_note(weights)
+    title = f"{title} — {note}" if title and note else title or note
+    return heatmap(weights, x, y, title=title, zmin=zmin, zmax=zmax, hover_name="weight", **options)
+
+
+def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.Figure:
+    """:func:`heatmap_grid` of attention maps on one attention colour range, nearly uniform panels marked
+    :data:`UNIFORM_MARK` in their middle."""
+    zmin, zmax = attention_range(np.concatenate([np.ravel(m) for row in grid for m in row]))
+    fig = heatmap_grid(grid, zmin=zmin, zmax=zmax, **options)
+    cols = max(len(r) for r in grid)
+    for r, row in enumerate(grid):
+        for c, weights in enumerate(row):
+            if nearly_uniform(weights):
+                k = r * cols + c + 1
+                axis = "" if k == 1 else str(k)
+                fig.add_annotation(xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5, showarrow=False,
+                                   text=UNIFORM_MARK, bgcolor="rgba(255,255,255,0.8)", font=dict(color="#222"))
+    return fig
 
 
 def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[str] | None = None,

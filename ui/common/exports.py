@@ -297,10 +297,16 @@ def numbers_popover(z: np.ndarray, row_labels: Sequence[str] | None = None,
                     col_labels: Sequence[str] | None = None, *, name: str, key: str, decimals: int = 3,
                     label: str = "Numbers") -> None:
     """A small button that opens a heatmap's matrix as a table, with a CSV download: its numeric alternative."""
-    z = np.asarray(z, dtype=float)
     with st.popover(label, icon=":material/table:", help="The exact numbers of this chart, as a table and a CSV."):
-        frame = pd.DataFrame(np.round(z, decimals), index=unique_labels(row_labels, z.shape[0]),
-                             columns=unique_labels(col_labels, z.shape[1]))
-        st.dataframe(frame, width="stretch")
-        _button("CSV", lambda: matrix_csv(z, row_labels, col_labels), f"{name}.csv", "text/csv", f"{key}.csv",
-                "The numbers as a table (rows and columns labelled) for a spreadsheet.")
+        matrix_table(z, row_labels, col_labels, name=name, key=key, decimals=decimals)
+
+
+def matrix_table(z: np.ndarray, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
+                 *, name: str, key: str, decimals: int = 3) -> None:
+    """A matrix as a table (rows and columns labelled, repeated tokens kept apart) with a CSV download."""
+    z = np.asarray(z, dtype=float)
+    frame = pd.DataFrame(np.round(z, decimals), index=unique_labels(row_labels, z.shape[0]),
+                         columns=unique_labels(col_labels, z.shape[1]))
+    st.dataframe(frame, width="stretch")
+    _button("CSV", lambda: matrix_csv(z, row_labels, col_labels), f"{name}.csv", "text/csv", f"{key}.csv",
+            "The numbers as a table (rows and columns labelled) for a spreadsheet.")

@@ -13,6 +13,7 @@ import streamlit as st
 from explorer.host import GIB, host_profile, limits
 from transformer_core import available_devices, configure_threads
 from ui.common import state
+from ui.common.charts import ATTENTION_SCALES
 from ui.common.theme import apply_theme
 from ui.common.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
 
@@ -50,6 +51,12 @@ def app_settings() -> None:
             "Heatmap colours", state.SEQUENTIAL_SCALES, key=state.COLORSCALE,
             help="Colour scale of every attention heatmap. Viridis and Cividis stay readable with colour "
                  "blindness; hover over a cell for its exact number.",
+        )
+        st.radio(
+            "Attention colours", list(ATTENTION_SCALES), key=state.ATTENTION_SCALE, format_func=ATTENTION_SCALES.get,
+            help="Fixed: every attention map is coloured from 0 to 1, so near-uniform (random) attention looks flat. "
+                 "Stretch: each map uses its own lowest to highest weight, which shows small differences but makes "
+                 "any map look structured. Maps whose rows barely vary are flagged “nearly uniform” either way.",
         )
         st.radio(
             "Chart downloads", ("PNG", "SVG"), key=state.IMAGE_FORMAT, horizontal=True,

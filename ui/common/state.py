@@ -5,6 +5,7 @@ Per-user objects (models, optimisers, runs) live in ``st.session_state`` only; n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ import streamlit as st
 # App-wide settings (sidebar).
 PRESENTATION = "app.presentation"  # bool: projector mode (large fonts, fewer controls)
 COLORSCALE = "app.colorscale"  # str: colour scale for heatmaps, one of SEQUENTIAL_SCALES
+ATTENTION_SCALE = "app.attention_scale"  # str: "fixed" (attention coloured 0 to 1) or "stretch" (each map's range)
 IMAGE_FORMAT = "app.image_format"  # str: "PNG" or "SVG", what the camera button above a chart saves
 DEVICE = "app.device"  # str: "cuda" / "mps" / "cpu"
 
@@ -22,12 +24,16 @@ SEQUENTIAL_SCALES = ("Viridis", "Cividis", "Plasma", "Blues", "Greys")  # the he
 LIVE_NUMBERS_LAYER = "live.numbers_layer"  # int
 LIVE_NUMBERS_HEAD = "live.numbers_head"  # int
 
+# The explorer pages' settings, saved on every run of their page and put back after a visit elsewhere.
+SAVED = "shared.saved"  # dict[str widget key, value]
+
 # Models trained on the Live Training page, offered to the other pages (see publish_trained).
 TRAINED = "shared.trained"  # dict[str family, TrainedModel]
 
 DEFAULTS: dict[str, Any] = {
     PRESENTATION: False,
     COLORSCALE: SEQUENTIAL_SCALES[0],
+    ATTENTION_SCALE: "fixed",
     IMAGE_FORMAT: "PNG",
 }
 
@@ -37,6 +43,25 @@ def init_state() -> None:
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
     st.session_state.setdefault(TRAINED, {})
+
+
+def restore_settings(keys: Iterable[str]) -> None:
+    """Put back the saved value of every setting in ``keys`` that is gone; call before the page's defaults.
+
+    Streamlit forgets the state of every widget a run does not draw: all of a page's widgets while another page
+    runs, and those a page hides (projector mode, a trained model's fixed settings). Saving the values in a key
+    no widget owns (:func:`save_settings`) keeps them for the whole session, as Live Training keeps its own.
+    """
+    saved = st.session_state.get(SAVED, {})
+    for key in keys:
+        if key not in st.session_state and key in saved:
+            st.session_state[key] = saved[key]
+
+
+def save_settings(keys: Iterable[str]) -> None:
+    """Save the current value of every setting in ``keys``; call once the page has applied its link."""
+    saved = st.session_state.setdefault(SAVED, {})
+    saved.update({key: st.session_state[key] for key in keys if key in st.session_state})
 
 
 @dataclass(frozen=True)
@@ -54,8 +79,20 @@ class TrainedModel:
 
 
 def publish_trained(entry: TrainedModel) -> None:
-    """Make a trained model available to the other pages of this session (one per family)."""
-    st.session_state.setdefault(TRAINED, {})[entry.family] = entry
+    """Make a trained model available to the other pages of this session (one per family, the latest last).
+
+    A family's model stays until a later model of the same family replaces it: training a text model after a
+    ViT leaves the ViT to the ViT page.
+    """
+    entries = st.session_state.setdefault(TRAINED, {})
+    entries.pop(entry.family, None)  # re-inserted at the end: the dict's order is the order of training
+    entries[entry.family] = entry
+
+
+def latest_trained() -> TrainedModel | None:
+    """The model published last in this session, of any family."""
+    entries = list(st.session_state.get(TRAINED, {}).values())
+    return entries[-1] if entries else None
 
 
 def trained_models(*families: str) -> list[TrainedModel]:

@@ -9,19 +9,38 @@ import torch
 from explorer.lab_input import tokenize
 from explorer.positional_analysis import ShuffleResult, learned_table, position_views, shuffle_permutation, shuffle_test
 from ui.common import charts, exports, state
-from ui.positional.views import SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
+from ui.positional.views import LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
 SHUFFLE_MAX_TOKENS = 16
 KIND_TITLES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "none": "None"}
 
 
-def trained_learned_table() -> tuple[torch.Tensor | None, str]:
-    """The learned position table of a model trained in this session, if any, and where it comes from."""
+def learned_tables() -> dict[str, tuple[torch.Tensor, str]]:
+    """The learned position tables of the models trained in this session: family -> (table, whose it is)."""
+    tables = {}
     for entry in state.trained_models():
         table = learned_table(entry.model)
         if table is not None:
-            return table, f"{entry.task_title} model, trained {entry.step} steps"
-    return None, "random start (std 0.02), as before training"
+            tables[entry.family] = (table, f"{entry.task_title} model (step {entry.step})")
+    return tables
+
+
+def learned_choice() -> tuple[torch.Tensor | None, str]:
+    """The learned table the Learned panel shows: a trained model's (a choice when there are several) or a
+    random start; returns (table or None, whose it is)."""
+    tables = learned_tables()
+    options = ["random", *tables]
+    if st.session_state.get(LEARNED_SOURCE) not in options:
+        st.session_state[LEARNED_SOURCE] = options[-1]  # a trained table is the more telling default
+    if tables:
+        st.radio("Learned table", options, key=LEARNED_SOURCE, horizontal=True,
+                 format_func=lambda f: "Random start" if f == "random" else f"Trained: {tables[f][1]}",
+                 help="Which learned position table the Learned panels show: a random start (std 0.02, as before "
+                      "training, sized by max_len and d_model) or the table of a model trained on Live Training.")
+    if st.session_state[LEARNED_SOURCE] == "random":
+        return None, "a random start (std 0.02), as before training"
+    table, whose = tables[st.session_state[LEARNED_SOURCE]]
+    return table, f"the learned table of the {whose}: {table.shape[0]} positions × {table.shape[1]} dimensions"
 
 
 def _row(mats: list[np.ndarray], titles: list[str], *, zmin: float, zmax: float, diverging: bool, height: int,
@@ -34,7 +53,7 @@ def _row(mats: list[np.ndarray], titles: list[str], *, zmin: float, zmax: float,
 
 def compare_section(max_len: int, d_model: int, base: float) -> None:
     """The same token vector at every position under each encoding, and how alike positions then look."""
-    table, source = trained_learned_table()
+    table, source = learned_choice()
     views = {}
     for kind in KIND_TITLES:
         if kind == "learned" and table is not None:
@@ -44,12 +63,12 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
     st.markdown("One token vector **u** placed at every position. Sinusoidal and learned encodings **add** a row "
                 "of their table; RoPE **rotates** each pair of numbers by an angle proportional to the position "
                 "(it does this to queries and keys inside attention); with none, every position looks the same.")
-    learned = f"Learned table: {source}."
+    learned = f"The **Learned** panels show {source}."
     if table is not None:
-        learned += (f" Its panel shows the trained table's own {table.shape[0]} positions × {table.shape[1]} "
-                    "dimensions; the max_len and d_model controls above do not change it.")
-    st.caption(learned)
-    titles = [KIND_TITLES[k] for k in views]
+        learned += " That table has its own size: the max_len and d_model controls above do not change it."
+    st.info(learned, icon="📋")
+    titles = [KIND_TITLES[k] if k != "learned" or table is None else f"Learned (trained, {table.shape[0]} positions)"
+              for k in views]
     height = min(520, 140 + 4 * max_len)
     vectors = [v[0].numpy() for v in views.values()]
     bound = max(float(np.abs(v).max()) for v in vectors)

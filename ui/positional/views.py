@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.positional_analysis import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
 from transformer_core.positional import sinusoidal_encoding
-from ui.common import charts, exports
+from ui.common import charts, exports, state
 from ui.common.urlstate import UrlParam, add_link_notice, settle_choice
 
 MAX_LEN = "pe.max_len"
@@ -24,6 +24,7 @@ PAIR = "pe.pair"  # frequency pair drawn on the unit circle
 EXTRA = "pe.extra"  # positions past max_len
 SHUFFLE_TEXT = "pe.shuffle_text"  # sentence of the shuffle test
 SHUFFLE_SEED = "pe.shuffle_seed"  # seed of its permutation
+LEARNED_SOURCE = "pe.learned_source"  # whose learned table Compare encodings shows: "random" or a trained family
 
 MAX_LEN_RANGE = (8, 256)
 D_MODELS = (8, 16, 32, 64, 128, 256)
@@ -49,8 +50,12 @@ URL_PARAMS = (
 )
 
 
+KEPT = (*(p.key for p in URL_PARAMS), LEARNED_SOURCE)  # settings kept for the whole session
+
+
 def init_page_state() -> None:
-    """Defaults, and keep settings whose widgets are hidden (projector mode, other sections)."""
+    """Put back the settings of an earlier visit, then set the defaults (see ``state.restore_settings``)."""
+    state.restore_settings(KEPT)
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
 

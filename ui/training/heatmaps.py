@@ -18,7 +18,15 @@ import streamlit as st
 from explorer.live import LiveRun
 from transformer_core.training import Snapshot
 from ui.common import state
-from ui.common.charts import colorscale, font_size, label_colour, title_lines
+from ui.common.charts import (
+    NEAR_UNIFORM,
+    attention_range,
+    colorscale,
+    font_size,
+    label_colour,
+    nearly_uniform,
+    title_lines,
+)
 from ui.training.charts import kind_title, pattern_title
 
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
@@ -57,7 +65,18 @@ def _header(name: str) -> dict[str, Any]:
 def attention_title(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> str:
     """The heading above a lane's heatmaps (page text, so it is also read out and findable)."""
     title = f"**{kind_title(kind, run.task.family)} · step {snap.step}**"
-    return title + (f"  \n{run.labels[lane]}" if len(run.trainers) > 1 else "")
+    title += f"  \n{run.labels[lane]}" if len(run.trainers) > 1 else ""
+    return title + uniform_maps(snap.attention[kind])
+
+
+def uniform_maps(maps: np.ndarray) -> str:
+    """"  \nNearly uniform (…): layer 1 · head 2, …" naming the maps ``(L, H, T, S)`` whose rows barely vary."""
+    flat = [f"layer {i + 1} · head {j + 1}" for i, layer in enumerate(maps) for j, w in enumerate(layer)
+            if nearly_uniform(w)]
+    if not flat:
+        return ""
+    named = "all maps" if len(flat) == maps.shape[0] * maps.shape[1] else ", ".join(flat)
+    return f"  \nNearly uniform (max − min < {NEAR_UNIFORM:g} in every row): {named}"
 
 
 def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart:
@@ -94,7 +113,7 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
                 "x": {"field": "k", "type": "ordinal", "axis": _axis(cols, s, "", cell)},
                 "y": {"field": "q", "type": "ordinal", "axis": _axis(rows, t, "", cell_h, x=False)},
                 "color": {"field": "weight", "type": "quantitative", "title": "weight",
-                          "scale": {"scheme": _scheme(), "domain": [0, 1]}},
+                          "scale": {"scheme": _scheme(), "domain": list(attention_range(maps))}},
                 "tooltip": tooltip,
             },
         },

@@ -33,6 +33,7 @@ SOURCE = "vit.source"  # "sample" or "upload"
 SAMPLE = "vit.sample"  # name of the sample picture
 TASK_PICTURE = "vit.task_picture"  # seed of the picture drawn by the trained model's task
 UPLOAD = "vit.upload"  # the file uploader
+UPLOADED = "vit.uploaded"  # (file name, bytes) of the last upload, kept for the session (the uploader forgets it)
 SIZE = "vit.size"  # image_size in pixels
 FIT = "vit.fit"  # how the picture is fitted to a square: center-crop, resize or pad
 PATCH = "vit.patch"  # patch size in pixels
@@ -47,8 +48,7 @@ HEAD = "vit.head"  # head shown large in the attention section (1-based)
 IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256)
 MAX_LAYERS = 8
-SECONDARY = (FIT, D_MODEL, HEADS, LAYERS, SEED)  # hidden in projector mode
-KEPT = (*SECONDARY, SIZE, PATCH, SOURCE, SAMPLE)  # values kept while their widgets are hidden
+KEPT = (SOURCE, SAMPLE, TASK_PICTURE, SIZE, FIT, PATCH, WEIGHTS, D_MODEL, HEADS, LAYERS, SEED, LAYER, HEAD)
 
 URL_PARAMS = [
     UrlParam(SAMPLE, "house", choices=tuple(sample_names()) or ("house",)),
@@ -80,11 +80,36 @@ def patch_choices(size: int, fixed: ViTConfig | None = None) -> list[int]:
     return [fixed.patch_size] if fixed is not None else valid_patch_sizes(size)
 
 
-def keep_hidden_settings() -> None:
-    """Keep the values of controls that projector mode hides (Streamlit drops state of undrawn widgets)."""
-    for key in KEPT:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+def init_page_state() -> None:
+    """Put back the settings of an earlier visit or of hidden widgets (see ``state.restore_settings``)."""
+    state.restore_settings(KEPT)
+
+
+def _keep_upload() -> None:
+    file = st.session_state.get(UPLOAD)
+    st.session_state[UPLOADED] = None if file is None else (file.name, file.getvalue())
+
+
+def _uploaded_picture() -> Picture | None:
+    """The uploaded picture (the one of an earlier visit while the uploader is empty), or None; says why not."""
+    kept = st.session_state.get(UPLOADED)
+    file = st.file_uploader("Your picture", type=UPLOAD_TYPES, key=UPLOAD, max_upload_size=MAX_UPLOAD_MB,
+                            on_change=_keep_upload,
+                            help=f"Up to {MAX_UPLOAD_MB} MB and {MAX_PIXELS // 1_000_000} megapixels; it is "
+                                 "checked, converted to RGB and fitted to image_size.")
+    if file is not None and kept is None:  # uploaded before this session kept uploads
+        kept = (file.name, file.getvalue())
+    if kept is None:
+        st.caption("No file yet — showing the sample meanwhile.")
+        return None
+    name, data = kept
+    if file is None:
+        st.caption(f"Showing **{name}**, uploaded earlier in this session; drop another file to replace it.")
+    try:
+        return decode_upload(name, data)
+    except ImageError as err:
+        st.error(f"**{name}**: {err} Showing the sample instead.", icon="🖼️")
+        return None
 
 
 def picture_controls(task: Any | None = None) -> Picture:
@@ -100,7 +125,8 @@ def picture_controls(task: Any | None = None) -> Picture:
              "trained ViT) a fresh picture like the ones it learned from.",
     )
     if source == "task":
-        seed = st.number_input("Picture number", 0, 10_000, key=TASK_PICTURE, value=0,
+        st.session_state.setdefault(TASK_PICTURE, 0)
+        seed = st.number_input("Picture number", 0, 10_000, key=TASK_PICTURE,
                                help="Each number draws a different picture of the training task.")
         return Picture(_task_picture(task, int(seed)), f"training-task picture {seed}")
     settle_choice(SAMPLE, names, default=_DEFAULTS[SAMPLE])
@@ -108,16 +134,7 @@ def picture_controls(task: Any | None = None) -> Picture:
                           help="Pictures drawn by the app from simple shapes.")
     picture = Picture(load_sample(sample), f"sample “{sample}”")
     if source == "upload":
-        file = st.file_uploader("Your picture", type=UPLOAD_TYPES, key=UPLOAD, max_upload_size=MAX_UPLOAD_MB,
-                                help=f"Up to {MAX_UPLOAD_MB} MB and {MAX_PIXELS // 1_000_000} megapixels; it is "
-                                     "checked, converted to RGB and fitted to image_size.")
-        if file is None:
-            st.caption("No file yet — showing the sample meanwhile.")
-        else:
-            try:
-                picture = decode_upload(file.name, file.getvalue())
-            except ImageError as err:
-                st.error(f"**{file.name}**: {err} Showing the sample instead.", icon="🖼️")
+        picture = _uploaded_picture() or picture
     for note in picture.notes:
         st.caption(f"ℹ️ {note}")
     return picture
@@ -161,6 +178,11 @@ def weights_control(trained: state.TrainedModel | None) -> bool:
         format_func={"random": "Random", "trained": f"Trained: {trained.task_title} (step {trained.step})"}.get,
         help="Random weights show the mechanics; the trained ViT shows attention that learned what matters.",
     )
+    latest = state.latest_trained()
+    if latest is not None and latest is not trained:
+        st.caption(f"The trained ViT is the last one of this session ({trained.step} steps). Live Training has "
+                   f"trained a {latest.task_title} model since; that model is not a ViT, so it does not "
+                   "replace it here.")
     return choice == "trained"
 
 
@@ -262,8 +284,13 @@ def run_walkthrough(config: ViTConfig, fixed: ViTConfig | None, pixels: np.ndarr
     return _random_walkthrough(config, int(st.session_state.get(SEED, 0)), pixels)
 
 
-def prediction_text(walk: ViTWalkthrough, task: Any | None, trained: bool) -> str:
-    """What the classifier says, or why its output means nothing yet."""
+def prediction_text(walk: ViTWalkthrough, task: Any | None, trained: bool, *, from_task: bool = False) -> str:
+    """What the classifier says, or why its output means nothing yet.
+
+    Args:
+        from_task: the picture was drawn by the trained model's own task; any other picture (a sample, an upload)
+            lies outside what the model learned, and the text says its answer means nothing there.
+    """
     if not trained:
         return (f"With random weights the {walk.logits.numel()} class scores mean nothing yet; "
                 "train a ViT to see attention that has learned where to look.")
@@ -271,4 +298,10 @@ def prediction_text(walk: ViTWalkthrough, task: Any | None, trained: bool) -> st
     best = int(probs.argmax())
     classes = getattr(task, "classes", None)
     name = classes[best] if classes is not None and best < len(classes) else f"class {best}"
-    return f"The trained ViT says **{name}** ({float(probs[best]):.0%} sure)."
+    said = f"The trained ViT says **{name}** ({float(probs[best]):.0%} sure)"
+    if from_task:
+        return said + "."
+    known = f" ({', '.join(classes)})" if classes else ""
+    return (f"{said} — but this picture is **outside what it learned**: it has only seen the task's synthetic "
+            f"pictures of shapes{known}, so on any other picture its answer and its confidence mean nothing. "
+            "Choose *From the training task* to test it on pictures like the ones it learned from.")

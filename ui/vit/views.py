@@ -13,7 +13,16 @@ from PIL import Image, ImageDraw, ImageFont
 from plotly.subplots import make_subplots
 
 from explorer.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
-from ui.common.charts import colorscale, heatmap_trace, panel_titles, show, style
+from ui.common.charts import (
+    attention_range,
+    colorscale,
+    heatmap_trace,
+    nearly_uniform,
+    panel_titles,
+    show,
+    stretch_attention,
+    style,
+)
 from ui.common.exports import colormap
 
 DISPLAY_PX = 384  # pictures are enlarged by a whole factor to about this many pixels per side
@@ -105,12 +114,12 @@ def sequence_strip(pixels: np.ndarray, patch: int, *, max_items: int = 16, tile:
 
 def attention_overlay(pixels: np.ndarray, weights: np.ndarray, *, scale_name: str | None = None,
                       alpha: float = 0.6, target: int = DISPLAY_PX) -> Image.Image:
-    """Blend a ``(grid, grid)`` attention map over the picture: lowest weight = bottom colour, highest = top."""
+    """Blend a ``(grid, grid)`` attention map over the picture, coloured on the attention range
+    (:func:`~ui.common.charts.attention_range`: 0 to 1, or the map's own lowest to highest weight)."""
     size, grid = pixels.shape[0], weights.shape[0]
     patch = size // grid
-    w = np.asarray(weights, dtype=np.float64)
-    span = w.max() - w.min()
-    w = (w - w.min()) / span if span > 1e-12 else np.full_like(w, 0.5)
+    low, high = attention_range(weights)
+    w = np.clip((np.asarray(weights, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
     heat = np.kron(w, np.ones((patch, patch)))  # (H, W), one flat value per patch
     coloured = colormap(scale_name or colorscale())[np.clip(np.rint(heat * 255), 0, 255).astype(int)]
     grey = pixels.astype(np.float64).mean(axis=2, keepdims=True)  # a grey picture keeps the colours readable
@@ -122,8 +131,9 @@ def attention_overlay(pixels: np.ndarray, weights: np.ndarray, *, scale_name: st
 
 
 def weight_range(weights: np.ndarray) -> str:
-    """"from 1.2% to 3.4%": the range an overlay's colours stretch over."""
-    return f"from {float(np.min(weights)):.1%} to {float(np.max(weights)):.1%}"
+    """"from 1.2% to 3.4%, nearly uniform": the range of a CLS attention map, flagged when nearly uniform."""
+    flat = nearly_uniform(np.ravel(weights)[None, :])  # one query (CLS) over every patch
+    return f"from {float(np.min(weights)):.1%} to {float(np.max(weights)):.1%}" + (", nearly uniform" if flat else "")
 
 
 CHANNEL_COLOURS = {"R": "#E0301E", "G": "#1E9E3A", "B": "#1E5BE0", "grey": "#FFFFFF"}
@@ -190,7 +200,8 @@ def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) ->
 def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
     """The CLS token's attention to each patch as numbers on the patch grid."""
     grid = weights.shape[0]
-    trace = heatmap_trace(weights, None, None, zmin=0, numbers=grid <= 10).update(
+    zmin, zmax = attention_range(weights)
+    trace = heatmap_trace(weights, None, None, zmin=zmin, zmax=zmax, numbers=grid <= 10).update(
         customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
         hovertemplate="patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}<extra></extra>",
     )
@@ -214,8 +225,10 @@ def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head
     with big[2]:
         show(cls_weights_figure(walk.cls_attention(layer, head).numpy(), "CLS attention, as numbers"),
              key="vit.cls_numbers")
+    scale = "stretched from the least to the most attended patch of each map" if stretch_attention() else (
+        "from 0 (dark) to 1 (bright), the same for every map")
     st.caption(
-        f"Colours follow the sidebar's heatmap scale, stretched from the least to the most attended patch. "
+        f"Colours follow the sidebar's heatmap scale, {scale}. "
         f"Uniform attention would give every patch 1/{walk.grid_size ** 2} = {1 / walk.grid_size ** 2:.1%}; "
         "random weights stay close to that, a trained ViT concentrates on what decides the class."
     )
