@@ -14,14 +14,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from .config import check_heads, check_positive, whole_number
-from .masks import combine_masks
+from .masks import causal_mask, combine_masks
 
 Rotary = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
-
-
-def _causal(t: int, s: int, device: torch.device) -> torch.Tensor:
-    # Query i sits at absolute position i + (s - t), so it may see keys up to that position.
-    return torch.ones(t, s, dtype=torch.bool, device=device).tril(s - t)
 
 
 def _guard_empty_rows(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -139,7 +134,7 @@ class MultiHeadAttention(nn.Module):
         t, s = q.size(-2), k.size(-2)
         if is_causal and (mask is not None or need_weights or t != s):
             # The fused kernel's own causal flag only covers the plain square case.
-            mask = combine_masks(mask, _causal(t, s, q.device))
+            mask = combine_masks(mask, causal_mask(t, s, device=q.device))
             is_causal = False
         p = self.dropout if self.training else 0.0
         if need_weights:

@@ -18,7 +18,7 @@ from torch import nn
 from .attention import MultiHeadAttention, Rotary
 from .blocks import EncoderBlock
 from .config import TransformerConfig
-from .masks import combine_masks, padding_mask
+from .masks import causal_mask, combine_masks, padding_mask
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor, TextEmbedding
 from .positional import RotaryEmbedding
 from .seeding import seeded
@@ -68,8 +68,7 @@ def _per_head(linear: nn.Linear, n_heads: int) -> tuple[torch.Tensor, torch.Tens
 def _full_mask(mask: torch.Tensor | None, is_causal: bool, h: int, t: int, s: int,
                device: torch.device) -> torch.Tensor | None:
     if is_causal:
-        # Query i sits at absolute position i + (s - t), as in MultiHeadAttention.
-        mask = combine_masks(mask, torch.ones(t, s, dtype=torch.bool, device=device).tril(s - t))
+        mask = combine_masks(mask, causal_mask(t, s, device=device))
     if mask is None:
         return None
     return mask.expand(1, h, t, s)[0].clone()  # (H, T, S)
