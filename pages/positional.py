@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui import positional_views as pv
 from ui import state
-from ui.positional_compare import compare_section, shuffle_section
+from ui.positional_compare import compare_section, every_encoding_past_max_len, shuffle_section
 from ui.router import ensure_router
 from ui.urlstate import bind_url, push_url, share_link
 
@@ -27,6 +27,7 @@ elif section == "relative":
     pv.relative_section(max_len, d_model, base)
 elif section == "beyond":
     pv.beyond_section(max_len, d_model, base)
+    every_encoding_past_max_len(max_len, d_model, base)
 elif section == "compare":
     compare_section(max_len, d_model, base)
 else:

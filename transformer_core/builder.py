@@ -43,7 +43,7 @@ class BuilderSettings:
     d_model: int = 64  # width C of every token vector
     d_ff: int = 256  # hidden width of the feed-forward network
     norm: str = "pre"  # "pre" or "post" LayerNorm placement (the ViT is always pre-norm)
-    positional: str = "sinusoidal"  # text models: "sinusoidal", "learned", "rope" or "none" (ViT: learned)
+    positional: str = "sinusoidal"  # text models: a name from positional.kinds() (ViT: always learned)
     vocab_size: int = 1000  # distinct tokens (text models)
     seq_len: int = 64  # tokens per sequence (text; source and target for the encoder-decoder)
     image_size: int = 32  # ViT input side in pixels

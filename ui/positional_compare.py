@@ -1,4 +1,4 @@
-"""Positional Encodings page: sinusoidal, learned, RoPE and none side by side, and the shuffle test."""
+"""Positional Encodings page: every registered encoding side by side, and the shuffle test."""
 
 from __future__ import annotations
 
@@ -6,19 +6,23 @@ import numpy as np
 import streamlit as st
 import torch
 
+from transformer_core import positional
 from transformer_core.lab_input import tokenize
 from transformer_core.positional_analysis import (
     ShuffleResult,
     learned_table,
     position_views,
+    run_past_max_len,
+    score_bias,
     shuffle_permutation,
     shuffle_test,
 )
 from ui import charts, exports, state
-from ui.positional_views import SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
+from ui.positional_views import EXTRA, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
 SHUFFLE_MAX_TOKENS = 16
-KIND_TITLES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "none": "None"}
+BIAS_HEADS = 8  # heads drawn for encodings that bias the scores: the first and the last slope
+KIND_TITLES = {kind: positional.get(kind).short for kind in positional.kinds()}
 
 
 def trained_learned_table() -> tuple[torch.Tensor | None, str]:
@@ -47,9 +51,8 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
             views[kind] = position_views(kind, table.shape[0], table.shape[1], base, learned_table=table)
         else:
             views[kind] = position_views(kind, max_len, d_model, base)
-    st.markdown("One token vector **u** placed at every position. Sinusoidal and learned encodings **add** a row "
-                "of their table; RoPE **rotates** each pair of numbers by an angle proportional to the position "
-                "(it does this to queries and keys inside attention); with none, every position looks the same.")
+    st.markdown("One token vector **u** placed at every position. " + " ".join(
+        f"**{positional.get(k).short}** {positional.get(k).summary}." for k in views))
     learned = f"Learned table: {source}."
     if table is not None:
         learned += (f" Its panel shows the trained table's own {table.shape[0]} positions × {table.shape[1]} "
@@ -78,6 +81,27 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
              "similarity 8 apart": round(float(np.diag(s, 8).mean()), 4) if len(s) > 8 else None,
              "lowest similarity": round(float(s.min()), 4)} for k, s in zip(views, sims, strict=True)]
     st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def every_encoding_past_max_len(max_len: int, d_model: int, base: float) -> None:
+    """One small random model per encoding, built for max_len and fed a longer sequence; score biases drawn."""
+    extra = int(st.session_state[EXTRA])
+    runs = run_past_max_len(max_len, d_model, base, extra=extra)
+    st.markdown(f"**Every encoding, for real** — a small random encoder per encoding, built with max_len={max_len}, "
+                f"is fed {max_len + extra} tokens:")
+    st.dataframe([{"encoding": positional.get(r.kind).title, f"runs on {r.length} tokens": "no" if r.error else "yes",
+                   "what happens": r.error or ("outputs are finite numbers" if r.finite else "outputs are not finite")}
+                  for r in runs], hide_index=True, width="stretch")
+    for kind in (k for k in positional.kinds() if positional.get(k).acts == "bias"):
+        bias = score_bias(kind, BIAS_HEADS, max_len + extra)  # (H, L, L)
+        spec = positional.get(kind)
+        mats = [bias[0].numpy(), bias[-1].numpy()]
+        fig = _row(mats, [f"{spec.short}: head 1 (steepest)", f"{spec.short}: head {BIAS_HEADS} (shallowest)"],
+                   zmin=float(bias.min()), zmax=0.0, diverging=False, height=min(520, 140 + 4 * (max_len + extra)),
+                   x_title="key position", y_title="query position")
+        charts.show(fig, key=f"pe.beyond.bias.{kind}")
+        st.caption(f"{spec.short} {spec.summary}. The bias is a formula of the distance, so positions past "
+                   f"max_len={max_len} get one too: nothing was learned per position.")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -189,7 +189,7 @@ def _pair_weight(attn, rotary, offset, distance, length=12):
     mask = torch.zeros(length, length, dtype=torch.bool)
     mask[offset + distance, [offset, offset + distance]] = True
     mask |= ~mask.any(dim=-1, keepdim=True)  # other rows attend anywhere; only one row is read
-    _, weights = attn(x, x, x, mask=mask, need_weights=True, rotary=rotary)
+    _, weights = attn(x, x, x, mask=mask, need_weights=True, positions=rotary)
     return weights[0, :, offset + distance, offset]  # (H,)
 
 
