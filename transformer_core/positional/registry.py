@@ -16,7 +16,7 @@ from .base import AttentionPositions
 
 ACTS = ("add", "rotate", "bias", "nothing")
 # Menu order; each name is a module of this package that defines KIND.
-_MODULES = ("sinusoidal", "learned", "rope", "none")
+_MODULES = ("sinusoidal", "learned", "rope", "none", "alibi")
 
 TableFactory = Callable[[int, int, float], torch.Tensor]  # (max_len, d_model, base) -> (max_len, C)
 AttentionFactory = Callable[[int, int, int, float], AttentionPositions]  # (head_dim, n_heads, max_len, base)
