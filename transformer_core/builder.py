@@ -9,28 +9,18 @@ plus the batch it would train on. Sizes and costs come from :mod:`transformer_co
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .config import TransformerConfig, ViTConfig
-from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
-from .sizing import KINDS, StepEstimate, estimate_training_step, measure_step_time
-from .vit import VisionTransformer
+from .families import FAMILIES, KINDS, by_kind
+from .models import Seq2SeqTransformer, SequenceRegressor
+from .sizing import StepEstimate, estimate_training_step, measure_step_time
 
-KIND_TITLES = {
-    "encoder": "Encoder-only (BERT-like)",
-    "decoder": "Decoder-only (GPT-like)",
-    "seq2seq": "Encoder–decoder (2017 Transformer)",
-    "vit": "Vision Transformer (ViT)",
-}
-_FACTORIES: dict[str, Callable[[Any], nn.Module]] = {
-    "encoder": SequenceRegressor, "decoder": CausalLM, "seq2seq": Seq2SeqTransformer, "vit": VisionTransformer,
-}
+KIND_TITLES = {f.kind: f.title for f in FAMILIES}
 
 
 @dataclass(frozen=True)
@@ -76,7 +66,7 @@ def build(settings: BuilderSettings, device: torch.device | str = "meta") -> nn.
     """The model; on the meta device by default (shapes only, no memory)."""
     config = settings.config()
     with torch.device(device):
-        return _FACTORIES[settings.kind](config)
+        return by_kind(settings.kind).model_class(config)
 
 
 def estimate(settings: BuilderSettings, model: nn.Module | None = None) -> StepEstimate:
