@@ -77,6 +77,10 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
                                     label=f"{KIND_TITLES[kind]}: vectors")
             exports.numbers_popover(sim.numpy(), None, None, name=f"{kind}_similarity", key=f"pe.num.sim.{kind}",
                                     label=f"{KIND_TITLES[kind]}: similarity")
+    for kind in _bias_kinds():
+        st.markdown(f"**{KIND_TITLES[kind]} leaves the vectors alone** — its positions live in the attention "
+                    "scores instead:")
+        _bias_panels(kind, max_len, key=f"pe.compare.bias.{kind}")
     rows = [{"encoding": KIND_TITLES[k], "similarity of neighbours (a, a+1)": round(float(np.diag(s, 1).mean()), 4),
              "similarity 8 apart": round(float(np.diag(s, 8).mean()), 4) if len(s) > 8 else None,
              "lowest similarity": round(float(s.min()), 4)} for k, s in zip(views, sims, strict=True)]
@@ -92,16 +96,26 @@ def every_encoding_past_max_len(max_len: int, d_model: int, base: float) -> None
     st.dataframe([{"encoding": positional.get(r.kind).title, f"runs on {r.length} tokens": "no" if r.error else "yes",
                    "what happens": r.error or ("outputs are finite numbers" if r.finite else "outputs are not finite")}
                   for r in runs], hide_index=True, width="stretch")
-    for kind in (k for k in positional.kinds() if positional.get(k).acts == "bias"):
-        bias = score_bias(kind, BIAS_HEADS, max_len + extra)  # (H, L, L)
-        spec = positional.get(kind)
-        mats = [bias[0].numpy(), bias[-1].numpy()]
-        fig = _row(mats, [f"{spec.short}: head 1 (steepest)", f"{spec.short}: head {BIAS_HEADS} (shallowest)"],
-                   zmin=float(bias.min()), zmax=0.0, diverging=False, height=min(520, 140 + 4 * (max_len + extra)),
-                   x_title="key position", y_title="query position")
-        charts.show(fig, key=f"pe.beyond.bias.{kind}")
-        st.caption(f"{spec.short} {spec.summary}. The bias is a formula of the distance, so positions past "
-                   f"max_len={max_len} get one too: nothing was learned per position.")
+    for kind in _bias_kinds():
+        _bias_panels(kind, max_len + extra, key=f"pe.beyond.bias.{kind}")
+        st.caption(f"The bias is a formula of the distance, so positions past max_len={max_len} get one too: "
+                   "nothing was learned per position.")
+
+
+def _bias_kinds() -> list[str]:
+    return [k for k in positional.kinds() if positional.get(k).acts == "bias"]
+
+
+def _bias_panels(kind: str, length: int, *, key: str) -> None:
+    """The score bias of the first and the last head of an encoding that acts on the attention scores."""
+    spec, bias = positional.get(kind), score_bias(kind, BIAS_HEADS, length)  # (H, L, L)
+    fig = _row([bias[0].numpy(), bias[-1].numpy()], [f"{spec.short}: head 1 of {BIAS_HEADS}",
+                                                    f"{spec.short}: head {BIAS_HEADS} of {BIAS_HEADS}"],
+               zmin=float(bias.min()), zmax=0.0, diverging=False, height=min(560, 160 + 10 * length),
+               x_title="key position", y_title="query position")
+    charts.show(fig, key=key)
+    st.caption(f"{spec.short} {spec.summary}. Bias added to the score of query a for key b "
+               f"(0 = no change, more negative = less attention).")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
