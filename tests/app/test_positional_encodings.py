@@ -194,4 +194,4 @@ def test_alibi_shows_its_score_bias_in_compare_and_runs_past_max_len(page) -> No
     rows = next(df.value for df in page.dataframe if "what happens" in df.value.columns)
     runs = {name: ok for name, ok in zip(rows["encoding"], rows[f"runs on {64 + 32} tokens"], strict=True)}
     assert runs == {"sinusoidal": "no", "learned": "no", "rotary (RoPE)": "no", "none": "yes",
-                    "ALiBi (linear bias)": "yes"}
+                    "ALiBi": "yes"}

@@ -76,7 +76,7 @@ def _alibi(head_dim: int, n_heads: int, max_len: int, base: float) -> ALiBi:
 
 
 KIND = PositionalKind(
-    name="alibi", title="ALiBi (linear bias)", short="ALiBi", acts="bias",
+    name="alibi", title="ALiBi", short="ALiBi", acts="bias",
     summary="adds nothing to the vectors; each head subtracts slope × distance from its attention scores, "
             "so it works past max_len",
     attention=_alibi, embed_note=" · positions: ALiBi, a bias on the scores",
