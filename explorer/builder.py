@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,20 +18,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from transformer_core.config import TransformerConfig, ViTConfig
-from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from transformer_core.families import FAMILIES, KINDS, by_kind
+from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
 from transformer_core.presets import PRESETS
-from transformer_core.sizing import KINDS, StepEstimate, estimate_training_step, measure_step_time
-from transformer_core.vit import VisionTransformer
+from transformer_core.sizing import StepEstimate, estimate_training_step, measure_step_time
 
-KIND_TITLES = {
-    "encoder": "Encoder-only (BERT-like)",
-    "decoder": "Decoder-only (GPT-like)",
-    "seq2seq": "Encoder–decoder (2017 Transformer)",
-    "vit": "Vision Transformer (ViT)",
-}
-_FACTORIES: dict[str, Callable[[Any], nn.Module]] = {
-    "encoder": SequenceRegressor, "decoder": CausalLM, "seq2seq": Seq2SeqTransformer, "vit": VisionTransformer,
-}
+KIND_TITLES = {f.kind: f.title for f in FAMILIES}
 
 
 @dataclass(frozen=True)
@@ -45,7 +36,7 @@ class BuilderSettings:
     d_model: int = 64  # width C of every token vector
     d_ff: int = 256  # hidden width of the feed-forward network
     norm: str = "pre"  # "pre" or "post" LayerNorm placement (the ViT is always pre-norm)
-    positional: str = "sinusoidal"  # text models: "sinusoidal", "learned", "rope" or "none" (ViT: learned)
+    positional: str = "sinusoidal"  # text models: a name from positional.kinds() (ViT: always learned)
     vocab_size: int = 1000  # distinct tokens (text models)
     seq_len: int = 64  # tokens per sequence (text; source and target for the encoder-decoder)
     image_size: int = 32  # ViT input side in pixels
@@ -105,7 +96,7 @@ def _preset_fields(name: str, batch_size: int) -> dict[str, Any]:
 def build(settings: BuilderSettings, device: torch.device | str = "meta") -> nn.Module:
     """The model; on the meta device by default (shapes only, no memory). A preset builds the published model."""
     config = settings.config()
-    factory = PRESETS[settings.preset].factory if settings.preset else _FACTORIES[settings.kind]
+    factory = PRESETS[settings.preset].factory if settings.preset else by_kind(settings.kind).model_class
     with torch.device(device):
         return factory(config)
 

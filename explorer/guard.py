@@ -24,7 +24,6 @@ CPU_FLOPS_PER_THREAD = 8e9  # sustained FLOP/s of one CPU thread on these small 
 GPU_FLOPS = 2e12  # sustained FLOP/s of a GPU on these small matrices (kernel launches dominate)
 STEP_OVERHEAD_S = 0.004  # fixed cost of a step: Python, optimiser bookkeeping, batch generation
 SUGGESTED_BATCHES = (128, 64, 32, 16, 8)  # batch sizes the guard may suggest, largest first
-SIZING_KINDS = {"seq2seq": "seq2seq", "causal_lm": "decoder", "regression": "encoder", "vision": "vit"}
 FF_PER_WIDTH = 4  # the widest feed-forward layer offered is this many times the widest model
 
 
@@ -129,10 +128,11 @@ def model_limit_problems(config: ModelConfig, limits: Limits) -> list[str]:
 
 def _estimate(task: Task, model_config: ModelConfig, batch_size: int) -> StepEstimate:
     """The sizing estimate of one step of ``task`` with this model at ``batch_size``."""
+    from transformer_core.families import family
     from transformer_core.sizing import estimate_training_step
 
     length = None if isinstance(model_config, ViTConfig) else model_config.max_len
-    return estimate_training_step(model_config, kind=SIZING_KINDS[task.family], batch_size=batch_size,
+    return estimate_training_step(model_config, kind=family(task.family).kind, batch_size=batch_size,
                                   seq_len=length)
 
 

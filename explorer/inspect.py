@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from transformer_core.attention import MultiHeadAttention, Rotary
+from transformer_core.attention import MultiHeadAttention
 from transformer_core.blocks import EncoderBlock
 from transformer_core.config import TransformerConfig
-from transformer_core.masks import combine_masks, padding_mask
+from transformer_core.masks import causal_mask, combine_masks, padding_mask
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor, TextEmbedding
-from transformer_core.positional import RotaryEmbedding
+from transformer_core.positional import AttentionPositions, attention_positions
 from transformer_core.seeding import seeded
 
 MASK_KINDS = ("none", "causal", "padding")
@@ -42,7 +42,8 @@ class AttentionSteps:
     v: torch.Tensor  # (H, S, D) values
     scores: torch.Tensor  # (H, T, S) Q Kᵀ
     scaled: torch.Tensor  # (H, T, S) Q Kᵀ / √d_k
-    masked: torch.Tensor  # (H, T, S) scaled scores with -inf where the mask forbids attending
+    bias: torch.Tensor | None  # (H, T, S) position bias added to the scaled scores (ALiBi), or None
+    masked: torch.Tensor  # (H, T, S) scaled scores (+ bias) with -inf where the mask forbids attending
     mask: torch.Tensor | None  # (H, T, S) bool, True = may attend; None when nothing is masked
     weights: torch.Tensor  # (H, T, S) softmax of the masked scores; fully masked rows are zeros
     head_out: torch.Tensor  # (H, T, D) weights @ V per head
@@ -50,7 +51,7 @@ class AttentionSteps:
     w_o: torch.Tensor  # (C, C) output weights, so that output = concat @ w_o + b_o
     b_o: torch.Tensor | None  # (C,) output bias
     output: torch.Tensor  # (T, C) the attention's output
-    rotary: bool  # whether rotary positions were applied to Q and K
+    rotary: bool  # whether positions rotated Q and K (RoPE)
 
     @property
     def head_dim(self) -> int:
@@ -68,8 +69,7 @@ def _per_head(linear: nn.Linear, n_heads: int) -> tuple[torch.Tensor, torch.Tens
 def _full_mask(mask: torch.Tensor | None, is_causal: bool, h: int, t: int, s: int,
                device: torch.device) -> torch.Tensor | None:
     if is_causal:
-        # Query i sits at absolute position i + (s - t), as in MultiHeadAttention.
-        mask = combine_masks(mask, torch.ones(t, s, dtype=torch.bool, device=device).tril(s - t))
+        mask = combine_masks(mask, causal_mask(t, s, device=device))
     if mask is None:
         return None
     return mask.expand(1, h, t, s)[0].clone()  # (H, T, S)
@@ -77,7 +77,7 @@ def _full_mask(mask: torch.Tensor | None, is_causal: bool, h: int, t: int, s: in
 
 @torch.no_grad()
 def attention_walkthrough(mha: MultiHeadAttention, x: torch.Tensor, mask: torch.Tensor | None = None, *,
-                          is_causal: bool = False, rotary: Rotary | None = None) -> AttentionSteps:
+                          is_causal: bool = False, positions: AttentionPositions | None = None) -> AttentionSteps:
     """Self-attention of ``mha`` on one sequence, step by step, with the module's own weights.
 
     Args:
@@ -85,7 +85,7 @@ def attention_walkthrough(mha: MultiHeadAttention, x: torch.Tensor, mask: torch.
         x: the sequence, ``(T, C)`` or ``(1, T, C)``.
         mask: boolean, ``True`` = may attend, broadcastable to ``(1, H, T, T)``.
         is_causal: additionally forbid attending to later positions.
-        rotary: optional rotary position function applied to ``(q, k)`` in ``(B, H, N, D)``.
+        positions: optional positions acting inside attention: a rotation of ``(q, k)`` and/or a score bias.
 
     Returns:
         :class:`AttentionSteps`; ``output`` equals ``mha(x, x, x, mask, is_causal=is_causal)[0]``.
@@ -96,21 +96,27 @@ def attention_walkthrough(mha: MultiHeadAttention, x: torch.Tensor, mask: torch.
     w_k, b_k = _per_head(mha.k_proj, h)
     w_v, b_v = _per_head(mha.v_proj, h)
     q, k, v = (mha._split_heads(p(x)[None]) for p in (mha.q_proj, mha.k_proj, mha.v_proj))  # (1, H, T, D)
-    if rotary is not None:
-        q, k = rotary(q, k)
-    q, k, v = q[0], k[0], v[0]  # (H, T, D)
     t = s = x.size(0)
+    bias, rotated = None, False
+    if positions is not None:
+        before = q
+        q, k = positions.rotate_qk(q, k)
+        rotated = q is not before
+        bias = positions.score_bias(t, s, device=x.device, dtype=q.dtype)  # (H, T, S) or None
+    q, k, v = q[0], k[0], v[0]  # (H, T, D)
     scores = q @ k.transpose(-2, -1)  # (H, T, S)
     scaled = scores / math.sqrt(q.size(-1))
     full = _full_mask(mask, is_causal, h, t, s, x.device)
-    masked = scaled if full is None else scaled.masked_fill(~full, float("-inf"))
+    masked = scaled if bias is None else scaled + bias
+    masked = masked if full is None else masked.masked_fill(~full, float("-inf"))
     weights = _softmax_rows(masked, full)
     head_out = weights @ v  # (H, T, D)
     concat = head_out.transpose(0, 1).reshape(t, mha.d_model)  # (H, T, D) -> (T, H*D)
     return AttentionSteps(
         x=x, w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v, q=q, k=k, v=v, scores=scores, scaled=scaled,
-        masked=masked, mask=full, weights=weights, head_out=head_out, concat=concat,
-        w_o=mha.out_proj.weight.t(), b_o=mha.out_proj.bias, output=mha.out_proj(concat), rotary=rotary is not None,
+        bias=bias, masked=masked, mask=full, weights=weights, head_out=head_out, concat=concat,
+        w_o=mha.out_proj.weight.t(), b_o=mha.out_proj.bias, output=mha.out_proj(concat),
+        rotary=rotated,
     )
 
 
@@ -130,7 +136,7 @@ class AttentionStack:
     blocks: Sequence[EncoderBlock]  # the blocks, first to last
     mask: torch.Tensor | None  # bool broadcastable to (1, H, T, T), True = may attend
     is_causal: bool  # whether each query sees only itself and earlier positions
-    rotary: RotaryEmbedding | None  # rotary positions applied inside attention, if the model uses them
+    positions: AttentionPositions | None  # positions acting inside attention (RoPE, ALiBi), if the model has them
     labels: tuple[str, ...]  # one label per position (CLS included when the model has one)
 
 
@@ -141,8 +147,8 @@ def walk_stack(stack: AttentionStack) -> list[AttentionSteps]:
     for block in stack.blocks:
         attn_in = block.norm1(x) if block.norm_first else x
         steps.append(attention_walkthrough(block.self_attn, attn_in, stack.mask, is_causal=stack.is_causal,
-                                           rotary=stack.rotary))
-        x, _ = block(x, mask=stack.mask, is_causal=stack.is_causal, rotary=stack.rotary)
+                                           positions=stack.positions))
+        x, _ = block(x, mask=stack.mask, is_causal=stack.is_causal, positions=stack.positions)
     return steps
 
 
@@ -165,13 +171,13 @@ class LabEncoder(nn.Module):
                          bias=c.bias, eps=c.layer_norm_eps)
             for _ in range(c.n_layers)
         )
-        self.rotary = RotaryEmbedding(c.head_dim, c.max_len, c.pos_base) if c.positional == "rope" else None
+        self.attn_positions = attention_positions(c.positional, c.head_dim, c.n_heads, c.max_len, c.pos_base)
 
     def forward(self, ids: torch.Tensor, *, mask: torch.Tensor | None = None,
                 is_causal: bool = False) -> torch.Tensor:
         x = self.embed(ids)
         for block in self.blocks:
-            x, _ = block(x, mask=mask, is_causal=is_causal, rotary=self.rotary)
+            x, _ = block(x, mask=mask, is_causal=is_causal, positions=self.attn_positions)
         return x
 
 
@@ -199,7 +205,7 @@ def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask
             raise ValueError("A padding mask needs one valid flag per token.")
         mask = padding_mask(torch.tensor([list(valid)], dtype=torch.bool))  # (1, 1, 1, T)
     return AttentionStack(x=model.embed(idx), blocks=list(model.blocks), mask=mask,
-                          is_causal=mask_kind == "causal", rotary=model.rotary, labels=tuple(labels))
+                          is_causal=mask_kind == "causal", positions=model.attn_positions, labels=tuple(labels))
 
 
 @torch.no_grad()
@@ -213,14 +219,14 @@ def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -
     idx = torch.tensor([list(ids)], dtype=torch.long, device=device)  # (1, T)
     labels = tuple(labels)
     if isinstance(model, CausalLM):
-        return AttentionStack(model.embed(idx), list(model.blocks), None, True, model.rotary, labels)
+        return AttentionStack(model.embed(idx), list(model.blocks), None, True, model.attn_positions, labels)
     if isinstance(model, Seq2SeqTransformer):
-        return AttentionStack(model.src_embed(idx), list(model.encoder), None, False, model.rotary, labels)
+        return AttentionStack(model.src_embed(idx), list(model.encoder), None, False, model.attn_positions, labels)
     if isinstance(model, SequenceRegressor):
         x, valid = model._inputs(idx, torch.ones_like(idx, dtype=torch.bool))
         if model.pool == "cls":
             labels = ("CLS", *labels)
-        return AttentionStack(x, list(model.blocks), padding_mask(valid), False, model.rotary, labels)
+        return AttentionStack(x, list(model.blocks), padding_mask(valid), False, model.attn_positions, labels)
     raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
 
 

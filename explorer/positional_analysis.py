@@ -3,6 +3,7 @@
 - :func:`rotation_check`: ``PE(pos + k)`` is ``PE(pos)`` rotated by a matrix that depends on ``k`` only, one
   2x2 rotation per frequency pair — why a model can learn to attend by relative position.
 - :func:`beyond_max_len`: the sinusoidal formula keeps going past ``max_len``; a learned table has no row there.
+- :func:`run_past_max_len`: which encodings let a model built for ``max_len`` run on a longer sequence.
 - :func:`position_views`: the same token vector placed at every position under each kind of encoding.
 - :func:`shuffle_test`: without positions, permuting the input tokens merely permutes the outputs.
 """
@@ -16,7 +17,7 @@ import torch
 
 from explorer.inspect import build_lab_encoder
 from transformer_core.config import TransformerConfig
-from transformer_core.positional import KINDS, PositionalEncoding, RotaryEmbedding, sinusoidal_encoding
+from transformer_core.positional import PositionalEncoding, attention_positions, get, kinds, sinusoidal_encoding
 from transformer_core.seeding import seeded
 
 
@@ -91,6 +92,41 @@ def beyond_max_len(max_len: int, d_model: int, base: float = 10000.0, *, extra: 
                         wavelengths=2 * torch.pi / frequencies(d_model, base), learned_error=message)
 
 
+@dataclass(frozen=True)
+class LengthRun:
+    """A model built for ``max_len`` positions, run on a longer sequence."""
+
+    kind: str  # the positional encoding
+    length: int  # tokens fed to the model (more than max_len)
+    error: str  # the model's message when it refused the sequence; "" when it ran
+    finite: bool  # whether every output was a finite number (False when it refused)
+
+
+@torch.no_grad()
+def run_past_max_len(max_len: int, d_model: int, base: float = 10000.0, *, extra: int = 16,
+                     seed: int = 0) -> list[LengthRun]:
+    """Build a small random encoder per registered encoding with ``max_len`` and feed it ``max_len + extra`` tokens."""
+    ids = torch.randint(0, 16, (1, max_len + extra), generator=torch.Generator().manual_seed(seed))  # (1, L)
+    runs = []
+    for kind in kinds():
+        config = TransformerConfig(vocab_size=16, max_len=max_len, d_model=d_model, n_heads=2, n_layers=1,
+                                   d_ff=2 * d_model, positional=kind, pos_base=base)
+        try:
+            out = build_lab_encoder(config, seed)(ids)
+            runs.append(LengthRun(kind, ids.size(1), "", bool(torch.isfinite(out).all())))
+        except ValueError as err:
+            runs.append(LengthRun(kind, ids.size(1), str(err), False))
+    return runs
+
+
+def score_bias(kind: str, n_heads: int, length: int) -> torch.Tensor | None:
+    """The bias ``(H, L, L)`` an encoding adds to the attention scores of a length-``length`` sequence, or None."""
+    inside = attention_positions(kind, 2, n_heads, length)
+    if inside is None:
+        return None
+    return inside.score_bias(length, length, device=torch.device("cpu"), dtype=torch.float32)
+
+
 def content_vector(d_model: int, seed: int = 0) -> torch.Tensor:
     """A fixed random token vector with unit-variance entries (like a scaled token embedding): ``(C,)``."""
     return torch.randn(d_model, generator=torch.Generator().manual_seed(seed))
@@ -100,26 +136,26 @@ def position_views(kind: str, max_len: int, d_model: int, base: float = 10000.0,
                    learned_table: torch.Tensor | None = None, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """One token vector u placed at every position, and how alike it looks from position to position.
 
-    ``sinusoidal``/``learned`` add a table row (u + PE[pos]); ``rope`` rotates each pair of u by pos·ω
-    (as it rotates queries and keys); ``none`` leaves u unchanged, so every position looks the same.
+    Encodings that add a table give u + PE[pos]; ``rope`` rotates each pair of u by pos·ω (as it rotates queries
+    and keys); encodings that act on the attention scores (ALiBi) or not at all leave u unchanged, so every
+    position looks the same here.
 
     Returns:
         ``(vectors (L, C), similarity (L, L))`` where similarity is the cosine of the angle between positions.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind={kind!r} is not one of {', '.join(KINDS)}.")
+    spec = get(kind)
     u = content_vector(d_model, seed).expand(max_len, d_model)  # (L, C)
-    if kind == "sinusoidal":
-        vectors = u + sinusoidal_encoding(max_len, d_model, base)
-    elif kind == "learned":
+    vectors = u.clone()
+    if spec.learnable:
         table = learned_table if learned_table is not None else _random_learned(max_len, d_model, seed)
         if table.shape != (max_len, d_model):
             raise ValueError(f"The learned table has shape {tuple(table.shape)}, expected ({max_len}, {d_model}).")
         vectors = u + table.detach().float().cpu()
-    elif kind == "rope":
-        vectors = RotaryEmbedding(d_model, max_len, base).rotate(u[None])[0]
-    else:
-        vectors = u.clone()
+    elif spec.table is not None:
+        vectors = u + spec.table(max_len, d_model, base)
+    inside = attention_positions(kind, d_model, 1, max_len, base)
+    if inside is not None:  # one head as wide as the model: rotate u as queries and keys are rotated
+        vectors = inside.rotate_qk(vectors[None, None], vectors[None, None])[0][0, 0]  # (L, C)
     return vectors, similarity_matrix(vectors, cosine=True)
 
 
@@ -159,7 +195,7 @@ def learned_table(model: torch.nn.Module) -> torch.Tensor | None:
     """The learned position table ``(L, C)`` of a text model or ViT, or None when it has no learned table."""
     for name in ("embed", "src_embed"):
         positions = getattr(getattr(model, name, None), "positions", None)
-        if isinstance(positions, PositionalEncoding) and positions.kind == "learned":
+        if isinstance(positions, PositionalEncoding) and get(positions.kind).learnable:
             return positions.table.detach().float().cpu()
     pos_embed = getattr(model, "pos_embed", None)
     if isinstance(pos_embed, torch.Tensor) and pos_embed.dim() == 3:

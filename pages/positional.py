@@ -5,7 +5,7 @@ import streamlit as st
 from ui.common import state
 from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.positional import views as pv
-from ui.positional.compare import compare_section, shuffle_section
+from ui.positional.compare import compare_section, every_encoding_past_max_len, shuffle_section
 
 info = open_page("positional", init=pv.init_page_state, kept=pv.KEPT,
                  caption="Attention by itself is blind to word order. Positional encodings give every position its "
@@ -23,6 +23,7 @@ elif section == "relative":
     pv.relative_section(max_len, d_model, base)
 elif section == "beyond":
     pv.beyond_section(max_len, d_model, base)
+    every_encoding_past_max_len(max_len, d_model, base)
 elif section == "compare":
     compare_section(max_len, d_model, base)
 else:

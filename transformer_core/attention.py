@@ -7,21 +7,14 @@ A query whose keys are all masked gets zero weights and a zero output instead of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .config import check_heads, check_positive, whole_number
-from .masks import combine_masks
-
-Rotary = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
-
-
-def _causal(t: int, s: int, device: torch.device) -> torch.Tensor:
-    # Query i sits at absolute position i + (s - t), so it may see keys up to that position.
-    return torch.ones(t, s, dtype=torch.bool, device=device).tril(s - t)
+from .masks import causal_mask, combine_masks
+from .positional.base import AttentionPositions
 
 
 def _guard_empty_rows(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -36,8 +29,9 @@ def scaled_dot_product_attention(
     v: torch.Tensor,
     mask: torch.Tensor | None = None,
     dropout_p: float = 0.0,
+    bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax(Q Kᵀ / √d_k) V, written out so the attention weights can be returned.
+    """softmax(Q Kᵀ / √d_k + bias) V, written out so the attention weights can be returned.
 
     Args:
         q: queries ``(..., T, D)``.
@@ -45,12 +39,15 @@ def scaled_dot_product_attention(
         v: values ``(..., S, Dv)``.
         mask: boolean, ``True`` = may attend, broadcastable to ``(..., T, S)``.
         dropout_p: dropout probability applied to the weights (pass 0 in evaluation).
+        bias: optional float bias added to the scaled scores, broadcastable to ``(..., T, S)`` (e.g. ALiBi).
 
     Returns:
         ``(out, weights)`` with shapes ``(..., T, Dv)`` and ``(..., T, S)``; each row of ``weights`` sums to 1,
         except rows whose keys are all masked, which are all zeros.
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, S)
+    if bias is not None:
+        scores = scores + bias
     has_key = None
     if mask is not None:
         mask, has_key = _guard_empty_rows(mask)
@@ -123,7 +120,7 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         need_weights: bool = False,
         is_causal: bool = False,
-        rotary: Rotary | None = None,
+        positions: AttentionPositions | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -131,28 +128,34 @@ class MultiHeadAttention(nn.Module):
             mask: boolean, ``True`` = may attend, broadcastable to ``(B, H, T, S)``.
             need_weights: also return the per-head attention weights (uses the explicit path).
             is_causal: additionally forbid attending to later positions.
-            rotary: optional function applying rotary position embeddings to ``(q, k)`` in ``(B, H, N, D)``.
+            positions: optional positions acting inside attention (see ``positional.base``): they may rotate
+                ``(q, k)`` (RoPE) and add a bias ``(H, T, S)`` to the scaled scores (ALiBi).
         """
         q, k, v = (self._split_heads(x) for x in self._project(query, key, value))  # (B, H, T|S, D)
-        if rotary is not None:
-            q, k = rotary(q, k)
         t, s = q.size(-2), k.size(-2)
-        if is_causal and (mask is not None or need_weights or t != s):
-            # The fused kernel's own causal flag only covers the plain square case.
-            mask = combine_masks(mask, _causal(t, s, q.device))
+        bias = None
+        if positions is not None:
+            q, k = positions.rotate_qk(q, k)
+            bias = positions.score_bias(t, s, device=q.device, dtype=q.dtype)  # (H, T, S) or None
+        if is_causal and (mask is not None or need_weights or t != s or bias is not None):
+            # The fused kernel's own causal flag only covers the plain square case without a bias.
+            mask = combine_masks(mask, causal_mask(t, s, device=q.device))
             is_causal = False
         p = self.dropout if self.training else 0.0
         if need_weights:
-            out, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=p)
+            out, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=p, bias=bias)
         else:
-            out, weights = self._fused(q, k, v, mask, p, is_causal), None
+            out, weights = self._fused(q, k, v, mask, p, is_causal, bias), None
         out = out.transpose(1, 2).reshape(out.size(0), t, self.d_model)  # (B, T, C)
         return self.out_proj(out), weights
 
     @staticmethod
-    def _fused(q, k, v, mask, dropout_p: float, is_causal: bool) -> torch.Tensor:
+    def _fused(q, k, v, mask, dropout_p: float, is_causal: bool, bias: torch.Tensor | None) -> torch.Tensor:
         if mask is None:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=is_causal)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p, is_causal=is_causal)
         mask, has_key = _guard_empty_rows(mask)
+        if bias is not None:
+            # A float attn_mask is added to the scores: the bias where attending is allowed, -inf elsewhere.
+            mask = bias.masked_fill(~mask, float("-inf"))  # (B|1, H, T, S)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         return out * has_key  # (B, H, T, D); fully masked queries output zeros, as in the explicit path

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import MultiHeadAttention, Rotary
+from .attention import MultiHeadAttention
+from .positional.base import AttentionPositions
 
 _ACTIVATIONS = {
     "relu": F.relu,
@@ -77,19 +78,20 @@ class EncoderBlock(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    def _sa(self, x, mask, need_weights, is_causal, rotary):
+    def _sa(self, x, mask, need_weights, is_causal, positions):
         out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=is_causal,
-                                      rotary=rotary)
+                                      positions=positions)
         return self.dropout1(out), weights
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = False,
-                is_causal: bool = False, rotary: Rotary | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                is_causal: bool = False, positions: AttentionPositions | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.norm_first:
-            attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, rotary)
+            attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, positions)
             x = x + attn
             x = x + self.dropout2(self.ff(self.norm2(x)))
         else:
-            attn, weights = self._sa(x, mask, need_weights, is_causal, rotary)
+            attn, weights = self._sa(x, mask, need_weights, is_causal, positions)
             x = self.norm1(x + attn)
             x = self.norm2(x + self.dropout2(self.ff(x)))
         return x, weights
@@ -118,8 +120,9 @@ class DecoderBlock(nn.Module):
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
 
-    def _sa(self, x, mask, need_weights, rotary):
-        out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=True, rotary=rotary)
+    def _sa(self, x, mask, need_weights, positions):
+        out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=True,
+                                      positions=positions)
         return self.dropout1(out), weights
 
     def _ca(self, x, memory, mask, need_weights):
@@ -128,16 +131,17 @@ class DecoderBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor | None = None,
                 memory_mask: torch.Tensor | None = None, need_weights: bool = False,
-                rotary: Rotary | None = None) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+                positions: AttentionPositions | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Self-attention is always causal; ``self_mask`` may add padding, ``memory_mask`` hides source padding."""
         if self.norm_first:
-            sa, self_w = self._sa(self.norm1(x), self_mask, need_weights, rotary)
+            sa, self_w = self._sa(self.norm1(x), self_mask, need_weights, positions)
             x = x + sa
             ca, cross_w = self._ca(self.norm2(x), memory, memory_mask, need_weights)
             x = x + ca
             x = x + self.dropout3(self.ff(self.norm3(x)))
         else:
-            sa, self_w = self._sa(x, self_mask, need_weights, rotary)
+            sa, self_w = self._sa(x, self_mask, need_weights, positions)
             x = self.norm1(x + sa)
             ca, cross_w = self._ca(x, memory, memory_mask, need_weights)
             x = self.norm2(x + ca)

@@ -26,9 +26,9 @@ from safetensors.torch import save as save_tensors
 from torch import nn
 
 from .config import TransformerConfig, ViTConfig
-from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from .families import CONFIG_CLASSES, MODEL_CLASSES
+from .models import SequenceRegressor
 from .seeding import seeded
-from .vit import VisionTransformer
 
 FORMAT = "transformer-explorer/1"
 MAX_HEADER = 16 * 2**20  # a larger header means the file is not a checkpoint of this app (theirs: a few kB)
@@ -41,8 +41,8 @@ UNSTORED_FLOOR = 16 * 2**20
 _DTYPE_NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64",
                 torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
                 torch.bool: "BOOL"}
-_CONFIGS = {"TransformerConfig": TransformerConfig, "ViTConfig": ViTConfig}
-_MODELS = {cls.__name__: cls for cls in (Seq2SeqTransformer, CausalLM, SequenceRegressor, VisionTransformer)}
+_CONFIGS = CONFIG_CLASSES
+_MODELS = MODEL_CLASSES
 
 
 class CheckpointError(ValueError):

@@ -10,8 +10,9 @@ import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
+from . import positional
+
 NORMS = ("pre", "post")
-POSITIONALS = ("sinusoidal", "learned", "rope", "none")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: the tanh approximation GPT-2 uses ("gelu_new")
 
 
@@ -108,7 +109,7 @@ class TransformerConfig:
     d_ff: int = 256  # hidden width of the position-wise feed-forward network
     dropout: float = 0.0  # dropout on attention weights and residual branches; 0 keeps small runs deterministic
     norm: str = "pre"  # "pre": LayerNorm before each sub-layer (stable); "post": after the residual add (2017 paper)
-    positional: str = "sinusoidal"  # "sinusoidal", "learned", "rope" (rotary, in attention) or "none"
+    positional: str = "sinusoidal"  # a name from positional.kinds(): "sinusoidal", "learned", "rope", "none", ...
     activation: str = "relu"  # feed-forward non-linearity: "relu" (2017 paper), "gelu" or "gelu_tanh" (GPT-2)
     bias: bool = True  # biases in Linear and LayerNorm layers
     pad_id: int | None = None  # token id used for padding; when set, padding masks are derived from the tokens
@@ -127,14 +128,10 @@ class TransformerConfig:
             check_positive(n_decoder_layers=self.n_decoder_layers)
         check_heads(self.d_model, self.n_heads)
         _check_choice("norm", self.norm, NORMS)
-        _check_choice("positional", self.positional, POSITIONALS)
+        _check_choice("positional", self.positional, positional.kinds())
         _check_choice("activation", self.activation, ACTIVATIONS)
         _check_dropout(self.dropout)
-        if self.positional == "rope" and self.head_dim % 2 != 0:
-            raise ValueError(
-                f"Rotary positions rotate pairs of numbers, so the head size must be even, "
-                f"but d_model/n_heads = {self.d_model}/{self.n_heads} = {self.head_dim}."
-            )
+        positional.get(self.positional).check_head_dim(self.d_model, self.n_heads)
         if self.pad_id is not None and not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id={self.pad_id} must be a token id below vocab_size={self.vocab_size}.")
 

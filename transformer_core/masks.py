@@ -10,13 +10,20 @@ from __future__ import annotations
 import torch
 
 
-def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """Lower-triangular mask: position ``t`` may attend to positions ``0..t`` only.
+def causal_mask(size: int, keys: int | None = None, device: torch.device | str | None = None) -> torch.Tensor:
+    """Lower-triangular mask: each query may attend to its own position and earlier ones only.
+
+    Args:
+        size: number of queries T.
+        keys: number of keys S (default ``size``). With fewer queries than keys, the queries are the *last* T
+            positions: query ``i`` sits at absolute position ``i + (S - T)`` and sees keys ``0..i + (S - T)``.
+        device: where to build the mask.
 
     Shape:
-        ``(T, T)`` boolean, ``True`` on and below the diagonal.
+        ``(T, S)`` boolean, ``True`` on and below the (shifted) diagonal.
     """
-    return torch.ones(size, size, dtype=torch.bool, device=device).tril()
+    keys = size if keys is None else keys
+    return torch.ones(size, keys, dtype=torch.bool, device=device).tril(keys - size)
 
 
 def padding_mask(valid: torch.Tensor) -> torch.Tensor:

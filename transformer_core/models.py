@@ -16,7 +16,7 @@ from torch import nn
 from .blocks import DecoderBlock, EncoderBlock
 from .config import TransformerConfig
 from .masks import padding_mask, valid_from_tokens
-from .positional import PositionalEncoding, RotaryEmbedding
+from .positional import AttentionPositions, PositionalEncoding, attention_positions
 
 Attention = dict[str, list[torch.Tensor]]
 
@@ -43,10 +43,9 @@ class TextEmbedding(nn.Module):
         return self.dropout(self.positions(self.tokens(tokens) * self.scale))
 
 
-def _rotary(config: TransformerConfig, max_len: int) -> RotaryEmbedding | None:
-    if config.positional != "rope":
-        return None
-    return RotaryEmbedding(config.head_dim, max_len, config.pos_base)
+def _attn_positions(config: TransformerConfig) -> AttentionPositions | None:
+    # RoPE, ALiBi and other encodings that act inside self-attention; None for those that act on the embeddings.
+    return attention_positions(config.positional, config.head_dim, config.n_heads, config.max_len, config.pos_base)
 
 
 def _block_kwargs(config: TransformerConfig) -> dict:
@@ -88,7 +87,7 @@ class Seq2SeqTransformer(nn.Module):
         )
         self.encoder_norm = _final_norm(config)
         self.decoder_norm = _final_norm(config)
-        self.rotary = _rotary(config, config.max_len)
+        self.attn_positions = _attn_positions(config)
         self.generator = nn.Linear(c.d_model, c.vocab_size, bias=not c.tie_weights)
         if config.tie_weights:
             self.generator.weight = self.src_embed.tokens.weight
@@ -102,7 +101,7 @@ class Seq2SeqTransformer(nn.Module):
         mask = _key_mask(self._valid(src, src_valid))
         x, weights = self.src_embed(src), []
         for block in self.encoder:
-            x, w = block(x, mask=mask, need_weights=return_attention, rotary=self.rotary)
+            x, w = block(x, mask=mask, need_weights=return_attention, positions=self.attn_positions)
             weights.append(w)
         x = self.encoder_norm(x)
         return (x, weights) if return_attention else x
@@ -118,7 +117,7 @@ class Seq2SeqTransformer(nn.Module):
         x, self_ws, cross_ws = self.tgt_embed(tgt), [], []
         for block in self.decoder:
             x, sw, cw = block(x, memory, self_mask=self_mask, memory_mask=memory_mask,
-                              need_weights=return_attention, rotary=self.rotary)
+                              need_weights=return_attention, positions=self.attn_positions)
             self_ws.append(sw)
             cross_ws.append(cw)
         logits = self.generator(self.decoder_norm(x))  # (B, T, V)
@@ -177,7 +176,7 @@ class CausalLM(nn.Module):
         kw = _block_kwargs(config)
         self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.final_norm = _final_norm(config)
-        self.rotary = _rotary(config, config.max_len)
+        self.attn_positions = _attn_positions(config)
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         if config.tie_weights:
             self.lm_head.weight = self.embed.tokens.weight
@@ -185,7 +184,7 @@ class CausalLM(nn.Module):
     def forward(self, idx: torch.Tensor, *, return_attention: bool = False):
         x, weights = self.embed(idx), []
         for block in self.blocks:
-            x, w = block(x, need_weights=return_attention, is_causal=True, rotary=self.rotary)
+            x, w = block(x, need_weights=return_attention, is_causal=True, positions=self.attn_positions)
             weights.append(w)
         logits = self.lm_head(self.final_norm(x))  # (B, T, V)
         return (logits, {"decoder": weights}) if return_attention else logits
@@ -234,7 +233,7 @@ class SequenceRegressor(nn.Module):
         kw = _block_kwargs(config)
         self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.final_norm = _final_norm(config)
-        self.rotary = _rotary(config, config.max_len)
+        self.attn_positions = _attn_positions(config)
         self.head = nn.Linear(c.d_model, num_outputs)
 
     def _inputs(self, tokens: torch.Tensor, valid: torch.Tensor | None):
@@ -252,7 +251,7 @@ class SequenceRegressor(nn.Module):
         x, valid = self._inputs(tokens, valid)
         mask, weights = padding_mask(valid), []
         for block in self.blocks:
-            x, w = block(x, mask=mask, need_weights=return_attention, rotary=self.rotary)
+            x, w = block(x, mask=mask, need_weights=return_attention, positions=self.attn_positions)
             weights.append(w)
         x = self.final_norm(x)
         if self.pool == "cls":

@@ -16,7 +16,7 @@ from .blocks import EncoderBlock
 from .config import TransformerConfig, ViTConfig
 from .masks import padding_mask, valid_from_tokens
 from .models import CausalLM, Seq2SeqTransformer
-from .positional import PositionalEncoding
+from .positional import PositionalEncoding, get
 from .vit import VisionTransformer
 
 
@@ -32,7 +32,7 @@ class BertModel(nn.Module):
 
     def __init__(self, config: TransformerConfig, type_vocab_size: int = 2) -> None:
         super().__init__()
-        if config.positional == "rope":
+        if get(config.positional).attention is not None:
             raise ValueError("BERT adds its positions to the embeddings; choose 'learned' or 'sinusoidal'.")
         c = config
         self.config = config

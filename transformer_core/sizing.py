@@ -38,14 +38,13 @@ from torch import nn
 from .attention import MultiHeadAttention
 from .blocks import FeedForward
 from .config import TransformerConfig, ViTConfig
-from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from .families import KINDS, by_kind
 from .optim import AdamW
 from .positional import PositionalEncoding
 from .presets import PRESETS, Preset
-from .vit import PatchEmbedding, VisionTransformer
+from .vit import PatchEmbedding
 
 BYTES_PER_VALUE = 4  # float32
-KINDS = ("encoder", "decoder", "seq2seq", "vit")
 COMPONENTS = ("embeddings", "attention", "feed_forward", "norms", "head")
 _COMPONENT_TYPES = (
     (MultiHeadAttention, "attention"),
@@ -141,18 +140,14 @@ def _vit_costs(config: ViTConfig) -> tuple[int, int, int]:
 
 
 def _build(config: TransformerConfig | ViTConfig, kind: str) -> nn.Module:
-    factories: dict[str, Callable[..., nn.Module]] = {
-        "encoder": SequenceRegressor, "decoder": CausalLM, "seq2seq": Seq2SeqTransformer,
-        "vit": VisionTransformer,
-    }
     with torch.device("meta"):
-        return factories[kind](config)
+        return by_kind(kind).model_class(config)
 
 
 def _check_request(config: Any, kind: str, batch_size: int, lengths: tuple[int, ...]) -> None:
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} is not one of {', '.join(repr(k) for k in KINDS)}.")
-    expected = ViTConfig if kind == "vit" else TransformerConfig
+    expected = by_kind(kind).config_class
     if not isinstance(config, expected):
         raise ValueError(f"kind={kind!r} needs a {expected.__name__}, got {type(config).__name__}.")
     if batch_size <= 0 or any(n <= 0 for n in lengths):

@@ -12,6 +12,7 @@ import torch
 
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core import CausalLM, TransformerConfig
+from transformer_core.positional import kinds
 from ui.common import state
 
 PAGE = "pages/positional.py"
@@ -111,12 +112,12 @@ def test_compare_says_whose_learned_table_it_shows() -> None:
     assert "Tiny text model (step 7)" in learned
     assert "12 positions × 8 dimensions" in learned and "do not change it" in learned
     vectors = _traces(at)
-    assert [_z(t).shape for t in vectors] == [(64, 32), (12, 8), (64, 32), (64, 32)]
+    assert [_z(t).shape for t in vectors] == [(64, 32), (12, 8)] + [(64, 32)] * (len(kinds()) - 2)
     assert "Learned (trained, 12 positions)" in json.dumps([json.loads(c.proto.spec) for c in at.get("plotly_chart")])
 
     at.radio(key="pe.learned_source").set_value("random").run()  # the random start instead, sized by the controls
     assert "random start" in _learned_notice(at)
-    assert [_z(t).shape for t in _traces(at)] == [(64, 32)] * 4
+    assert [_z(t).shape for t in _traces(at)] == [(64, 32)] * len(kinds())
 
 
 def test_compare_offers_each_trained_table() -> None:
@@ -140,7 +141,7 @@ def test_compare_without_a_trained_table_follows_the_controls(page) -> None:
     learned = _learned_notice(page)
     assert "random start" in learned and "do not change it" not in learned
     assert not [r for r in page.radio if r.key == "pe.learned_source"]  # nothing to choose from
-    assert [_z(t).shape for t in _traces(page)] == [(64, 32)] * 4
+    assert [_z(t).shape for t in _traces(page)] == [(64, 32)] * len(kinds())
 
 
 def test_projector_mode_hides_the_base_control() -> None:
@@ -206,3 +207,18 @@ def test_share_link_reproduces_the_shuffle_test_and_colours() -> None:
     query = "pe.section=shuffle&pe.shuffle_text=one+two+three&pe.shuffle_seed=42&colors=Cividis"
     assert [c.value for c in at.code][:2] == [f"https://school.example/positional?{query}",
                                               f"https://school.example/positional?{query}&present=true"]
+
+
+def test_alibi_shows_its_score_bias_in_compare_and_runs_past_max_len(page) -> None:
+    page.radio(key="pe.section").set_value("compare").run()
+    assert_no_exception(page)
+    titles = [json.loads(c.proto.spec)["layout"]["annotations"][0]["text"] for c in page.get("plotly_chart")[2:3]]
+    assert titles == ["ALiBi: head 1 of 8"]
+    bias = _z(_traces(page, 2)[0])  # (64, 64): -m_1 · distance behind the query, m_1 = 1/2
+    assert bias.shape == (64, 64) and bias[10, 10] == 0 and bias[10, 4] == pytest.approx(-3.0)
+    page.radio(key="pe.section").set_value("beyond").run()
+    assert_no_exception(page)
+    rows = next(df.value for df in page.dataframe if "what happens" in df.value.columns)
+    runs = {name: ok for name, ok in zip(rows["encoding"], rows[f"runs on {64 + 32} tokens"], strict=True)}
+    assert runs == {"sinusoidal": "no", "learned": "no", "rotary (RoPE)": "no", "none": "yes",
+                    "ALiBi": "yes"}

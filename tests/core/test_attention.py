@@ -108,6 +108,13 @@ def test_is_causal_with_fewer_queries_than_keys_aligns_to_the_last_key():
     torch.testing.assert_close(fused_tail, out_tail)
 
 
+def test_causal_mask_with_fewer_queries_is_the_last_rows_of_the_square_one():
+    square = causal_mask(S)
+    assert square.dtype == torch.bool and bool(square[1, 0]) and not bool(square[0, 1])  # True = may attend
+    torch.testing.assert_close(causal_mask(2, S), square[-2:])
+    assert causal_mask(T, T).equal(square[:T, :T])
+
+
 def test_fully_masked_rows_give_zeros_not_nan_in_both_paths():
     ours, _ = _pair()
     x = torch.randn(B, T, C, requires_grad=True)
@@ -182,7 +189,7 @@ def _pair_weight(attn, rotary, offset, distance, length=12):
     mask = torch.zeros(length, length, dtype=torch.bool)
     mask[offset + distance, [offset, offset + distance]] = True
     mask |= ~mask.any(dim=-1, keepdim=True)  # other rows attend anywhere; only one row is read
-    _, weights = attn(x, x, x, mask=mask, need_weights=True, rotary=rotary)
+    _, weights = attn(x, x, x, mask=mask, need_weights=True, positions=rotary)
     return weights[0, :, offset + distance, offset]  # (H,)
 
 

@@ -41,7 +41,7 @@ def test_heads_must_divide_d_model_and_message_lists_valid_counts():
     ("field", "value", "fragment"),
     [
         ("norm", "middle", "norm='middle' is not one of 'pre', 'post'"),
-        ("positional", "alibi", "positional='alibi' is not one of"),
+        ("positional", "fourier", "positional='fourier' is not one of"),
         ("activation", "tanh", "activation='tanh' is not one of 'relu', 'gelu'"),
         ("dropout", 1.0, "dropout=1.0 must be at least 0 and below 1"),
         ("dropout", -0.1, "dropout=-0.1"),

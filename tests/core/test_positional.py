@@ -60,8 +60,8 @@ def test_positional_encoding_adds_its_table(kind):
 
 
 def test_unknown_positional_kind():
-    with pytest.raises(ValueError, match="positional='alibi'"):
-        PositionalEncoding("alibi", 8, 8)
+    with pytest.raises(ValueError, match="positional='fourier'"):
+        PositionalEncoding("fourier", 8, 8)
 
 
 def _numpy_rotary(x: np.ndarray, base: float = 10000.0) -> np.ndarray:

@@ -106,8 +106,8 @@ def test_fully_masked_rows_are_zero_not_nan(mha: MultiHeadAttention) -> None:
 def test_rotary_positions_match_forward(mha: MultiHeadAttention) -> None:
     x = torch.randn(1, 5, 16)
     rope = RotaryEmbedding(4, 16)
-    s = attention_walkthrough(mha, x, rotary=rope)
-    out, weights = mha(x, x, x, need_weights=True, rotary=rope)
+    s = attention_walkthrough(mha, x, positions=rope)
+    out, weights = mha(x, x, x, need_weights=True, positions=rope)
     assert s.rotary
     assert torch.allclose(s.output, out[0], atol=ATOL)
     assert torch.allclose(s.weights, weights[0], atol=ATOL)

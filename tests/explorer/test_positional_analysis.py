@@ -77,8 +77,8 @@ def test_position_views() -> None:
     assert torch.allclose(learned_vec - none_vec, table, atol=1e-6)
     with pytest.raises(ValueError, match="shape"):
         position_views("learned", 12, 8, learned_table=table)
-    with pytest.raises(ValueError, match="kind"):
-        position_views("alibi", 12, 8)
+    with pytest.raises(ValueError, match="is not one of"):
+        position_views("fourier", 12, 8)
 
 
 def test_shuffle_test_without_positions_merely_permutes() -> None:
@@ -100,3 +100,17 @@ def test_learned_table_of_trained_models() -> None:
     assert learned_table(sinus) is None
     vit = VisionTransformer(ViTConfig(image_size=8, patch_size=4, d_model=8, n_heads=2, n_layers=1, d_ff=16))
     assert learned_table(vit).shape == (5, 8)
+
+
+def test_run_past_max_len_asks_every_registered_encoding():
+    from explorer.positional_analysis import run_past_max_len, score_bias
+    from transformer_core.positional import get, kinds
+
+    runs = {r.kind: r for r in run_past_max_len(8, 16, extra=4)}
+    assert tuple(runs) == kinds() and all(r.length == 12 for r in runs.values())
+    for kind in ("sinusoidal", "learned", "rope"):
+        assert "max_len=8" in runs[kind].error and not runs[kind].finite
+    assert runs["none"].error == "" and runs["none"].finite
+    for kind in kinds():
+        bias = score_bias(kind, 4, 6)
+        assert (bias is None) == (get(kind).acts != "bias")

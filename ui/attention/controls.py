@@ -24,7 +24,7 @@ from explorer.lab_input import (
     task_vocabulary,
     tokenize,
 )
-from transformer_core import TransformerConfig
+from transformer_core import TransformerConfig, positional
 from ui.common import state
 from ui.common.urlstate import UrlParam, settle_choice
 
@@ -241,7 +241,7 @@ def run_random(text: str, kind: str, d_model: int, heads: int, layers: int, mask
         lab = pad_input(lab, padded_length(len(lab.tokens)))
     config = TransformerConfig(vocab_size=lab.vocab_size, max_len=64, d_model=d_model, n_heads=heads,
                                n_layers=layers, d_ff=4 * d_model, pad_id=0)
-    pre_norm, rotary = config.norm == "pre", config.positional == "rope"
+    pre_norm, rotary = config.norm == "pre", positional.get(config.positional).acts == "rotate"
     if lab.empty:
         return LabRun((), [], heads, d_model, pre_norm, mask, rotary, "random", notices=notices)
     model = build_lab_encoder(config, seed)
@@ -299,5 +299,6 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
             steps = walk_stack(stack)
     finally:
         model.train(was_training)
+    rotary = positional.get(config.positional).acts == "rotate"
     return LabRun(stack.labels, [_arrays(s) for s in steps], config.n_heads, config.d_model, config.norm == "pre", mask,
-                  config.positional == "rope", f"{entry.task_title}, trained {entry.step} steps", None, notices)
+                  rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices)

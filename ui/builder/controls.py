@@ -8,8 +8,7 @@ import streamlit as st
 
 from explorer.builder import KIND_TITLES, BuilderSettings, preset_settings
 from explorer.heads import head_choices
-from transformer_core import divisors
-from transformer_core.config import POSITIONALS
+from transformer_core import divisors, positional
 from transformer_core.presets import PRESETS
 from ui.common import state
 from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
@@ -47,7 +46,7 @@ URL_PARAMS = [
     UrlParam(D_MODEL, _D.d_model, choices=D_MODELS),
     UrlParam(D_FF, _D.d_ff, lo=1, hi=8 * max(D_MODELS)),
     UrlParam(NORM, _D.norm, choices=("pre", "post")),
-    UrlParam(POSITIONAL, _D.positional, choices=POSITIONALS),
+    UrlParam(POSITIONAL, _D.positional, choices=positional.kinds()),
     UrlParam(VOCAB, _D.vocab_size, lo=2, hi=1_000_000),
     UrlParam(SEQ, _D.seq_len, lo=1, hi=1_000_000),
     UrlParam(IMAGE, _D.image_size, choices=IMAGE_SIZES),
@@ -127,9 +126,10 @@ def input_controls(kind: str) -> None:
     c1.radio("Norm placement", ["pre", "post"], key=VIT_FIXED + "norm" if vit else NORM, horizontal=True,
              disabled=vit, help="pre: LayerNorm before each sub-layer (GPT-2, ViT; trains stably). "
                                 "post: after the residual add (the 2017 paper, BERT).")
-    c2.selectbox("Positions", list(POSITIONALS), key=VIT_FIXED + "pos" if vit else POSITIONAL, disabled=vit,
-                 help="How token order enters: a sin/cos table, learned vectors, rotations of q and k (RoPE), "
-                      "or nothing.")
+    c2.selectbox("Positions", list(positional.kinds()), key=VIT_FIXED + "pos" if vit else POSITIONAL, disabled=vit,
+                 format_func=lambda k: positional.get(k).title,
+                 help="How token order enters. " + "; ".join(f"{k.title}: {k.summary}" for k in map(
+                     positional.get, positional.kinds())) + ".")
     if vit:
         st.caption("A ViT is always pre-norm with learned positions (one learned vector per patch and CLS).")
         c3, c4, c5 = st.columns(3)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 from explorer.builder import BuilderSettings
+from transformer_core import positional
 
 BOX_W = 250  # width of a box in pixels
 ROW_GAP = 16  # vertical space between rows (holds the arrow)
@@ -71,16 +72,14 @@ class Column:
 
 def _embedding(col: Column, s: BuilderSettings, what: str) -> None:
     col.add(Row(f"{what} ({s.seq_len:,} tokens)", "io"))
-    where = {"rope": " · positions: RoPE, inside attention", "none": " · no positions at all"}
-    col.add(Row("Token embedding × √d_model", "embed",
-                f"{s.vocab_size:,} tokens → {s.d_model}{where.get(s.positional, '')}"))
-    notes = {"sinusoidal": "sin/cos table, added", "learned": "a learned vector per position, added"}
-    if s.positional in notes:
-        col.add(Row(f"+ {s.positional} positions", "embed", notes[s.positional]))
+    spec = positional.get(s.positional)
+    col.add(Row("Token embedding × √d_model", "embed", f"{s.vocab_size:,} tokens → {s.d_model}{spec.embed_note}"))
+    if spec.table is not None:
+        col.add(Row(f"+ {s.positional} positions", "embed", spec.summary))
 
 
 def _attention(s: BuilderSettings, kind: str) -> Row:
-    rope = " · RoPE on q, k" if s.kind != "vit" and s.positional == "rope" else ""
+    rope = positional.get(s.positional).attention_note if s.kind != "vit" else ""
     heads = f"{s.n_heads} heads of {s.d_model // max(s.n_heads, 1)}"
     if kind == "masked":
         return Row("Masked multi-head self-attention", "attention", f"causal mask · {heads}{rope}")

@@ -1,4 +1,4 @@
-"""Positional Encodings page: sinusoidal, learned, RoPE and none side by side, and the shuffle test."""
+"""Positional Encodings page: every registered encoding side by side, and the shuffle test."""
 
 from __future__ import annotations
 
@@ -7,12 +7,22 @@ import streamlit as st
 import torch
 
 from explorer.lab_input import tokenize
-from explorer.positional_analysis import ShuffleResult, learned_table, position_views, shuffle_permutation, shuffle_test
+from explorer.positional_analysis import (
+    ShuffleResult,
+    learned_table,
+    position_views,
+    run_past_max_len,
+    score_bias,
+    shuffle_permutation,
+    shuffle_test,
+)
+from transformer_core import positional
 from ui.common import charts, exports, state
-from ui.positional.views import LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
+from ui.positional.views import EXTRA, LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
 SHUFFLE_MAX_TOKENS = 16
-KIND_TITLES = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "none": "None"}
+BIAS_HEADS = 8  # heads drawn for encodings that bias the scores: the first and the last slope
+KIND_TITLES = {kind: positional.get(kind).short for kind in positional.kinds()}
 
 
 def learned_tables() -> dict[str, tuple[torch.Tensor, str]]:
@@ -60,9 +70,8 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
             views[kind] = position_views(kind, table.shape[0], table.shape[1], base, learned_table=table)
         else:
             views[kind] = position_views(kind, max_len, d_model, base)
-    st.markdown("One token vector **u** placed at every position. Sinusoidal and learned encodings **add** a row "
-                "of their table; RoPE **rotates** each pair of numbers by an angle proportional to the position "
-                "(it does this to queries and keys inside attention); with none, every position looks the same.")
+    st.markdown("One token vector **u** placed at every position. " + " ".join(
+        f"**{positional.get(k).short}** {positional.get(k).summary}." for k in views))
     learned = f"The **Learned** panels show {source}."
     if table is not None:
         learned += " That table has its own size: the max_len and d_model controls above do not change it."
@@ -87,10 +96,45 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
                                     label=f"{KIND_TITLES[kind]}: vectors")
             exports.numbers_popover(sim.numpy(), None, None, name=f"{kind}_similarity", key=f"pe.num.sim.{kind}",
                                     label=f"{KIND_TITLES[kind]}: similarity")
+    for kind in _bias_kinds():
+        st.markdown(f"**{KIND_TITLES[kind]} leaves the vectors alone** — its positions live in the attention "
+                    "scores instead:")
+        _bias_panels(kind, max_len, key=f"pe.compare.bias.{kind}")
     rows = [{"encoding": KIND_TITLES[k], "similarity of neighbours (a, a+1)": round(float(np.diag(s, 1).mean()), 4),
              "similarity 8 apart": round(float(np.diag(s, 8).mean()), 4) if len(s) > 8 else None,
              "lowest similarity": round(float(s.min()), 4)} for k, s in zip(views, sims, strict=True)]
     st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def every_encoding_past_max_len(max_len: int, d_model: int, base: float) -> None:
+    """One small random model per encoding, built for max_len and fed a longer sequence; score biases drawn."""
+    extra = int(st.session_state[EXTRA])
+    runs = run_past_max_len(max_len, d_model, base, extra=extra)
+    st.markdown(f"**Every encoding, for real** — a small random encoder per encoding, built with max_len={max_len}, "
+                f"is fed {max_len + extra} tokens:")
+    st.dataframe([{"encoding": positional.get(r.kind).title, f"runs on {r.length} tokens": "no" if r.error else "yes",
+                   "what happens": r.error or ("outputs are finite numbers" if r.finite else "outputs are not finite")}
+                  for r in runs], hide_index=True, width="stretch")
+    for kind in _bias_kinds():
+        _bias_panels(kind, max_len + extra, key=f"pe.beyond.bias.{kind}")
+        st.caption(f"The bias is a formula of the distance, so positions past max_len={max_len} get one too: "
+                   "nothing was learned per position.")
+
+
+def _bias_kinds() -> list[str]:
+    return [k for k in positional.kinds() if positional.get(k).acts == "bias"]
+
+
+def _bias_panels(kind: str, length: int, *, key: str) -> None:
+    """The score bias of the first and the last head of an encoding that acts on the attention scores."""
+    spec, bias = positional.get(kind), score_bias(kind, BIAS_HEADS, length)  # (H, L, L)
+    fig = _row([bias[0].numpy(), bias[-1].numpy()], [f"{spec.short}: head 1 of {BIAS_HEADS}",
+                                                    f"{spec.short}: head {BIAS_HEADS} of {BIAS_HEADS}"],
+               zmin=float(bias.min()), zmax=0.0, diverging=False, height=min(560, 160 + 10 * length),
+               x_title="key position", y_title="query position")
+    charts.show(fig, key=key)
+    st.caption(f"{spec.short} {spec.summary}. Bias added to the score of query a for key b "
+               f"(0 = no change, more negative = less attention).")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

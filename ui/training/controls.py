@@ -18,7 +18,9 @@ from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
 from explorer.live import LIVE_THREADS, RunSpec
 from transformer_core import available_devices
-from transformer_core.config import NORMS, POSITIONALS, ViTConfig
+from transformer_core.config import NORMS, ViTConfig
+from transformer_core.positional import get as positional_kind
+from transformer_core.positional import kinds as positional_kinds
 from transformer_core.tasks import TASK_NAMES, Task, get_task
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, settle_choice
@@ -39,7 +41,7 @@ D_FFS = (32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
 LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
 BATCHES = (8, 16, 32, 64, 128, 256)
 SNAPSHOTS_PER_RUN = 60  # attention snapshots a run aims for (the time-lapse frames)
-POS_TITLES = {"sinusoidal": "sinusoidal", "learned": "learned", "rope": "rotary (RoPE)", "none": "none"}
+POSITIONALS = positional_kinds()
 
 URL_PARAMS = (
     UrlParam(TASK, TASK_NAMES[0], choices=TASK_NAMES, name="task"),
@@ -113,10 +115,10 @@ def restore_settings() -> None:
     for key in (LAYERS, B_LAYERS):
         settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
     for key, pos in ((HEADS, POSITIONAL), (B_HEADS, B_POSITIONAL)):
-        d_model, rope = st.session_state[D_MODEL], st.session_state[pos] == "rope"
-        settle_choice(key, head_options(d_model, st.session_state[pos]),
+        d_model, spec = st.session_state[D_MODEL], positional_kind(st.session_state[pos])
+        settle_choice(key, head_options(d_model, spec.name),
                       why=f"the number of heads must divide d_model {d_model}"
-                          + (" into an even head size for rotary positions" if rope else ""))
+                          + (f" into an even head size for {spec.title} positions" if spec.even_head_reason else ""))
 
 
 def save_settings() -> None:
@@ -137,11 +139,14 @@ def batch_choices() -> list[int]:
 
 
 def head_options(d_model: int, positional: str) -> list[int]:
-    """Head counts that divide ``d_model``, at most MAX_HEADS (with an even head size for rotary positions)."""
-    heads = head_choices(d_model)
-    if positional == "rope":
-        heads = [h for h in heads if (d_model // h) % 2 == 0]
-    return heads
+    """Head counts that divide ``d_model``, at most MAX_HEADS, with a head size the encoding accepts."""
+    spec = positional_kind(positional)
+    return [h for h in head_choices(d_model) if spec.head_ok(d_model // h)]
+
+
+def pos_title(kind: str) -> str:
+    """Menu label of a positional encoding."""
+    return positional_kind(kind).title
 
 
 def on_task_change() -> None:
@@ -203,7 +208,8 @@ def describe(config: Any) -> str:
     text = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
            f"head{'s' if config.n_heads != 1 else ''}"
     if not isinstance(config, ViTConfig):
-        positions = "no positions" if config.positional == "none" else f"{POS_TITLES[config.positional]} positions"
+        spec = positional_kind(config.positional)
+        positions = "no positions" if spec.acts == "nothing" else f"{spec.title} positions"
         text += f", {positions}, {config.norm}-norm"
     return text
 
@@ -247,7 +253,7 @@ def settings_panel(task: Task) -> None:
     if task.family == "vision":
         c3.caption("The Vision Transformer always uses learned position embeddings and pre-norm blocks.")
     else:
-        c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=POS_TITLES.get,
+        c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
                      help="How the model knows token order. With 'none', attention cannot tell positions "
                           "apart, so reversing becomes impossible.")
         c3.selectbox("Norm placement", NORMS, key=NORM, format_func=lambda n: f"{n}-norm",
@@ -281,7 +287,7 @@ def compare_panel(task: Task) -> None:
     c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
                  key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
     if task.family != "vision":
-        c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=POS_TITLES.get,
+        c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
                      help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
         c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",
                      help="Norm placement of configuration B.")

@@ -1,0 +1,58 @@
+"""Rotary positions (Su et al. 2021): queries and keys rotated by an angle proportional to their position."""
+
+from __future__ import annotations
+
+import torch
+
+from .base import AttentionPositions
+from .registry import PositionalKind
+
+
+class RotaryEmbedding(AttentionPositions):
+    """Rotary position embedding: rotates each pair of query/key features by an angle proportional to position.
+
+    The score between positions ``m`` and ``n`` then depends on ``m - n`` only. Pairs are the two halves of each
+    head (the GPT-NeoX / LLaMA layout).
+    """
+
+    def __init__(self, head_dim: int, max_len: int, base: float = 10000.0) -> None:
+        super().__init__()
+        if head_dim % 2 != 0:
+            raise ValueError(f"Rotary embeddings need an even head size, got {head_dim}.")
+        inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (D/2,)
+        angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq  # (L, D/2)
+        angles = torch.cat([angles, angles], dim=-1)  # (L, D)
+        self.max_len = max_len
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    @staticmethod
+    def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat([-x2, x1], dim=-1)
+
+    def rotate(self, x: torch.Tensor) -> torch.Tensor:
+        """Rotate ``x`` of shape ``(..., N, D)`` by the angles of positions ``0..N-1``."""
+        n = x.size(-2)
+        if n > self.max_len:
+            raise ValueError(f"The sequence has {n} positions but the model was built for max_len={self.max_len}.")
+        cos, sin = self.cos[:n].to(x.dtype), self.sin[:n].to(x.dtype)  # (N, D)
+        return x * cos + self._rotate_half(x) * sin
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.rotate(q), self.rotate(k)
+
+    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.rotate(q), self.rotate(k)
+
+
+def _rotary(head_dim: int, n_heads: int, max_len: int, base: float) -> RotaryEmbedding:
+    return RotaryEmbedding(head_dim, max_len, base)
+
+
+KIND = PositionalKind(
+    name="rope", title="rotary (RoPE)", short="RoPE", acts="rotate",
+    summary="rotates each pair of numbers in the queries and keys by an angle proportional to the position",
+    attention=_rotary, even_head_reason="Rotary positions rotate pairs of numbers",
+    embed_note=" · positions: RoPE, inside attention", attention_note=" · RoPE on q, k",
+)
