@@ -20,11 +20,11 @@ st.title("📈 Live Training")
 if not projector:
     st.caption("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
                "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
-bind_url(tc.URL_PARAMS, page=tc.PAGE, reserved=(resume.RUN_PARAM,))
+bind_url(tc.url_params(st.query_params.get("task")), page=tc.PAGE, reserved=(resume.RUN_PARAM,))
 tc.restore_settings()
 resume.adopt_from_url(tr.RUN, tr.RUN_SIGNATURE, tr.NOTICE)  # a reloaded tab takes its paused run back
 if not projector:
-    share_link(tc.URL_PARAMS, url_path=tc.PAGE)
+    share_link(tc.url_params(st.session_state[tc.TASK]), url_path=tc.PAGE)
     run = tr.current_run()
     with st.expander("⚙️ Task, model and training", expanded=run is None or run.status == "ready"):
         task = tc.task_picker()
@@ -32,7 +32,7 @@ if not projector:
         tc.settings_panel(task)
         tc.compare_panel(task)
 tc.save_settings()
-push_url(tc.URL_PARAMS)
+push_url(tc.url_params(st.session_state[tc.TASK]))
 
 run, verdict, error = tr.build_run()
 tr.show_notice()

@@ -113,8 +113,7 @@ def downloads(run: LiveRun, kind: str) -> None:
 
 def _fill_settings(task_name: str, config) -> None:
     """Point the settings widgets at a checkpoint's task and architecture."""
-    st.session_state[tc.TASK] = task_name
-    st.session_state.update(tc.task_defaults(task_name))
+    tc.choose_task(task_name)
     st.session_state[tc.COMPARE] = False
     for name, key in _ARCH_KEYS.items():
         if name in {f.name for f in fields(config)}:
