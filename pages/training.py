@@ -47,11 +47,9 @@ elif verdict is not None and not projector:
     st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
                f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
                f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
-if run is not None and run.status != "ready" and st.session_state.get(tr.RUN_SIGNATURE) != tc.settings_signature():
-    st.info("The settings changed since this run started. Press **Reset** to train with the new settings.",
-            icon="🔁")
-
-tr.control_bar(run, ready=verdict is not None and verdict.ok and not error, projector=projector)
+ready = verdict is not None and verdict.ok and not error
+tr.settings_changed_notice(run, ready)
+tr.control_bar(run, ready=ready, projector=projector)
 if run is None:
     st.stop()
 live_watchdog(tv.STATUS_TEXT["running"])
