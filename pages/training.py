@@ -35,38 +35,40 @@ tc.save_settings()
 push_url(tc.url_params(st.session_state[tc.TASK]))
 
 run, verdict, error = tr.build_run()
-tr.show_notice()
-resume.moved_away_notice()
-if problem := tt.text_problem(st.session_state[tc.TASK]):  # the user's own text cannot be trained on (yet)
-    st.warning(problem, icon="✍️")
-elif error:
-    st.error(f"These settings do not make a valid model: {error}", icon="🚫")
-elif verdict is not None and not verdict.ok:
-    st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
-elif verdict is not None and not projector:
-    st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
-               f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
-               f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
-ready = verdict is not None and verdict.ok and not error
-tr.settings_changed_notice(run, ready)
+with tv.swapped_container(tv.NOTICES, object()):  # no notice of an earlier run stays; the view keeps its place
+    tr.show_notice()
+    resume.moved_away_notice()
+    if problem := tt.text_problem(st.session_state[tc.TASK]):  # the user's own text cannot be trained on (yet)
+        st.warning(problem, icon="✍️")
+    elif error:
+        st.error(f"These settings do not make a valid model: {error}", icon="🚫")
+    elif verdict is not None and not verdict.ok:
+        st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
+    elif verdict is not None and not projector:
+        st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
+                   f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
+                   f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
+    ready = verdict is not None and verdict.ok and not error
+    tr.settings_changed_notice(run, ready)
 tr.control_bar(run, ready=ready, projector=projector)
 if run is None:
     st.stop()
 live_watchdog(tv.STATUS_TEXT["running"])
 
-kind = tv.kind_picker(run)
-view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),
-                   sampling=tt.sampling(run.task))
-with view.timelapse:
-    tio.timelapse_controls(run, kind)
-view.refresh()
-view.draw_numbers()
-
-if not projector:
-    with st.expander("⬇️ Downloads and checkpoints"):
-        tio.downloads(run, kind)
-        tio.upload()
-    st.caption("Once it has trained, the model of configuration A is also available on the Attention Lab and "
-               "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings page.")
+with tv.run_container(run, projector):
+    kind = tv.kind_picker(run)
+    view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),
+                       sampling=tt.sampling(run.task))
+    with view.timelapse:
+        view.frame_label = tio.timelapse_controls(run, kind, follow=view.follows_training)
+    view.refresh()
+    view.draw_numbers()
+    if not projector:
+        with st.expander("⬇️ Downloads and checkpoints"):
+            tio.downloads(run, kind)
+            tio.upload()
+        st.caption("Once it has trained, the model of configuration A is also available on the Attention Lab and "
+                   "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings "
+                   "page.")
 
 tr.train_live(run, view)

@@ -230,7 +230,7 @@ def _loop(run: LiveRun, view: LiveView) -> str:
                 LOG.info("live loop: browser behind (%d messages queued), frames skipped: %d",
                          st_internals.send_backlog(), skipped)
             continue
-        if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
+        if view.pinned_step is not None and len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
             return "snapshots doubled"  # a fresh page run redraws the time-lapse slider with its new range
 
 
