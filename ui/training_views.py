@@ -37,6 +37,7 @@ NOTICES = "live.notices"  # (owner, slot 0 or 1): the notices above the buttons,
 SAMPLES = 6  # sample predictions shown per configuration
 SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 HEATMAP_INTERVAL_S = 0.5  # while training, heatmaps are redrawn at most this often
+CURVES_INTERVAL_S = 0.5  # ... and the curves (the status above them follows every redraw)
 VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (plotly: the browser draws them afresh each time)
 STATUS_TEXT = {
     "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
@@ -94,6 +95,7 @@ class LiveView:
         self._draws = 0
         self._drawn_snapshots: tuple | None = None
         self._attention_time = 0.0
+        self._curves_time = 0.0
         self._drawn_evals: tuple | None = None
         self.shown_step = self.step_to_show()  # the one step that every chart and label shows
         self.frame_label: Any = None  # while following training: the time-lapse line, drawn with the heatmaps
@@ -135,7 +137,10 @@ class LiveView:
             self._attention_time = time.monotonic()
             self.shown_step = self.step_to_show()
             self.draw_attention()
-        self.draw_curves()
+            self._curves_time = 0.0  # the curves' marker moves with the heatmaps
+        if time.monotonic() - self._curves_time >= CURVES_INTERVAL_S or self.run.status != "running":
+            self._curves_time = time.monotonic()
+            self.draw_curves()
         evals = tuple(id(t.last_eval) for t in self.run.trainers)
         if self.samples and evals != self._drawn_evals:
             self._drawn_evals = evals
