@@ -206,7 +206,8 @@ class LiveView:
         """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
-            data, spec = heatmaps.scores_chart(snap, scored, charts.kind_title(self.kind, self.run.task.family))
+            short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
+            data, spec = heatmaps.scores_chart(snap, scored, short)
             self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
                                               key=f"live.scores{lane}.{self._draws}")
         elif snap.scores and lane == 0:
