@@ -11,6 +11,7 @@ Usage::
     python benchmarks/live_refresh.py                     # starts the app on a free port
     python benchmarks/live_refresh.py --minutes 1         # shorter memory run
     python benchmarks/live_refresh.py --url http://localhost:8501 --pid 12345   # an app already running
+    python benchmarks/live_refresh.py --only latency      # Pause and widget latency, and the bytes they cost
 
 The page and the CLI are measured alternately (page, CLI, page, CLI ...) and summarised by medians, so a busy
 machine slows both sides alike. Memory and CPU figures need the server's process id (known when this script
@@ -120,8 +121,11 @@ def warm_up(context, url: str) -> None:
     context.close()
 
 
-def open_page(context, url: str, query: str = QUERY):
+def open_page(context, url: str, query: str = QUERY, frames: list[int] | None = None):
+    """The Live Training page at ``query``; ``frames`` collects the sizes of the websocket frames it receives."""
     page = context.new_page()
+    if frames is not None:
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(len(payload))))
     page.set_default_timeout(120_000)
     page.goto(f"{url}/training?{query}")
     page.wait_for_selector("[data-testid=stMetricValue]")
@@ -202,6 +206,19 @@ def pause_latency(page, repeats: int) -> dict:
         after.append(current_step(page) - step)
     return {"pause_latency_s_median": statistics.median(shown), "pause_latency_s_max": max(shown),
             "steps_after_pause_shown": max(after)}
+
+
+def frames_per_second(page, sizes: list[int], seconds: float = 5.0) -> dict:
+    """Websocket frames and kilobytes per second the browser receives while the page trains."""
+    click_and_time(page, "Resume")
+    button(page, "Pause").wait_for()
+    page.wait_for_timeout(2000)
+    before = len(sizes)
+    page.wait_for_timeout(1000 * seconds)
+    got = sizes[before:]
+    click_and_time(page, "Pause")
+    button(page, "Resume").wait_for()
+    return {"ws_frames_per_s": len(got) / seconds, "ws_kb_per_s": sum(got) / 1024 / seconds}
 
 
 def widget_latency(page) -> float:
@@ -301,6 +318,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="page/CLI alternations for throughput")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each throughput window")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--only", choices=["latency"], help="measure only Pause and widget latency and frame sizes")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -315,11 +333,18 @@ def main() -> int:
             browser = pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
             new_context = lambda: browser.new_context(viewport={"width": 1400, "height": 900})  # noqa: E731
             warm_up(new_context(), url)
-            page = open_page(new_context(), url)
+            frames: list[int] = []
+            page = open_page(new_context(), url, frames=frames)
             click_and_time(page, "Start")
             button(page, "Pause").wait_for()
             click_and_time(page, "Pause")
             button(page, "Resume").wait_for()
+            if args.only == "latency":
+                report(results, pause_latency(page, 5))
+                report(results, {"widget_latency_s": statistics.median(widget_latency(page) for _ in range(3))})
+                report(results, frames_per_second(page, frames))
+                browser.close()
+                return _finish(proc, results, args.json)
             report(results, throughput(page, args.rounds, args.seconds))
             report(results, pause_latency(page, 5))
             report(results, {"widget_latency_s": widget_latency(page)})
@@ -333,7 +358,14 @@ def main() -> int:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=20)
-    if args.json:
+    return _finish(None, results, args.json)
+
+
+def _finish(proc: subprocess.Popen | None, results: dict, as_json: bool) -> int:
+    if proc is not None:
+        proc.terminate()
+        proc.wait(timeout=20)
+    if as_json:
         print(json.dumps(results, indent=2))
     return 0
 

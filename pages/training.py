@@ -1,5 +1,7 @@
 """Live Training: pick a task, press Start, and watch the loss fall and the attention reorganise."""
 
+import dataclasses
+
 import streamlit as st
 
 from ui.pages import close_page, open_page, share_page
@@ -14,11 +16,14 @@ from ui.training.watchdog import live_watchdog
 projector = tv.projector_state()
 CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
            "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
-info = open_page("training", caption=None if projector else CAPTION, reserved=(resume.RUN_PARAM,))
+# A link is read against its task's own tuned defaults, so ?task=x alone trains what choosing x in the list does.
+info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM,),
+                 params=tc.url_params(st.query_params.get("task")))
 tc.restore_settings()
 resume.adopt_from_url(tr.RUN, tr.RUN_SIGNATURE, tr.NOTICE)  # a reloaded tab takes its paused run back
+info = dataclasses.replace(info, params=tc.url_params(st.session_state[tc.TASK]))
+share_page(info)
 if not projector:
-    share_page(info)
     run = tr.current_run()
     with st.expander("⚙️ Task, model and training", expanded=run is None or run.status == "ready"):
         task = tc.task_picker()
@@ -29,40 +34,40 @@ tc.save_settings()
 close_page(info)
 
 run, verdict, error = tr.build_run()
-tr.show_notice()
-resume.moved_away_notice()
-if problem := tt.text_problem(st.session_state[tc.TASK]):  # the user's own text cannot be trained on (yet)
-    st.warning(problem, icon="✍️")
-elif error:
-    st.error(f"These settings do not make a valid model: {error}", icon="🚫")
-elif verdict is not None and not verdict.ok:
-    st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
-elif verdict is not None and not projector:
-    st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
-               f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
-               f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
-if run is not None and run.status != "ready" and st.session_state.get(tr.RUN_SIGNATURE) != tc.settings_signature():
-    st.info("The settings changed since this run started. Press **Reset** to train with the new settings.",
-            icon="🔁")
-
-tr.control_bar(run, ready=verdict is not None and verdict.ok and not error, projector=projector)
+with tv.swapped_container(tv.NOTICES, object()):  # no notice of an earlier run stays; the view keeps its place
+    tr.show_notice()
+    resume.moved_away_notice()
+    if problem := tt.text_problem(st.session_state[tc.TASK]):  # the user's own text cannot be trained on (yet)
+        st.warning(problem, icon="✍️")
+    elif error:
+        st.error(f"These settings do not make a valid model: {error}", icon="🚫")
+    elif verdict is not None and not verdict.ok:
+        st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
+    elif verdict is not None and not projector:
+        st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
+                   f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
+                   f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
+    ready = verdict is not None and verdict.ok and not error
+    tr.settings_changed_notice(run, ready)
+tr.control_bar(run, ready=ready, projector=projector)
 if run is None:
     st.stop()
 live_watchdog(tv.STATUS_TEXT["running"])
 
-kind = tv.kind_picker(run)
-view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),
-                   sampling=tt.sampling(run.task))
-with view.timelapse:
-    tio.timelapse_controls(run, kind)
-view.refresh()
-view.draw_numbers()
-
-if not projector:
-    with st.expander("⬇️ Downloads and checkpoints"):
-        tio.downloads(run, kind)
-        tio.upload()
-    st.caption("Once it has trained, the model of configuration A is also available on the Attention Lab and "
-               "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings page.")
+with tv.run_container(run, projector):
+    kind = tv.kind_picker(run)
+    view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),
+                       sampling=tt.sampling(run.task))
+    with view.timelapse:
+        view.frame_label = tio.timelapse_controls(run, kind, follow=view.follows_training)
+    view.refresh()
+    view.draw_numbers()
+    if not projector:
+        with st.expander("⬇️ Downloads and checkpoints"):
+            tio.downloads(run, kind)
+            tio.upload()
+        st.caption("Once it has trained, the model of configuration A is also available on the Attention Lab and "
+                   "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings "
+                   "page.")
 
 tr.train_live(run, view)

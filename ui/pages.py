@@ -8,6 +8,7 @@ link with :func:`share_page` where it wants it, and ends with :func:`close_page`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -91,7 +92,8 @@ def navigation() -> dict[str, list[st.Page]]:
 
 
 def open_page(name: str, *, caption: str | None = None, init: Callable[[], None] | None = None,
-              reserved: Sequence[str] = (), kept: Sequence[str] = ()) -> PageInfo:
+              reserved: Sequence[str] = (), kept: Sequence[str] = (),
+              params: Sequence[UrlParam] | None = None) -> PageInfo:
     """Start a page script: go through the router, set the page's defaults, draw its heading, read its URL.
 
     Args:
@@ -100,9 +102,12 @@ def open_page(name: str, *, caption: str | None = None, init: Callable[[], None]
         init: sets the page's session-state defaults before the URL is read.
         reserved: query parameters the page reads itself (not reported as unknown).
         kept: session-state keys saved once the link is applied, so they outlive visits to other pages.
+        params: the settings the link carries when they depend on the link itself (Live Training: its task's).
     """
     ensure_router()  # a deep link on a fresh server must still go through app.py
     info = page_info(name)
+    if params is not None:
+        info = dataclasses.replace(info, params=tuple(params))
     if init is not None:
         init()
     st.title(info.heading)

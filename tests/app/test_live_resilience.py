@@ -28,6 +28,8 @@ def tiny_run(steps: int = 40) -> LiveRun:
 class View:
     """A live view that counts its redraws and can fail the way a closed tab or a bug does."""
 
+    pinned_step = None  # follows training
+
     def __init__(self, fail: BaseException | None = None, after: int = 0) -> None:
         self.redraws, self.fail, self.after = 0, fail, after
 

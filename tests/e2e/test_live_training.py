@@ -17,7 +17,6 @@ STEPS = 1000  # far more than the test trains: the run must still be going when 
 URL = f"/training?task=reverse&steps={STEPS}&d_model=32&d_ff=64&batch=32"  # a small model: quick on two cores
 FIRST_METRIC = ("(document.querySelector('[data-testid=stMetricValue]')?.textContent ?? '0')"
                 ".replace(/,/g, '').split(' ')[0] * 1")  # 0 while a rerun briefly has no metric
-HEATMAP_INDEX = 3  # Vega-Lite charts on the page: loss, accuracy, pattern score, then the heatmaps
 
 
 def step_shown(page) -> int:
@@ -30,7 +29,7 @@ def heading(page):
 
 def heatmap_pixels(page) -> np.ndarray:
     """The heatmaps as the visitor sees them: an (H, W, 3) picture of the chart."""
-    chart = page.get_by_test_id("stVegaLiteChart").nth(HEATMAP_INDEX)
+    chart = page.get_by_test_id("stColumn").filter(has=heading(page)).get_by_test_id("stVegaLiteChart").first
     chart.locator("canvas, svg").first.wait_for()
     png = chart.screenshot(animations="disabled")
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)

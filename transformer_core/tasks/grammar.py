@@ -127,3 +127,30 @@ def is_grammatical(text: str) -> bool:
     if len(rest) == 1:
         return rest[0] in ADVERBS
     return bool(rest) and rest[0] in PREPOSITIONS and _parse_object(words, i + 2) == len(words)
+
+
+def vocabulary() -> frozenset[str]:
+    """Every word the grammar writes, in lower case."""
+    words = {*NAMES, *NOUNS, *NOUNS.values(), *THINGS, *THINGS.values(), *ADJECTIVES, *TRANSITIVE,
+             *TRANSITIVE.values(), *INTRANSITIVE, *INTRANSITIVE.values(), *ADVERBS, *PREPOSITIONS,
+             "the", "some", "a", "an"}
+    return frozenset(w.lower() for w in words)
+
+
+def grammar_problem(text: str) -> str:
+    """Why one line is not a sentence of the grammar, in a few words ("" when it is one).
+
+    Says the first made-up word, else a missing full stop or capital, else that the words break the rules.
+    """
+    text = text.strip()
+    if is_grammatical(text):
+        return ""
+    known = vocabulary()
+    unknown = [w for w in text.rstrip(".").split() if w.lower() not in known]
+    if unknown:
+        return f"'{unknown[0]}' is not a word of the grammar"
+    if not text.endswith("."):
+        return "the sentence does not end"
+    if not text[:1].isupper():
+        return "no capital letter at the start"
+    return "real words, but they break the grammar's rules"

@@ -21,7 +21,7 @@ from .. import patterns
 from ..config import TransformerConfig
 from ..models import CausalLM
 from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
-from .grammar import generate_corpus, is_grammatical
+from .grammar import generate_corpus, grammar_problem
 
 MAX_CHARS = 1_000_000  # longer user texts are cut to this many characters
 MAX_VOCAB = 256  # distinct characters kept; rarer ones become UNKNOWN
@@ -267,8 +267,8 @@ class CharLMTask(Task):
 
     def _judge(self, line: str) -> tuple[bool, str]:
         if not self.user_text:
-            ok = is_grammatical(line)
-            return ok, "" if ok else "not a sentence of the grammar"
+            problem = grammar_problem(line)
+            return not problem, problem or "a sentence of the grammar"
         words = line.split()
         real = sum(w in self.known_words for w in words)
         return real == len(words), f"{real} of {len(words)} words appear in the text"

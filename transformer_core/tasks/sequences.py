@@ -243,8 +243,21 @@ class SequenceTask(Task):
             cut = answer[i].tolist()
             cut = cut[: cut.index(EOS)] if EOS in cut else cut
             pred = digits_text(cut)
-            wrong = sum(a != b for a, b in zip(pred, target, strict=False)) + abs(len(pred) - len(target))
-            detail = "" if bool(exact[i]) else f"{wrong} of {len(target)} digits wrong"
+            detail = "" if bool(exact[i]) else answer_errors(pred, target)
             out.append(Sample(digits_text(batch["src"][i].cpu()), target, pred, bool(exact[i]), detail))
         return out
 
+
+
+def answer_errors(prediction: str, target: str) -> str:
+    """What is wrong with a digit answer, counted against the right answer's length.
+
+    Positions of the right answer that hold another digit or none are wrong; digits past its end are extra,
+    e.g. "1 of 4 digits wrong, 2 extra".
+    """
+    wrong = sum(a != b for a, b in zip(prediction, target, strict=False)) + max(0, len(target) - len(prediction))
+    extra = max(0, len(prediction) - len(target))
+    parts = [f"{wrong} of {len(target)} digits wrong"] if wrong or not extra else []
+    if extra:
+        parts.append(f"{extra} extra digit{'s' if extra != 1 else ''}")
+    return ", ".join(parts)

@@ -23,7 +23,7 @@ from transformer_core.positional import get as positional_kind
 from transformer_core.positional import kinds as positional_kinds
 from transformer_core.tasks import TASK_NAMES, Task, get_task
 from transformer_core.training import default_train_config
-from ui.common.urlstate import UrlParam, settle_choice
+from ui.common.urlstate import UrlParam, set_by_link, settle_choice
 from ui.training import text as tt
 
 PAGE = "training"  # the page's url path and its name for ui.common.urlstate
@@ -35,6 +35,7 @@ COMPARE, B_LAYERS, B_HEADS = "live.compare", "live.b_layers", "live.b_heads"
 B_POSITIONAL, B_NORM = "live.b_positional", "live.b_norm"
 # Other state of the page.
 SAVED = "live.saved"  # dict key -> value: the settings as last drawn (restored after other pages)
+DEFAULTS_FOR = "live.defaults_for"  # the task whose tuned settings the widgets were last given
 
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 D_FFS = (32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
@@ -78,13 +79,15 @@ def load_task(name: str) -> Task:
 
 
 def task_defaults(name: str) -> dict[str, Any]:
-    """The settings that suit task ``name``: its recommended model and training run."""
+    """The settings that suit task ``name``: its recommended model and training run (the offered rate nearest
+    its learning rate)."""
     task = load_task(name)
     model = task.default_model_config()
     train = default_train_config(task)
     values = {
         LAYERS: model.n_layers, HEADS: model.n_heads, D_MODEL: model.d_model, D_FF: model.d_ff,
-        DROPOUT: model.dropout, LR: train.lr, BATCH: train.batch_size, B_LAYERS: model.n_layers,
+        DROPOUT: model.dropout, LR: min(LRS, key=lambda lr: (abs(lr - train.lr), lr)), BATCH: train.batch_size,
+        B_LAYERS: model.n_layers,
         B_HEADS: model.n_heads, STEPS: min(train.steps, limits().default_steps, limits().max_steps),
     }
     if not isinstance(model, ViTConfig):
@@ -93,12 +96,44 @@ def task_defaults(name: str) -> dict[str, Any]:
     return values
 
 
+def url_params(task_name: str | None) -> tuple[UrlParam, ...]:
+    """The page's URL settings with task ``task_name``'s tuned values as defaults.
+
+    Links leave out what equals these defaults, and a link's missing settings take them, so ``?task=vit_shapes``
+    opens the ViT with the settings that the task menu would give it. An unknown name counts as the first task
+    (the one such a link ends up with).
+    """
+    tuned = task_defaults(task_name if task_name in TASK_NAMES else TASK_NAMES[0])
+    return tuple(replace(p, default=tuned[p.key]) if p.key in tuned else p for p in URL_PARAMS)
+
+
+def choose_task(name: str) -> None:
+    """Switch to task ``name`` with its recommended model and run (the menu, a checkpoint)."""
+    st.session_state[TASK] = name
+    st.session_state.update(task_defaults(name))
+    st.session_state[DEFAULTS_FOR] = name
+
+
+def _follow_task() -> None:
+    """Give the settings the task's tuned values whenever the task changed without them.
+
+    A link opened on this run already brought them (see :func:`url_params`), with its own settings on top.
+    """
+    task = st.session_state[TASK]
+    if set_by_link(TASK):
+        st.session_state[DEFAULTS_FOR] = task
+    elif st.session_state.get(DEFAULTS_FOR) != task:
+        choose_task(task)
+
+
 def restore_settings() -> None:
     """Put every setting back into session state before the widgets are drawn, and make it valid."""
     saved = st.session_state.setdefault(SAVED, {})
     for key, default in SESSION_DEFAULTS.items():
         if key not in st.session_state:
             st.session_state[key] = saved.get(key, default)
+    settle_choice(TASK, list(TASK_NAMES))
+    _follow_task()
     st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
     host = limits()
     settle_choice(DEVICE, available_devices())
@@ -151,7 +186,7 @@ def pos_title(kind: str) -> str:
 
 def on_task_change() -> None:
     """A new task brings its own recommended model and run."""
-    st.session_state.update(task_defaults(st.session_state[TASK]))
+    choose_task(st.session_state[TASK])
 
 
 def on_compare_change() -> None:

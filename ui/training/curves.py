@@ -25,6 +25,11 @@ CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
 MARKER_COLOUR = "#6B7280"  # the dotted line at the step the heatmaps show
 TARGET_COLOUR = "#009E73"  # Okabe-Ito bluish green: the metric's target
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
+WAITING = (  # shown in place of each chart (loss, metric, pattern score) until it has a point to draw
+    "📉 The loss curve starts with the first training step.",
+    "🎯 The held-out metric appears after the first evaluation.",
+    "🔍 The pattern score appears with the first attention snapshot.",
+)
 
 
 def _lanes(run: LiveRun) -> list[str]:
@@ -70,19 +75,32 @@ def loss_chart(run: LiveRun, marker: int | None) -> Chart:
     data = pd.DataFrame(rows, columns=["step", "loss", "curve", "run"])
     encoding = {
         "x": _x(run), "color": _colour(run), "detail": {"field": "run", "type": "nominal"},
-        "y": {"field": "loss", "type": "quantitative", "title": None, "scale": {"type": "log"},
+        "y": {"field": "loss", "type": "quantitative", "title": None, "scale": _log_domain(data["loss"]),
               "axis": {"format": "~g"}},
         "strokeDash": {"field": "curve", "type": "nominal", "title": None, "legend": None,
                        "scale": {"domain": ["train", "held-out"], "range": [[1, 0], [6, 3]]}},
     }
-    layers = [
-        {"transform": [{"filter": "datum.curve == 'train'"}], "encoding": encoding,
-         "mark": {"type": "line", "strokeWidth": 1.5, "opacity": 0.7}},
-        {"transform": [{"filter": "datum.curve == 'held-out'"}], "encoding": encoding,
-         "mark": {"type": "line", "strokeWidth": 2.5, "point": True}},
-    ]
+    marks = {"train": {"type": "line", "strokeWidth": 1.5, "opacity": 0.7},
+             "held-out": {"type": "line", "strokeWidth": 2.5, "point": True}}
+    # A layer without rows would make Vega warn of an infinite extent on the log scale: leave it out.
+    layers = [{"transform": [{"filter": f"datum.curve == '{curve}'"}], "encoding": encoding, "mark": mark}
+              for curve, mark in marks.items() if (data["curve"] == curve).any()]
     # The title names the two line styles, so no legend takes height from this chart alone.
     return data, _spec("Loss · train (thin) · held-out (dots)", layers, marker)
+
+
+def _log_domain(values: pd.Series) -> dict[str, Any]:
+    """A log scale over ``values`` with its domain given: the browser first draws a chart with no rows, and a
+    domain left to Vega would then be infinite (and warned about) on every redraw."""
+    lo, hi = float(values.min()), float(values.max())
+    return {"type": "log", "domain": [lo / 1.15, hi * 1.15], "nice": False}
+
+
+def _linear_domain(values: list[float]) -> dict[str, Any]:
+    """A linear scale around ``values`` (5% margin), its domain given for the reason of :func:`_log_domain`."""
+    lo, hi = min(values), max(values)
+    pad = 0.05 * (hi - lo) or 0.05 * abs(hi) or 0.05
+    return {"domain": [lo - pad, hi + pad], "nice": False}
 
 
 def metric_chart(run: LiveRun, marker: int | None) -> Chart:
@@ -94,7 +112,8 @@ def metric_chart(run: LiveRun, marker: int | None) -> Chart:
     data = pd.DataFrame(rows, columns=["step", "value", "run"])
     percent = task.metric_name == "accuracy"
     y = {"field": "value", "type": "quantitative", "title": None,
-         "axis": {"format": "%" if percent else "~g"}, "scale": {"domain": [0, 1]} if percent else {"zero": False}}
+         "axis": {"format": "%" if percent else "~g"}, "scale": {"domain": [0, 1]} if percent
+         else _linear_domain([*data["value"], task.metric_target])}
     layers = [
         {"mark": {"type": "line", "strokeWidth": 2.5, "point": True},
          "encoding": {"x": _x(run), "y": y, "color": _colour(run)}},

@@ -129,9 +129,14 @@ def scores_height(snap: Snapshot) -> int:
     return SCORE_ROW_PX * next(iter(snap.scores.values())).shape[0] + 90
 
 
-def scores_chart(snap: Snapshot) -> Chart:
-    """Each head's score for the task's pattern: the share of its attention that follows the pattern."""
-    key, z = next(iter(snap.scores.items()))
+def scores_of_kind(snap: Snapshot, kind: str) -> str | None:
+    """The first pattern key of ``snap`` scored on attention ``kind`` (e.g. "cross:anti_diagonal"), or None."""
+    return next((key for key in snap.scores if key.split(":")[0] == kind), None)
+
+
+def scores_chart(snap: Snapshot, key: str, kind_name: str) -> Chart:
+    """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it."""
+    z = snap.scores[key]
     layers, heads = z.shape
     layer, head = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
     data = pd.DataFrame({"layer": [f"layer {i + 1}" for i in layer.ravel()],
@@ -141,7 +146,7 @@ def scores_chart(snap: Snapshot) -> Chart:
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if _scheme() in ("blues", "greys") else ("black", "white")
     spec = {
-        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · step {snap.step}"),
+        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name} · step {snap.step}"),
                   "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
         "height": SCORE_ROW_PX * layers,
         "layer": [

@@ -49,20 +49,28 @@ def _on_frame() -> None:
     st.session_state[PIN] = None if value is None or last is None or value >= last else value
 
 
-def timelapse_controls(run: LiveRun, kind: str) -> None:
-    """The time-lapse slider over the snapshots (its right end follows training) and the GIF export."""
+def timelapse_controls(run: LiveRun, kind: str, *, follow: bool) -> Any:
+    """The time-lapse slider over the snapshots and the GIF export; returns the live line's place when following.
+
+    While the heatmaps follow training (``follow``), the slider, drawn once per script run, would lag behind
+    them: an ``st.empty`` takes its place, and the live view writes the step it shows there.
+    """
     steps = [s.step for s in run.trainers[0].snapshots]
-    if len(steps) < 2:
-        st.caption("🎞️ The time-lapse slider appears once a second attention snapshot has been taken.")
-        return
-    pin = st.session_state.get(PIN)
-    st.session_state[FRAME] = steps[-1] if pin is None else min(steps, key=lambda s: abs(s - pin))
-    st.session_state[FRAME_LAST] = steps[-1]
     c_slider, c_gif = st.columns([5, 1], vertical_alignment="bottom")
-    c_slider.select_slider(
-        "🎞️ Time-lapse: attention at step", options=steps, key=FRAME, on_change=_on_frame,
-        help="Scrub through the attention snapshots; the dotted line on the curves marks the step shown. "
-             "At the right end the heatmaps follow training live.")
+    if follow:
+        line = c_slider.empty()
+    elif len(steps) < 2:
+        c_slider.caption("🎞️ The time-lapse slider appears once a second attention snapshot has been taken.")
+        return None
+    else:
+        line = None
+        pin = st.session_state.get(PIN)
+        st.session_state[FRAME] = steps[-1] if pin is None else min(steps, key=lambda s: abs(s - pin))
+        st.session_state[FRAME_LAST] = steps[-1]
+        c_slider.select_slider(
+            "🎞️ Time-lapse: attention at step", options=steps, key=FRAME, on_change=_on_frame,
+            help="Scrub through the attention snapshots; the dotted line on the curves marks the step shown. "
+                 "At the right end the heatmaps follow training live.")
     lut = colormap(colorscale())
     title = f"{run.task.title} · {kind_title(kind, run.task.family)} · "
     c_gif.download_button(
@@ -71,6 +79,7 @@ def timelapse_controls(run: LiveRun, kind: str) -> None:
         icon=":material/movie:", key="live.gif", width="stretch",
         help="The time-lapse as an animated GIF: every layer × head of the attention shown, one frame per "
              "snapshot (configuration A).")
+    return line
 
 
 def _download(col, label: str, data: Callable[[], bytes | str], name: str, mime: str, key: str,
@@ -113,8 +122,7 @@ def downloads(run: LiveRun, kind: str) -> None:
 
 def _fill_settings(task_name: str, config) -> None:
     """Point the settings widgets at a checkpoint's task and architecture."""
-    st.session_state[tc.TASK] = task_name
-    st.session_state.update(tc.task_defaults(task_name))
+    tc.choose_task(task_name)
     st.session_state[tc.COMPARE] = False
     for name, key in _ARCH_KEYS.items():
         if name in {f.name for f in fields(config)}:

@@ -157,6 +157,20 @@ def _reset() -> None:
     build_run(force=True)
 
 
+def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
+    """Say that the settings changed since the run was built, with the button that trains them.
+
+    Only when that button can be pressed: Reset while the run is running or paused (Start is off then), Start
+    once it is over (Start makes a new run).
+    """
+    if run is None or run.status == "ready" or not ready or st.session_state.get(RUN_SIGNATURE) == \
+            tc.settings_signature():
+        return
+    button = "Start" if run.finished else "Reset"
+    st.info(f"The settings changed since this run started. Press **{button}** to train with the new settings.",
+            icon="🔁")
+
+
 def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
     """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset)."""
     status = run.status if run is not None else "ready"
@@ -210,7 +224,7 @@ def _loop(run: LiveRun, view: LiveView) -> str:
                 LOG.info("live loop: browser behind (%d messages queued), frames skipped: %d",
                          st_internals.send_backlog(), skipped)
             continue
-        if len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
+        if view.pinned_step is not None and len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
             return "snapshots doubled"  # a fresh page run redraws the time-lapse slider with its new range
 
 

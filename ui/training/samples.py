@@ -1,8 +1,10 @@
 """Live Training page: sample predictions as a small HTML table, with the model's mistakes marked.
 
-Text answers are compared character by character and every wrong or missing character is marked, so a
-student sees *where* a reversal went wrong; numeric answers (protein properties, image classes) mark the whole
-answer when it counts as wrong. Everything shown is escaped: sample text can contain any character.
+Sequence answers are compared character by character and every wrong or missing character is marked, so a
+student sees *where* a reversal went wrong. Other answers are marked as a whole when they count as wrong:
+numbers (protein properties, image classes), and generated text, which has many right continuations besides
+the held-out one (its remark says why it counts as wrong). Everything shown is escaped: sample text can
+contain any character.
 
 Right and wrong answers are marked with their own light background and dark text (contrast above 6:1), so they
 read the same on the light and the dark theme; no single text colour reaches 4.5:1 on both white and #0E1117.
@@ -44,7 +46,7 @@ def _prediction_cell(sample: Sample, family: str) -> str:
     prediction, target = _cut(sample.prediction), _cut(sample.target)
     if sample.correct:
         return f'<span style="{RIGHT}">{escape(prediction)} ✓</span>'
-    if family in ("seq2seq", "causal_lm"):
+    if family == "seq2seq":  # one right answer: mark where it differs
         return marked_prediction(prediction, target) + " ✗"
     return f'<span style="{WRONG}">{escape(prediction)}</span> ✗'
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,12 @@ from ui.training.text import sampling_caption
 KIND = "live.kind"  # which attention the heatmaps show
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
 SAMPLES_SHOWN = "live.samples"  # dict lane -> ((trainer id, step, sampling), html): sample tables already made
+LAYOUT = "live.layout"  # ((weak ref to the run, projector), slot 0 or 1): which page slot holds that run's view
+NOTICES = "live.notices"  # (owner, slot 0 or 1): the notices above the buttons, drawn afresh on every run
 SAMPLES = 6  # sample predictions shown per configuration
 SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 HEATMAP_INTERVAL_S = 0.5  # while training, heatmaps are redrawn at most this often
+CURVES_INTERVAL_S = 0.5  # ... and the curves (the status above them follows every redraw)
 VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (plotly: the browser draws them afresh each time)
 STATUS_TEXT = {
     "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
@@ -89,10 +93,15 @@ class LiveView:
         self._draws = 0
         self._drawn_snapshots: tuple | None = None
         self._attention_time = 0.0
+        self._curves_time = 0.0
         self._drawn_evals: tuple | None = None
-        lanes = len(run.trainers)
+        self.shown_step = self.step_to_show()  # the one step that every chart and label shows
+        self.frame_label: Any = None  # while following training: the time-lapse line, drawn with the heatmaps
+        self._lay_out(len(run.trainers), projector)
+
+    def _lay_out(self, lanes: int, projector: bool) -> None:
         self.status, self.progress, self.message = st.empty(), st.empty(), st.empty()
-        cols = st.columns(3 if run.task.pattern_names else 2, gap="medium")
+        cols = st.columns(3 if self.run.task.pattern_names else 2, gap="medium")
         self.curves = [c.empty() for c in cols]
         self.timelapse = st.container()
         columns = st.columns(lanes, gap="medium")
@@ -102,18 +111,34 @@ class LiveView:
         self.scores = [c.empty() for c in st.columns(lanes, gap="medium")]
         self.samples = [c.empty() for c in st.columns(lanes, gap="medium")] if not projector else []
 
+    @property
+    def follows_training(self) -> bool:
+        """Whether the heatmaps follow training as it goes (running, no step chosen on the time-lapse)."""
+        return self.pinned_step is None and self.run.status == "running"
+
+    def step_to_show(self) -> int | None:
+        """The chosen step, else the latest step that every lane has a snapshot of."""
+        lasts = [t.snapshots[-1].step for t in self.run.trainers if t.snapshots]
+        if not lasts:
+            return None
+        return self.pinned_step if self.pinned_step is not None else min(lasts)
+
     def refresh(self) -> None:
         """Redraw what changed since the last call."""
         self._draws += 1
         self.draw_status()
-        self.draw_curves()
         marks = self.run.snapshot_count()
         interval = VIT_INTERVAL_S if self.run.task.family == "vision" else HEATMAP_INTERVAL_S
         due = time.monotonic() - self._attention_time >= interval or self.run.status != "running"
         if self._drawn_snapshots is None or (self.pinned_step is None and marks != self._drawn_snapshots and due):
             self._drawn_snapshots = marks
             self._attention_time = time.monotonic()
+            self.shown_step = self.step_to_show()
             self.draw_attention()
+            self._curves_time = 0.0  # the curves' marker moves with the heatmaps
+        if time.monotonic() - self._curves_time >= CURVES_INTERVAL_S or self.run.status != "running":
+            self._curves_time = time.monotonic()
+            self.draw_curves()
         evals = tuple(id(t.last_eval) for t in self.run.trainers)
         if self.samples and evals != self._drawn_evals:
             self._drawn_evals = evals
@@ -145,22 +170,24 @@ class LiveView:
         if run.message:
             self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
 
-    def marker_step(self) -> int | None:
-        """The step of the snapshot the heatmaps show (marked on the curves)."""
-        snap = snapshot_at(self.run.trainers[0].snapshots, self.pinned_step)
-        return snap.step if snap is not None else None
-
     def draw_curves(self) -> None:
-        marker = self.marker_step()
         builders = [curves.loss_chart, curves.metric_chart, curves.pattern_chart]
         for i, slot in enumerate(self.curves):
-            data, spec = builders[i](self.run, marker)
+            data, spec = builders[i](self.run, self.shown_step)
+            if data.empty:  # nothing measured yet: an empty chart makes Vega warn about infinite extents
+                with slot.container(height=curves.CURVE_HEIGHT, border=True):
+                    st.caption(curves.WAITING[i])
+                continue
             slot.vega_lite_chart(data, spec, width="stretch", height=curves.CURVE_HEIGHT,
                                  key=f"live.curve{i}.{self._draws}")
 
     def draw_attention(self) -> None:
+        """Every lane's heatmaps and head scores at :attr:`shown_step`, and the time-lapse line that names it."""
+        if self.frame_label is not None and self.shown_step is not None:
+            self.frame_label.markdown(f"🎞️ **Time-lapse: attention at step {self.shown_step}** · follows training; "
+                                      "pause to scrub through the snapshots.")
         for i, trainer in enumerate(self.run.trainers):
-            snap = snapshot_at(trainer.snapshots, self.pinned_step)
+            snap = snapshot_at(trainer.snapshots, self.shown_step)
             if snap is None or self.kind not in snap.attention:
                 continue
             self.heat_titles[i].markdown(heatmaps.attention_title(self.run, i, snap, self.kind))
@@ -171,14 +198,28 @@ class LiveView:
             else:
                 data, spec = heatmaps.attention_chart(self.run, i, snap, self.kind)
                 self.heatmaps[i].vega_lite_chart(data, spec, key=key)
-            if snap.scores:
-                data, spec = heatmaps.scores_chart(snap)
-                self.scores[i].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
-                                               key=f"live.scores{i}.{self._draws}")
+            self.draw_scores(i, snap)
+
+    def draw_scores(self, lane: int, snap: Snapshot) -> None:
+        """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
+        scored = heatmaps.scores_of_kind(snap, self.kind)
+        if scored is not None:
+            short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
+            data, spec = heatmaps.scores_chart(snap, scored, short)
+            self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
+                                              key=f"live.scores{lane}.{self._draws}")
+        elif snap.scores and lane == 0:
+            key = next(iter(snap.scores))
+            where = charts.kind_title(key.split(":")[0], self.run.task.family)
+            self.scores[lane].caption(f"Head scores rate how {charts.pattern_title(key)} each head is in the "
+                                      f"{where.lower()}, where this task's pattern lives: choose it above to "
+                                      "see them.")
+        else:
+            self.scores[lane].empty()
 
     def draw_numbers(self) -> None:
         """Layer and head pickers and, per configuration, a "Numbers" table of that map at the shown step."""
-        snaps = [snapshot_at(t.snapshots, self.pinned_step) for t in self.run.trainers]
+        snaps = [snapshot_at(t.snapshots, self.shown_step) for t in self.run.trainers]
         if self.numbers is None or any(s is None or self.kind not in s.attention for s in snaps):
             return
         shapes = [s.attention[self.kind].shape for s in snaps]  # (layers, heads, queries, keys) per lane
@@ -217,3 +258,33 @@ class LiveView:
                 caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
                 shown[i] = (stamp, samples_html(items, run.task.family, caption))
             self.samples[i].html(shown[i][1])
+
+
+def run_container(run: LiveRun, projector: bool) -> Any:
+    """The container for everything drawn of ``run``: the same one while the run stays, a fresh one for a new run.
+
+    The browser keeps a container's old children until a script run ends, and a training script runs on
+    for the whole run: another run's leftover charts (a third curve, a second lane, its attention picker)
+    would stay on screen, faded. The same run keeps its container, so its charts are updated in place
+    instead of being drawn afresh. The page keeps the number of elements above it fixed.
+    """
+    return swapped_container(LAYOUT, (weakref.ref(run), projector))
+
+
+def swapped_container(key: str, owner: Any) -> Any:
+    """A container that starts empty whenever ``owner`` differs from the last script run's (kept under ``key``).
+
+    Two page slots take turns: a new owner gets the other slot, and the old one becomes an empty element,
+    which drops everything it held; the same owner keeps its slot and its children.
+    """
+    previous = st.session_state.get(key)
+    same = previous is not None and previous[0] == owner
+    active = previous[1] if same else 1 - (previous[1] if previous is not None else 1)
+    st.session_state[key] = (owner, active)
+    if active == 0:  # the other slot becomes an empty element, which drops what it held
+        root = st.container()
+        st.empty()
+    else:
+        st.empty()
+        root = st.container()
+    return root

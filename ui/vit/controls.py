@@ -170,7 +170,8 @@ def weights_control(trained: state.TrainedModel | None) -> bool:
     """Random or trained weights; True when the trained ViT is used."""
     if trained is None:
         st.caption("Weights: random (no ViT trained in this session yet).")
-        st.page_link("pages/training.py", label="Train a ViT on shapes in Live Training", icon="📈")
+        st.page_link("pages/training.py", label="Train a ViT on shapes in Live Training", icon="📈",
+                     query_params={"task": "vit_shapes"})
         return False
     st.session_state.setdefault(WEIGHTS, "trained")  # a trained ViT is the more telling default
     choice = st.radio(
