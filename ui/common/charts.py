@@ -103,7 +103,8 @@ def title_lines(title: str, width: int | None = None) -> list[str]:
 
     The default width is narrower in projector mode, where the font is larger.
     """
-    return textwrap.wrap(title, width or TITLE_CHARS[projector()], break_long_words=False, break_on_hyphens=False) or [""]
+    lines = textwrap.wrap(title, width or TITLE_CHARS[projector()], break_long_words=False, break_on_hyphens=False)
+    return lines or [""]
 
 
 def _labels(labels: Sequence[str] | None, n: int) -> list[str]:
