@@ -65,3 +65,11 @@ def test_numbers_too_wide_for_their_cells_stack_the_maps() -> None:
     assert "hconcat" in side and len(side["hconcat"][0]["layer"]) == 1  # no room: hover only, no printed numbers
     assert "vconcat" in stacked and len(stacked["vconcat"][1]["layer"]) == 2  # numbers printed, labels on both
     assert stacked["vconcat"][1]["layer"][0]["encoding"]["y"]["axis"]["labelExpr"]
+
+
+def test_maps_without_numbers_get_a_colour_bar_in_values() -> None:
+    spec = hm.matrix_spec(np.linspace(-2, 2, 400).reshape(20, 20), diverging=True)
+    legend = vega_heatmap(spec, height=300)[1]["layer"][0]["encoding"]["color"]["legend"]
+    assert legend["labelExpr"] == "format(-2.0 + datum.value * 4.0, '.2f')"  # n = 0 reads -2, n = 1 reads 2
+    small = vega_heatmap(hm.matrix_spec(np.eye(3)), height=200)[1]
+    assert small["layer"][0]["encoding"]["color"]["legend"] is None  # the numbers are in the cells

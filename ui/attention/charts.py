@@ -63,12 +63,13 @@ STEP_CHART_PX = 520  # about the width of a step's right-hand column, in the wid
 
 def matrix_row(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], *,
                key: str) -> None:
-    """Same-shaped matrices on one diverging colour range (e.g. Q, K and V): side by side when their numbers fit
-    in the cells, else one above the other, each as wide as the column."""
+    """Same-shaped matrices on one diverging colour range (e.g. Q, K and V): one above the other, each as wide as
+    the column, when only so their numbers fit in the cells; else side by side."""
     bound = max(float(np.abs(m).max()) for m in mats) or 1.0
     specs = [hm.matrix_spec(m, rows, cols, diverging=True, zmin=-bound, zmax=bound) for m in mats]
     across = (STEP_CHART_PX - 60) // len(mats) - 12
-    stacked = not text_fits(specs[0], across, charts.font_size() - 3)
+    size = charts.font_size()
+    stacked = not text_fits(specs[0], across, size - 3) and text_fits(specs[0], STEP_CHART_PX - 60, size - 1)
     chart = vega_row(specs, titles, height=_height(len(rows)), width=STEP_CHART_PX - 60 if stacked else across,
                      projector=charts.projector(), stacked=stacked)
     show_vega(chart, key=key, stretch=False)

@@ -40,16 +40,17 @@ def _frame(spec: hm.HeatmapSpec, panel: int = 0) -> pd.DataFrame:
                          "t": spec.text.ravel().astype(str), "ink": ink})
 
 
-def _axis(labels: Sequence[str], title: str) -> dict[str, Any]:
-    """Ticks at the cells' middles, labelled with ``labels`` (all of them, or none when there are too many)."""
-    if len(labels) > MAX_TICK_LABELS:
+def _axis(labels: Sequence[str], title: str, room_px: int = 480) -> dict[str, Any]:
+    """Ticks at the cells' middles, labelled with ``labels`` (all of them, or none when there are too many for
+    ``room_px`` pixels)."""
+    if len(labels) > MAX_TICK_LABELS or room_px / max(len(labels), 1) < max(11, font_size() - 2) + 2:
+        # too many, or too narrow to stand side by side even upright: hover names each cell
         return {"title": title or None, "labels": False, "ticks": False, "grid": False}
     # Vega thins explicit tick values down to the tick count, which it otherwise derives from the chart's size.
     return {"title": title or None, "values": [i + 0.5 for i in range(len(labels))], "tickCount": len(labels),
-            "grid": False,
-            "labelExpr": f"{json.dumps(list(labels))}[floor(datum.value)]", "labelFontSize": max(11, font_size() - 2),
-            "labelColor": label_colour(), "labelOverlap": False, "labelAngle": 0 if _fit_across(labels) else -90,
-            "domain": False, "ticks": False}
+            "grid": False, "labelExpr": f"{json.dumps(list(labels))}[floor(datum.value)]",
+            "labelFontSize": max(11, font_size() - 2), "labelColor": label_colour(), "labelOverlap": False,
+            "labelAngle": 0 if _fit_across(labels, room_px) else -90, "domain": False, "ticks": False}
 
 
 def _fit_across(labels: Sequence[str], room_px: int = 480) -> bool:
@@ -67,17 +68,21 @@ CELL_EDGES = [{"calculate": "datum.c + 1", "as": "c1"}, {"calculate": "datum.r +
 
 
 def _layers(spec: hm.HeatmapSpec, *, x_title: str, y_title: str, numbers: bool, panel: int | None = None,
-            text_size: int | None = None) -> list[dict[str, Any]]:
+            text_size: int | None = None, width: int = 480) -> list[dict[str, Any]]:
     """The cells (colour, tooltip) and, when ``numbers``, their text; ``panel``: draw only that panel's cells."""
     rows, cols = spec.values.shape
     transform = ([{"filter": f"datum.p == {panel}"}] if panel is not None else []) + CELL_EDGES
     x = {"field": "c", "type": "quantitative", "scale": {"domain": [0, cols], "nice": False, "zero": False},
-         "axis": _axis(spec.cols, x_title)}
+         "axis": _axis(spec.cols, x_title, width)}
     y = {"field": "r", "type": "quantitative", "scale": {"domain": [rows, 0], "nice": False, "zero": False},
          "axis": _axis(spec.rows, y_title)}
     # Colour by the value's place in the spec's range ("n", 0..1, computed here): the chart's spec then stays the
     # same when only the numbers change, and the browser updates the chart's data instead of building it anew.
-    colour = {"field": "n", "type": "quantitative", "title": spec.hover_name, "legend": None,
+    # Without numbers in the cells, a colour bar labelled with the values (read back from "n") keys the colours.
+    value = f"{spec.zmin!r} + datum.value * {spec.zmax - spec.zmin!r}"
+    legend = None if numbers else {"title": spec.hover_name, "labelColor": label_colour(),
+                                   "labelExpr": f"format({value}, '.2f')"}
+    colour = {"field": "n", "type": "quantitative", "title": spec.hover_name, "legend": legend,
               "condition": {"test": "!isValid(datum.n)", "value": hm.NAN_HEX},
               "scale": {"domain": [0, 1], "range": list(hm.stops(spec.scale)), "interpolate": "rgb", "clamp": True}}
     tooltip = [{"field": "row", "title": "row"}, {"field": "col", "title": "column"},
@@ -119,20 +124,21 @@ def text_fits(spec: hm.HeatmapSpec, width: int, size: int) -> bool:
 def vega_row(specs: Sequence[hm.HeatmapSpec], titles: Sequence[str], *, height: int, width: int,
              projector: bool = False, stacked: bool = False) -> Chart:
     """Several titled heatmaps, each ``width`` pixels wide, side by side (row labels on the first only) or
-    ``stacked`` one above the other; each keeps its own colour range."""
+    ``stacked`` one above the other; each keeps its own colour range (one colour bar when they share it)."""
     data = pd.concat([_frame(s, k) for k, s in enumerate(specs)], ignore_index=True)
     size = font_size() - (1 if stacked else 3)  # side by side, the cells are narrower
     panels = []
     for k, (spec, title) in enumerate(zip(specs, titles, strict=True)):
         numbers = _texts(spec, projector) and text_fits(spec, width, size)
-        layers = _layers(spec, x_title="", y_title="", numbers=numbers, panel=k, text_size=size)
+        layers = _layers(spec, x_title="", y_title="", numbers=numbers, panel=k, text_size=size, width=width)
         if k and not stacked:
             layers[0]["encoding"]["y"]["axis"] = {"labels": False, "ticks": False, "title": None, "domain": False}
         panels.append({"width": width, "height": height,
                        "title": {"text": title, "fontSize": font_size(), "color": label_colour()},
                        "layer": layers})
+    shared = len({(s.scale, s.zmin, s.zmax) for s in specs}) == 1  # one colour bar serves them all
     return data, {"vconcat" if stacked else "hconcat": panels, "spacing": 28 if stacked else 12,
-                  "autosize": {"type": "pad"}}
+                  "autosize": {"type": "pad"}, "resolve": {"scale": {"color": "shared" if shared else "independent"}}}
 
 
 def show_vega(chart: Chart, *, key: str, stretch: bool = True) -> None:
