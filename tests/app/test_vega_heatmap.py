@@ -73,3 +73,9 @@ def test_maps_without_numbers_get_a_colour_bar_in_values() -> None:
     assert legend["labelExpr"] == "format(-2.0 + datum.value * 4.0, '.2f')"  # n = 0 reads -2, n = 1 reads 2
     small = vega_heatmap(hm.matrix_spec(np.eye(3)), height=200)[1]
     assert small["layer"][0]["encoding"]["color"]["legend"] is None  # the numbers are in the cells
+
+
+def test_every_scale_the_sidebar_offers_has_stops() -> None:
+    from ui.common import state
+
+    assert set(state.SEQUENTIAL_SCALES) <= set(hm.SCALES)
