@@ -6,7 +6,6 @@ from ui.attention import controls as av
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.common import state
-from ui.common.charts import colorscale
 from ui.pages import close_page, open_page, settings_panel, share_page
 
 info = open_page("attention", init=av.init_page_state, kept=av.KEPT,
@@ -51,7 +50,7 @@ view = st.radio("View", list(av.VIEWS), format_func=av.VIEWS.get, key=av.VIEW, h
 if view == "steps":
     step_by_step(run, layer, head)
 elif view == "head":
-    one_head(run, layer, head, colorscale=colorscale())
+    one_head(run, layer, head)
 elif view == "grid":
     all_heads(run)
 else:

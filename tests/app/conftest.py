@@ -52,3 +52,25 @@ def _full_error_details():
 def app_at_fixture():
     """The `app_at` helper as a fixture: `def test_x(app_at): at = app_at("pages/home.py")`."""
     return app_at
+
+
+def vega_heatmaps(at: AppTest) -> list[dict]:
+    """Every heatmap of the page's Vega-Lite charts drawn by ``ui.common.vega_heatmap``, in the shape of a plotly
+    heatmap trace: ``{"z": values (NaN where masked), "text": cell texts, "spec": the chart's spec}``."""
+    import numpy as np
+    import pyarrow as pa
+
+    maps = []
+    for chart in at.get("vega_lite_chart"):
+        if not chart.proto.data.data:
+            continue
+        cells = pa.ipc.open_stream(chart.proto.data.data).read_all().to_pandas()
+        if not {"p", "r", "c", "v", "t"} <= set(cells.columns):
+            continue
+        for _, panel in cells.groupby("p", sort=True):
+            z = np.full((panel.r.max() + 1, panel.c.max() + 1), np.nan)
+            text = np.full(z.shape, "", dtype=object)
+            z[panel.r, panel.c] = panel.v.astype(float)
+            text[panel.r, panel.c] = panel.t
+            maps.append({"z": z, "text": text.tolist(), "spec": json.loads(chart.proto.spec)})
+    return maps

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception, plotly_download_formats
+from tests.app.conftest import app_at, assert_no_exception, plotly_download_formats, vega_heatmaps
 from transformer_core import TransformerConfig, divisors
 from transformer_core.tasks import get_task
 from ui.attention import controls as av
@@ -20,16 +20,18 @@ PAGE = "pages/attention.py"
 
 
 def _heatmaps(at) -> list[dict]:
-    """Every heatmap trace of every plotly chart on the page."""
+    """Every heatmap trace of every plotly chart on the page, then every map of its Vega-Lite heatmaps."""
     traces = []
     for chart in at.get("plotly_chart"):
         traces += [t for t in json.loads(chart.proto.spec)["data"] if t["type"] == "heatmap"]
-    return traces
+    return traces + vega_heatmaps(at)
 
 
 def _z(trace: dict) -> np.ndarray:
     """A heatmap's values; plotly writes numpy arrays as base64 with dtype and shape."""
     z = trace["z"]
+    if isinstance(z, np.ndarray):
+        return z
     if isinstance(z, dict):
         shape = tuple(int(n) for n in str(z["shape"]).split(","))
         return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape).astype(float)
@@ -49,7 +51,7 @@ def lab():
 def test_default_view_shows_every_step(lab) -> None:
     assert_no_exception(lab)
     assert "0·the" in _markdown(lab) and "5·mat" in _markdown(lab)
-    assert len(lab.get("plotly_chart")) == 9  # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O
+    assert len(lab.get("vega_lite_chart")) == 9  # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O
     assert lab.radio(key="attn.layer").options == ["1", "2"]
     assert lab.radio(key="attn.head").options == ["1", "2"]
     assert len(lab.latex) >= 9
@@ -288,10 +290,14 @@ def test_random_model_norm_flags_come_from_its_config() -> None:
 
 def test_chart_downloads_follow_the_sidebar_format() -> None:
     at = app_at(PAGE)
+    assert [b.label for b in at.get("download_button") if "Picture" in b.label] == ["Picture (PNG)"]  # steps
+    at.radio(key="attn.view").set_value("head").run()  # the step charts are Vega-Lite, without a camera button
     assert plotly_download_formats(at) == {"png"}
     at.sidebar.radio(key=state.IMAGE_FORMAT).set_value("SVG").run()
     assert_no_exception(at)
     assert plotly_download_formats(at) == {"svg"}
+    at.radio(key="attn.view").set_value("steps").run()
+    assert [b.label for b in at.get("download_button") if "Picture" in b.label] == ["Picture (SVG)"]
 
 
 def test_numbers_panel_shows_every_step_and_softmax_checks_out():

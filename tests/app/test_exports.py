@@ -12,6 +12,7 @@ import plotly.colors as pcolors
 import pytest
 from PIL import Image
 
+from explorer import heatmap, heatmap_image
 from tests.conftest import REPO_ROOT
 from ui.common import exports
 
@@ -32,7 +33,7 @@ def test_png_cells_have_the_colour_of_their_value() -> None:
     img = Image.open(io.BytesIO(data)).convert("RGB")
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     lut = exports.colormap("Viridis")
-    lay = exports._layout((2, 2), ["a", "b"], ["c", "d"], "t", 40)
+    lay = heatmap_image.layout(heatmap.matrix_spec(z, ["a", "b"], ["c", "d"], title="t", zmin=0, zmax=1), 40)
     corner = (lay.left + 2, lay.top + 2)  # a cell's corner, away from the printed number
     assert img.getpixel(corner) == tuple(int(v) for v in lut[0])
     assert img.getpixel((corner[0] + 40, corner[1])) == tuple(int(v) for v in lut[-1])

@@ -85,7 +85,7 @@ def test_attention_lab_handles_every_awkward_text() -> None:
         if name in ("empty", "whitespace"):
             assert "Type a few words" in _infos(at), name
         else:
-            assert at.get("plotly_chart") or at.get("image"), f"{name}: nothing is drawn"
+            assert at.get("plotly_chart") or at.get("vega_lite_chart") or at.get("image"), f"{name}: nothing is drawn"
         if name == "long":
             assert f"only the first {MAX_TOKENS} are used" in _infos(at)
     at.selectbox(key="attn.kind").set_value("protein")
@@ -161,7 +161,7 @@ def test_attention_lab_with_a_trained_char_lm_handles_awkward_text() -> None:
         if name == "empty":
             assert "Type a few words" in shown, name
         else:  # spaces and line breaks are characters of a character model's vocabulary
-            assert at.get("plotly_chart") or at.get("image"), f"{name}: nothing is drawn"
+            assert at.get("plotly_chart") or at.get("vega_lite_chart") or at.get("image"), f"{name}: nothing is drawn"
         if name == "long":
             assert "only the first" in shown, shown
         if name == "emoji":

@@ -13,8 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer import heatmap as hm
 from ui.attention.controls import LabRun
 from ui.common import charts, exports
+from ui.common.vega_heatmap import show_vega, text_fits, vega_heatmap, vega_row
 
 LINE_BINS = 8  # opacity/width levels of the lines view (one plotly trace per level)
 MIN_LINE_WEIGHT = 0.02  # lighter lines are not drawn
@@ -28,34 +30,59 @@ def numbers_table(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, de
     st.dataframe(frame, width="stretch")
 
 
+def _height(rows: int) -> int:
+    """Pixels of a step's heatmap: rows as tall as their printed numbers, within 180 to 560."""
+    return max(180, min(560, round(2.2 * charts.font_size()) * rows))
+
+
 def matrix(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, key: str, diverging: bool = True,
-           zmin: float | None = None, zmax: float | None = None, height: int | None = None,
-           hover: str = "value") -> None:
-    """Draw one matrix as a heatmap (values in the cells when small)."""
-    fig = charts.heatmap(z, cols, rows, diverging=diverging, zmin=zmin, zmax=zmax, height=height, hover_name=hover)
-    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
-    charts.show(fig, key=key)
+           zmin: float | None = None, zmax: float | None = None, hover: str = "value",
+           extra: Sequence[dict] = ()) -> None:
+    """Draw one matrix as a Vega-Lite heatmap (values in the cells when small, on hover always); weights (not
+    diverging, 0..1) print as percentages. ``extra`` layers are drawn on top."""
+    z = np.asarray(z, dtype=float)
+    if not diverging and hover == "weight":
+        spec = hm.attention_spec(z, rows, cols, scale=charts.colorscale(), stretch=charts.stretch_attention())
+    else:
+        spec = hm.matrix_spec(z, rows, cols, scale=charts.colorscale(), diverging=diverging, zmin=zmin, zmax=zmax,
+                              hover_name=hover)
+    show_vega(vega_heatmap(spec, height=_height(len(rows)), projector=charts.projector(), extra=extra), key=key)
 
 
 def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[str], *, key: str) -> None:
-    """Scaled scores with the forbidden cells shown as -∞ (blank cells, "-∞" printed and on hover)."""
+    """Scaled scores with the forbidden cells shown as -∞ (grey cells, "-∞" printed and on hover)."""
     allowed = np.ones_like(scaled, dtype=bool) if mask is None else mask
     z = np.where(allowed, scaled, np.nan)
-    fig = charts.heatmap(z, tokens, tokens, diverging=True)
-    text = np.where(allowed, np.vectorize(lambda v: f"{v:.2f}")(scaled), "-∞")
-    small = max(z.shape) <= charts.cells_with_text()
-    fig.update_traces(text=text, texttemplate="%{text}" if small else None,
-                      hovertemplate="query %{y}<br>key %{x}<br>score %{text}<extra></extra>")
-    fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
-    charts.show(fig, key=key)
+    text = np.where(allowed, hm.cell_texts(scaled), "-∞").astype(object)
+    spec = hm.matrix_spec(z, tokens, tokens, diverging=True, hover_name="score", text=text)
+    show_vega(vega_heatmap(spec, height=_height(len(tokens)), projector=charts.projector()), key=key)
 
 
-def head_boundaries(fig: go.Figure, n_heads: int, head_dim: int, selected: int) -> None:
-    """Vertical lines between the heads' column blocks and a box around the selected head."""
-    for h in range(1, n_heads):
-        fig.add_vline(x=h * head_dim - 0.5, line=dict(color="black", width=2))
-    fig.add_vrect(x0=selected * head_dim - 0.5, x1=(selected + 1) * head_dim - 0.5,
-                  line=dict(color="#d62728", width=3), fillcolor="rgba(0,0,0,0)")
+STEP_CHART_PX = 520  # about the width of a step's right-hand column, in the wide layout and in projector mode
+
+
+def matrix_row(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], *,
+               key: str) -> None:
+    """Same-shaped matrices on one diverging colour range (e.g. Q, K and V): one above the other, each as wide as
+    the column, when only so their numbers fit in the cells; else side by side."""
+    bound = max(float(np.abs(m).max()) for m in mats) or 1.0
+    specs = [hm.matrix_spec(m, rows, cols, diverging=True, zmin=-bound, zmax=bound) for m in mats]
+    across = (STEP_CHART_PX - 60) // len(mats) - 12
+    size = charts.font_size()
+    stacked = not text_fits(specs[0], across, size - 3) and text_fits(specs[0], STEP_CHART_PX - 60, size - 1)
+    chart = vega_row(specs, titles, height=_height(len(rows)), width=STEP_CHART_PX - 60 if stacked else across,
+                     projector=charts.projector(), stacked=stacked)
+    show_vega(chart, key=key, stretch=False)
+
+
+def head_blocks(n_heads: int, head_dim: int, selected: int) -> list[dict]:
+    """Vega-Lite layers: lines between the heads' column blocks and a red box around the selected head."""
+    lines = {"data": {"values": [{"x": h * head_dim} for h in range(1, n_heads)]}, "mark": {"type": "rule",
+             "color": "black", "strokeWidth": 2}, "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+    box = {"data": {"values": [{"x": selected * head_dim, "x2": (selected + 1) * head_dim}]},
+           "mark": {"type": "rect", "fill": None, "stroke": "#d62728", "strokeWidth": 3},
+           "encoding": {"x": {"field": "x", "type": "quantitative"}, "x2": {"field": "x2"}}}
+    return [lines, box] if n_heads > 1 else [box]
 
 
 def dot_example(q_row: np.ndarray, k_row: np.ndarray, *, max_terms: int = 6) -> str:

@@ -11,9 +11,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
-from ui.attention.charts import dot_example, head_boundaries, masked_matrix, matrix, softmax_example
+from explorer import heatmap as hm
+from ui.attention.charts import dot_example, head_blocks, masked_matrix, matrix, matrix_row, softmax_example
 from ui.attention.controls import NUMBERS, LabRun
 from ui.common import charts, exports
+from ui.common.chart_style import image_format
 
 Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]  # name -> (matrix, row and column labels)
 
@@ -46,6 +48,17 @@ def _numbers_panel(tables: Numbers) -> None:
         z, rows, cols = tables[name]
         file_name = "attention_step_" + re.sub(r"\W+", "_", name).strip("_")  # "6. A" -> attention_step_6_A
         exports.matrix_table(z, rows, cols, name=file_name, key="attn.num")
+        exports.picture_download(step_spec(name, z, rows, cols), name=file_name, key="attn.num",
+                                 image_format=image_format())
+
+
+def step_spec(name: str, z: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> hm.HeatmapSpec:
+    """The heatmap of step ``name`` as on screen: weights (A) on the attention scale, masked scores (-∞) grey."""
+    if name.endswith(". A"):
+        return charts.attention_spec(z, cols, rows, title=name)
+    hidden = np.isneginf(z)
+    text = np.where(hidden, "-∞", hm.cell_texts(z)).astype(object)
+    return hm.matrix_spec(np.where(hidden, np.nan, z), rows, cols, diverging=True, title=name, text=text)
 
 
 def _input_formula(run: LabRun, layer: int) -> str:
@@ -60,7 +73,7 @@ def _mask_caption(run: LabRun, mask: np.ndarray | None) -> str:
         return "No mask: every query may see every key, so this step changes nothing."
     hidden = int((~mask).sum())
     return (f"Mask: {run.mask}. {hidden} of {mask.size} cells are set to -∞, so softmax gives them weight 0 "
-            "(blank cells).")
+            "(grey cells).")
 
 
 def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
@@ -68,8 +81,8 @@ def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
                      help="W^Q, W^K, W^V of this head (d_model × d_k) and their biases, to check Q, K, V by hand."):
         return
     dims, hdims = [str(i) for i in range(run.d_model)], [str(i) for i in range(run.head_dim)]
-    charts.side_by_side([s[f"w_{n}"][head] for n in "qkv"], [f"W^{n.upper()}" for n in "qkv"], dims, hdims,
-                        key="attn.step.w")
+    matrix_row([s[f"w_{n}"][head] for n in "qkv"], [f"W^{n.upper()}" for n in "qkv"], dims, hdims,
+               key="attn.step.w")
     for name in "qkv":
         bias = s[f"b_{name}"]
         if bias is not None:
@@ -96,8 +109,8 @@ def _projections(run: LabRun, layer: int, head: int) -> Numbers:
          lambda: matrix(s["x"], tok, dims, key=key.format("x")), {"X": (s["x"], tok, dims)})
 
     def qkv() -> None:
-        charts.side_by_side([s[n][head] for n in "qkv"], [f"{n.upper()} (head {head + 1})" for n in "qkv"], tok,
-                            hdims, key=key.format("qkv"))
+        matrix_row([s[n][head] for n in "qkv"], [f"{n.upper()} (head {head + 1})" for n in "qkv"], tok, hdims,
+                   key=key.format("qkv"))
         _weight_matrices(s, head, run, layer)
 
     rot = " Then each pair of numbers in Q and K is rotated by its position (RoPE)." if run.rotary else ""
@@ -131,13 +144,12 @@ def _scores(run: LabRun, layer: int, head: int) -> Numbers:
     first = tok[int(np.flatnonzero(allowed)[0])] if allowed.any() else tok[0]
     weights = s["weights"][head]
     note = charts.uniform_note(weights)
-    zmin, zmax = charts.attention_range(weights)
     found |= _row(6, "Softmax (row by row)", r"A_{ij} = \frac{e^{S'_{ij}}}{\sum_k e^{S'_{ik}}}",
          "Each row sums to 1: how query i shares its attention. "
          f"A[{tok[last]}, {first}] = {softmax_example(s['scaled'][head][last], allowed)}"
          + (f" This head is **{note}**." if note else ""),
-         lambda: matrix(weights, tok, tok, key=key.format("weights"), diverging=False, zmin=zmin, zmax=zmax,
-                        hover="weight"), {"A": (weights, tok, tok)})
+         lambda: matrix(weights, tok, tok, key=key.format("weights"), diverging=False, hover="weight"),
+         {"A": (weights, tok, tok)})
     return found
 
 
@@ -151,10 +163,7 @@ def _mixing(run: LabRun, layer: int, head: int) -> Numbers:
          {"Z": (s["head_out"][head], tok, hdims)})
 
     def concat() -> None:
-        fig = charts.heatmap(s["concat"], dims, tok, diverging=True)
-        head_boundaries(fig, run.n_heads, run.head_dim, head)
-        fig.update_layout(margin=dict(l=10, r=10, t=10, b=10))
-        charts.show(fig, key=key.format("concat"))
+        matrix(s["concat"], tok, dims, key=key.format("concat"), extra=head_blocks(run.n_heads, run.head_dim, head))
 
     found |= _row(8, "Concatenate heads", r"\mathrm{Concat}(Z_1, \dots, Z_H)",
          f"{len(tok)} × {run.d_model}: the {run.n_heads} heads side by side (head {head + 1} boxed in red).", concat,

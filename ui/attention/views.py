@@ -37,20 +37,17 @@ def _padding_note(run: LabRun, weights: np.ndarray) -> None:
                "padding mask hides them from every query, so they change nothing.", icon="🧱")
 
 
-def one_head(run: LabRun, layer: int, head: int, *, colorscale: str) -> None:
+def one_head(run: LabRun, layer: int, head: int) -> None:
     """The chosen head's attention heatmap, its numbers as a table, and downloads."""
     w, tok = run.steps[layer]["weights"][head], list(run.tokens)
-    fig = charts.attention_heatmap(w, tok, tok, x_title="key (attended to)", y_title="query (attending)",
-                                   title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1",
-                                   height=min(720, 120 + 44 * len(tok)))
+    spec = charts.attention_spec(w, tok, tok, title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1")
+    fig = charts.spec_figure(spec, x_title="key (attended to)", y_title="query (attending)",
+                             height=min(720, 120 + 44 * len(tok)))
     charts.show(fig, key="attn.one_head")
     _padding_note(run, w)
     st.caption("The camera icon above the chart saves it as PNG or SVG (*Chart downloads* in the sidebar); the "
                "buttons save this matrix as a PNG picture, an SVG drawing, a CSV table or a NumPy array.")
-    zmin, zmax = charts.attention_range(w)
-    exports.matrix_downloads(w, tok, tok, name=f"attention_L{layer + 1}_H{head + 1}", key="attn.dl.head",
-                             title=f"Attention, layer {layer + 1}, head {head + 1}", colorscale=colorscale,
-                             zmin=zmin, zmax=zmax)
+    exports.spec_downloads(spec, name=f"attention_L{layer + 1}_H{head + 1}", key="attn.dl.head")
     with st.expander("The numbers (rows: queries, columns: keys)"):
         numbers_table(w, tok, tok)
 

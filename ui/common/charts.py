@@ -1,14 +1,14 @@
-"""Plotly chart builders shared by the pages (heatmaps, rows and grids of heatmaps, curves), their colours, the
-modebar config, and the layer/head picker the attention views share.
+"""Plotly heatmaps drawn from one :class:`~explorer.heatmap.HeatmapSpec` (single maps, rows and grids of maps),
+curves, and the layer/head picker the attention views share.
 
 Every heatmap carries its numbers: hover always shows the value, and small matrices print it in the cells, so a
 student can check a cell by hand and a colour-blind reader never depends on colour alone. Attention weights
-(a 0..1 scale) print as rounded percentages ("31%", "<1%"), which a class reads faster than 2.38e-07.
+(a 0..1 scale) print as rounded percentages ("31%", "<1%"), which a class reads faster than 2.38e-07. Colours
+come from the one mapping of :mod:`explorer.heatmap`, which the Vega-Lite charts and the exports use too.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,69 +17,34 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from ui.common import state
+from explorer import heatmap as hm
+from explorer.heatmap import NEAR_UNIFORM as NEAR_UNIFORM
+from explorer.heatmap import nearly_uniform as nearly_uniform
+from explorer.heatmap import percent_text as percent_text
+from explorer.heatmap import row_spread as row_spread
+from ui.common.chart_style import CATEGORICAL as CATEGORICAL
+from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
+from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
+from ui.common.chart_style import chart_config as chart_config
+from ui.common.chart_style import colorscale, font_size, label_colour, projector, show, stretch_attention, style
+from ui.common.chart_style import move_legend as move_legend
+from ui.common.chart_style import series_style as series_style
+from ui.common.chart_style import title_lines as title_lines
 from ui.common.urlstate import settle_choice
 
-# Perceptually uniform, colour-blind-safe sequential scales first; the default is Viridis.
-DIVERGING_SCALE = "RdBu_r"  # blue = negative, red = positive; readable with the common colour deficiencies
+DIVERGING_SCALE = hm.DIVERGING
 MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most this long...
 MAX_CELLS_WITH_TEXT_PROJECTOR = 10  # ...or this long in projector mode, whose larger numbers need wider cells
-# Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
-CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
-DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
 RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of radio buttons
-LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
-TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
 # Attention weights are coloured on one fixed 0..1 scale, so that random attention (every weight near 1/S) looks
 # flat; the sidebar can stretch the colours to each map's own range instead.
 ATTENTION_SCALES = {"fixed": "Fixed 0 to 1", "stretch": "Stretch to each map"}
-NEAR_UNIFORM = 0.05  # a map is "nearly uniform" when in every row the weights lie closer together than this
 UNIFORM_MARK = "≈ uniform"  # the mark on a nearly uniform panel of a grid
 
 
-def colorscale() -> str:
-    """The sequential colour scale the user chose in the sidebar."""
-    return st.session_state.get(state.COLORSCALE, state.SEQUENTIAL_SCALES[0])
-
-
-def projector() -> bool:
-    """Whether projector mode is on."""
-    return bool(st.session_state.get(state.PRESENTATION, False))
-
-
-def stretch_attention() -> bool:
-    """Whether the sidebar asks to stretch attention colours to each map's range (default: fixed 0 to 1)."""
-    return st.session_state.get(state.ATTENTION_SCALE, "fixed") == "stretch"
-
-
 def attention_range(weights: np.ndarray) -> tuple[float, float]:
-    """The colour range of attention ``weights``: 0 to 1, or their own min to max when stretched."""
-    if not stretch_attention():
-        return 0.0, 1.0
-    w = np.asarray(weights, dtype=float)
-    low, high = (float(np.nanmin(w)), float(np.nanmax(w))) if w.size else (0.0, 1.0)
-    return low, max(high, low + 1e-9)
-
-
-def row_spread(weights: np.ndarray) -> float:
-    """The largest ``max − min`` of one row of attention weights ``(..., S)``, over the keys the row may see.
-
-    Masked keys (weight exactly 0) are left out, and so are rows that see a single key (a causal mask's first
-    row has nothing to spread). Only when no row sees two keys (one-hot attention) do the zeros count.
-    """
-    w = np.asarray(weights, dtype=float)
-    w = w.reshape(-1, w.shape[-1]) if w.ndim else w.reshape(1, 1)
-    seen = w > 0
-    several = seen.sum(axis=1) >= 2
-    if not several.any():
-        return float((w.max(axis=1) - w.min(axis=1)).max()) if w.size else 0.0
-    spans = np.where(seen, w, -np.inf).max(axis=1) - np.where(seen, w, np.inf).min(axis=1)
-    return float(spans[several].max())
-
-
-def nearly_uniform(weights: np.ndarray) -> bool:
-    """Whether every row of ``weights`` spreads its attention almost evenly (see :data:`NEAR_UNIFORM`)."""
-    return row_spread(weights) < NEAR_UNIFORM
+    """The colour range of attention ``weights``: 0 to 1, or their own min to max when the sidebar stretches."""
+    return hm.attention_range(weights, stretch=stretch_attention())
 
 
 def uniform_note(weights: np.ndarray) -> str:
@@ -87,51 +52,20 @@ def uniform_note(weights: np.ndarray) -> str:
     return f"nearly uniform: max − min < {NEAR_UNIFORM:g} in every row" if nearly_uniform(weights) else ""
 
 
-def font_size() -> int:
-    """Base chart font size; larger in projector mode."""
-    return 18 if projector() else 13
-
-
-def label_colour() -> str:
-    """A dark label colour on the light theme and a light one on the dark theme (readable from the back)."""
-    theme = getattr(getattr(st, "context", None), "theme", None)
-    return LABEL_COLOURS["dark" if getattr(theme, "type", None) == "dark" else "light"]
-
-
-def title_lines(title: str, width: int | None = None) -> list[str]:
-    """A chart title broken between words into lines of at most ``width`` characters (never cut short).
-
-    The default width is narrower in projector mode, where the font is larger.
-    """
-    lines = textwrap.wrap(title, width or TITLE_CHARS[projector()], break_long_words=False, break_on_hyphens=False)
-    return lines or [""]
+def plotly_scale(scale: str) -> list[list]:
+    """A scale of :mod:`explorer.heatmap` as a Plotly colour scale (the same evenly spaced stops)."""
+    stops = hm.stops(scale)
+    return [[i / (len(stops) - 1), colour] for i, colour in enumerate(stops)]
 
 
 def _labels(labels: Sequence[str] | None, n: int) -> list[str]:
-    if labels is None or len(labels) != n:
-        return [str(i) for i in range(n)]
     # Plotly merges duplicate category labels; a zero-width space per repeat keeps them apart.
     seen: dict[str, int] = {}
     out = []
-    for label in labels:
+    for label in hm.labels(labels, n):
         seen[label] = seen.get(label, 0) + 1
         out.append(f"{label}{chr(0x200B) * (seen[label] - 1)}")
     return out
-
-
-def percent_text(value: float) -> str:
-    """A weight in 0..1 as a rounded percentage: "31%", "<1%" for a tiny non-zero weight, "0%" for none."""
-    if not np.isfinite(value):
-        return ""
-    if 0 < value < 0.005:
-        return "<1%"
-    return f"{100 * value:.0f}%"
-
-
-def _cell_text(z: np.ndarray, decimals: int, percent: bool = False) -> np.ndarray:
-    if percent:
-        return np.vectorize(percent_text, otypes=[str])(z)
-    return np.vectorize(lambda v: f"{v:.{decimals}f}", otypes=[str])(z)
 
 
 def cells_with_text() -> int:
@@ -139,15 +73,18 @@ def cells_with_text() -> int:
     return MAX_CELLS_WITH_TEXT_PROJECTOR if projector() else MAX_CELLS_WITH_TEXT
 
 
-def _text(z: np.ndarray, decimals: int, percent: bool = False) -> np.ndarray | None:
-    if max(z.shape) > cells_with_text():
-        return None
-    return _cell_text(z, decimals, percent)
-
-
-def series_style(i: int) -> tuple[str, str]:
-    """Colour and line dash of the ``i``-th series (0-based): Okabe-Ito colours, then the same colours dashed."""
-    return CATEGORICAL[i % len(CATEGORICAL)], DASHES[(i // len(CATEGORICAL)) % len(DASHES)]
+def spec_trace(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: bool = True) -> go.Heatmap:
+    """One Plotly heatmap trace of ``spec``: its colours, its cell text (printed when ``numbers``, or by default
+    when both sides are at most :func:`cells_with_text`) and its values on hover."""
+    z = spec.values
+    printed = max(z.shape) <= cells_with_text() if numbers is None else numbers
+    text = np.asarray(spec.text, dtype=object) if printed else None
+    return go.Heatmap(
+        z=z, x=_labels(spec.cols, z.shape[1]), y=_labels(spec.rows, z.shape[0]), zmin=spec.zmin, zmax=spec.zmax,
+        colorscale=plotly_scale(spec.scale), showscale=showscale,
+        text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=font_size()),
+        hovertemplate=f"row %{{y}}<br>column %{{x}}<br>{spec.hover_name} %{{z:.4f}}<extra></extra>",
+    )
 
 
 def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
@@ -159,37 +96,43 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
 
     Args:
         numbers: print the values in the cells; ``None`` does so when both sides are at most cells_with_text().
-        scale: a colour scale instead of the diverging one or the sidebar's sequential one.
+        scale: a scale of :mod:`explorer.heatmap` instead of the diverging one or the sidebar's sequential one, or
+            a Plotly colour list for colours that are not a heatmap scale (e.g. black to red for a red channel).
         percent: print the cells as rounded percentages; ``None`` does so for weights (a 0..1 scale, decimals > 0).
     """
     z = np.asarray(z, dtype=float)
     if percent is None:
         percent = not diverging and zmin == 0 and zmax == 1 and decimals > 0
-    text = _text(z, decimals, percent) if numbers is None else (_cell_text(z, decimals, percent) if numbers else None)
-    if diverging and zmin is None and zmax is None:
-        bound = float(np.nanmax(np.abs(z))) if z.size else 1.0
-        zmin, zmax = -bound, bound
-    return go.Heatmap(
-        z=z, x=_labels(x, z.shape[1]), y=_labels(y, z.shape[0]), zmin=zmin, zmax=zmax,
-        colorscale=scale or (DIVERGING_SCALE if diverging else colorscale()), showscale=showscale,
-        text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=font_size()),
-        hovertemplate=f"row %{{y}}<br>column %{{x}}<br>{hover_name} %{{z:.4f}}<extra></extra>",
-    )
+    named = scale if isinstance(scale, str) else None
+    spec = hm.matrix_spec(z, y, x, scale=named or colorscale(), diverging=diverging and named is None, zmin=zmin,
+                          zmax=zmax, decimals=decimals, hover_name=hover_name,
+                          text=hm.cell_texts(z, decimals=decimals, percent=percent))
+    trace = spec_trace(spec, numbers=numbers, showscale=showscale)
+    return trace.update(colorscale=scale) if isinstance(scale, list) else trace
+
+
+def spec_figure(spec: hm.HeatmapSpec, *, x_title: str = "", y_title: str = "", height: int | None = None,
+                numbers: bool | None = None) -> go.Figure:
+    """A single heatmap figure of ``spec``, rows top to bottom (matrix layout, like the attention matrix in the
+    paper)."""
+    fig = go.Figure(spec_trace(spec, numbers=numbers))
+    ticks = dict(color=label_colour())
+    fig.update_yaxes(autorange="reversed", title=y_title, type="category", tickfont=ticks)
+    fig.update_xaxes(title=x_title, type="category", side="bottom", tickfont=ticks)
+    side = max(260, min(720, 40 + round(2.2 * font_size()) * spec.values.shape[0]))  # rows as tall as their text
+    return style(fig, title=spec.title, height=height or side)
 
 
 def heatmap(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
             title: str = "", x_title: str = "", y_title: str = "", zmin: float | None = None,
             zmax: float | None = None, diverging: bool = False, decimals: int = 2, height: int | None = None,
             hover_name: str = "value", numbers: bool | None = None) -> go.Figure:
-    """A single heatmap figure, rows top to bottom (matrix layout, like the attention matrix in the paper)."""
+    """A single heatmap figure of any matrix (see :func:`heatmap_trace` for the cell text)."""
     z = np.asarray(z, dtype=float)
-    fig = go.Figure(heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, diverging=diverging, decimals=decimals,
-                                  hover_name=hover_name, numbers=numbers))
-    ticks = dict(color=label_colour())
-    fig.update_yaxes(autorange="reversed", title=y_title, type="category", tickfont=ticks)
-    fig.update_xaxes(title=x_title, type="category", side="bottom", tickfont=ticks)
-    side = max(260, min(720, 40 + round(2.2 * font_size()) * z.shape[0]))  # rows as tall as the cell text needs
-    return style(fig, title=title, height=height or side)
+    percent = not diverging and zmin == 0 and zmax == 1 and decimals > 0
+    spec = hm.matrix_spec(z, y, x, scale=colorscale(), diverging=diverging, zmin=zmin, zmax=zmax, decimals=decimals,
+                          title=title, hover_name=hover_name, text=hm.cell_texts(z, decimals=decimals, percent=percent))
+    return spec_figure(spec, x_title=x_title, y_title=y_title, height=height, numbers=numbers)
 
 
 def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[str],
@@ -260,14 +203,17 @@ def panel_titles(fig: go.Figure, *, titled: bool, row_titles: bool) -> None:
     fig.update_layout(margin=dict(t=top, r=10 + (size + 12 if row_titles else 0)))
 
 
+def attention_spec(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
+                   title: str = "") -> hm.HeatmapSpec:
+    """The spec of one attention map with the sidebar's colour scale and its fixed or stretched range."""
+    return hm.attention_spec(weights, y, x, scale=colorscale(), stretch=stretch_attention(), title=title)
+
+
 def attention_heatmap(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
                       title: str = "", **options: Any) -> go.Figure:
     """One attention map on the attention colour range (:func:`attention_range`); the title flags a nearly
-    uniform map. ``options`` go to :func:`heatmap`."""
-    zmin, zmax = attention_range(weights)
-    note = uniform_note(weights)
-    title = f"{title} — {note}" if title and note else title or note
-    return heatmap(weights, x, y, title=title, zmin=zmin, zmax=zmax, hover_name="weight", **options)
+    uniform map. ``options`` go to :func:`spec_figure`."""
+    return spec_figure(attention_spec(weights, x, y, title=title), **options)
 
 
 def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.Figure:
@@ -317,60 +263,6 @@ def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, ti
     fig.update_xaxes(title=x_title)
     fig.update_yaxes(title=y_title, type="log" if log_y else "linear")
     return style(fig, title=title, height=height)
-
-
-def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
-    """Common layout: readable fonts (larger in projector mode) and tight margins.
-
-    No plotly template is set: Streamlit's chart theme then follows the app's light or dark theme, and figures
-    build several times faster (a named template costs ~40 ms per figure).
-    """
-    shown = sum(getattr(trace, "showlegend", False) is not False for trace in fig.data)  # images have no legend
-    legend = shown > 1 and fig.layout.showlegend is not False
-    top = _top_margin(titled=bool(title), legend=legend)
-    fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=10))
-        if title else None,
-        height=height, margin=dict(l=10, r=10, t=top, b=10),
-        font=dict(size=font_size()),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
-    )
-    return fig
-
-
-def _top_margin(*, titled: bool, legend: bool) -> int:
-    """The title sits at the very top; a legend above the plot gets its own line under it instead of covering it."""
-    return (16 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
-
-
-LEGEND_PLACES = {
-    "below": dict(orientation="h", yanchor="top", y=-0.28, x=0, xanchor="left"),
-    "right": dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"),
-}
-
-
-def move_legend(fig: go.Figure, where: str) -> go.Figure:
-    """Put the legend ``"below"`` the plot or to its ``"right"``; the top margin then holds only the title."""
-    fig.update_layout(legend=LEGEND_PLACES[where],
-                      margin=dict(t=_top_margin(titled=bool(fig.layout.title.text), legend=False)))
-    if where == "below":
-        fig.update_layout(margin=dict(b=20))
-    return fig
-
-
-def image_format() -> str:
-    """What the camera button above a chart saves: "png" or "svg" (the sidebar's *Chart downloads*)."""
-    return "svg" if st.session_state.get(state.IMAGE_FORMAT) == "SVG" else "png"
-
-
-def chart_config() -> dict[str, Any]:
-    """Plotly's modebar: no logo, and a camera button that saves PNG or SVG (see image_format)."""
-    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
-
-
-def show(fig: go.Figure, *, key: str | None = None) -> None:
-    """Draw a figure full-width with the modebar of :func:`chart_config`."""
-    st.plotly_chart(fig, width="stretch", config=chart_config(), key=key)
 
 
 def side_by_side(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], *,

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from explorer.live import LiveRun
 from transformer_core.patterns import PATTERN_TITLES
 from transformer_core.training import Snapshot
-from ui.common.charts import colorscale, font_size, label_colour, panel_titles, style
+from ui.common.charts import colorscale, font_size, label_colour, panel_titles, plotly_scale, style
 
 FIGS = "live.figs"  # dict: figure key -> plotly figure reused across redraws
 LANE_COLOURS = ("#0072B2", "#D55E00")  # Okabe-Ito blue and vermillion: configuration A and B
@@ -80,7 +80,7 @@ def _cls_overlay(lane: int, image: np.ndarray, maps: np.ndarray) -> go.Figure:
             for j in range(heads):
                 fig.add_trace(go.Image(z=image, hoverinfo="skip"), row=i + 1, col=j + 1)
                 fig.add_trace(go.Heatmap(z=cls[i, j], x0=patch / 2 - 0.5, dx=patch, y0=patch / 2 - 0.5, dy=patch,
-                                         colorscale=colorscale(), opacity=0.55, zmin=0, showscale=False,
+                                         colorscale=plotly_scale(colorscale()), opacity=0.55, zmin=0, showscale=False,
                                          hovertemplate="patch row %{y:.0f}, col %{x:.0f}<br>attention %{z:.3f}"
                                                        "<extra></extra>"),
                               row=i + 1, col=j + 1)

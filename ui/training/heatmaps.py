@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer import heatmap as hm
 from explorer.live import LiveRun
 from transformer_core.training import Snapshot
 from ui.common import state
@@ -38,8 +39,10 @@ MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
 
 
-def _scheme() -> str:
-    return colorscale().lower()  # Vega has the same sequential schemes: viridis, cividis, plasma, blues, greys
+def _colours(domain: Sequence[float]) -> dict[str, Any]:
+    """The sidebar's colour scale as a Vega-Lite scale on ``domain``: the stops of the one colour mapping
+    (:mod:`explorer.heatmap`) blended in RGB, as in every other chart and in the exports."""
+    return {"domain": list(domain), "range": list(hm.stops(colorscale())), "interpolate": "rgb"}
 
 
 def _axis(labels: Sequence[str] | None, n: int, title: str, cell: int, *, x: bool = True) -> dict[str, Any]:
@@ -113,7 +116,7 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
                 "x": {"field": "k", "type": "ordinal", "axis": _axis(cols, s, "", cell)},
                 "y": {"field": "q", "type": "ordinal", "axis": _axis(rows, t, "", cell_h, x=False)},
                 "color": {"field": "weight", "type": "quantitative", "title": "weight",
-                          "scale": {"scheme": _scheme(), "domain": list(attention_range(maps))}},
+                          "scale": _colours(attention_range(maps))},
                 "tooltip": tooltip,
             },
         },
@@ -144,14 +147,14 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str) -> Chart:
     encoding = {"x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}},
                 "y": {"field": "layer", "type": "ordinal", "title": None}}
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
-    light_high = ("white", "black") if _scheme() in ("blues", "greys") else ("black", "white")
+    light_high = ("white", "black") if colorscale() in ("Blues", "Greys") else ("black", "white")
     spec = {
         "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name} · step {snap.step}"),
                   "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
         "height": SCORE_ROW_PX * layers,
         "layer": [
             {"mark": "rect", "encoding": {**encoding, "color": {
-                "field": "score", "type": "quantitative", "scale": {"scheme": _scheme(), "domain": [0, 1]}}}},
+                "field": "score", "type": "quantitative", "scale": _colours([0, 1])}}},
             {"mark": {"type": "text", "fontSize": font_size()}, "encoding": {
                 **encoding, "text": {"field": "score", "type": "quantitative", "format": ".2f"},
                 "color": {"condition": {"test": "datum.score > 0.6", "value": light_high[0]},

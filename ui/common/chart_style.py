@@ -1,0 +1,112 @@
+"""How every chart looks: the sidebar's colour scale and projector mode, fonts and label colours, title wrapping,
+series colours, the common Plotly layout and legend places, and the modebar that saves PNG or SVG."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.common import state
+
+# Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
+CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
+DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
+LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
+TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
+
+
+def colorscale() -> str:
+    """The sequential colour scale the user chose in the sidebar."""
+    return st.session_state.get(state.COLORSCALE, state.SEQUENTIAL_SCALES[0])
+
+
+def projector() -> bool:
+    """Whether projector mode is on."""
+    return bool(st.session_state.get(state.PRESENTATION, False))
+
+
+def stretch_attention() -> bool:
+    """Whether the sidebar asks to stretch attention colours to each map's range (default: fixed 0 to 1)."""
+    return st.session_state.get(state.ATTENTION_SCALE, "fixed") == "stretch"
+
+
+def font_size() -> int:
+    """Base chart font size; larger in projector mode."""
+    return 18 if projector() else 13
+
+
+def label_colour() -> str:
+    """A dark label colour on the light theme and a light one on the dark theme (readable from the back)."""
+    theme = getattr(getattr(st, "context", None), "theme", None)
+    return LABEL_COLOURS["dark" if getattr(theme, "type", None) == "dark" else "light"]
+
+
+def title_lines(title: str, width: int | None = None) -> list[str]:
+    """A chart title broken between words into lines of at most ``width`` characters (never cut short).
+
+    The default width is narrower in projector mode, where the font is larger.
+    """
+    lines = textwrap.wrap(title, width or TITLE_CHARS[projector()], break_long_words=False, break_on_hyphens=False)
+    return lines or [""]
+
+
+def series_style(i: int) -> tuple[str, str]:
+    """Colour and line dash of the ``i``-th series (0-based): Okabe-Ito colours, then the same colours dashed."""
+    return CATEGORICAL[i % len(CATEGORICAL)], DASHES[(i // len(CATEGORICAL)) % len(DASHES)]
+
+
+def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
+    """Common layout: readable fonts (larger in projector mode) and tight margins.
+
+    No plotly template is set: Streamlit's chart theme then follows the app's light or dark theme, and figures
+    build several times faster (a named template costs ~40 ms per figure).
+    """
+    shown = sum(getattr(trace, "showlegend", False) is not False for trace in fig.data)  # images have no legend
+    legend = shown > 1 and fig.layout.showlegend is not False
+    top = _top_margin(titled=bool(title), legend=legend)
+    fig.update_layout(
+        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=10))
+        if title else None,
+        height=height, margin=dict(l=10, r=10, t=top, b=10),
+        font=dict(size=font_size()),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+    )
+    return fig
+
+
+def _top_margin(*, titled: bool, legend: bool) -> int:
+    """The title sits at the very top; a legend above the plot gets its own line under it instead of covering it."""
+    return (16 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+
+
+LEGEND_PLACES = {
+    "below": dict(orientation="h", yanchor="top", y=-0.28, x=0, xanchor="left"),
+    "right": dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top"),
+}
+
+
+def move_legend(fig: go.Figure, where: str) -> go.Figure:
+    """Put the legend ``"below"`` the plot or to its ``"right"``; the top margin then holds only the title."""
+    fig.update_layout(legend=LEGEND_PLACES[where],
+                      margin=dict(t=_top_margin(titled=bool(fig.layout.title.text), legend=False)))
+    if where == "below":
+        fig.update_layout(margin=dict(b=20))
+    return fig
+
+
+def image_format() -> str:
+    """What the camera button above a chart saves: "png" or "svg" (the sidebar's *Chart downloads*)."""
+    return "svg" if st.session_state.get(state.IMAGE_FORMAT) == "SVG" else "png"
+
+
+def chart_config() -> dict[str, Any]:
+    """Plotly's modebar: no logo, and a camera button that saves PNG or SVG (see image_format)."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
+
+
+def show(fig: go.Figure, *, key: str | None = None) -> None:
+    """Draw a figure full-width with the modebar of :func:`chart_config`."""
+    st.plotly_chart(fig, width="stretch", config=chart_config(), key=key)
