@@ -33,6 +33,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
+from .registry import CliOption, TaskEntry, register
 
 BOS = 0  # start token; letters are ids 1..num_symbols
 IGNORE = -100
@@ -179,3 +180,6 @@ class InductionTask(Task):
             detail = f"{wrong} of {k - 1} letters wrong" if wrong else ""
             out.append(Sample(first, first, first[0] + guesses, wrong == 0, detail))
         return out
+
+
+register(TaskEntry("induction", InductionTask, (CliOption("--seq-len", "seq_len", int, "sequence length"),)))

@@ -30,6 +30,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
+from .registry import TaskEntry, register
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 PAD = 0  # residues are ids 1..20 in AMINO_ACIDS order
@@ -194,3 +195,6 @@ class ProteinTask(Task):
             out.append(Sample(self.sequence_text(batch["tokens"][i]), f"{float(batch['y'][i]):.2f}",
                               f"{float(pred[i]):.2f}", abs(error) <= tolerance, f"error {error:+.2f}"))
         return out
+
+
+register(TaskEntry("protein", ProteinTask))

@@ -8,6 +8,7 @@ reverse, and for sort the source positions holding the digit being written.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
+from .registry import CliOption, TaskEntry, register
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT0 = 3  # id of the digit 0
@@ -261,3 +263,9 @@ def answer_errors(prediction: str, target: str) -> str:
     if extra:
         parts.append(f"{extra} extra digit{'s' if extra != 1 else ''}")
     return ", ".join(parts)
+
+
+SEQ_LEN_OPTION = CliOption("--seq-len", "seq_len", int, "sequence length, the longest where lengths vary")
+MIN_LEN_OPTION = CliOption("--min-len", "min_len", int, "shortest sequence, by default half of --seq-len")
+for _kind in ("reverse", "copy", "sort"):  # menu order
+    register(TaskEntry(_kind, functools.partial(SequenceTask, _kind), (SEQ_LEN_OPTION, MIN_LEN_OPTION)))

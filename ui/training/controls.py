@@ -21,7 +21,7 @@ from transformer_core import available_devices
 from transformer_core.config import NORMS, ViTConfig
 from transformer_core.positional import get as positional_kind
 from transformer_core.positional import kinds as positional_kinds
-from transformer_core.tasks import TASK_NAMES, Task, get_task
+from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, set_by_link, settle_choice
 from ui.training import text as tt
@@ -103,8 +103,10 @@ def url_params(task_name: str | None) -> tuple[UrlParam, ...]:
     opens the ViT with the settings that the task menu would give it. An unknown name counts as the first task
     (the one such a link ends up with).
     """
-    tuned = task_defaults(task_name if task_name in TASK_NAMES else TASK_NAMES[0])
-    return tuple(replace(p, default=tuned[p.key]) if p.key in tuned else p for p in URL_PARAMS)
+    names = task_names()  # the registered tasks, read now: a task may be registered after this module
+    tuned = task_defaults(task_name if task_name in names else names[0])
+    params = (replace(p, choices=names) if p.key == TASK else p for p in URL_PARAMS)
+    return tuple(replace(p, default=tuned[p.key]) if p.key in tuned else p for p in params)
 
 
 def choose_task(name: str) -> None:
@@ -132,7 +134,7 @@ def restore_settings() -> None:
     for key, default in SESSION_DEFAULTS.items():
         if key not in st.session_state:
             st.session_state[key] = saved.get(key, default)
-    settle_choice(TASK, list(TASK_NAMES))
+    settle_choice(TASK, list(task_names()))
     _follow_task()
     st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
     host = limits()
@@ -265,7 +267,7 @@ def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int) -
 def task_picker() -> Task:
     """The task menu with the task's description beside it."""
     c_task, c_text = st.columns([1, 2], vertical_alignment="center")
-    c_task.selectbox("Task", TASK_NAMES, key=TASK, format_func=lambda n: load_task(n).title,
+    c_task.selectbox("Task", task_names(), key=TASK, format_func=lambda n: load_task(n).title,
                      on_change=on_task_change,
                      help="What the model learns. Each task needs its own attention pattern; watch it appear.")
     task = load_task(st.session_state[TASK])
