@@ -19,6 +19,7 @@ from explorer.host import limits
 from explorer.live import LIVE_THREADS, RunSpec
 from transformer_core import available_devices
 from transformer_core.config import NORMS, ViTConfig
+from transformer_core.families import family
 from transformer_core.positional import get as positional_kind
 from transformer_core.positional import kinds as positional_kinds
 from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
@@ -287,7 +288,7 @@ def settings_panel(task: Task) -> None:
                  help="Width of every token vector. Wider models can learn more but train slower.")
     c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
                  help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
-    if task.family == "vision":
+    if family(task.family).reads_images:
         c3.caption("The Vision Transformer always uses learned position embeddings and pre-norm blocks.")
     else:
         c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
@@ -323,7 +324,7 @@ def compare_panel(task: Task) -> None:
                      help="Layers of configuration B.")
     c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
                  key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
-    if task.family != "vision":
+    if not family(task.family).reads_images:
         c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
                      help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
         c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",
