@@ -78,6 +78,9 @@ class InductionTask(Task):
     def options(self) -> dict[str, Any]:
         return {"seq_len": self.seq_len, "num_symbols": self.num_symbols}
 
+    def input_vocabulary(self) -> dict[str, int]:
+        return {chr(ord("A") + i): i + 1 for i in range(self.num_symbols)}  # letters are ids 1..num_symbols
+
     def train_defaults(self) -> dict[str, Any]:
         return {"steps": 300, "batch_size": 64, "lr": 3e-3, "schedule": "cosine", "warmup_steps": 30}
 

@@ -98,6 +98,9 @@ class ProteinTask(Task):
     def options(self) -> dict[str, Any]:
         return {"property": self.property, "pool": self.pool, "min_len": self.min_len, "max_len": self.max_len}
 
+    def input_vocabulary(self) -> dict[str, int]:
+        return {a: i + 1 for i, a in enumerate(AMINO_ACIDS)}  # residues are ids 1..20, 0 is padding
+
     def train_defaults(self) -> dict[str, Any]:
         return {"steps": 200, "batch_size": 64, "lr": 2e-3, "schedule": "cosine", "warmup_steps": 20}
 

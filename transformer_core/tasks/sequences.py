@@ -111,6 +111,9 @@ class SequenceTask(Task):
     def options(self) -> dict[str, Any]:
         return {"seq_len": self.seq_len, "min_len": self.min_len, "num_digits": self.num_digits}
 
+    def input_vocabulary(self) -> dict[str, int]:
+        return {str(d): DIGIT0 + d for d in range(self.num_digits)}
+
     def train_defaults(self) -> dict[str, Any]:
         return {"steps": 400 if self.kind == "sort" else 300, "batch_size": 64, "lr": 3e-3, "schedule": "cosine",
                 "warmup_steps": 30}
