@@ -18,8 +18,9 @@ from torch import nn
 from transformer_core.attention import MultiHeadAttention
 from transformer_core.blocks import EncoderBlock
 from transformer_core.config import TransformerConfig
+from transformer_core.families import of_model
 from transformer_core.masks import causal_mask, combine_masks, padding_mask
-from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor, TextEmbedding
+from transformer_core.models import TextEmbedding
 from transformer_core.positional import AttentionPositions, attention_positions
 from transformer_core.seeding import seeded
 
@@ -212,22 +213,19 @@ def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask
 def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -> AttentionStack:
     """The self-attention stack a trained text model runs on ``ids``, with the model's own mask.
 
-    A decoder-only model is causal; an encoder-decoder model is shown through its encoder; an encoder-only
-    regressor with a CLS token gets ``"CLS"`` prepended to the labels.
+    The model's family says how (``ModelFamily.self_attention``): a decoder-only model is causal; an
+    encoder-decoder model is shown through its encoder; an encoder-only regressor with a CLS token gets ``"CLS"``
+    prepended to the labels.
     """
+    try:
+        take_apart = of_model(model).self_attention
+    except ValueError:
+        take_apart = None
+    if take_apart is None:
+        raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
     device = next(model.parameters()).device
-    idx = torch.tensor([list(ids)], dtype=torch.long, device=device)  # (1, T)
-    labels = tuple(labels)
-    if isinstance(model, CausalLM):
-        return AttentionStack(model.embed(idx), list(model.blocks), None, True, model.attn_positions, labels)
-    if isinstance(model, Seq2SeqTransformer):
-        return AttentionStack(model.src_embed(idx), list(model.encoder), None, False, model.attn_positions, labels)
-    if isinstance(model, SequenceRegressor):
-        x, valid = model._inputs(idx, torch.ones_like(idx, dtype=torch.bool))
-        if model.pool == "cls":
-            labels = ("CLS", *labels)
-        return AttentionStack(x, list(model.blocks), padding_mask(valid), False, model.attn_positions, labels)
-    raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
+    part = take_apart(model, torch.tensor([list(ids)], dtype=torch.long, device=device))  # ids as (1, T)
+    return AttentionStack(part.x, part.blocks, part.mask, part.causal, part.positions, (*part.prefix, *labels))
 
 
 @dataclass(frozen=True)

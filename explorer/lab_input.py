@@ -119,8 +119,8 @@ def padded_length(n_tokens: int, multiple: int = 4, min_pads: int = 2) -> int:
 def task_vocabulary(task: object) -> dict[str, int] | None:
     """The character -> id map of a built-in task's inputs, or None when the task does not expose one.
 
-    Looks for, in order: a ``stoi`` mapping, a ``vocab`` mapping or list, an ``itos`` list, then the fixed
-    alphabets of the digit (copy/reverse/sort), protein and induction tasks.
+    Looks for, in order: a ``stoi`` mapping, a ``vocab`` mapping or list, an ``itos`` list, then the task's own
+    ``input_vocabulary()`` (the digit, protein and induction tasks).
     """
     for name in ("stoi", "vocab", "itos"):
         table = getattr(task, name, None)
@@ -128,18 +128,8 @@ def task_vocabulary(task: object) -> dict[str, int] | None:
             return {str(k): int(v) for k, v in table.items() if isinstance(k, str) and len(k) == 1}
         if isinstance(table, Sequence) and not isinstance(table, str):
             return {str(s): i for i, s in enumerate(table) if isinstance(s, str) and len(s) == 1}
-    module = type(task).__module__
-    if module.endswith("tasks.sequences"):
-        from transformer_core.tasks.sequences import DIGIT0
-
-        return {str(d): DIGIT0 + d for d in range(task.num_digits)}
-    if module.endswith("tasks.proteins"):
-        from transformer_core.tasks.proteins import AMINO_ACIDS
-
-        return {a: i + 1 for i, a in enumerate(AMINO_ACIDS)}
-    if module.endswith("tasks.induction"):
-        return {chr(ord("A") + i): i + 1 for i in range(task.num_symbols)}  # letters are ids 1..num_symbols
-    return None
+    declared = getattr(task, "input_vocabulary", None)  # a Task says so itself
+    return declared() if callable(declared) else None
 
 
 def encode_for_task(task: object, text: str, *, max_tokens: int = MAX_TOKENS) -> LabInput:

@@ -14,7 +14,7 @@ info = open_page("attention", init=av.init_page_state, kept=av.KEPT,
 share_page(info)
 projector = st.session_state.get(state.PRESENTATION, False)
 
-trained = state.trained_models("causal_lm", "seq2seq", "regression")
+trained = state.trained_models(*av.LAB_FAMILIES)
 entry = av.trained_entry(trained)
 with settings_panel():
     text, kind = av.input_controls(entry)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.pages import PAGES, open_page, page_info, share_page
+from ui.pages import PAGES, encoding_titles, open_page, page_info, share_page
 
 info = open_page("home")  # the home page has no settings of its own: a link's unknown ones get a notice
 st.markdown(
@@ -34,7 +34,8 @@ for page in PAGES:
 st.subheader("How it works")
 st.markdown(
     "- **One engine** (`transformer_core`, pure PyTorch) runs text, protein sequences and images: multi-head "
-    "attention with masks, sinusoidal / learned / rotary positions, pre- or post-norm encoder and decoder blocks, "
+    f"attention with masks, {' / '.join(encoding_titles(with_none=False))} positions, pre- or post-norm encoder and "
+    "decoder blocks, "
     "an encoder–decoder with a projection layer, a decoder-only language model, an encoder-only regressor and a "
     "Vision Transformer.\n"
     "- It runs **offline on a laptop CPU** (or a GPU when there is one); nothing is downloaded while you use it.\n"

@@ -25,7 +25,7 @@ from torch import nn
 from .config import TransformerConfig
 from .device import configure_threads
 from .positional import sinusoidal_encoding
-from .tasks import TASK_NAMES, get_task
+from .tasks import get_task, task_names
 from .tasks.base import Task
 from .training import Trainer, default_train_config, make_optimizer
 
@@ -209,15 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true",
                    help=f"seconds only: one timing round of one step, {SMOKE_STEPS} training steps per task, "
                         "no memory run (checks that the benchmark works; its numbers mean nothing)")
-    p.add_argument("--tasks", default=",".join(TASK_NAMES), help="comma-separated tasks to time to target")
+    p.add_argument("--tasks", default=",".join(task_names()), help="comma-separated tasks to time to target")
     p.add_argument("--skip-speed", action="store_true", help="skip the step-time comparison")
     p.add_argument("--threads", type=int, help="CPU threads (default: all cores, at most 4)")
     p.add_argument("--json", action="store_true", help="also print all results as one JSON object")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.tasks.split(",") if n.strip()]
-    unknown = [n for n in names if n not in TASK_NAMES]
+    unknown = [n for n in names if n not in task_names()]
     if unknown:
-        p.error(f"unknown task(s): {', '.join(unknown)}; choose from {', '.join(TASK_NAMES)}")
+        p.error(f"unknown task(s): {', '.join(unknown)}; choose from {', '.join(task_names())}")
     threads = configure_threads(args.threads)
     rounds, steps = (1, 1) if args.smoke else (5, 4) if args.quick else (15, 8)
     speed = [] if args.skip_speed else [compare_step_time(n, rounds=rounds, steps=steps)

@@ -2,18 +2,50 @@
 
 A task names its family (``task.family``), the Model Builder and the cost estimates name a stack layout
 (``kind``), a checkpoint names its model class; each entry ties the three together with the config class, the
-attention maps the model returns and the title the app shows. To add a family, write its model and add one entry.
+attention maps the model returns, the titles the app shows, and how its self-attention stack is taken apart. To
+add a family, write its model and add one entry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import torch
 from torch import nn
 
 from .config import TransformerConfig, ViTConfig
+from .masks import padding_mask
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from .positional import AttentionPositions
 from .vit import VisionTransformer
+
+
+@dataclass(frozen=True)
+class SelfAttentionStack:
+    """The self-attention blocks a model runs its own input through, so they can be replayed block by block."""
+
+    x: torch.Tensor  # (1, T, C) the input of the first block (embeddings, plus any token the model prepends)
+    blocks: list[nn.Module]  # the blocks, in order; each has .attn, .norm1, .ff, ...
+    mask: torch.Tensor | None  # boolean, True = may attend (masks.py); None when only ``causal`` applies
+    causal: bool  # whether the blocks attend causally
+    positions: AttentionPositions | None  # rotary or ALiBi positions inside attention, else None
+    prefix: tuple[str, ...]  # labels of the tokens the model puts before the input (e.g. "CLS")
+
+
+def _causal_lm_stack(model: CausalLM, idx: torch.Tensor) -> SelfAttentionStack:
+    return SelfAttentionStack(model.embed(idx), list(model.blocks), None, True, model.attn_positions, ())
+
+
+def _seq2seq_stack(model: Seq2SeqTransformer, idx: torch.Tensor) -> SelfAttentionStack:
+    return SelfAttentionStack(model.src_embed(idx), list(model.encoder), None, False, model.attn_positions, ())
+
+
+def _regressor_stack(model: SequenceRegressor, idx: torch.Tensor) -> SelfAttentionStack:
+    x, valid = model._inputs(idx, torch.ones_like(idx, dtype=torch.bool))
+    prefix = ("CLS",) if model.pool == "cls" else ()
+    return SelfAttentionStack(x, list(model.blocks), padding_mask(valid), False, model.attn_positions, prefix)
 
 
 @dataclass(frozen=True)
@@ -23,18 +55,44 @@ class ModelFamily:
     name: str  # the task family, e.g. "causal_lm"
     kind: str  # the stack layout used by sizing and the Model Builder, e.g. "decoder"
     title: str  # how the app names it, e.g. "Decoder-only (GPT-like)"
+    short: str  # its name in a narrow table column, e.g. "decoder"
     config_class: type[TransformerConfig] | type[ViTConfig]  # its frozen configuration
     model_class: type[nn.Module]  # built as model_class(config, **kwargs)
     attention: tuple[str, ...]  # keys of the attention dict it returns with return_attention=True
+    attention_titles: tuple[str, ...]  # how the app names each of those attention kinds, in the same order
+    # The self-attention stack its token ids run through (for taking a trained model apart), or None (images).
+    self_attention: Callable[[Any, torch.Tensor], SelfAttentionStack] | None = None
+    mask_title: str = ""  # the mask of that self-attention, as the app names it, e.g. "causal (decoder-only model)"
+    exact_answers: bool = False  # its answers are token sequences with one right answer (wrong tokens are marked)
+
+    @property
+    def reads_images(self) -> bool:
+        """Whether its input is a picture (cut into patches) rather than token ids."""
+        return self.config_class is ViTConfig
+
+    def attention_title(self, kind: str) -> str:
+        """The name of attention kind ``kind`` (a key of :attr:`attention`) for this family."""
+        return dict(zip(self.attention, self.attention_titles, strict=True)).get(kind, kind)
 
 
 FAMILIES: tuple[ModelFamily, ...] = (
-    ModelFamily("regression", "encoder", "Encoder-only (BERT-like)", TransformerConfig, SequenceRegressor,
-                ("encoder",)),
-    ModelFamily("causal_lm", "decoder", "Decoder-only (GPT-like)", TransformerConfig, CausalLM, ("decoder",)),
-    ModelFamily("seq2seq", "seq2seq", "Encoder–decoder (2017 Transformer)", TransformerConfig, Seq2SeqTransformer,
-                ("encoder", "decoder", "cross")),
-    ModelFamily("vision", "vit", "Vision Transformer (ViT)", ViTConfig, VisionTransformer, ("encoder",)),
+    ModelFamily(name="regression", kind="encoder", title="Encoder-only (BERT-like)", short="encoder",
+                config_class=TransformerConfig, model_class=SequenceRegressor,
+                attention=("encoder",), attention_titles=("Self-attention",),
+                self_attention=_regressor_stack, mask_title="padding (encoder-only model)"),
+    ModelFamily(name="causal_lm", kind="decoder", title="Decoder-only (GPT-like)", short="decoder",
+                config_class=TransformerConfig, model_class=CausalLM,
+                attention=("decoder",), attention_titles=("Self-attention (causal)",),
+                self_attention=_causal_lm_stack, mask_title="causal (decoder-only model)"),
+    ModelFamily(name="seq2seq", kind="seq2seq", title="Encoder–decoder (2017 Transformer)", short="enc–dec",
+                config_class=TransformerConfig, model_class=Seq2SeqTransformer,
+                attention=("encoder", "decoder", "cross"),
+                attention_titles=("Encoder self-attention", "Decoder self-attention (causal)",
+                                  "Cross-attention (decoder reads the encoder)"),
+                self_attention=_seq2seq_stack, mask_title="none (the encoder of the model)", exact_answers=True),
+    ModelFamily(name="vision", kind="vit", title="Vision Transformer (ViT)", short="ViT",
+                config_class=ViTConfig, model_class=VisionTransformer,
+                attention=("encoder",), attention_titles=("Where the CLS token looks",)),
 )
 KINDS = tuple(f.kind for f in FAMILIES)  # stack layouts in menu order
 MODEL_CLASSES = {f.model_class.__name__: f.model_class for f in FAMILIES}  # what a checkpoint may name
@@ -53,6 +111,14 @@ def _find(field: str, value: str) -> ModelFamily:
 def family(name: str) -> ModelFamily:
     """The family a task names (``task.family``), e.g. ``"causal_lm"``."""
     return _find("name", name)
+
+
+def of_model(model: nn.Module) -> ModelFamily:
+    """The family ``model`` belongs to, by its class or a subclass (``ValueError`` for none)."""
+    for entry in FAMILIES:
+        if isinstance(model, entry.model_class):
+            return entry
+    raise ValueError(f"{type(model).__name__} is not the model of a registered family.")
 
 
 def by_kind(kind: str) -> ModelFamily:

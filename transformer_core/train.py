@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from .device import configure_threads
 from .patterns import describe_best_head
-from .tasks import TASK_NAMES, get_task
+from .tasks import get_task, registry, task_names
 from .tasks.language import SAMPLE_TEMPERATURE
 from .training import TrainConfig, Trainer, default_train_config
 
@@ -51,7 +51,7 @@ def peak_memory_mb() -> float | None:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = argparse.ArgumentParser(prog="python -m transformer_core.train", description=__doc__.split("\n")[0])
-    p.add_argument("--task", choices=TASK_NAMES, default="reverse", help="which built-in task to train")
+    p.add_argument("--task", choices=task_names(), default="reverse", help="which built-in task to train")
     p.add_argument("--steps", type=int, help="optimisation steps (default: the task's recommendation)")
     p.add_argument("--seed", type=int, default=0, help="seed of weights, batches and dropout")
     p.add_argument("--lr", type=float, help="peak learning rate of AdamW")
@@ -63,13 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-heads", type=int, help="attention heads per layer")
     p.add_argument("--n-layers", type=int, help="layers (encoder and decoder each, for seq2seq)")
     p.add_argument("--d-ff", type=int, help="feed-forward hidden width")
-    p.add_argument("--seq-len", type=int, help="sequence length of the copy/reverse/sort/induction tasks")
-    p.add_argument("--min-len", type=int,
-                   help="shortest sequence of the copy/reverse/sort tasks (default: half of --seq-len)")
-    p.add_argument("--text-file", type=Path, help="train the char_lm task on this UTF-8 text file")
-    p.add_argument("--temperature", type=float,
-                   help=f"char_lm: temperature of the final text sample (default {SAMPLE_TEMPERATURE}; 0 = greedy)")
-    p.add_argument("--top-k", type=int, help="char_lm: sample only among the k likeliest characters (default: all)")
+    add_task_options(p)
+    p.add_argument("--temperature", type=float, help=f"{_text_tasks()}: temperature of the final text sample "
+                   f"(default {SAMPLE_TEMPERATURE}; 0 = greedy)")
+    p.add_argument("--top-k", type=int,
+                   help=f"{_text_tasks()}: sample only among the k likeliest characters (default: all)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     p.add_argument("--threads", type=int, help="CPU threads (default: all cores, at most 4)")
     p.add_argument("--save", type=Path, help="write the trained model to this .safetensors file")
@@ -78,20 +76,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _text_tasks() -> str:
+    """The tasks whose trained model writes text, e.g. ``"char_lm"``."""
+    return ", ".join(n for n in task_names() if registry.entry(n).writes_text)
+
+
+def _only(names: tuple[str, ...]) -> str:
+    """``"the reverse, copy and sort tasks"``."""
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"the {listed} task{'s' if len(names) > 1 else ''}"
+
+
+def add_task_options(parser: argparse.ArgumentParser) -> None:
+    """Add every registered task's own options, each help naming the tasks that understand it."""
+    for flag, (option, names) in registry.cli_options().items():
+        parser.add_argument(flag, type=option.type, help=f"{option.help} ({_only(names)})")
+
+
 def _task_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``args.task`` given on the command line; ``ValueError`` for another task's option."""
     options: dict[str, Any] = {}
-    if args.seq_len is not None:
-        if args.task not in ("reverse", "copy", "sort", "induction"):
-            raise ValueError("--seq-len applies only to the reverse, copy, sort and induction tasks.")
-        options["seq_len"] = args.seq_len
-    if args.min_len is not None:
-        if args.task not in ("reverse", "copy", "sort"):
-            raise ValueError("--min-len applies only to the reverse, copy and sort tasks.")
-        options["min_len"] = args.min_len
-    if args.text_file is not None:
-        if args.task != "char_lm":
-            raise ValueError("--text-file applies only to the char_lm task.")
-        options["text"] = args.text_file.read_text(encoding="utf-8", errors="replace")
+    for flag, (option, names) in registry.cli_options().items():
+        value = getattr(args, option.dest, None)
+        if value is None:
+            continue
+        if args.task not in names:
+            raise ValueError(f"{flag} applies only to {_only(names)}.")
+        task_option = next(o for o in registry.entry(args.task).cli_options if o.flag == flag)
+        options[task_option.option] = task_option.read(value) if task_option.read else value
     return options
 
 
@@ -122,8 +134,9 @@ def save_problem(path: Path) -> str | None:
 
 def sample_problem(args: argparse.Namespace) -> str | None:
     """Why --temperature / --top-k cannot be used as given, or None."""
-    if (args.temperature is not None or args.top_k is not None) and args.task != "char_lm":
-        return "--temperature and --top-k apply only to the char_lm task"
+    writes_text = registry.entry(args.task).writes_text
+    if (args.temperature is not None or args.top_k is not None) and not writes_text:
+        return f"--temperature and --top-k apply only to {_only(tuple(_text_tasks().split(', ')))}"
     if args.temperature is not None and not 0 <= args.temperature <= 10:
         return f"--temperature {args.temperature:g} must be between 0 (greedy) and 10"
     if args.top_k is not None and args.top_k < 1:
@@ -245,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_strict_json(result), allow_nan=False))
     else:
         _print_text(result)
-        if args.task == "char_lm" and trainer.status != "diverged":  # a diverged model's NaNs cannot be sampled
+        if registry.entry(args.task).writes_text and trainer.status != "diverged":  # NaNs cannot be sampled
             print(sample_text(trainer, args))
     if save_error:  # after the results, so the run's numbers are still shown
         print(f"error: {save_error}", file=sys.stderr)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from transformer_core import positional as encodings
 from ui.attention import controls as attention
 from ui.builder import controls as builder
 from ui.common import state
@@ -25,6 +26,12 @@ from ui.lessons import frame as lessons
 from ui.positional import views as positional
 from ui.training import controls as training
 from ui.vit import controls as vit
+
+
+def encoding_titles(*, with_none: bool = True) -> list[str]:
+    """The registered positional encodings as the pages name them, in registry order ("sinusoidal", ..., "ALiBi")."""
+    return [encodings.get(k).title for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
+
 
 SETTINGS_LABEL = "⚙️ Settings"  # the collapsed panel that holds a page's settings in projector mode
 
@@ -60,7 +67,8 @@ PAGES: tuple[PageInfo, ...] = (
              "head at once.", attention.URL_PARAMS),
     PageInfo("positional", "pages/positional.py", "Positional Encodings", "〰️", "positional", "Explore",
              "Why attention needs positions: the sinusoidal table, why PE(pos + k) is a rotation of PE(pos), "
-             "learned, rotary and no encoding compared, and the shuffle test.", positional.URL_PARAMS),
+             f"every encoding ({', '.join(encoding_titles())}) compared, how each runs past max_len, and the "
+             "shuffle test.", positional.URL_PARAMS),
     PageInfo("vit", "pages/vit.py", "ViT Patching", "🖼️", "vit", "Explore",
              "How an image becomes tokens: patches, flattening, the linear projection, the CLS token and positional "
              "embeddings, and where the CLS token looks (attention rollout).", vit.URL_PARAMS),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from tests.app.conftest import ROOT, assert_no_exception
+from transformer_core import positional
 from ui.pages import PAGES, page_info
 
 
@@ -57,6 +58,18 @@ def test_home_lists_every_other_page_from_the_registry(app_at):
     for info in PAGES:
         if info.name != "home":
             assert info.blurb and info.blurb in shown, info.name
+
+
+def test_home_and_the_positional_blurb_name_every_registered_encoding(app_at):
+    at = app_at()
+    shown = " ".join(m.value for m in at.markdown)
+    blurb = page_info("positional").blurb
+    for kind in positional.kinds():
+        title = positional.get(kind).title
+        assert title in blurb, title
+        if positional.get(kind).acts != "nothing":
+            assert f"{title} /" in shown or f"/ {title} positions" in shown, title  # the engine's summary
+    assert "ALiBi" in blurb and "ALiBi" in shown
 
 
 def test_the_navigation_follows_the_registry(app_at):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from pathlib import Path
 
 import pytest
 import torch
@@ -83,3 +84,14 @@ def test_too_small_a_space_keeps_no_split_and_says_so():
     model = task.build_model(dataclasses.replace(task.default_model_config(), **TINY))
     assert 0.0 <= task.evaluate(model)["accuracy"] <= 1.0  # still evaluates (on sequences it trains on)
     assert get_task("reverse").held_out_split and get_task("reverse").notice is None
+
+
+def test_the_readme_states_how_many_char_lm_validation_sentences_occur_in_training():
+    """char_lm has no split: count its validation sentences that also occur in the training text, as stated."""
+    task = get_task("char_lm")
+    sentences = [line for line in task.val_text.split("\n") if line]
+    training = set(task.train_text.split("\n"))
+    shared = sum(line in training for line in sentences)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    stated = f"{shared} of the {len(sentences)} ({100 * shared / len(sentences):.1f} %)"
+    assert 0 < shared < len(sentences) and stated in readme

@@ -16,7 +16,14 @@ from explorer.inspect import (
     trained_stack,
     walk_stack,
 )
-from transformer_core import CausalLM, MultiHeadAttention, Seq2SeqTransformer, SequenceRegressor, TransformerConfig
+from transformer_core import (
+    CausalLM,
+    MultiHeadAttention,
+    Seq2SeqTransformer,
+    SequenceRegressor,
+    TransformerConfig,
+    families,
+)
 from transformer_core.masks import padding_mask
 from transformer_core.positional import RotaryEmbedding
 
@@ -170,3 +177,35 @@ def test_lab_stack_rejects_bad_masks() -> None:
         lab_stack(model, [1, 2], ["a", "b"], "padding")
     with pytest.raises(ValueError, match="Attention Lab"):
         trained_stack(nn.Linear(2, 2), [1], ["a"])
+
+
+class PrefixLM(nn.Module):
+    """A model of no built-in family: a causal LM that reads a fixed start token before the text."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.lm = CausalLM(config)
+
+    def forward(self, ids: torch.Tensor, **kwargs):
+        return self.lm(torch.cat([torch.zeros_like(ids[:, :1]), ids], dim=1), **kwargs)
+
+
+def _prefix_stack(model: PrefixLM, idx: torch.Tensor) -> families.SelfAttentionStack:
+    idx = torch.cat([torch.zeros_like(idx[:, :1]), idx], dim=1)  # (1, 1 + T)
+    return families.SelfAttentionStack(model.lm.embed(idx), list(model.lm.blocks), None, True, None, ("<s>",))
+
+
+def test_a_new_family_is_taken_apart_through_its_entry_alone(monkeypatch) -> None:
+    entry = families.ModelFamily(name="prefix_lm", kind="prefix", title="Prefix LM", short="prefix",
+                                 config_class=TransformerConfig, model_class=PrefixLM, attention=("decoder",),
+                                 attention_titles=("Self-attention after <s>",), self_attention=_prefix_stack,
+                                 mask_title="causal (after a start token)")
+    model = PrefixLM(TransformerConfig(vocab_size=13, max_len=8, d_model=16, n_heads=2, n_layers=2, d_ff=32)).eval()
+    with pytest.raises(ValueError, match="Attention Lab cannot take apart a PrefixLM"):
+        trained_stack(model, [3, 4], ["a", "b"])
+    monkeypatch.setattr(families, "FAMILIES", (*families.FAMILIES, entry))
+    _, att = model(torch.tensor([[3, 4, 5]]), return_attention=True)
+    stack = trained_stack(model, [3, 4, 5], list("abc"))
+    assert stack.labels == ("<s>", "a", "b", "c") and stack.is_causal
+    _check_trained(model, stack, att["decoder"])
+    assert families.family("prefix_lm").attention_title("decoder") == "Self-attention after <s>"

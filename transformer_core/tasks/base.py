@@ -57,6 +57,13 @@ class Task:
         """The keyword options that rebuild this task with ``get_task(name, **options)``."""
         return {}
 
+    def input_vocabulary(self) -> dict[str, int] | None:
+        """Character -> token id of the task's inputs when they are single characters, else None.
+
+        The Attention Lab encodes typed text with it to take a model trained on the task apart.
+        """
+        return None
+
     def checkpoint_extra(self) -> dict[str, Any]:
         """JSON data a saved model needs besides its weights (e.g. the character vocabulary)."""
         return {}

@@ -18,6 +18,7 @@ from .. import patterns
 from ..config import ViTConfig
 from ..vit import VisionTransformer
 from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
+from .registry import TaskEntry, register
 
 SHAPES = ("circle", "square", "triangle", "cross", "ring", "diamond")
 EXAMPLE_SEED = 31
@@ -167,3 +168,6 @@ class ShapesTask(Task):
             out.append(Sample(f"picture {i + 1} ({area} object pixels)", truth, guess, truth == guess,
                               f"{float(probs[i].max()):.0%} sure"))
         return out
+
+
+register(TaskEntry("vit_shapes", ShapesTask))

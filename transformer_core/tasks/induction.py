@@ -33,6 +33,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
+from .registry import CliOption, TaskEntry, register
 
 BOS = 0  # start token; letters are ids 1..num_symbols
 IGNORE = -100
@@ -76,6 +77,9 @@ class InductionTask(Task):
 
     def options(self) -> dict[str, Any]:
         return {"seq_len": self.seq_len, "num_symbols": self.num_symbols}
+
+    def input_vocabulary(self) -> dict[str, int]:
+        return {chr(ord("A") + i): i + 1 for i in range(self.num_symbols)}  # letters are ids 1..num_symbols
 
     def train_defaults(self) -> dict[str, Any]:
         return {"steps": 300, "batch_size": 64, "lr": 3e-3, "schedule": "cosine", "warmup_steps": 30}
@@ -179,3 +183,6 @@ class InductionTask(Task):
             detail = f"{wrong} of {k - 1} letters wrong" if wrong else ""
             out.append(Sample(first, first, first[0] + guesses, wrong == 0, detail))
         return out
+
+
+register(TaskEntry("induction", InductionTask, (CliOption("--seq-len", "seq_len", int, "sequence length"),)))

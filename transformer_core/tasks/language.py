@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import unicodedata
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ..config import TransformerConfig
 from ..models import CausalLM
 from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
 from .grammar import generate_corpus, grammar_problem
+from .registry import CliOption, TaskEntry, register
 
 MAX_CHARS = 1_000_000  # longer user texts are cut to this many characters
 MAX_VOCAB = 256  # distinct characters kept; rarer ones become UNKNOWN
@@ -289,3 +291,11 @@ class CharLMTask(Task):
             ok, detail = self._judge(prompt + continuation)
             out.append(Sample(prompt, line[cut:], continuation, ok, detail))
         return out
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+register(TaskEntry("char_lm", CharLMTask, (CliOption("--text-file", "text", Path, "train on this UTF-8 text file",
+                                                     read=_read_text),), writes_text=True))

@@ -30,6 +30,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
+from .registry import TaskEntry, register
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 PAD = 0  # residues are ids 1..20 in AMINO_ACIDS order
@@ -96,6 +97,9 @@ class ProteinTask(Task):
 
     def options(self) -> dict[str, Any]:
         return {"property": self.property, "pool": self.pool, "min_len": self.min_len, "max_len": self.max_len}
+
+    def input_vocabulary(self) -> dict[str, int]:
+        return {a: i + 1 for i, a in enumerate(AMINO_ACIDS)}  # residues are ids 1..20, 0 is padding
 
     def train_defaults(self) -> dict[str, Any]:
         return {"steps": 200, "batch_size": 64, "lr": 2e-3, "schedule": "cosine", "warmup_steps": 20}
@@ -194,3 +198,6 @@ class ProteinTask(Task):
             out.append(Sample(self.sequence_text(batch["tokens"][i]), f"{float(batch['y'][i]):.2f}",
                               f"{float(pred[i]):.2f}", abs(error) <= tolerance, f"error {error:+.2f}"))
         return out
+
+
+register(TaskEntry("protein", ProteinTask))

@@ -8,6 +8,7 @@ reverse, and for sort the source positions holding the digit being written.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
+from .registry import CliOption, TaskEntry, register
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT0 = 3  # id of the digit 0
@@ -108,6 +110,9 @@ class SequenceTask(Task):
 
     def options(self) -> dict[str, Any]:
         return {"seq_len": self.seq_len, "min_len": self.min_len, "num_digits": self.num_digits}
+
+    def input_vocabulary(self) -> dict[str, int]:
+        return {str(d): DIGIT0 + d for d in range(self.num_digits)}
 
     def train_defaults(self) -> dict[str, Any]:
         return {"steps": 400 if self.kind == "sort" else 300, "batch_size": 64, "lr": 3e-3, "schedule": "cosine",
@@ -261,3 +266,9 @@ def answer_errors(prediction: str, target: str) -> str:
     if extra:
         parts.append(f"{extra} extra digit{'s' if extra != 1 else ''}")
     return ", ".join(parts)
+
+
+SEQ_LEN_OPTION = CliOption("--seq-len", "seq_len", int, "sequence length, the longest where lengths vary")
+MIN_LEN_OPTION = CliOption("--min-len", "min_len", int, "shortest sequence, by default half of --seq-len")
+for _kind in ("reverse", "copy", "sort"):  # menu order
+    register(TaskEntry(_kind, functools.partial(SequenceTask, _kind), (SEQ_LEN_OPTION, MIN_LEN_OPTION)))

@@ -25,6 +25,7 @@ from explorer.lab_input import (
     tokenize,
 )
 from transformer_core import TransformerConfig, positional
+from transformer_core.families import FAMILIES, family
 from ui.common import state
 from ui.common.urlstate import UrlParam, settle_choice
 
@@ -45,12 +46,11 @@ NUMBERS = "attn.numbers"  # which step's matrix the step-by-step view shows as a
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
+LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.self_attention is not None)  # trained models the lab takes apart
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
 KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
 MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
 VIEWS = {"steps": "Step by step", "head": "One head", "grid": "All layers × heads", "lines": "Token lines"}
-TRAINED_MASKS = {"causal_lm": "causal (decoder-only model)", "seq2seq": "none (the encoder of the model)",
-                 "regression": "padding (encoder-only model)"}
 FIXED = "attn.fixed."  # prefix of the read-only widgets that show a trained model's settings
 
 URL_PARAMS = (
@@ -159,7 +159,7 @@ def _trained_controls(entry: state.TrainedModel, cols: list, projector: bool) ->
     with cols[0]:
         _fixed(st.selectbox, "Heads", "heads", config.n_heads, help=f"Attention heads per layer. {why}")
     with cols[1]:
-        _fixed(st.radio, "Mask", "mask", TRAINED_MASKS.get(entry.family, "the model's own").capitalize(),
+        _fixed(st.radio, "Mask", "mask", family(entry.family).mask_title.capitalize(),
                help=f"Which keys a query may see, as the model was trained. {why}")
     if projector:
         return
@@ -286,7 +286,7 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
         shown = known if len(known) <= 40 else known[:40] + "…"
         notices.append(f"The {entry.task_title} model reads only these characters: {shown}")
     config = entry.config
-    mask = TRAINED_MASKS.get(entry.family, "the model's own")
+    mask = family(entry.family).mask_title
     if lab.empty:
         return LabRun((), [], config.n_heads, config.d_model, config.norm == "pre", mask, False, entry.task_title,
                       notices=notices)

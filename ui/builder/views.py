@@ -15,6 +15,7 @@ import streamlit as st
 from explorer.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
 from explorer.host import limits
 from transformer_core.device import pick_device
+from transformer_core.families import by_kind
 from transformer_core.sizing import (
     COMPONENTS,
     PRESETS,
@@ -35,7 +36,6 @@ COMPONENT_COLOURS = {"embeddings": "#CC79A7", "attention": "#D55E00", "feed_forw
 MEMORY_PARTS = (("weights_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "AdamW states"),
                 ("activations_bytes", "Activations"))
 # Short enough for a narrow table column; the family radio spells them out.
-KIND_SHORT = {"encoder": "encoder", "decoder": "decoder", "seq2seq": "enc–dec", "vit": "ViT"}
 
 
 def human(n: float, unit: str = "") -> str:
@@ -131,7 +131,7 @@ def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimat
     if kind == "vit" and "image_size" in shape:
         tokens = (shape["image_size"] // shape["patch_size"]) ** 2 + 1
     return {
-        "Family": KIND_SHORT[kind], "Layers": f"{shape['n_layers']}", "d_model": f"{shape['d_model']:,}",
+        "Family": by_kind(kind).short, "Layers": f"{shape['n_layers']}", "d_model": f"{shape['d_model']:,}",
         "Heads": f"{shape['n_heads']}", "d_ff": f"{shape['d_ff']:,}",
         "Vocabulary": f"{shape['vocab_size']:,}" if kind != "vit" else "—", "Tokens": f"{tokens:,}",
         "Parameters": human(params), "Exact count": f"{params:,}", "Reported": reported or "—",

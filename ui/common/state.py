@@ -68,7 +68,7 @@ def save_settings(keys: Iterable[str]) -> None:
 class TrainedModel:
     """A model trained in this session, as shared with the explorer pages."""
 
-    family: str  # "seq2seq", "causal_lm", "regression" or "vision"
+    family: str  # its model family's name (transformer_core.families), e.g. "causal_lm"
     task_name: str  # the built-in task it was trained on
     task_title: str  # human-readable task name
     model: Any  # the torch module (in eval mode when used by other pages)

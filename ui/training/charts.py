@@ -14,29 +14,19 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from explorer.live import LiveRun
+from transformer_core.families import family as model_family
 from transformer_core.patterns import PATTERN_TITLES
 from transformer_core.training import Snapshot
 from ui.common.charts import colorscale, font_size, label_colour, panel_titles, plotly_scale, style
 
 FIGS = "live.figs"  # dict: figure key -> plotly figure reused across redraws
 LANE_COLOURS = ("#0072B2", "#D55E00")  # Okabe-Ito blue and vermillion: configuration A and B
-KIND_TITLES = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder self-attention (causal)",
-    "cross": "Cross-attention (decoder reads the encoder)",
-}
 METRIC_TITLES = {"accuracy": "Accuracy", "r2": "R²", "val_loss": "Validation loss"}
 
 
 def kind_title(kind: str, family: str) -> str:
-    """Heading of one kind of attention for the task's model family."""
-    if family == "causal_lm" and kind == "decoder":
-        return "Self-attention (causal)"
-    if family == "vision" and kind == "encoder":
-        return "Where the CLS token looks"
-    if family == "regression" and kind == "encoder":
-        return "Self-attention"
-    return KIND_TITLES.get(kind, kind)
+    """Heading of one kind of attention for the task's model family (the family's own name for it)."""
+    return model_family(family).attention_title(kind)
 
 
 def pattern_title(key: str) -> str:

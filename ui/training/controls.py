@@ -19,9 +19,10 @@ from explorer.host import limits
 from explorer.live import LIVE_THREADS, RunSpec
 from transformer_core import available_devices
 from transformer_core.config import NORMS, ViTConfig
+from transformer_core.families import family
 from transformer_core.positional import get as positional_kind
 from transformer_core.positional import kinds as positional_kinds
-from transformer_core.tasks import TASK_NAMES, Task, get_task
+from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, set_by_link, settle_choice
 from ui.training import text as tt
@@ -103,8 +104,10 @@ def url_params(task_name: str | None) -> tuple[UrlParam, ...]:
     opens the ViT with the settings that the task menu would give it. An unknown name counts as the first task
     (the one such a link ends up with).
     """
-    tuned = task_defaults(task_name if task_name in TASK_NAMES else TASK_NAMES[0])
-    return tuple(replace(p, default=tuned[p.key]) if p.key in tuned else p for p in URL_PARAMS)
+    names = task_names()  # the registered tasks, read now: a task may be registered after this module
+    tuned = task_defaults(task_name if task_name in names else names[0])
+    params = (replace(p, choices=names) if p.key == TASK else p for p in URL_PARAMS)
+    return tuple(replace(p, default=tuned[p.key]) if p.key in tuned else p for p in params)
 
 
 def choose_task(name: str) -> None:
@@ -132,7 +135,7 @@ def restore_settings() -> None:
     for key, default in SESSION_DEFAULTS.items():
         if key not in st.session_state:
             st.session_state[key] = saved.get(key, default)
-    settle_choice(TASK, list(TASK_NAMES))
+    settle_choice(TASK, list(task_names()))
     _follow_task()
     st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
     host = limits()
@@ -265,7 +268,7 @@ def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int) -
 def task_picker() -> Task:
     """The task menu with the task's description beside it."""
     c_task, c_text = st.columns([1, 2], vertical_alignment="center")
-    c_task.selectbox("Task", TASK_NAMES, key=TASK, format_func=lambda n: load_task(n).title,
+    c_task.selectbox("Task", task_names(), key=TASK, format_func=lambda n: load_task(n).title,
                      on_change=on_task_change,
                      help="What the model learns. Each task needs its own attention pattern; watch it appear.")
     task = load_task(st.session_state[TASK])
@@ -285,7 +288,7 @@ def settings_panel(task: Task) -> None:
                  help="Width of every token vector. Wider models can learn more but train slower.")
     c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
                  help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
-    if task.family == "vision":
+    if family(task.family).reads_images:
         c3.caption("The Vision Transformer always uses learned position embeddings and pre-norm blocks.")
     else:
         c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
@@ -321,7 +324,7 @@ def compare_panel(task: Task) -> None:
                      help="Layers of configuration B.")
     c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
                  key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
-    if task.family != "vision":
+    if not family(task.family).reads_images:
         c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
                      help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
         c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",

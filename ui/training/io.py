@@ -27,7 +27,7 @@ from transformer_core.checkpoint import (
     read_checkpoint_info,
     save_checkpoint,
 )
-from transformer_core.tasks import TASK_NAMES
+from transformer_core.tasks import task_names
 from transformer_core.training import Trainer
 from ui.common.charts import colorscale
 from ui.common.exports import colormap
@@ -144,7 +144,7 @@ def _check_fits(info: CheckpointInfo) -> None:
     The described model must be within this server's sizes, the page must reproduce it exactly (vocabulary,
     sequence length, ...) from its settings, and the resource guard must accept it.
     """
-    if info.task_name not in TASK_NAMES:
+    if info.task_name not in task_names():
         raise CheckpointError(f"This checkpoint was trained on {info.task_name!r}, which is not a task of this page.")
     too_big = model_limit_problems(info.config, limits())
     if too_big:
@@ -168,7 +168,7 @@ def _on_upload() -> None:
     if file is None:
         return
     before = _settings()
-    old_task = tc.load_task(before.get(tc.TASK, TASK_NAMES[0]))
+    old_task = tc.load_task(before.get(tc.TASK, task_names()[0]))
     try:
         data = file.getvalue()
         if len(data) > upload_limit_mb() * MIB:

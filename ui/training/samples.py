@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from transformer_core.families import family as model_family
 from transformer_core.tasks import Sample
 
 WRONG = "background:#FAD4C0;color:#8A2C00;border-radius:2px"  # light vermillion: a wrong character or answer (6.2:1)
@@ -46,7 +47,7 @@ def _prediction_cell(sample: Sample, family: str) -> str:
     prediction, target = _cut(sample.prediction), _cut(sample.target)
     if sample.correct:
         return f'<span style="{RIGHT}">{escape(prediction)} ✓</span>'
-    if family == "seq2seq":  # one right answer: mark where it differs
+    if model_family(family).exact_answers:  # one right answer: mark where it differs
         return marked_prediction(prediction, target) + " ✗"
     return f'<span style="{WRONG}">{escape(prediction)}</span> ✗'
 

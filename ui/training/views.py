@@ -19,6 +19,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.live import LiveRun
+from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import state
 from ui.common.charts import chart_config, layer_head_picker
@@ -128,7 +129,7 @@ class LiveView:
         self._draws += 1
         self.draw_status()
         marks = self.run.snapshot_count()
-        interval = VIT_INTERVAL_S if self.run.task.family == "vision" else HEATMAP_INTERVAL_S
+        interval = VIT_INTERVAL_S if family(self.run.task.family).reads_images else HEATMAP_INTERVAL_S
         due = time.monotonic() - self._attention_time >= interval or self.run.status != "running"
         if self._drawn_snapshots is None or (self.pinned_step is None and marks != self._drawn_snapshots and due):
             self._drawn_snapshots = marks
@@ -192,7 +193,7 @@ class LiveView:
                 continue
             self.heat_titles[i].markdown(heatmaps.attention_title(self.run, i, snap, self.kind))
             key = f"live.attn{i}.{self._draws}"
-            if self.run.task.family == "vision":
+            if family(self.run.task.family).reads_images:
                 fig = charts.vit_attention_figure(self.run, i, snap)
                 self.heatmaps[i].plotly_chart(fig, width="stretch", config=chart_config(), key=key)
             else:

@@ -162,7 +162,7 @@ def trained_task(entry: state.TrainedModel | None) -> Any | None:
 
 def trained_vit() -> state.TrainedModel | None:
     """The ViT trained on the Live Training page, if there is one."""
-    entries = [e for e in state.trained_models("vision") if isinstance(e.config, ViTConfig)]
+    entries = [e for e in state.trained_models() if isinstance(e.config, ViTConfig)]
     return entries[0] if entries else None
 
 
