@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from transformer_core.attention import MultiHeadAttention
+from transformer_core.bert import BertEncoder
 from transformer_core.blocks import EncoderBlock
 from transformer_core.config import TransformerConfig
 from transformer_core.masks import causal_mask, combine_masks, padding_mask
@@ -212,8 +213,9 @@ def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask
 def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -> AttentionStack:
     """The self-attention stack a trained text model runs on ``ids``, with the model's own mask.
 
-    A decoder-only model is causal; an encoder-decoder model is shown through its encoder; an encoder-only
-    regressor with a CLS token gets ``"CLS"`` prepended to the labels.
+    A decoder-only model (GPT-2 too) is causal; an encoder-decoder model is shown through its encoder; an
+    encoder-only regressor with a CLS token gets ``"CLS"`` prepended to the labels; a BERT encoder sees every
+    position, with its input embedded as one segment (its ``[CLS]``/``[SEP]`` come with ``ids``).
     """
     device = next(model.parameters()).device
     idx = torch.tensor([list(ids)], dtype=torch.long, device=device)  # (1, T)
@@ -227,6 +229,9 @@ def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -
         if model.pool == "cls":
             labels = ("CLS", *labels)
         return AttentionStack(x, list(model.blocks), padding_mask(valid), False, model.attn_positions, labels)
+    if isinstance(model, BertEncoder):
+        x = model.embed(idx, torch.zeros_like(idx))  # (1, T, C): LayerNorm(token + position + segment 0)
+        return AttentionStack(x, list(model.blocks), None, False, None, labels)
     raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
 
 

@@ -102,3 +102,11 @@ def bad_folders(root: Path) -> dict[str, str]:
 def _edit_config(folder: Path, **changes) -> None:
     path = folder / "config.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def mark_special_tokens(folder: Path) -> None:
+    """Make BERT's [PAD], [UNK], [CLS], [SEP] and [MASK] special tokens, as published BERT tokenizers have them."""
+    path = folder / "tokenizer.json"
+    tok = Tokenizer.from_file(str(path))
+    tok.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tok.save(str(path))
