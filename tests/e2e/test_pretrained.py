@@ -52,3 +52,14 @@ def _options(tab) -> list[str]:
     tab.keyboard.press("Escape")
     wait_for_app(tab)
     return options
+
+
+def test_vit_page_labels_the_picture_with_a_pretrained_vit(tab):
+    open_page(tab, "/vit")
+    tab.get_by_text("5 · A pretrained ViT on this picture").wait_for()
+    tab.get_by_text("Top 5 labels").wait_for()
+    text = main_text(tab)
+    assert "tiny-vit (ViTForImageClassification)" in text
+    assert "as the model sees it" in text
+    tab.get_by_text("Top 5 labels").scroll_into_view_if_needed()
+    save_screenshot(tab, "pretrained_vit.png")

@@ -8,7 +8,7 @@ from explorer.lab_input import MAX_TOKENS
 from explorer.pretrained_lab import Guess, PretrainedInput, attention_layers, encode, mask_fills, next_tokens
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K, LabRun, _arrays
-from ui.common.pretrained import load_shared, models_on_offer, pick_model
+from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table
 
 TEXT_FAMILIES = ("gpt2", "bert")  # the families the lab takes apart
 MASKS = {"gpt2": "causal (GPT-2 reads left to right)", "bert": "none (BERT reads both ways)"}
@@ -66,12 +66,9 @@ def predictions(pre: Pretrained, text: str) -> None:
         _fill_ins(pre, inp)
 
 
-def _table(guesses: list[Guess], key: str) -> None:
-    st.dataframe({"token": [g.token for g in guesses], "probability": [g.probability for g in guesses]},
-                 key=key, hide_index=True, width="stretch", column_config={
-                     "token": st.column_config.TextColumn("Token", help="␣ marks a leading space."),
-                     "probability": st.column_config.ProgressColumn(
-                         "Probability", format="percent", min_value=0.0, max_value=1.0)})
+def _table(guesses: list[Guess]) -> None:
+    probability_table([g.token for g in guesses], [g.probability for g in guesses], label="Token",
+                      help="␣ marks a leading space.")
 
 
 def _next_token_table(pre: Pretrained, inp: PretrainedInput) -> None:
@@ -85,7 +82,7 @@ def _next_token_table(pre: Pretrained, inp: PretrainedInput) -> None:
                                 help="Divides the scores before softmax: below 1 sharpens the distribution "
                                      "(the top token gets more), above 1 flattens it.")
     st.caption(f"GPT-2's probabilities for the token after “{inp.tokens[-1]}”: softmax(logits / {temperature:g}).")
-    _table(next_tokens(pre, inp, k=k, temperature=temperature), "attn.next_tokens")
+    _table(next_tokens(pre, inp, k=k, temperature=temperature))
 
 
 def _fill_ins(pre: Pretrained, inp: PretrainedInput) -> None:
@@ -99,4 +96,4 @@ def _fill_ins(pre: Pretrained, inp: PretrainedInput) -> None:
         return
     for position, guesses in fills:
         st.caption(f"Best fill-ins for {mask} at position {position}:")
-        _table(guesses, f"attn.fill.{position}")
+        _table(guesses)

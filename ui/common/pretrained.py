@@ -12,6 +12,7 @@ from explorer.models import Catalogue, Curated, Offer, catalogue, download, hub_
 from transformer_core.pretrained import Pretrained, load_pretrained
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
+FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "vit": "ViT"}  # how the menus name the families
 HUB_CHECK_TTL_S = 300  # whether the Hub is reachable is asked again after this many seconds
 
 
@@ -29,6 +30,14 @@ def models_on_offer() -> Catalogue:
 @st.cache_data(ttl=HUB_CHECK_TTL_S, show_spinner="Checking whether the Hugging Face Hub can be reached…")
 def _hub_online() -> bool:
     return hub_reachable()
+
+
+def probability_table(names: list[str], probabilities: list[float], *, label: str, help: str) -> None:
+    """Candidates and their probabilities as a table with bars, most likely first."""
+    st.dataframe({"token": names, "probability": probabilities}, hide_index=True, width="stretch", column_config={
+        "token": st.column_config.TextColumn(label, help=help),
+        "probability": st.column_config.ProgressColumn("Probability", format="percent", min_value=0.0,
+                                                       max_value=1.0)})
 
 
 def load_shared(offer: Offer, budget_bytes: int) -> Pretrained | None:
@@ -55,7 +64,8 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
                                  "weights and tokenizer run on this app's own transformer code.")
         chosen = by_label.get(name)
     else:
-        st.info(f"No {' or '.join(families).upper()} model is on this machine yet; see *More models* below.")
+        kinds = " or ".join(FAMILY_NAMES.get(f, f) for f in families)
+        st.caption(f"No {kinds} model is on this machine yet; *More models* below says how to get one.")
     with st.expander("More models", expanded=not offers):
         _more_models(cat, families, key)
     return chosen
