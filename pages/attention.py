@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui.attention import controls as av
 from ui.attention import pretrained as lab_pretrained
+from ui.attention.find_heads import find_heads_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.common import state
@@ -68,4 +69,5 @@ else:
     token_lines(run, layer, head)
 if pre is not None:
     lab_pretrained.predictions(pre, text)
+    find_heads_section(pre)
 close_page(info)

@@ -93,3 +93,17 @@ def test_bad_folders_are_listed_and_the_page_keeps_working(models):
     for name in ("pickle-only", "truncated", "unsupported", "oversized"):
         assert f"Skipped folder **{name}**" in captions
     assert "download gpt2 --to models/" in " ".join(m.value for m in at.markdown)
+
+
+def test_find_the_heads_maps_every_head_and_links_to_the_best_one(models):
+    at = _pretrained("tiny-gpt2", "the cat sat")
+    from explorer.find_heads import head_scores
+    from transformer_core.pretrained import load_pretrained
+
+    best = head_scores(load_pretrained(models[0] / "tiny-gpt2"), length=11, seed=0).best("induction")
+    button = at.button(key="attn.find.induction")
+    assert button.label.startswith(f"Best induction head: layer {best[0] + 1}, head {best[1] + 1}")
+    button.click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert (at.radio(key=av.LAYER).value, at.radio(key=av.HEAD).value) == (best[0] + 1, best[1] + 1)
+    assert at.radio(key=av.VIEW).value == "head"

@@ -42,6 +42,9 @@ def test_attention_lab_runs_a_pretrained_gpt2(tab):
     tab.get_by_test_id("stDataFrame").last.wait_for(state="visible")  # the next-token table (drawn on a canvas)
     tab.get_by_text("What comes next?").scroll_into_view_if_needed()
     save_screenshot(tab, "pretrained_gpt2.png")
+    tab.get_by_text("Find the heads").scroll_into_view_if_needed()
+    assert "Best induction head: layer" in main_text(tab)
+    save_screenshot(tab, "pretrained_find_heads.png")
     assert not tab.get_by_test_id("stException").count()
 
 

@@ -41,6 +41,7 @@ SOURCE = "attn.source"  # "random", "pretrained" or the family of a trained mode
 PRETRAINED_MODEL = "attn.pretrained"  # the pretrained model's menu label
 TOP_K = "attn.top_k"  # how many next tokens GPT-2's table lists
 TEMPERATURE = "attn.temperature"  # softmax temperature of GPT-2's next-token table
+FIND_SEED = "attn.find_seed"  # seed of the repeated random tokens that Find the heads scores
 VIEW = "attn.view"  # which view is drawn (only that one is computed)
 LINES_SCOPE = "attn.lines_scope"
 LINES_FOCUS = "attn.lines_focus"
@@ -69,7 +70,7 @@ URL_PARAMS = (
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
 )
 KEPT = (*(p.key for p in URL_PARAMS), SOURCE, LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
-        PRETRAINED_MODEL, TOP_K, TEMPERATURE)
+        PRETRAINED_MODEL, TOP_K, TEMPERATURE, FIND_SEED)
 
 
 def init_page_state() -> None:
@@ -79,6 +80,7 @@ def init_page_state() -> None:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
     st.session_state.setdefault(TOP_K, 10)
     st.session_state.setdefault(TEMPERATURE, 1.0)
+    st.session_state.setdefault(FIND_SEED, 0)
 
 
 @dataclass(frozen=True)
