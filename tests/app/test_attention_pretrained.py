@@ -27,9 +27,6 @@ def _models_dir(models, monkeypatch, tmp_path):
     monkeypatch.setenv("TE_MODELS_DIR", str(models[0]))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from ui.common.pretrained import models_on_offer
-
-    models_on_offer.clear()
 
 
 def _pretrained(name: str, text: str, view: str = "grid"):

@@ -31,9 +31,8 @@ def folders_fixture(tmp_path, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from ui.common.pretrained import _hub_online, models_on_offer
+    from ui.common.pretrained import _hub_online
 
-    models_on_offer.clear()
     _hub_online.clear()
     return root, reasons
 

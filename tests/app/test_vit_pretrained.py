@@ -21,9 +21,6 @@ def models_fixture(tmp_path, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from ui.common.pretrained import models_on_offer
-
-    models_on_offer.clear()
     return root, hf
 
 
@@ -55,9 +52,8 @@ def test_without_a_vit_the_section_says_how_to_get_one(tmp_path, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "empty"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from ui.common.pretrained import _hub_online, models_on_offer
+    from ui.common.pretrained import _hub_online
 
-    models_on_offer.clear()
     _hub_online.clear()
     at = app_at(PAGE)
     assert not at.exception, [e.message for e in at.exception]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.models import Catalogue, Curated, Offer, catalogue, download, hub_reachable, offline_advice, params_text
-from transformer_core.pretrained import Pretrained, load_pretrained
+from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
 FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "vit": "ViT"}  # how the menus name the families
@@ -22,9 +22,16 @@ def _shared_model(source: str, max_bytes: int) -> Pretrained:
 
 
 @st.cache_data(ttl=CATALOGUE_TTL_S, show_spinner=False)
+def _catalogue(folder: str) -> Catalogue:
+    return catalogue(folder=folder)
+
+
 def models_on_offer() -> Catalogue:
-    """The catalogue of models (see :func:`explorer.models.catalogue`), refreshed every few seconds."""
-    return catalogue()
+    """The catalogue of models (see :func:`explorer.models.catalogue`), refreshed every few seconds.
+
+    It is cached per models folder, so moving it (``TE_MODELS_DIR``) is seen at once.
+    """
+    return _catalogue(str(models_dir().resolve()))
 
 
 @st.cache_data(ttl=HUB_CHECK_TTL_S, show_spinner="Checking whether the Hugging Face Hub can be reached…")
@@ -101,5 +108,5 @@ def _download_row(model: Curated, ok: bool, why: str, key: str, online: bool) ->
         except ValueError as exc:
             st.error(str(exc))
             return
-        models_on_offer.clear()
+        _catalogue.clear()
         st.rerun()
