@@ -10,6 +10,7 @@ from ui.attention.controls import FIND_SEED, HEAD, LAYER, VIEW
 from ui.common import charts
 
 REPEAT = 20  # random tokens in the part that is repeated (fewer when the model has fewer positions)
+MAX_NUMBERED_HEADS = 6  # with more heads per map the percentages do not fit in the cells; hover shows them
 
 
 @st.cache_data(max_entries=8, show_spinner="Scoring every head…")
@@ -39,7 +40,7 @@ def find_heads_section(pre: Pretrained) -> None:
     layers = [f"L{i + 1}" for i in range(result.scores[names[0]].shape[0])]
     heads = [f"H{i + 1}" for i in range(result.scores[names[0]].shape[1])]
     fig = charts.heatmap_row([result.scores[n] for n in names], [SCORES[n] for n in names], x=heads, y=layers,
-                             zmin=0.0, zmax=1.0, diverging=False, numbers=len(heads) <= 12)
+                             zmin=0.0, zmax=1.0, diverging=False, numbers=len(heads) <= MAX_NUMBERED_HEADS)
     charts.show(fig, key="attn.find_heads")
     cols = st.columns(len(names))
     for col, name in zip(cols, names, strict=True):

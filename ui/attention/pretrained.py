@@ -31,7 +31,7 @@ def describe(pre: Pretrained) -> str:
             "the model's own subword tokens" + (" (␣ marks a leading space)." if pre.family == "gpt2" else "."))
 
 
-@st.cache_data(max_entries=16, show_spinner="Running the model…")
+@st.cache_data(max_entries=6, show_spinner="Running the model…")
 def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun:
     """The model on ``text``: every layer's weights and every intermediate of ``layer`` (0-based).
 
