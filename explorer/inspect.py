@@ -9,16 +9,17 @@ model together with the input of its first block; :func:`walk_stack` replays eve
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from transformer_core.attention import MultiHeadAttention
+from transformer_core.bert import BertEncoder
 from transformer_core.blocks import EncoderBlock
 from transformer_core.config import TransformerConfig
-from transformer_core.families import of_model
+from transformer_core.families import SelfAttentionStack, of_model
 from transformer_core.masks import causal_mask, combine_masks, padding_mask
 from transformer_core.models import TextEmbedding
 from transformer_core.positional import AttentionPositions, attention_positions
@@ -209,18 +210,31 @@ def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask
                           is_causal=mask_kind == "causal", positions=model.attn_positions, labels=tuple(labels))
 
 
+def _bert_stack(model: BertEncoder, idx: torch.Tensor) -> SelfAttentionStack:
+    x = model.embed(idx, torch.zeros_like(idx))  # (1, T, C): LayerNorm(token + position + segment 0)
+    return SelfAttentionStack(x, list(model.blocks), None, False, None, ())
+
+
+# Pretrained models that no task trains, so the family registry does not list them: how to take them apart.
+PRETRAINED_STACKS: dict[type[nn.Module], Callable[[nn.Module, torch.Tensor], SelfAttentionStack]] = {
+    BertEncoder: _bert_stack,
+}
+
+
 @torch.no_grad()
 def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -> AttentionStack:
     """The self-attention stack a trained text model runs on ``ids``, with the model's own mask.
 
-    The model's family says how (``ModelFamily.self_attention``): a decoder-only model is causal; an
+    The model's family says how (``ModelFamily.self_attention``): a decoder-only model (GPT-2 too) is causal; an
     encoder-decoder model is shown through its encoder; an encoder-only regressor with a CLS token gets ``"CLS"``
-    prepended to the labels.
+    prepended to the labels. A pretrained BERT encoder, which no task trains, is taken apart by
+    :data:`PRETRAINED_STACKS`: it sees every position, its input embedded as one segment (its ``[CLS]``/``[SEP]``
+    come with ``ids``).
     """
     try:
         take_apart = of_model(model).self_attention
     except ValueError:
-        take_apart = None
+        take_apart = PRETRAINED_STACKS.get(type(model))
     if take_apart is None:
         raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
     device = next(model.parameters()).device

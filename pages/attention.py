@@ -3,6 +3,8 @@
 import streamlit as st
 
 from ui.attention import controls as av
+from ui.attention import pretrained as lab_pretrained
+from ui.attention.find_heads import find_heads_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.common import state
@@ -16,17 +18,26 @@ projector = st.session_state.get(state.PRESENTATION, False)
 
 trained = state.trained_models(*av.LAB_FAMILIES)
 entry = av.trained_entry(trained)
+use_pretrained = st.session_state.get(av.SOURCE) == "pretrained"
+pre = None
 with settings_panel():
-    text, kind = av.input_controls(entry)
-    if trained:
-        av.source_control(trained)
-    elif not projector:
-        st.page_link("pages/training.py", icon="📈",
-                     label="Train a model on the Live Training page to see the patterns it learned here.")
-    av.model_controls(projector=projector, trained=entry)
+    text, kind = av.input_controls(entry, pretrained=use_pretrained)
+    av.source_control(trained)
+    if use_pretrained:
+        pre = lab_pretrained.pretrained_model()
+    else:
+        if not trained and not projector:
+            st.page_link("pages/training.py", icon="📈",
+                         label="Train a model on the Live Training page to see the patterns it learned here.")
+        av.model_controls(projector=projector, trained=entry)
 
 s = av.settings()
 run = None
+if pre is not None:
+    run = lab_pretrained.run_pretrained(pre, pre.name, text, lab_pretrained.chosen_layer())
+    st.caption(lab_pretrained.describe(pre))
+elif use_pretrained:
+    st.warning("No pretrained model is loaded; showing random weights instead.", icon="⚠️")
 if entry is not None:
     try:
         run = av.run_trained(entry, text)
@@ -55,4 +66,7 @@ elif view == "grid":
     all_heads(run)
 else:
     token_lines(run, layer, head)
+if pre is not None:
+    lab_pretrained.predictions(pre, text)
+    find_heads_section(pre)
 close_page(info)

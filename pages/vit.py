@@ -9,6 +9,7 @@ from ui.common.exports import tensor_downloads
 from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.vit import controls as vc
 from ui.vit import views as vv
+from ui.vit.pretrained import pretrained_section
 
 info = open_page("vit", init=vc.init_page_state, kept=vc.KEPT, caption=(
     "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
@@ -79,4 +80,5 @@ if not projector:
     with st.expander(f"Download layer {layer + 1}'s attention weights"):
         tensor_downloads(vv.attention_array(walk, layer), ["head", "query", "key"],
                          name=f"vit_attention_layer{layer + 1}", key="vit.download")
+pretrained_section(picture.pixels, picture.label)
 close_page(info)

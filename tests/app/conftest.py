@@ -48,6 +48,20 @@ def _full_error_details():
         yield
 
 
+@pytest.fixture(autouse=True)
+def _no_pretrained_models(tmp_path, monkeypatch):
+    """Pages see an empty models folder and Hugging Face cache and no Hub, whatever this machine holds.
+
+    Tests that want models point ``TE_MODELS_DIR`` at folders they create.
+    """
+    from transformer_core.pretrained import folders
+
+    empty = tmp_path / "no-models"
+    monkeypatch.setenv("TE_MODELS_DIR", str(empty))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(folders, "_hub_cache", lambda: empty)
+
+
 @pytest.fixture(name="app_at")
 def app_at_fixture():
     """The `app_at` helper as a fixture: `def test_x(app_at): at = app_at("pages/home.py")`."""

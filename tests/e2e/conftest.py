@@ -80,8 +80,11 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def serve_app() -> Iterator[str]:
-    """Run `streamlit run app.py` from the repository root on a free port; yield its base URL."""
+def serve_app(env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run `streamlit run app.py` from the repository root on a free port; yield its base URL.
+
+    ``env`` adds environment variables for the server (e.g. ``TE_MODELS_DIR``).
+    """
     port = _free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
@@ -96,7 +99,8 @@ def serve_app() -> Iterator[str]:
         log_path = Path(log_dir) / "server.log"
         with log_path.open("w") as log:
             proc = subprocess.Popen(
-                command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env={**os.environ, **(env or {})},
             )
         try:
             _wait_for_health(base_url, proc, log_path)
@@ -146,18 +150,25 @@ def warm_app(browser, app_server) -> str:
     return app_server
 
 
-@pytest.fixture
-def page(browser, warm_app):
-    """A fresh 1400x900 browser tab whose relative URLs point at the app: `page.goto("/")`."""
-    context = browser.new_context(base_url=warm_app, viewport={"width": 1400, "height": 900})
+@contextlib.contextmanager
+def new_tab(browser, base_url: str) -> Iterator:
+    """A fresh 1400x900 browser tab whose relative URLs point at ``base_url``; checked for exceptions at the end."""
+    context = browser.new_context(base_url=base_url, viewport={"width": 1400, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
-    yield tab
     try:
+        yield tab
         if not tab.is_closed():
             assert_no_exception(tab)  # whatever the test did last must not have broken the page either
     finally:
         context.close()
+
+
+@pytest.fixture
+def page(browser, warm_app):
+    """A fresh 1400x900 browser tab whose relative URLs point at the app: `page.goto("/")`."""
+    with new_tab(browser, warm_app) as tab:
+        yield tab
 
 
 def wait_for_app(page, timeout_ms: int = APP_RUN_TIMEOUT_MS) -> None:

@@ -81,3 +81,32 @@ def vit_folder(path: Path, *, layers: int = 2, heads: int = 2, width: int = 16, 
     }
     (path / "preprocessor_config.json").write_text(json.dumps(settings))
     return model
+
+
+def bad_folders(root: Path) -> dict[str, str]:
+    """Four broken model folders inside ``root``; returns folder name -> a phrase of the reason it is refused."""
+    gpt2_folder(root / "pickle-only")
+    weights = (root / "pickle-only" / "model.safetensors")
+    weights.rename(weights.with_name("pytorch_model.bin"))
+    gpt2_folder(root / "truncated")
+    path = root / "truncated" / "model.safetensors"
+    path.write_bytes(path.read_bytes()[:-100])
+    gpt2_folder(root / "unsupported")
+    _edit_config(root / "unsupported", model_type="llama")
+    gpt2_folder(root / "oversized")
+    _edit_config(root / "oversized", n_layer=100_000)
+    return {"pickle-only": "only as pickles", "truncated": "truncated", "unsupported": "'llama' is not supported",
+            "oversized": "describes 100,000 layers"}
+
+
+def _edit_config(folder: Path, **changes) -> None:
+    path = folder / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def mark_special_tokens(folder: Path) -> None:
+    """Make BERT's [PAD], [UNK], [CLS], [SEP] and [MASK] special tokens, as published BERT tokenizers have them."""
+    path = folder / "tokenizer.json"
+    tok = Tokenizer.from_file(str(path))
+    tok.add_special_tokens(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tok.save(str(path))

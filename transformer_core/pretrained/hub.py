@@ -7,7 +7,9 @@ works without it.
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 # The files a model needs; fnmatch patterns, matched against paths at the top of the repository.
@@ -84,3 +86,38 @@ def fetch_model(model_id: str, *, cache_dir: Path | None = None, local_dir: Path
                                           local_dir=local_dir))
     except Exception as exc:  # huggingface_hub raises many error types (offline, HTTP, not found...)
         raise _offline_advice(model_id, exc) from exc
+
+
+def needed_files(names: list[str]) -> list[str]:
+    """The names (at the top of a repository) that match :data:`ALLOW_PATTERNS`, in their given order."""
+    return [n for n in names if "/" not in n and any(fnmatch.fnmatch(n, p) for p in ALLOW_PATTERNS)]
+
+
+def download_with_progress(model_id: str, local_dir: Path,
+                           progress: Callable[[int, int, str], None] | None = None) -> Path:
+    """Fetch a Hub model's needed files into ``local_dir`` one by one, reporting progress after each file.
+
+    Args:
+        model_id: e.g. ``"gpt2"``.
+        local_dir: the folder the files go to (created if missing).
+        progress: called as ``progress(bytes_done, bytes_total, file_name)`` before each file and at the end.
+
+    Raises:
+        HubError: when the Hub cannot be reached or has no such model.
+    """
+    hub = _hub()
+    try:
+        info = hub.HfApi().model_info(model_id, files_metadata=True)
+        sizes = {s.rfilename: int(s.size or 0) for s in info.siblings or []}
+        files = needed_files(list(sizes))
+        total, done = sum(sizes[f] for f in files), 0
+        for name in files:
+            if progress:
+                progress(done, total, name)
+            hub.hf_hub_download(model_id, name, local_dir=local_dir)
+            done += sizes[name]
+    except Exception as exc:  # huggingface_hub raises many error types (offline, HTTP, not found...)
+        raise _offline_advice(model_id, exc) from exc
+    if progress:
+        progress(total, total, "")
+    return Path(local_dir)

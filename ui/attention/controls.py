@@ -38,7 +38,11 @@ MASK = "attn.mask"
 SEED = "attn.seed"
 LAYER = "attn.layer"  # selected layer, 1-based
 HEAD = "attn.head"  # selected head, 1-based
-SOURCE = "attn.source"  # "random" or the family of a trained model
+SOURCE = "attn.source"  # "random", "pretrained" or the family of a trained model
+PRETRAINED_MODEL = "attn.pretrained"  # the pretrained model's menu label
+TOP_K = "attn.top_k"  # how many next tokens GPT-2's table lists
+TEMPERATURE = "attn.temperature"  # softmax temperature of GPT-2's next-token table
+FIND_SEED = "attn.find_seed"  # seed of the repeated random tokens that Find the heads scores
 VIEW = "attn.view"  # which view is drawn (only that one is computed)
 LINES_SCOPE = "attn.lines_scope"
 LINES_FOCUS = "attn.lines_focus"
@@ -65,7 +69,8 @@ URL_PARAMS = (
     UrlParam(HEAD, 1, lo=1, hi=MAX_HEADS),
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
 )
-KEPT = (*(p.key for p in URL_PARAMS), SOURCE, LINES_SCOPE, LINES_FOCUS, NUMBERS)  # settings kept for the whole session
+KEPT = (*(p.key for p in URL_PARAMS), SOURCE, LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
+        PRETRAINED_MODEL, TOP_K, TEMPERATURE, FIND_SEED)
 
 
 def init_page_state() -> None:
@@ -73,6 +78,9 @@ def init_page_state() -> None:
     state.restore_settings(KEPT)
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
+    st.session_state.setdefault(TOP_K, 10)
+    st.session_state.setdefault(TEMPERATURE, 1.0)
+    st.session_state.setdefault(FIND_SEED, 0)
 
 
 @dataclass(frozen=True)
@@ -89,12 +97,20 @@ class LabSettings:
     source: str  # "random" or a trained model's family
 
 
-def input_controls(trained: state.TrainedModel | None = None) -> tuple[str, str]:
-    """The input kind and the text; returns ``(text, kind)``. A trained model reads characters of its task."""
+def input_controls(trained: state.TrainedModel | None = None, *, pretrained: bool = False) -> tuple[str, str]:
+    """The input kind and the text; returns ``(text, kind)``.
+
+    A trained model reads characters of its task, a pretrained one its own subword tokens.
+    """
     left, right = st.columns([1, 3])
     kind = st.session_state.get(KIND, "sentence")
     with left:
-        if trained is None:
+        if pretrained:
+            _fixed(st.selectbox, "Input", "kind", "Subword tokens",
+                   help="A pretrained model reads your text in its own tokenizer's subwords (GPT-2: byte-pair "
+                        "encoding, BERT: WordPiece). Choose random weights to cut the text into words, amino "
+                        "acids or digits.")
+        elif trained is None:
             kind = st.selectbox("Input", INPUT_KINDS, format_func=KIND_LABELS.get, key=KIND,
                                 help="How the text is cut into tokens: words and punctuation, one amino acid per "
                                      "token, or one digit per token. Each token becomes one row of X.")
@@ -174,20 +190,22 @@ def _trained_controls(entry: state.TrainedModel, cols: list, projector: bool) ->
 
 def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | None:
     """The trained model chosen with the Weights control (None: random weights), read before it is drawn."""
-    options = ["random", *(e.family for e in trained)]
+    options = ["random", "pretrained", *(e.family for e in trained)]
     if st.session_state.get(SOURCE) not in options:
         st.session_state[SOURCE] = "random"
     return next((e for e in trained if e.family == st.session_state[SOURCE]), None)
 
 
 def source_control(trained: list[state.TrainedModel]) -> str:
-    """Random or trained weights; returns ``"random"`` or the chosen model's family."""
-    options = ["random", *(e.family for e in trained)]
-    titles = {"random": "Random weights (seed)"} | {e.family: f"Trained: {e.task_title} (step {e.step})"
-                                                     for e in trained}
+    """Random, pretrained or trained weights; returns ``"random"``, ``"pretrained"`` or a trained model's family."""
+    options = ["random", "pretrained", *(e.family for e in trained)]
+    titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, BERT)"}
+    titles |= {e.family: f"Trained: {e.task_title} (step {e.step})" for e in trained}
     return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
-                    help="Random weights show the mechanics; a model trained on the Live Training page shows "
-                         "patterns it learned. Trained models bring their own size, mask and vocabulary.")
+                    help="Random weights show the mechanics; a published model (GPT-2, BERT) shows what real "
+                         "training on lots of text produced; a model trained on the Live Training page shows "
+                         "patterns it learned. Pretrained and trained models bring their own size, mask and "
+                         "vocabulary.")
 
 
 def settings() -> LabSettings:
@@ -212,6 +230,8 @@ class LabRun:
     title: str  # where the weights come from
     valid: tuple[bool, ...] | None = None  # real tokens (True) and padding (False), for the padding mask
     notices: list[str] = field(default_factory=list)
+    embedding: str = ""  # LaTeX of layer 1's input when it is not E√d_model + PE (pretrained models)
+    embedding_note: str = ""  # what the letters of ``embedding`` stand for
 
     @property
     def head_dim(self) -> int:

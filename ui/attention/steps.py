@@ -62,7 +62,7 @@ def step_spec(name: str, z: np.ndarray, rows: Sequence[str], cols: Sequence[str]
 
 
 def _input_formula(run: LabRun, layer: int) -> str:
-    source = r"E\sqrt{d_{model}} + PE" if layer == 0 else rf"h_{{{layer}}}"
+    source = (run.embedding or r"E\sqrt{d_{model}} + PE") if layer == 0 else rf"h_{{{layer}}}"
     if run.rotary and layer == 0:
         source = r"E\sqrt{d_{model}}"
     return rf"X = \mathrm{{LN}}({source})" if run.norm_first else rf"X = {source}"
@@ -102,7 +102,8 @@ def _projections(run: LabRun, layer: int, head: int) -> Numbers:
     """Steps 1 and 2: the input X and the per-head Q, K, V."""
     found: Numbers = {}
     s, (tok, dims, hdims), key = run.steps[layer], _labels(run), "attn.step.{}"
-    where = "E = token embeddings, PE = positions" if layer == 0 else f"h_{layer} = output of layer {layer}"
+    first = run.embedding_note or "E = token embeddings, PE = positions"
+    where = first if layer == 0 else f"h_{layer} = output of layer {layer}"
     norm = "LN = LayerNorm (pre-norm block); " if run.norm_first else ""
     found |= _row(1, "Input X", _input_formula(run, layer),
          f"{len(tok)} tokens × d_model {run.d_model}: one row per token. {norm}{where}.",

@@ -44,11 +44,15 @@ LAYERS = "vit.layers"  # blocks of the random ViT
 SEED = "vit.seed"  # seed of the random weights
 LAYER = "vit.layer"  # layer shown in the attention section (1-based)
 HEAD = "vit.head"  # head shown large in the attention section (1-based)
+PRETRAINED = "vit.pretrained"  # the pretrained ViT's menu label
+PRE_LAYER = "vit.pre_layer"  # layer shown for the pretrained ViT (1-based)
+PRE_HEAD = "vit.pre_head"  # head shown large for the pretrained ViT (1-based)
 
 IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256)
 MAX_LAYERS = 8
-KEPT = (SOURCE, SAMPLE, TASK_PICTURE, SIZE, FIT, PATCH, WEIGHTS, D_MODEL, HEADS, LAYERS, SEED, LAYER, HEAD)
+KEPT = (SOURCE, SAMPLE, TASK_PICTURE, SIZE, FIT, PATCH, WEIGHTS, D_MODEL, HEADS, LAYERS, SEED, LAYER, HEAD,
+        PRETRAINED, PRE_LAYER, PRE_HEAD)
 
 URL_PARAMS = [
     UrlParam(SAMPLE, "house", choices=tuple(sample_names()) or ("house",)),

@@ -211,8 +211,12 @@ def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
     return style(fig, title=title, height=DISPLAY_PX)
 
 
-def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head: int) -> None:
-    """The chosen head and the rollout over the picture, the head's numbers, then every head of the layer."""
+def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head: int, *,
+                      key: str = "vit.cls_numbers") -> None:
+    """The chosen head and the rollout over the picture, the head's numbers, then every head of the layer.
+
+    ``key`` names the numbers chart (a page showing two sections gives each its own).
+    """
     own = walk.cls_self_attention(layer, head)
     big = st.columns(3, gap="medium")
     chosen, rollout = walk.cls_attention(layer, head).numpy(), walk.cls_rollout().numpy()
@@ -224,7 +228,7 @@ def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head
                          f"{weight_range(rollout)}")
     with big[2]:
         show(cls_weights_figure(walk.cls_attention(layer, head).numpy(), "CLS attention, as numbers"),
-             key="vit.cls_numbers")
+             key=key)
     scale = "stretched from the least to the most attended patch of each map" if stretch_attention() else (
         "from 0 (dark) to 1 (bright), the same for every map")
     st.caption(

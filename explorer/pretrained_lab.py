@@ -1,0 +1,105 @@
+"""A pretrained GPT-2 or BERT in the Attention Lab: its own subword tokens, its attention replayed step by step,
+GPT-2's next-token distribution and BERT's fill-ins for ``[MASK]``.
+
+The model is only read: every function runs it under ``torch.no_grad()`` and changes nothing on it, so one
+loaded copy can serve every visitor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from explorer.inspect import AttentionSteps, trained_stack, walk_stack
+from transformer_core.pretrained import Pretrained
+
+SPACE_MARK = "Ġ"  # GPT-2's byte-level BPE writes a leading space as this character
+SHOWN_SPACE = "␣"  # how the lab shows it: a visible space
+
+
+@dataclass(frozen=True)
+class PretrainedInput:
+    """A text as the model's own tokens, cut to what the lab shows."""
+
+    ids: tuple[int, ...]  # token ids, special tokens included
+    tokens: tuple[str, ...]  # one label per token, spaces made visible
+    notices: tuple[str, ...]  # what was done to the text, in plain words
+
+    @property
+    def empty(self) -> bool:
+        """Whether there is nothing to show."""
+        return not self.ids
+
+
+def encode(pre: Pretrained, text: str, max_tokens: int) -> PretrainedInput:
+    """``text`` in ``pre``'s tokenizer, at most ``max_tokens`` (and the model's positions) long.
+
+    BERT's ``[CLS]``/``[SEP]`` are kept at both ends when the text is cut.
+    """
+    if pre.tokenizer is None:
+        raise ValueError(f"{pre.name} is a picture model; it reads no text.")
+    enc = pre.tokenizer.encode(text) if text.strip() else None
+    ids, tokens = (list(enc.ids), list(enc.tokens)) if enc else ([], [])
+    limit = min(max_tokens, pre.config.max_len)
+    notices = []
+    if len(ids) > limit:
+        notices.append(f"Your text makes {len(ids)} tokens; the lab shows the first {limit}.")
+        keep_last = pre.family == "bert"  # [SEP] stays at the end
+        ids = ids[: limit - 1] + ids[-1:] if keep_last else ids[:limit]
+        tokens = tokens[: limit - 1] + tokens[-1:] if keep_last else tokens[:limit]
+    shown = tuple(t.replace(SPACE_MARK, SHOWN_SPACE) for t in tokens)
+    return PretrainedInput(tuple(ids), shown, tuple(notices))
+
+
+@torch.no_grad()
+def attention_layers(pre: Pretrained, inp: PretrainedInput, layer: int) -> tuple[list[torch.Tensor], AttentionSteps]:
+    """Every layer's attention weights ``(H, T, S)`` and every intermediate of one layer (0-based).
+
+    The numbers come from replaying the model's own blocks (:func:`~explorer.inspect.walk_stack`), so they are the
+    ones the model computes.
+    """
+    steps = walk_stack(trained_stack(pre.model, inp.ids, inp.tokens))
+    chosen = steps[max(0, min(layer, len(steps) - 1))]
+    return [s.weights for s in steps], chosen
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One candidate token and its probability."""
+
+    token: str  # the token as the tokenizer writes it, spaces made visible
+    probability: float  # in [0, 1]
+
+
+def _top(logits: torch.Tensor, pre: Pretrained, k: int, temperature: float) -> list[Guess]:
+    if temperature <= 0:
+        raise ValueError(f"temperature={temperature} must be positive.")
+    probs = torch.softmax(logits.double() / temperature, dim=-1)  # (V,)
+    values, ids = probs.topk(min(k, probs.numel()))
+    return [Guess((pre.tokenizer.id_to_token(int(i)) or f"#{int(i)}").replace(SPACE_MARK, SHOWN_SPACE), float(p))
+            for p, i in zip(values, ids, strict=True)]
+
+
+@torch.no_grad()
+def next_tokens(pre: Pretrained, inp: PretrainedInput, *, k: int = 10, temperature: float = 1.0) -> list[Guess]:
+    """GPT-2's ``k`` most likely next tokens after ``inp``, from ``softmax(logits / temperature)``."""
+    if pre.family != "gpt2" or inp.empty:
+        raise ValueError("Next-token predictions need a GPT-2 model and some text.")
+    logits = pre.model(torch.tensor([inp.ids]))  # (1, T, V)
+    return _top(logits[0, -1], pre, k, temperature)
+
+
+@torch.no_grad()
+def mask_fills(pre: Pretrained, inp: PretrainedInput, *, k: int = 5) -> list[tuple[int, list[Guess]]]:
+    """BERT's ``k`` best fill-ins for each ``[MASK]`` of ``inp``: ``(position, guesses)`` in text order.
+
+    An empty list when the text has no mask token or the model has no masked-LM head.
+    """
+    mask = pre.tokenizer.mask_token if pre.tokenizer is not None else None
+    mask_id = pre.tokenizer.token_to_id(mask) if mask else None
+    spots = [i for i, t in enumerate(inp.ids) if t == mask_id]
+    if pre.family != "bert" or not spots or getattr(pre.model, "head", None) is None:
+        return []
+    logits = pre.model(torch.tensor([inp.ids]))  # (1, T, V)
+    return [(i, _top(logits[0, i], pre, k, 1.0)) for i in spots]

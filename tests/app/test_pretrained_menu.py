@@ -1,0 +1,68 @@
+"""The shared model menu and loader: allowed models offered, bad folders listed, the offline message, one copy."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.pretrained.hf_folders import bad_folders, gpt2_folder, vit_folder
+
+
+def _menu_app() -> None:
+    import streamlit as st
+
+    from ui.common.pretrained import load_shared, models_on_offer, pick_model
+
+    offer = pick_model("menu", ("gpt2", "bert"))
+    if offer is not None:
+        model = load_shared(offer, models_on_offer().budget_bytes)
+        again = load_shared(offer, models_on_offer().budget_bytes)
+        if model is not None:
+                st.write(f"loaded {model.name} {model.family} shared={model is again} "
+                     f"frozen={not any(p.requires_grad for p in model.model.parameters())}")
+
+
+@pytest.fixture(name="folders")
+def folders_fixture(tmp_path, monkeypatch):
+    root = tmp_path / "models"
+    gpt2_folder(root / "tiny-gpt2")
+    vit_folder(root / "tiny-vit")
+    reasons = bad_folders(root)
+    monkeypatch.setenv("TE_MODELS_DIR", str(root))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from ui.common.pretrained import _hub_online
+
+    _hub_online.clear()
+    return root, reasons
+
+
+def test_the_menu_offers_the_text_models_and_loads_one_shared_frozen_copy(folders):
+    at = AppTest.from_function(_menu_app, default_timeout=60).run()
+    assert not at.exception
+    assert [o.split(" (")[0] for o in at.selectbox(key="menu").options] == ["tiny-gpt2"]  # the ViT is not text
+    assert "loaded tiny-gpt2 gpt2 shared=True frozen=True" in [m.value for m in at.markdown]
+
+
+def test_bad_folders_are_listed_with_reasons_and_the_offline_message_shown(folders):
+    _, reasons = folders
+    at = AppTest.from_function(_menu_app, default_timeout=60).run()
+    captions = " ".join(c.value for c in at.caption)
+    for name, phrase in reasons.items():
+        assert f"**{name}**" in captions and phrase in captions
+    texts = " ".join(m.value for m in at.markdown)
+    assert "cannot reach the Hugging Face Hub" in texts
+    assert "python -m transformer_core.pretrained download gpt2 --to models/" in texts
+
+
+def test_a_folder_that_breaks_after_listing_gives_a_friendly_error(folders):
+    root, _ = folders
+    at = AppTest.from_function(_menu_app, default_timeout=60).run()
+    weights = root / "tiny-gpt2" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-50])
+    from ui.common.pretrained import _shared_model
+
+    _shared_model.clear()
+    at.run()
+    assert not at.exception
+    assert any("could not be loaded" in e.value and "truncated" in e.value for e in at.error)

@@ -1,0 +1,63 @@
+"""ViT Patching's pretrained section on a small random-initialised ViT folder."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from PIL import Image
+
+from tests.app.conftest import app_at
+from tests.pretrained.hf_folders import vit_folder
+from ui.common.images import SAMPLES_DIR
+from ui.vit import controls as vc
+
+PAGE = "pages/vit.py"
+
+
+@pytest.fixture(name="models")
+def models_fixture(tmp_path, monkeypatch):
+    root = tmp_path / "models"
+    hf = vit_folder(root / "tiny-vit", layers=2, heads=2, classes=8)
+    monkeypatch.setenv("TE_MODELS_DIR", str(root))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return root, hf
+
+
+def _label_tables(at) -> list:
+    return [d.value for d in at.dataframe if list(d.value.columns) == ["token", "probability"]]
+
+
+def test_top5_labels_are_the_models_and_cls_attention_is_drawn(models):
+    root, hf = models
+    at = app_at(PAGE)
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.selectbox(key=vc.PRETRAINED).value.startswith("tiny-vit ")
+    (table,) = _label_tables(at)
+    from transformer_core.pretrained import load_pretrained
+
+    pre = load_pretrained(root / "tiny-vit")
+    sample = Image.open(SAMPLES_DIR / "house.png").convert("RGB")
+    probs = torch.softmax(hf(pixel_values=pre.preprocess(sample)).logits[0].double(), -1).topk(5)
+    assert table["token"].tolist() == [hf.config.id2label[int(i)] for i in probs.indices]
+    assert table["probability"].tolist() == pytest.approx(probs.values.tolist(), abs=1e-5)
+    captions = " ".join(c.value for c in at.caption)
+    assert "**tiny-vit** (ViTForImageClassification)" in captions and "8 classes" in captions
+    at.radio(key=vc.PRE_LAYER).set_value(2).run()
+    at.radio(key=vc.PRE_HEAD).set_value(2).run()
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def test_without_a_vit_the_section_says_how_to_get_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from ui.common.pretrained import _hub_online
+
+    _hub_online.clear()
+    at = app_at(PAGE)
+    assert not at.exception, [e.message for e in at.exception]
+    assert any("No ViT model is on this machine yet" in c.value for c in at.caption)
+    texts = " ".join(m.value for m in at.markdown)
+    assert "download google/vit-base-patch16-224 --to models/" in texts
+    assert "facebook/deit-tiny-patch16-224" in texts

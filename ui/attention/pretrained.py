@@ -1,0 +1,99 @@
+"""The Attention Lab's *Pretrained* source: a published GPT-2 or BERT, its tokens, attention and predictions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.lab_input import MAX_TOKENS
+from explorer.pretrained_lab import Guess, PretrainedInput, attention_layers, encode, mask_fills, next_tokens
+from transformer_core.pretrained import Pretrained
+from ui.attention.controls import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K, LabRun, _arrays
+from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table
+
+TEXT_FAMILIES = ("gpt2", "bert")  # the families the lab takes apart
+MASKS = {"gpt2": "causal (GPT-2 reads left to right)", "bert": "none (BERT reads both ways)"}
+EMBEDDINGS = {"gpt2": "E + P", "bert": r"\mathrm{LN}(E + P + S)"}  # layer 1's input: tokens, positions, segments
+EMBEDDING_NOTES = {"gpt2": "E = token embeddings, P = learned positions",
+                   "bert": "E = token embeddings, P = learned positions, S = segment (sentence A)"}
+
+
+def pretrained_model() -> Pretrained | None:
+    """The menu of text models and the chosen one, loaded once per server; ``None`` when there is none."""
+    offer = pick_model(PRETRAINED_MODEL, TEXT_FAMILIES)
+    return None if offer is None else load_shared(offer, models_on_offer().budget_bytes)
+
+
+def describe(pre: Pretrained) -> str:
+    """One caption line: the model, its size and how it reads the text."""
+    c = pre.config
+    return (f"Weights of **{pre.name}** ({pre.architecture}): {pre.n_params:,} parameters, d_model {c.d_model}, "
+            f"{c.n_heads} heads, {c.n_layers} layers, mask {MASKS[pre.family].split(' (')[0]}. Your text is cut into "
+            "the model's own subword tokens" + (" (␣ marks a leading space)." if pre.family == "gpt2" else "."))
+
+
+@st.cache_data(max_entries=6, show_spinner="Running the model…")
+def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun:
+    """The model on ``text``: every layer's weights and every intermediate of ``layer`` (0-based).
+
+    ``name`` identifies the model in the cache key (the model itself is not hashed).
+    """
+    inp = encode(_pre, text, MAX_TOKENS)
+    c = _pre.config
+    if inp.empty:
+        return LabRun((), [], c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], False, name,
+                      notices=list(inp.notices))
+    weights, chosen = attention_layers(_pre, inp, layer)
+    at = max(0, min(layer, len(weights) - 1))
+    steps = [_arrays(chosen) if i == at else {"weights": w.float().numpy()} for i, w in enumerate(weights)]
+    return LabRun(inp.tokens, steps, c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], False, name,
+                  notices=list(inp.notices), embedding=EMBEDDINGS[_pre.family],
+                  embedding_note=EMBEDDING_NOTES[_pre.family])
+
+
+def chosen_layer() -> int:
+    """The layer the picker holds (0-based), read before the picker is drawn."""
+    return int(st.session_state.get(LAYER, 1)) - 1
+
+
+def predictions(pre: Pretrained, text: str) -> None:
+    """GPT-2: the next-token distribution for the text. BERT: the best fill-ins for each ``[MASK]``."""
+    inp = encode(pre, text, MAX_TOKENS)
+    if inp.empty:
+        return
+    if pre.family == "gpt2":
+        _next_token_table(pre, inp)
+    else:
+        _fill_ins(pre, inp)
+
+
+def _table(guesses: list[Guess]) -> None:
+    probability_table([g.token for g in guesses], [g.probability for g in guesses], label="Token",
+                      help="␣ marks a leading space.")
+
+
+def _next_token_table(pre: Pretrained, inp: PretrainedInput) -> None:
+    st.subheader("What comes next?")
+    left, right = st.columns(2)
+    with left:
+        k = st.slider("Top k", 1, 20, key=TOP_K,
+                      help="How many of the most likely next tokens to list.")
+    with right:
+        temperature = st.slider("Temperature", 0.1, 2.0, step=0.1, key=TEMPERATURE,
+                                help="Divides the scores before softmax: below 1 sharpens the distribution "
+                                     "(the top token gets more), above 1 flattens it.")
+    st.caption(f"GPT-2's probabilities for the token after “{inp.tokens[-1]}”: softmax(logits / {temperature:g}).")
+    _table(next_tokens(pre, inp, k=k, temperature=temperature))
+
+
+def _fill_ins(pre: Pretrained, inp: PretrainedInput) -> None:
+    st.subheader("Fill in the blanks")
+    mask = pre.tokenizer.mask_token or "[MASK]"
+    fills = mask_fills(pre, inp)
+    if not fills:
+        why = "" if getattr(pre.model, "head", None) is not None else " (this model has no masked-LM head)"
+        st.info(f"Put **{mask}** in your text (e.g. “the cat sat on the {mask}”) to see what BERT would write "
+                f"there{why}.", icon="🕳️")
+        return
+    for position, guesses in fills:
+        st.caption(f"Best fill-ins for {mask} at position {position}:")
+        _table(guesses)

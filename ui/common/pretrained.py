@@ -1,0 +1,112 @@
+"""Pretrained models in the pages: one shared, read-only copy per model per server, and the model menu.
+
+The loaded model is kept by ``st.cache_resource``: it is in eval mode with gradients off and no page changes it,
+so every visitor may share it. Per-visitor choices (which model) live in the page's session keys.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.models import Catalogue, Curated, Offer, catalogue, download, hub_reachable, offline_advice, params_text
+from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
+
+CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
+FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "vit": "ViT"}  # how the menus name the families
+HUB_CHECK_TTL_S = 300  # whether the Hub is reachable is asked again after this many seconds
+
+
+@st.cache_resource(max_entries=3, show_spinner="Loading the model's weights…")
+def _shared_model(source: str, max_bytes: int) -> Pretrained:
+    return load_pretrained(source, max_bytes=max_bytes)
+
+
+@st.cache_data(ttl=CATALOGUE_TTL_S, show_spinner=False)
+def _catalogue(folder: str) -> Catalogue:
+    return catalogue(folder=folder)
+
+
+def models_on_offer() -> Catalogue:
+    """The catalogue of models (see :func:`explorer.models.catalogue`), refreshed every few seconds.
+
+    It is cached per models folder, so moving it (``TE_MODELS_DIR``) is seen at once.
+    """
+    return _catalogue(str(models_dir().resolve()))
+
+
+@st.cache_data(ttl=HUB_CHECK_TTL_S, show_spinner="Checking whether the Hugging Face Hub can be reached…")
+def _hub_online() -> bool:
+    return hub_reachable()
+
+
+def probability_table(names: list[str], probabilities: list[float], *, label: str, help: str) -> None:
+    """Candidates and their probabilities as a table with bars, most likely first."""
+    st.dataframe({"token": names, "probability": probabilities}, hide_index=True, width="stretch", column_config={
+        "token": st.column_config.TextColumn(label, help=help),
+        "probability": st.column_config.ProgressColumn("Probability", format="percent", min_value=0.0,
+                                                       max_value=1.0)})
+
+
+def load_shared(offer: Offer, budget_bytes: int) -> Pretrained | None:
+    """The offered model, loaded once per server; a friendly error (and ``None``) when its folder is bad."""
+    try:
+        return _shared_model(offer.source, budget_bytes)
+    except ValueError as exc:
+        st.error(f"**{offer.info.name}** could not be loaded: {exc}")
+        return None
+
+
+def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained model") -> Offer | None:
+    """A menu of the allowed models of ``families``; the others and how to get more in an expander below.
+
+    Returns the chosen offer, or ``None`` when there is none (the expander then says how to get one).
+    """
+    cat = models_on_offer()
+    offers = [o for o in cat.offers if o.allowed and o.info.family in families]
+    chosen = None
+    if offers:
+        by_label = {o.label: o for o in offers}
+        name = st.selectbox(label, list(by_label), key=key,
+                            help="A published model from the models folder or the Hugging Face cache; its real "
+                                 "weights and tokenizer run on this app's own transformer code.")
+        chosen = by_label.get(name)
+    else:
+        kinds = " or ".join(FAMILY_NAMES.get(f, f) for f in families)
+        st.caption(f"No {kinds} model is on this machine yet; *More models* below says how to get one.")
+    with st.expander("More models", expanded=not offers):
+        _more_models(cat, families, key)
+    return chosen
+
+
+def _more_models(cat: Catalogue, families: tuple[str, ...], key: str) -> None:
+    greyed = [o for o in cat.offers if not o.allowed and o.info.family in families]
+    for offer in greyed:
+        st.markdown(f":grey[{offer.label}, {offer.where}: {offer.reason}]")
+    curated = [(c, ok, why) for c, ok, why in cat.downloadable if c.family in families]
+    online = bool(curated) and _hub_online()
+    if curated and not online:
+        st.markdown(offline_advice(curated[0][0].model_id))
+    for model, ok, why in curated:
+        _download_row(model, ok, why, key, online)
+    for name, reason in cat.skipped:
+        st.caption(f"Skipped folder **{name}**: {reason}")
+
+
+def _download_row(model: Curated, ok: bool, why: str, key: str, online: bool) -> None:
+    text = (f"**{model.model_id}**: {params_text(model.n_params)} parameters, "
+            f"{model.download_bytes / 2**20:,.0f} MB download, {model.good_for}")
+    st.markdown(text if ok else f":grey[{text}; {why}]")
+    if ok and online and st.button(f"Download {model.model_id}", key=f"{key}_get_{model.model_id}",
+                        help="Fetches the model's config, safetensors weights and tokenizer into the models "
+                             "folder; it then appears in the menu above."):
+        bar = st.progress(0.0, text="Starting the download…")
+
+        def report(done: int, total: int, name: str) -> None:
+            bar.progress(min(1.0, done / total) if total else 0.0, text=f"Downloading {name}…" if name else "Done")
+        try:
+            download(model, progress=report)
+        except ValueError as exc:
+            st.error(str(exc))
+            return
+        _catalogue.clear()
+        st.rerun()
