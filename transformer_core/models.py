@@ -191,8 +191,14 @@ class CausalLM(nn.Module):
 
     @torch.no_grad()
     def generate(self, idx: torch.Tensor, max_new_tokens: int, *, temperature: float = 1.0,
-                 top_k: int | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Sample ``max_new_tokens`` tokens; ``temperature <= 0`` means greedy, ``top_k`` keeps the k likeliest."""
+                 top_k: int | None = None, generator: torch.Generator | None = None,
+                 stop_id: int | None = None) -> torch.Tensor:
+        """Sample ``max_new_tokens`` tokens; ``temperature <= 0`` means greedy, ``top_k`` keeps the k likeliest.
+
+        With ``stop_id``, generation ends early once every sequence has produced that token (each keeps what it
+        sampled after it, as it would without ``stop_id``, up to that step).
+        """
+        stopped = torch.zeros(idx.size(0), dtype=torch.bool, device=idx.device)
         for _ in range(max_new_tokens):
             context = idx[:, -self.config.max_len :]  # the model only knows max_len positions
             logits = self(context)[:, -1]  # (B, V)
@@ -205,6 +211,10 @@ class CausalLM(nn.Module):
                     logits = logits.masked_fill(logits < kth, float("-inf"))
                 nxt = torch.multinomial(logits.softmax(dim=-1), 1, generator=generator)  # (B, 1)
             idx = torch.cat([idx, nxt], dim=1)
+            if stop_id is not None:
+                stopped |= nxt[:, 0] == stop_id
+                if bool(stopped.all()):
+                    break
         return idx
 
 

@@ -229,3 +229,17 @@ def test_model_argument_errors():
         CausalLM(replace(TINY, positional="learned"))(_tokens(1, 13))
     with pytest.raises(ValueError, match="max_len=12"):
         SequenceRegressor(TINY, pool="cls")(_tokens(1, 12))  # the CLS token needs one more position
+
+
+def test_generate_stops_once_every_sequence_wrote_the_stop_token():
+    torch.manual_seed(0)
+    lm = CausalLM(replace(TINY, max_len=8)).eval()
+    prompt = _tokens(2, 4)
+    full = lm.generate(prompt, 30, generator=torch.Generator().manual_seed(5))
+    stop = int(full[0, 6])  # a token the first sequence writes at its third step
+    early = lm.generate(prompt, 30, generator=torch.Generator().manual_seed(5), stop_id=stop)
+    written = early[:, 4:]
+    assert torch.equal(early, full[:, :early.size(1)])  # the same tokens, only fewer of them
+    assert all((row == stop).any() for row in written)  # it ended because both rows wrote the stop token
+    ends = [int((row == stop).nonzero()[0]) for row in written]
+    assert early.size(1) - 4 == max(ends) + 1  # ... and not one step later

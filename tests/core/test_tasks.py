@@ -281,3 +281,17 @@ def test_validation_text_starts_at_a_line_or_word_near_the_90_percent_point():
     assert abs(len(task.train_text) - 0.9 * len(lines)) < 30 and task.train_text + task.val_text == lines
     words = "word " * 100
     assert language.split_point(words) == 450 and language.split_point("x" * 100) == 90  # no boundary: 90%
+
+
+def test_text_samples_end_with_their_line_and_give_way_when_interrupted():
+    task, config = tiny("char_lm")
+    model = task.build_model(config)
+    full = task.samples(model, 4, seed=3)
+    assert len(full) == 4 and all("\n" not in s.prediction for s in full)
+    asked = []
+
+    def after_two() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    assert task.samples(model, 4, seed=3, interrupted=after_two) == full[:2]  # the same samples, fewer of them

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -251,11 +252,12 @@ class CharLMTask(Task):
         return {"decoder:previous_token": patterns.mask_score(weights, target)}
 
     def generate_text(self, model: nn.Module, prompt: str = "", n: int = 200, *, temperature: float = 1.0,
-                      top_k: int | None = None, seed: int = 0) -> str:
+                      top_k: int | None = None, seed: int = 0, stop: str | None = None) -> str:
         """Continue ``prompt`` with ``n`` sampled characters and return only the new characters.
 
         ``temperature`` below 1 makes the text safer and more repetitive, above 1 more surprising; 0 always
-        takes the likeliest character. ``top_k`` samples only among the k likeliest characters.
+        takes the likeliest character. ``top_k`` samples only among the k likeliest characters. ``stop`` (one
+        character of the text, e.g. a newline) ends the text early once it is written, stop included.
         """
         ids = self.encode(prompt)
         if len(ids) == 0:  # start as if at the beginning of a line
@@ -264,7 +266,7 @@ class CharLMTask(Task):
             raise ValueError(f"top_k={top_k} must be at least 1 (or None for no limit).")
         with evaluating(model):
             out = model.generate(ids[None, :].to(model_device(model)), n, temperature=temperature, top_k=top_k,
-                                 generator=generator_for(seed))
+                                 generator=generator_for(seed), stop_id=self.stoi.get(stop) if stop else None)
         return self.decode(out[0, len(ids):].cpu())
 
     def _judge(self, line: str) -> tuple[bool, str]:
@@ -276,17 +278,24 @@ class CharLMTask(Task):
         return real == len(words), f"{real} of {len(words)} words appear in the text"
 
     def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0, temperature: float = SAMPLE_TEMPERATURE,
-                top_k: int | None = None) -> list[Sample]:
+                top_k: int | None = None, interrupted: Callable[[], bool] | None = None) -> list[Sample]:
         """Held-out lines cut after two words, continued by the model (``temperature``, ``top_k``: see
-        :meth:`generate_text`)."""
+        :meth:`generate_text`) up to the end of the line.
+
+        Writing text takes one forward pass a character, so ``interrupted`` is asked before each sample: when it
+        returns True, the samples made so far are returned (fewer than ``n``) and the caller can give way.
+        """
         lines = [line for line in self.val_text.split("\n") if len(line.split()) >= 3] or [self.val_text[:80]]
         rng = np.random.default_rng(seed)
         out = []
         for i in range(n):
+            if interrupted is not None and interrupted():
+                break
             line = lines[int(rng.integers(len(lines)))]
             cut = len(" ".join(line.split(" ")[:2])) if " " in line else len(line) // 2
             prompt = line[:cut]
-            text = self.generate_text(model, prompt, 80, temperature=temperature, top_k=top_k, seed=seed + i)
+            text = self.generate_text(model, prompt, 80, temperature=temperature, top_k=top_k, seed=seed + i,
+                                      stop="\n")
             continuation = text.split("\n")[0]
             ok, detail = self._judge(prompt + continuation)
             out.append(Sample(prompt, line[cut:], continuation, ok, detail))

@@ -21,7 +21,7 @@ import streamlit as st
 from explorer.live import LiveRun
 from transformer_core.families import family
 from transformer_core.training import Snapshot
-from ui.common import state
+from ui.common import st_internals, state
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, heatmaps
@@ -255,10 +255,15 @@ class LiveView:
         for i, trainer in enumerate(run.trainers):
             stamp = (id(trainer), trainer.step, how)
             if shown.get(i, (None, ""))[0] != stamp:
-                items = run.task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED, **self.sampling)
-                caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
-                shown[i] = (stamp, samples_html(items, run.task.family, caption))
-            self.samples[i].html(shown[i][1])
+                # Written text takes a forward pass a character: a click waiting ends the writing, the table
+                # stays as it was, and the next redraw tries again (Pause must not wait for six sentences).
+                extra = {"interrupted": st_internals.click_pending} if self.sampling else {}
+                items = run.task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED, **self.sampling, **extra)
+                if len(items) == SAMPLES:
+                    caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
+                    shown[i] = (stamp, samples_html(items, run.task.family, caption))
+            if i in shown:
+                self.samples[i].html(shown[i][1])
 
 
 def run_container(run: LiveRun, projector: bool) -> Any:
