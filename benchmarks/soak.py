@@ -24,6 +24,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,21 @@ def soak_one(page, url: str, task: str, compare: bool, seconds: float, rng: rand
     return result
 
 
+def soak_or_report(page, url: str, task: str, compare: bool, seconds: float, rng: random.Random) -> Result:
+    """:func:`soak_one`, but a page that stops answering is a finding, not a crash: it is reported with a
+    screenshot and what the page said, and the soak goes on with the next configuration."""
+    try:
+        return soak_one(page, url, task, compare, seconds, rng)
+    except Exception as err:  # Playwright's TimeoutError and anything else the page does
+        name = f"{task}{' + Compare' if compare else ''}"
+        shot = Path(tempfile.gettempdir()) / f"soak-{task}-{int(compare)}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        status = page.get_by_test_id("stMain").inner_text()[:400].replace("\n", " | ")
+        result = Result(name)
+        result.problems.append(f"page stuck ({type(err).__name__}); screenshot {shot}; page said: {status}")
+        return result
+
+
 def report(results: list[Result]) -> None:
     print(f"{'configuration':<24}{'refresh/s':>10}{'longest gap':>13}{'stalls>2s':>11}{'pause med':>11}"
           f"{'pause max':>11}  problems")
@@ -114,12 +130,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the Pause/Resume schedule")
     parser.add_argument("--busy", action="store_true", help="keep one more core busy while soaking")
     parser.add_argument("--width", type=int, default=1400, help="browser window width")
+    parser.add_argument("--tasks", nargs="+", choices=TASK_NAMES, default=list(TASK_NAMES),
+                        help="tasks to soak (default: every task)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     url, server = start_server()
     burner = subprocess.Popen([sys.executable, "-c", BURN]) if args.busy else None
-    configs = [(task, compare) for task in TASK_NAMES for compare in (False, True)]
+    configs = [(task, compare) for task in args.tasks for compare in (False, True)]
     seconds = 60 * args.minutes / len(configs)
     rng = random.Random(args.seed)
     try:
@@ -129,8 +147,8 @@ def main() -> None:
             page.set_default_timeout(60_000)
             results = []
             for task, compare in configs:
-                results.append(soak_one(page, url, task, compare, seconds, rng))
-                print(f"  {results[-1].name}: done", flush=True)
+                results.append(soak_or_report(page, url, task, compare, seconds, rng))
+                print(f"  {results[-1].name}: done {', '.join(results[-1].problems)}", flush=True)
             browser.close()
         report(results)
     finally:
