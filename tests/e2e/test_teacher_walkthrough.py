@@ -65,7 +65,7 @@ def test_the_vit_page_link_opens_the_shapes_task(page):
 
 
 def test_head_scores_say_which_attention_they_score(page):
-    open_page(page, "/training?task=reverse&steps=60")
+    open_page(page, "/training?task=reverse&steps=600")
     _train_until_step(page, 20)
     assert "Cross" in main_text(page)  # the default view: cross-attention, where reverse's pattern lives
     pick_radio(page, "Attention shown", "Encoder self-attention")
@@ -75,24 +75,28 @@ def test_head_scores_say_which_attention_they_score(page):
 
 
 def test_sample_remarks_count_against_the_right_answer(page):
-    open_page(page, "/training?task=reverse&steps=40")
+    open_page(page, "/training?task=reverse&steps=600")
     _train_until_step(page, 30)
     for wrong, length in re.findall(r"(\d+) of (\d+) digits? wrong", main_text(page)):
         assert int(wrong) <= int(length)
 
 
 def test_the_settings_changed_notice_appears_only_while_a_button_can_act_on_it(page):
-    open_page(page, "/training?task=reverse&steps=60")
+    open_page(page, "/training?task=reverse&steps=600")  # long enough that Pause always lands while it trains
     choose(page, "Heads", "2")
     assert "settings changed" not in main_text(page).lower()  # nothing has run yet: Start uses them anyway
     _train_until_step(page, 5)
     open_expander(page, "⚙️ Task, model and training")  # folded away once a run has started
-    choose(page, "Heads", "4")
+    seed = widget(page, "stNumberInput", "Seed").first.locator("input")
+    seed.wait_for(state="visible")
+    seed.fill("1")
+    seed.press("Enter")
+    wait_for_app(page)
     assert re.search(r"settings changed.*Reset", main_text(page), re.S | re.I)
 
 
 def test_a_trained_shapes_vit_is_honest_about_other_pictures_and_the_tables_are_named(page):
-    open_page(page, "/training?task=vit_shapes&steps=30")
+    open_page(page, "/training?task=vit_shapes&steps=400")
     _train_until_step(page, 10)
     page.get_by_test_id("stSidebarNav").get_by_role("link", name=re.compile("ViT Patching")).first.click()
     wait_for_app(page)
