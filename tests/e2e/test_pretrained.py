@@ -102,3 +102,15 @@ def test_bad_folders_are_listed_with_their_reasons_and_the_good_models_work(tab,
     choose(tab, "Pretrained model", next(o for o in options if o.startswith("tiny-bert ")))
     tab.get_by_text("Fill in the blanks").wait_for()
     assert not tab.get_by_test_id("stException").count()
+
+
+def test_a_share_link_opens_the_named_model_or_falls_back_with_a_notice(tab):
+    open_page(tab, "/attention?attn.source=pretrained&attn.pretrained=tiny-bert&attn.layer=2&attn.view=head")
+    tab.get_by_text("Fill in the blanks").wait_for()
+    text = main_text(tab)
+    assert "Weights of tiny-bert (BertForMaskedLM)" in text and "Layer 2 · head 1" in text
+    assert "The link's setting" not in text
+    open_page(tab, "/attention?attn.source=pretrained&attn.pretrained=gpt2-xl")
+    tab.get_by_text("The link's setting attn.pretrained='gpt2-xl' was changed to").wait_for()
+    assert "no GPT-2 or BERT model of that name is on this server" in main_text(tab)
+    assert not tab.get_by_test_id("stException").count()
