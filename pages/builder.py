@@ -5,6 +5,7 @@ import streamlit as st
 from ui.builder import controls as bc
 from ui.builder import views as bv
 from ui.builder.diagram import architecture_svg
+from ui.builder.pretrained import loaded_model_sizes
 from ui.common import state
 from ui.common.charts import show
 from ui.pages import close_page, open_page, settings_panel, share_page
@@ -59,7 +60,8 @@ st.caption(
     "BERT-base, GPT-2 small, the 2017 Transformer base and ViT-B/16 rebuilt from this app's blocks and counted "
     f"the same way; memory is for training at your batch size ({settings.batch_size}) and their own lengths."
 )
-st.table(bv.comparison_table(settings, breakdown, est))  # a static table wraps its cells to fit any width
+loaded = loaded_model_sizes(settings.batch_size)
+st.table(bv.comparison_table(settings, breakdown, est, loaded))  # a static table wraps its cells to fit any width
 st.caption(bv.COMPARISON_HELP)
-show(bv.share_figure(settings, breakdown), key="mb.share")
+show(bv.share_figure(settings, breakdown, loaded), key="mb.share")
 close_page(info)

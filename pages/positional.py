@@ -6,6 +6,7 @@ from ui.common import state
 from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.positional import views as pv
 from ui.positional.compare import compare_section, every_encoding_past_max_len, shuffle_section
+from ui.positional.pretrained import pretrained_section
 
 info = open_page("positional", init=pv.init_page_state, kept=pv.KEPT,
                  caption="Attention by itself is blind to word order. Positional encodings give every position its "
@@ -26,6 +27,8 @@ elif section == "beyond":
     every_encoding_past_max_len(max_len, d_model, base)
 elif section == "compare":
     compare_section(max_len, d_model, base)
+elif section == "pretrained":
+    pretrained_section()
 else:
     shuffle_section()
 close_page(info)

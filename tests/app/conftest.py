@@ -30,6 +30,20 @@ def app_at(page_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Ap
     return at
 
 
+def opened_from_link(page_path: str, query: dict[str, str]) -> AppTest:
+    """The page at ``page_path`` opened from a link whose query is ``query``; fails if the page raised."""
+    at = app_at(None)
+    at.query_params.update(query)
+    at.switch_page(page_path).run()
+    assert_no_exception(at)
+    return at
+
+
+def link_notices(at: AppTest) -> list[str]:
+    """The notices under the title about settings of the link that were ignored or changed."""
+    return [i.value for i in at.info if i.value.startswith("The link's setting")]
+
+
 def assert_no_exception(at: AppTest) -> None:
     """Fail with the messages of every exception the page showed."""
     messages = [exc.message for exc in at.exception]

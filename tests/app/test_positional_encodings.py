@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, link_notices, opened_from_link
 from transformer_core import CausalLM, TransformerConfig
 from transformer_core.positional import kinds
 from ui.common import state
@@ -152,44 +152,32 @@ def test_projector_mode_hides_the_base_control() -> None:
     assert "pe.base" not in {w.key for w in at.select_slider}
 
 
-def _linked(query: dict[str, str]):
-    at = app_at(None)
-    at.query_params.update(query)
-    at.switch_page(PAGE).run()
-    assert_no_exception(at)
-    return at
-
-
-def _link_notices(at) -> list[str]:
-    return [i.value for i in at.info if i.value.startswith("The link's setting")]
-
-
 def test_more_than_eight_link_dimensions_are_cut_with_a_notice() -> None:
-    at = _linked({"pe.dims": "0,1,2,3,4,5,6,7,8,9"})
-    assert _link_notices(at) == ["The link's setting pe.dims='0,1,2,3,4,5,6,7,8,9' was changed to 0,1,2,3,4,5,6,7: "
+    at = opened_from_link(PAGE, {"pe.dims": "0,1,2,3,4,5,6,7,8,9"})
+    assert link_notices(at) == ["The link's setting pe.dims='0,1,2,3,4,5,6,7,8,9' was changed to 0,1,2,3,4,5,6,7: "
                                  "the chart draws at most 8 curves."]
     assert at.multiselect(key="pe.dims_pick").value == list(range(8))
     assert at.query_params["pe.dims"] in ("0,1,2,3,4,5,6,7", ["0,1,2,3,4,5,6,7"])
-    fitting = _linked({"pe.dims": "0,1,2,3,4,5,6,7"})
+    fitting = opened_from_link(PAGE, {"pe.dims": "0,1,2,3,4,5,6,7"})
     assert not fitting.info
     fitting.multiselect(key="pe.dims_pick").set_value([3]).run()
     assert not fitting.info
 
 
 def test_relative_and_shuffle_settings_come_from_the_link() -> None:
-    at = _linked({"pe.section": "relative", "pe.pos": "5", "pe.k": "4", "pe.pair": "2"})
+    at = opened_from_link(PAGE, {"pe.section": "relative", "pe.pos": "5", "pe.k": "4", "pe.pair": "2"})
     assert not at.info
     assert [at.slider(key=k).value for k in ("pe.pos", "pe.k", "pe.pair")] == [5, 4, 2]
     assert "PE(9) from the table" in at.dataframe[0].value.columns
-    too_far = _linked({"pe.section": "relative", "pe.max_len": "16", "pe.pos": "20", "pe.pair": "40"})
-    assert _link_notices(too_far) == [
+    too_far = opened_from_link(PAGE, {"pe.section": "relative", "pe.max_len": "16", "pe.pos": "20", "pe.pair": "40"})
+    assert link_notices(too_far) == [
         "The link's setting pe.pos='20' was changed to 13: with max_len 16, pos goes from 0 to 13.",
         "The link's setting pe.pair='40' was changed to 15: d_model 32 has pairs 0 to 15.",
     ]
     too_far.slider(key="pe.max_len").set_value(8).run()  # pos 13 no longer fits: moved without a notice
     assert_no_exception(too_far)
-    assert too_far.slider(key="pe.pos").value == 5 and len(_link_notices(too_far)) == 2
-    shuffle = _linked({"pe.section": "shuffle", "pe.shuffle_seed": "7", "pe.shuffle_text": "a b c d e"})
+    assert too_far.slider(key="pe.pos").value == 5 and len(link_notices(too_far)) == 2
+    shuffle = opened_from_link(PAGE, {"pe.section": "shuffle", "pe.shuffle_seed": "7", "pe.shuffle_text": "a b c d e"})
     assert shuffle.number_input(key="pe.shuffle_seed").value == 7
     assert shuffle.text_input(key="pe.shuffle_text").value == "a b c d e"
     assert "Original: `a b c d e`" in "\n".join(m.value for m in shuffle.markdown)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, link_notices, opened_from_link
 from transformer_core.tasks import get_task
 from ui.common import state
 from ui.vit import controls as vc
@@ -107,22 +107,9 @@ def test_url_settings_are_applied():
     assert at.selectbox(key=vc.HEADS).value in (4, 8)  # 7 does not divide d_model = 64: nearest valid count
 
 
-def _linked(query: dict[str, str]):
-    """The page opened from a link with ``query``."""
-    at = app_at(None)
-    at.query_params.update(query)
-    at.switch_page(PAGE).run()
-    assert_no_exception(at)
-    return at
-
-
-def _link_notices(at) -> list[str]:
-    return [i.value for i in at.info if i.value.startswith("The link's setting")]
-
-
 def test_link_values_that_do_not_fit_are_changed_with_a_notice():
-    at = _linked({vc.PATCH: "7", vc.HEADS: "5", vc.LAYER: "7"})
-    assert _link_notices(at) == [
+    at = opened_from_link(PAGE, {vc.PATCH: "7", vc.HEADS: "5", vc.LAYER: "7"})
+    assert link_notices(at) == [
         "The link's setting vit.patch='7' was changed to 8: only patches of 4, 8, 16, 32 pixels cut a 64-pixel "
         "image into 4 to 400 patches.",
         "The link's setting vit.heads='5' was changed to 4: the number of heads must divide d_model 64 and be at "
@@ -133,12 +120,12 @@ def test_link_values_that_do_not_fit_are_changed_with_a_notice():
     assert at.radio(key=vc.LAYER).value == 4
     assert at.query_params.get(vc.PATCH) is None and at.query_params.get(vc.LAYER) == "4"
     at.selectbox(key=vc.HEADS).set_value(2).run()
-    assert len(_link_notices(at)) == 3  # the notices stay for the visit
+    assert len(link_notices(at)) == 3  # the notices stay for the visit
 
 
 def test_fitting_links_and_widget_changes_give_no_notice():
-    at = _linked({vc.PATCH: "16", vc.HEADS: "2", vc.LAYER: "3"})
-    assert not _link_notices(at)
+    at = opened_from_link(PAGE, {vc.PATCH: "16", vc.HEADS: "2", vc.LAYER: "3"})
+    assert not link_notices(at)
     assert at.select_slider(key=vc.PATCH).value == 16 and at.radio(key=vc.LAYER).value == 3
     at.selectbox(key=vc.D_MODEL).set_value(48).run()
     at.selectbox(key=vc.HEADS).set_value(3).run()

@@ -39,7 +39,7 @@ SEED = "attn.seed"
 LAYER = "attn.layer"  # selected layer, 1-based
 HEAD = "attn.head"  # selected head, 1-based
 SOURCE = "attn.source"  # "random", "pretrained" or the family of a trained model
-PRETRAINED_MODEL = "attn.pretrained"  # the pretrained model's menu label
+PRETRAINED_MODEL = "attn.pretrained"  # the pretrained model's name
 TOP_K = "attn.top_k"  # how many next tokens GPT-2's table lists
 TEMPERATURE = "attn.temperature"  # softmax temperature of GPT-2's next-token table
 FIND_SEED = "attn.find_seed"  # seed of the repeated random tokens that Find the heads scores
@@ -50,6 +50,10 @@ NUMBERS = "attn.numbers"  # which step's matrix the step-by-step view shows as a
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
+# The layer and head a link may name: a pretrained model's, up to GPT-2 XL's 48 layers and 25 heads. The picker
+# then settles them to the model that runs (a link's layer 9 on a 2-layer random model becomes layer 2, with a note).
+LINK_MAX_LAYERS = 48
+LINK_MAX_HEADS = 32
 LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.self_attention is not None)  # trained models the lab takes apart
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
 KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
@@ -65,12 +69,14 @@ URL_PARAMS = (
     UrlParam(LAYERS, 2, lo=1, hi=MAX_LAYERS),
     UrlParam(MASK, "none", choices=MASK_KINDS),
     UrlParam(SEED, 0, lo=0, hi=9999),
-    UrlParam(LAYER, 1, lo=1, hi=MAX_LAYERS),
-    UrlParam(HEAD, 1, lo=1, hi=MAX_HEADS),
+    UrlParam(LAYER, 1, lo=1, hi=LINK_MAX_LAYERS),
+    UrlParam(HEAD, 1, lo=1, hi=LINK_MAX_HEADS),
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
+    UrlParam(SOURCE, "random", choices=("random", "pretrained", *LAB_FAMILIES)),
+    UrlParam(PRETRAINED_MODEL, "", max_chars=200),  # the model's name; a name not on the server falls back
 )
-KEPT = (*(p.key for p in URL_PARAMS), SOURCE, LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
-        PRETRAINED_MODEL, TOP_K, TEMPERATURE, FIND_SEED)
+KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
+        TOP_K, TEMPERATURE, FIND_SEED)
 
 
 def init_page_state() -> None:
@@ -191,8 +197,8 @@ def _trained_controls(entry: state.TrainedModel, cols: list, projector: bool) ->
 def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | None:
     """The trained model chosen with the Weights control (None: random weights), read before it is drawn."""
     options = ["random", "pretrained", *(e.family for e in trained)]
-    if st.session_state.get(SOURCE) not in options:
-        st.session_state[SOURCE] = "random"
+    settle_choice(SOURCE, options, why="no model of that kind was trained in this session (train one on the Live "
+                                       "Training page)")
     return next((e for e in trained if e.family == st.session_state[SOURCE]), None)
 
 

@@ -29,6 +29,8 @@ BATCH = "mb.batch"  # training batch size
 TIMINGS = "mb.timings"  # dict: settings -> measured seconds per step (not a widget)
 LAST_D_MODEL = "mb.last_d_model"  # d_model of the previous run, to keep the d_ff ratio when it changes
 PRESET = "mb.preset"  # the famous model the controls were set to, "" once any of them changed (no widget)
+COMPARE_LOADED = "mb.compare_loaded"  # whether a loaded pretrained model joins the comparison
+LOADED_MODEL = "mb.loaded_model"  # that model's menu label
 VIT_FIXED = "mb.vit."  # prefix of the read-only widgets that show the ViT's own norm and positions
 
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,

@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
 from explorer.host import limits
+from explorer.loaded_sizes import LoadedSizes
 from transformer_core.device import pick_device
 from transformer_core.families import by_kind
 from transformer_core.sizing import (
@@ -107,13 +108,18 @@ def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
     return style(fig, title=f"Training memory at batch {batch_size}: {human_bytes(est.total_bytes)}", height=210)
 
 
-def comparison_table(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate) -> pd.DataFrame:
-    """The configured model and the famous ones side by side: one row per property, one column per model.
+def comparison_table(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate,
+                     loaded: LoadedSizes | None = None) -> pd.DataFrame:
+    """The configured model, a loaded pretrained one (when given) and the famous ones side by side: one row per
+    property, one column per model.
 
     Models are columns so that the table fits a narrow window: five models, not twelve properties, go across.
     """
     yours = "Your model" if not settings.preset else f"Your model ({settings.preset})"
     models = {yours: _column(settings.kind, dataclasses.asdict(settings), sum(breakdown.values()), "", est)}
+    if loaded is not None:
+        models[loaded.title] = _column(loaded.kind, loaded.shape, sum(loaded.breakdown.values()), "",
+                                       loaded.estimate)
     for name in PRESETS:
         info, _, p_est = preset_sizes(name, settings.batch_size)
         shape = {"n_layers": info["layers"], "d_model": info["d_model"], "n_heads": info["heads"],
@@ -139,9 +145,11 @@ def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimat
     }
 
 
-def share_figure(settings: BuilderSettings, breakdown: dict[str, int]) -> go.Figure:
+def share_figure(settings: BuilderSettings, breakdown: dict[str, int], loaded: LoadedSizes | None = None) -> go.Figure:
     """Each model's parameters split by component, as shares of its own total (so sizes can differ)."""
     models = {"Your model": breakdown}
+    if loaded is not None:
+        models[loaded.title] = loaded.breakdown
     models.update({name: preset_sizes(name, settings.batch_size)[1] for name in PRESETS})
     fig = go.Figure()
     for comp in COMPONENTS:
@@ -156,7 +164,7 @@ def share_figure(settings: BuilderSettings, breakdown: dict[str, int]) -> go.Fig
     fig.update_yaxes(autorange="reversed", ticktext=[f"{n} · {t}" for n, t in zip(models, totals, strict=True)],
                      tickvals=list(models))
     fig.update_xaxes(tickformat=".0%", title="share of the model's parameters")
-    return style(fig, title="Where the parameters are", height=330)
+    return style(fig, title="Where the parameters are", height=max(330, 110 + 45 * len(models)))
 
 
 def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:

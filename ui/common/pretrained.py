@@ -10,6 +10,7 @@ import streamlit as st
 
 from explorer.models import Catalogue, Curated, Offer, catalogue, download, hub_reachable, offline_advice, params_text
 from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
+from ui.common.urlstate import add_link_notice, settle_choice
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
 FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "vit": "ViT"}  # how the menus name the families
@@ -59,23 +60,36 @@ def load_shared(offer: Offer, budget_bytes: int) -> Pretrained | None:
 def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained model") -> Offer | None:
     """A menu of the allowed models of ``families``; the others and how to get more in an expander below.
 
+    The menu's value (``st.session_state[key]``) is the model's name, so it can travel in a share link; a name
+    not on this server becomes the first model, with a notice when a link brought it.
+
     Returns the chosen offer, or ``None`` when there is none (the expander then says how to get one).
     """
     cat = models_on_offer()
     offers = [o for o in cat.offers if o.allowed and o.info.family in families]
+    kinds = " or ".join(FAMILY_NAMES.get(f, f) for f in families)
     chosen = None
     if offers:
-        by_label = {o.label: o for o in offers}
-        name = st.selectbox(label, list(by_label), key=key,
+        by_name: dict[str, Offer] = {}
+        for offer in offers:  # allowed ones come first: a name in both places is the models folder's
+            by_name.setdefault(offer.info.name, offer)
+        settle_choice(key, list(by_name), why=f"no {kinds} model of that name is on this server; *More models* "
+                                              "below says how to get one")
+        name = st.selectbox(label, list(by_name), key=key, format_func=lambda n: _label(by_name, n),
                             help="A published model from the models folder or the Hugging Face cache; its real "
                                  "weights and tokenizer run on this app's own transformer code.")
-        chosen = by_label.get(name)
+        chosen = by_name.get(name)
     else:
-        kinds = " or ".join(FAMILY_NAMES.get(f, f) for f in families)
+        add_link_notice(key, f"was ignored: no {kinds} model is on this server yet.")
         st.caption(f"No {kinds} model is on this machine yet; *More models* below says how to get one.")
     with st.expander("More models", expanded=not offers):
         _more_models(cat, families, key)
     return chosen
+
+
+def _label(by_name: dict[str, Offer], name: str) -> str:
+    """The menu text of the model named ``name`` (any other text is shown as it is)."""
+    return by_name[name].label if name in by_name else name
 
 
 def _more_models(cat: Catalogue, families: tuple[str, ...], key: str) -> None:

@@ -24,6 +24,8 @@ PAIR = "pe.pair"  # frequency pair drawn on the unit circle
 EXTRA = "pe.extra"  # positions past max_len
 SHUFFLE_TEXT = "pe.shuffle_text"  # sentence of the shuffle test
 SHUFFLE_SEED = "pe.shuffle_seed"  # seed of its permutation
+PRETRAINED_MODEL = "pe.pretrained"  # the pretrained model whose position table Real models shows (menu label)
+PRETRAINED_SHOWN = "pe.pretrained_shown"  # how many of its first positions the tables and similarity show
 LEARNED_SOURCE = "pe.learned_source"  # whose learned table Compare encodings shows: "random" or a trained family
 
 MAX_LEN_RANGE = (8, 256)
@@ -33,7 +35,7 @@ MAX_DIMS = 8  # curves drawn at most
 EXTRA_RANGE = (4, 128)
 SHUFFLE_MAX_CHARS = 200
 SECTIONS = {"table": "The table", "relative": "Relative positions", "beyond": "Beyond max_len",
-            "compare": "Compare encodings", "shuffle": "Shuffle test"}
+            "compare": "Compare encodings", "pretrained": "Real models", "shuffle": "Shuffle test"}
 
 URL_PARAMS = (
     UrlParam(MAX_LEN, 64, lo=MAX_LEN_RANGE[0], hi=MAX_LEN_RANGE[1]),
@@ -50,7 +52,8 @@ URL_PARAMS = (
 )
 
 
-KEPT = (*(p.key for p in URL_PARAMS), LEARNED_SOURCE)  # settings kept for the whole session
+# Settings kept for the whole session.
+KEPT = (*(p.key for p in URL_PARAMS), LEARNED_SOURCE, PRETRAINED_MODEL, PRETRAINED_SHOWN)
 
 
 def init_page_state() -> None:
