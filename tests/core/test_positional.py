@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_core import PositionalEncoding, RotaryEmbedding, sinusoidal_encoding
+from transformer_core import MultiHeadAttention, PositionalEncoding, RotaryEmbedding, causal_mask, sinusoidal_encoding
 
 
 def _paper_table(max_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -103,3 +103,24 @@ def test_rotary_errors():
         RotaryEmbedding(head_dim=5, max_len=8)
     with pytest.raises(ValueError, match="max_len=8"):
         RotaryEmbedding(head_dim=4, max_len=8).rotate(torch.randn(9, 4))
+
+
+def test_rotary_places_fewer_queries_at_the_last_key_positions():
+    """Cached decoding asks with the newest T tokens only: they sit at positions S-T..S-1, as causal_mask says."""
+    rope = RotaryEmbedding(head_dim=8, max_len=16)
+    x = torch.randn(1, 2, 10, 8, dtype=torch.float64)  # (B, H, S, D)
+    q_all, k_all = rope.rotate_qk(x, x)
+    q_last, k = rope.rotate_qk(x[..., 7:, :], x)  # the last 3 queries against all 10 keys
+    torch.testing.assert_close(k, k_all)
+    torch.testing.assert_close(q_last, q_all[..., 7:, :])
+    np.testing.assert_allclose(q_last[0, 1].numpy(), _numpy_rotary(x[0, 1].numpy())[7:], atol=1e-5)
+
+
+def test_causal_attention_of_the_newest_tokens_equals_the_full_pass_with_rotary_positions():
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 2).eval()
+    rope = RotaryEmbedding(head_dim=8, max_len=16)
+    x = torch.randn(1, 9, 16)
+    full, _ = mha(x, x, x, mask=causal_mask(9), positions=rope)
+    last, _ = mha(x[:, 6:], x, x, mask=causal_mask(3, 9), positions=rope)
+    torch.testing.assert_close(last, full[:, 6:])

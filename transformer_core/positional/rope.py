@@ -31,19 +31,25 @@ class RotaryEmbedding(AttentionPositions):
         x1, x2 = x.chunk(2, dim=-1)
         return torch.cat([-x2, x1], dim=-1)
 
-    def rotate(self, x: torch.Tensor) -> torch.Tensor:
-        """Rotate ``x`` of shape ``(..., N, D)`` by the angles of positions ``0..N-1``."""
+    def rotate(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """Rotate ``x`` of shape ``(..., N, D)`` by the angles of positions ``offset..offset+N-1``."""
         n = x.size(-2)
-        if n > self.max_len:
-            raise ValueError(f"The sequence has {n} positions but the model was built for max_len={self.max_len}.")
-        cos, sin = self.cos[:n].to(x.dtype), self.sin[:n].to(x.dtype)  # (N, D)
+        if offset + n > self.max_len:
+            raise ValueError(f"The sequence has {offset + n} positions but the model was built for "
+                             f"max_len={self.max_len}.")
+        cos, sin = self.cos[offset:offset + n].to(x.dtype), self.sin[offset:offset + n].to(x.dtype)  # (N, D)
         return x * cos + self._rotate_half(x) * sin
 
     def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.rotate(q), self.rotate(k)
+        return self.rotate_qk(q, k)
 
     def rotate_qk(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.rotate(q), self.rotate(k)
+        """Rotate queries ``(..., T, D)`` and keys ``(..., S, D)``.
+
+        With fewer queries than keys (cached decoding: only the newest tokens ask), the queries are the last T of
+        the S positions, as :func:`~transformer_core.masks.causal_mask` places them, not positions 0..T-1.
+        """
+        return self.rotate(q, offset=max(k.size(-2) - q.size(-2), 0)), self.rotate(k)
 
 
 def _rotary(head_dim: int, n_heads: int, max_len: int, base: float) -> RotaryEmbedding:
