@@ -74,10 +74,13 @@ def percent_text(value: float) -> str:
 
 
 def number_text(value: float, decimals: int) -> str:
-    """A value with ``decimals`` decimals; "-∞" for minus infinity, "" for NaN."""
+    """A value with ``decimals`` decimals; "-∞" for minus infinity, "" for NaN; never "-0.00" (it means nothing)."""
     if np.isnan(value):
         return ""
-    return "-∞" if value == -np.inf else f"{value:.{decimals}f}"
+    if value == -np.inf:
+        return "-∞"
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def cell_texts(z: np.ndarray, *, decimals: int = 2, percent: bool = False) -> np.ndarray:

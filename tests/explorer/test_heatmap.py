@@ -103,3 +103,10 @@ def test_svg_has_labels_cell_text_and_colours() -> None:
     cells = [r for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
     r, g, b = (int(v) for v in cells[1].get("fill")[4:-1].split(","))
     assert np.abs(np.array([r, g, b]) - plotly_rgb("Viridis", 0.686)).max() <= 1
+
+
+def test_numbers_that_round_to_zero_print_without_a_sign():
+    from explorer.heatmap import number_text
+
+    assert number_text(-0.0004, 2) == "0.00" and number_text(-0.004, 3) == "-0.004"
+    assert number_text(-1.5, 1) == "-1.5" and number_text(float("-inf"), 2) == "-∞"
