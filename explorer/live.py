@@ -19,6 +19,7 @@ lives in :mod:`explorer.guard`.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 import weakref
@@ -43,6 +44,10 @@ LIVE_THREADS = 1
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
 STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
+# A page loop advances its run several times a second (and a rerun starts a new loop within a second or two), so a
+# "running" run nobody advanced for this long has lost its page: it is paused and frees its place.
+UNDRIVEN_S = 20.0
+LOG = logging.getLogger(__name__)
 # Every run started through start_if_free, process-wide. Weak references: a session's run disappears from it
 # with the session, so a run left behind cannot hold a place for ever. Only their number is shared.
 _STARTED: weakref.WeakSet[LiveRun] = weakref.WeakSet()
@@ -100,6 +105,7 @@ class LiveRun:
         self.status = "ready"
         self.message: str | None = None
         self._rate: deque[tuple[float, int]] = deque()
+        self.driven_at = time.monotonic()  # when a page loop last started or advanced it (see :meth:`driven`)
 
     def load_weights(self, state_dict: dict) -> None:
         """Start configuration A from given weights (e.g. a checkpoint's) instead of the seed's.
@@ -168,10 +174,20 @@ class LiveRun:
         if not self.finished:
             self.status = "running"
             self._rate.clear()
+            self.driven_at = time.monotonic()
 
     def resume(self) -> None:
         """Continue a paused run exactly where it stopped."""
         self.start()
+
+    def driven(self, within_s: float = UNDRIVEN_S) -> bool:
+        """Whether a page loop started or advanced this run within the last ``within_s`` seconds.
+
+        A run can say "running" with no loop left to train it: its page's script ended between a click's rerun
+        request and the rerun (a tab closed or navigated at that moment). Such a run trains nothing and must
+        not hold a place among the runs training at once.
+        """
+        return time.monotonic() - self.driven_at < within_s
 
     def pause(self) -> None:
         """Stop advancing until :meth:`resume`; the model, optimiser and history are kept."""
@@ -222,6 +238,7 @@ class LiveRun:
         """
         if self.status != "running":
             return 0
+        self.driven_at = time.monotonic()
         start = now = self._clock()
         self._note_rate(start)
         taken = 0
@@ -279,9 +296,19 @@ class LiveRun:
         }
 
 
+def _pause_undriven() -> None:
+    """Pause every run that says "running" but that no page loop has driven lately (see :meth:`LiveRun.driven`);
+    a reload of its page finds it paused, with everything kept. Call with ``_STARTED_LOCK`` held."""
+    for run in list(_STARTED):
+        if run.status == "running" and not run.driven():
+            run.pause()  # no loop holds it: nothing to wait for
+            LOG.info("live run paused: no page has trained it for %.0f s (its page's script ended)", UNDRIVEN_S)
+
+
 def running_count(exclude: LiveRun | None = None) -> int:
     """Runs started through :func:`start_if_free` that are training right now (all sessions of this process)."""
     with _STARTED_LOCK:
+        _pause_undriven()
         return sum(1 for run in list(_STARTED) if run is not exclude and run.status == "running")
 
 
@@ -292,6 +319,7 @@ def start_if_free(run: LiveRun, max_running: int) -> bool:
     a run pauses or ends.
     """
     with _STARTED_LOCK:
+        _pause_undriven()
         busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
         if busy >= max_running:
             return False

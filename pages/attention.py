@@ -34,7 +34,7 @@ with settings_panel():
 s = av.settings()
 run = None
 if pre is not None:
-    run = lab_pretrained.run_pretrained(pre, pre.name, text, lab_pretrained.chosen_layer())
+    run = lab_pretrained.run_pretrained(pre, lab_pretrained.cache_key(pre), text, lab_pretrained.chosen_layer())
     st.caption(lab_pretrained.describe(pre))
 elif use_pretrained:
     st.warning("No pretrained model is loaded; showing random weights instead.", icon="⚠️")

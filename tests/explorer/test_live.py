@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import gc
 import io
 import threading
@@ -404,3 +405,23 @@ def test_timelapse_gif_has_one_frame_per_snapshot(trained):
         assert gif.format == "GIF" and gif.n_frames == len(trained.trainers[0].snapshots)
     with pytest.raises(ValueError, match="No snapshot"):
         timelapse_gif(trained.trainers[0].snapshots, "nonexistent")
+
+
+def test_a_run_no_page_drives_any_more_is_paused_and_frees_its_place(task, no_other_runs, monkeypatch):
+    """A tab that navigates away between a click's rerun request and the rerun leaves its run "running" with no
+    loop to train it; after UNDRIVEN_S it must stop holding one of the server's places (and wait, paused)."""
+    runs = [make_run(task, steps=50) for _ in range(3)]
+    assert start_if_free(runs[0], 2) and start_if_free(runs[1], 2)
+    assert not start_if_free(runs[2], 2)
+    runs[1].advance(0.01)  # the second run's page keeps training it
+    clock = [time.monotonic()]
+    monkeypatch.setattr(live.time, "monotonic", lambda: clock[0])
+    runs[1].driven_at = clock[0]
+    clock[0] += live.UNDRIVEN_S - 1
+    assert not start_if_free(runs[2], 2) and runs[0].status == "running"  # not yet: a rerun may be starting
+    runs[1].driven_at = clock[0]
+    clock[0] += 2
+    assert start_if_free(runs[2], 2) and runs[2].status == "running"
+    assert runs[0].status == "paused" and runs[1].status == "running"  # only the abandoned run was paused
+    for run in runs:
+        run.stop()

@@ -31,21 +31,27 @@ def describe(pre: Pretrained) -> str:
             "the model's own subword tokens" + (" (␣ marks a leading space)." if pre.family == "gpt2" else "."))
 
 
+def cache_key(pre: Pretrained) -> str:
+    """What tells loaded models apart in :func:`run_pretrained`'s cache: two folders may share a name (``gpt2`` in
+    the models folder and in the Hugging Face cache), but each loaded model is its own shared object."""
+    return f"{pre.name}#{id(pre.model)}"
+
+
 @st.cache_data(max_entries=6, show_spinner="Running the model…")
 def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun:
     """The model on ``text``: every layer's weights and every intermediate of ``layer`` (0-based).
 
-    ``name`` identifies the model in the cache key (the model itself is not hashed).
+    ``name`` identifies the model in the cache key (the model itself is not hashed): see :func:`cache_key`.
     """
     inp = encode(_pre, text, MAX_TOKENS)
     c = _pre.config
     if inp.empty:
-        return LabRun((), [], c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], False, name,
+        return LabRun((), [], c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], False, _pre.name,
                       notices=list(inp.notices))
     weights, chosen = attention_layers(_pre, inp, layer)
     at = max(0, min(layer, len(weights) - 1))
     steps = [_arrays(chosen) if i == at else {"weights": w.float().numpy()} for i, w in enumerate(weights)]
-    return LabRun(inp.tokens, steps, c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], False, name,
+    return LabRun(inp.tokens, steps, c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], False, _pre.name,
                   notices=list(inp.notices), embedding=EMBEDDINGS[_pre.family],
                   embedding_note=EMBEDDING_NOTES[_pre.family])
 
