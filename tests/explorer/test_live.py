@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 import gc
 import io
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
