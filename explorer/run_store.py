@@ -1,0 +1,243 @@
+"""One store for what sessions share about runs: live channels (watch links), model files and recordings.
+
+A **channel** is a run shared live under an unguessable id: its owner publishes :class:`RunUpdate` s (what is new
+since the last one, and where training stands), and watchers read the updates they have not seen yet. A channel
+that is not published to for :data:`CHANNEL_TTL_S` expires; one its owner ended leaves a short note (:meth:`gone`)
+so that its link can say what happened. A **recording** is a finished run kept whole, so that the same settings
+replay it instead of training again (:mod:`explorer.recording`); recordings are bounded in bytes and the least
+recently used go first.
+
+Two implementations, one interface (:class:`RunStore`): :class:`MemoryStore`, in this process (the default,
+nothing to install), and ``explorer.redis_store.RedisStore`` when ``TE_REDIS_URL`` is set, so that watch links
+and replays work across several app servers. :func:`run_store` returns the process's store.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from explorer.run_frame import SampleSet
+from transformer_core.training import Snapshot
+
+__all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "LaneUpdate", "MemoryStore", "Recording", "RunStore", "RunUpdate",
+           "run_store"]
+
+CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
+GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
+WATCHER_TTL_S = 10.0  # a watcher who has not read for this long no longer counts
+RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
+REDIS_ENV = "TE_REDIS_URL"
+
+
+@dataclass
+class LaneUpdate:
+    """What is new in one lane since the previous update."""
+
+    history: list[dict[str, float]] = field(default_factory=list)  # new metric rows
+    snapshots: list[Snapshot] = field(default_factory=list)  # new attention snapshots
+    samples: list[SampleSet] = field(default_factory=list)  # new sample predictions
+    kept: list[int] | None = None  # when the owner thinned its snapshots: the steps it keeps
+
+
+@dataclass
+class RunUpdate:
+    """One publication of a channel: the news of every lane and the run's state now.
+
+    ``meta`` comes with the first update only: ``{"task": name, "task_options": {...}, "labels": [...],
+    "config": LiveRun.config_dict(), "recording": key or None}``. ``state`` is ``{"status", "message", "step",
+    "steps_per_second", "eta_s", "lanes": [{"step", "steps", "done", "last_eval"}], "downloads": bool,
+    "replay": bool}``.
+    """
+
+    state: dict[str, Any]
+    lanes: list[LaneUpdate]
+    meta: dict[str, Any] | None = None
+
+
+@dataclass
+class Recording:
+    """A finished run kept whole: everything a replay shows, and the trained weights."""
+
+    key: str  # everything that determines the run, hashed (see explorer.recording.recording_key)
+    meta: dict[str, Any]  # as in RunUpdate.meta
+    state: dict[str, Any]  # the final state, as in RunUpdate.state
+    lanes: list[LaneUpdate]  # each lane's whole history, kept snapshots and samples
+    timeline: list[tuple[float, int]]  # (seconds of training, step): the recorded pace
+    checkpoints: list[bytes]  # one safetensors checkpoint per lane, as the Downloads give it
+
+    def nbytes(self) -> int:
+        """Approximate bytes held (arrays, checkpoints and about 100 bytes a metric row)."""
+        arrays = sum(a.nbytes for lane in self.lanes for s in lane.snapshots
+                     for a in (*s.attention.values(), *s.scores.values()))
+        rows = sum(len(lane.history) for lane in self.lanes) * 100
+        return arrays + rows + sum(len(c) for c in self.checkpoints)
+
+
+class RunStore(Protocol):
+    """What the app asks of a store; :class:`MemoryStore` and ``RedisStore`` answer the same way."""
+
+    def publish(self, run_id: str, update: RunUpdate) -> None:
+        """Append ``update`` to channel ``run_id`` (the first one creates it) and renew its expiry."""
+
+    def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
+        """The updates after the first ``cursor`` ones and the new cursor; ``None`` if there is no such channel.
+
+        The first update read (cursor 0) carries the channel's ``meta``.
+        """
+
+    def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
+        """Close channel ``run_id``: its link now says ``reason`` and offers ``recording`` (a recording key)."""
+
+    def gone(self, run_id: str) -> dict[str, Any] | None:
+        """``{"reason", "recording"}`` of a channel that was ended, or ``None``."""
+
+    def put_checkpoints(self, run_id: str, step: int, checkpoints: list[bytes]) -> None:
+        """Offer the owner's model files to the channel's watchers (the owner allowed downloads)."""
+
+    def checkpoints(self, run_id: str) -> tuple[int, list[bytes]] | None:
+        """(step, one checkpoint per lane) offered by the owner, or ``None``."""
+
+    def touch_watcher(self, run_id: str, watcher_id: str) -> None:
+        """Record that ``watcher_id`` is watching channel ``run_id`` now."""
+
+    def watcher_count(self, run_id: str) -> int:
+        """Watchers who read channel ``run_id`` within the last :data:`WATCHER_TTL_S` seconds."""
+
+    def save_recording(self, recording: Recording) -> None:
+        """Keep ``recording`` (the least recently used ones go when the store is full)."""
+
+    def load_recording(self, key: str) -> Recording | None:
+        """The recording with ``key``, or ``None``."""
+
+    def has_recording(self, key: str) -> bool:
+        """Whether a recording with ``key`` is kept (cheap; does not count as a use)."""
+
+
+@dataclass
+class _Channel:
+    updates: list[RunUpdate]
+    touched: float
+    watchers: dict[str, float] = field(default_factory=dict)
+    checkpoints: tuple[int, list[bytes]] | None = None
+
+
+class MemoryStore:
+    """The store in this process's memory: nothing to install; shared by every session of one server."""
+
+    def __init__(self, *, recordings_bytes: int = RECORDINGS_BYTES, clock: Callable[[], float] = time.monotonic,
+                 channel_ttl_s: float = CHANNEL_TTL_S) -> None:
+        self.recordings_bytes, self.channel_ttl_s = recordings_bytes, channel_ttl_s
+        self._clock = clock
+        self._channels: dict[str, _Channel] = {}
+        self._gone: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._recordings: OrderedDict[str, tuple[Recording, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def publish(self, run_id: str, update: RunUpdate) -> None:
+        with self._lock:
+            self._expire_locked()
+            channel = self._channels.get(run_id)
+            if channel is None:
+                channel = self._channels[run_id] = _Channel([], self._clock())
+            channel.updates.append(update)
+            channel.touched = self._clock()
+
+    def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
+        with self._lock:
+            self._expire_locked()
+            channel = self._channels.get(run_id)
+            if channel is None:
+                return None
+            return channel.updates[cursor:], len(channel.updates)
+
+    def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
+        with self._lock:
+            self._channels.pop(run_id, None)
+            self._gone[run_id] = (self._clock(), {"reason": reason, "recording": recording})
+            while len(self._gone) > 10_000:
+                self._gone.popitem(last=False)
+
+    def gone(self, run_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            self._expire_locked()
+            entry = self._gone.get(run_id)
+            return dict(entry[1]) if entry else None
+
+    def put_checkpoints(self, run_id: str, step: int, checkpoints: list[bytes]) -> None:
+        with self._lock:
+            if (channel := self._channels.get(run_id)) is not None:
+                channel.checkpoints = (step, list(checkpoints))
+
+    def checkpoints(self, run_id: str) -> tuple[int, list[bytes]] | None:
+        with self._lock:
+            channel = self._channels.get(run_id)
+            return channel.checkpoints if channel is not None else None
+
+    def touch_watcher(self, run_id: str, watcher_id: str) -> None:
+        with self._lock:
+            if (channel := self._channels.get(run_id)) is not None:
+                channel.watchers[watcher_id] = self._clock()
+
+    def watcher_count(self, run_id: str) -> int:
+        with self._lock:
+            channel = self._channels.get(run_id)
+            if channel is None:
+                return 0
+            now = self._clock()
+            channel.watchers = {w: t for w, t in channel.watchers.items() if now - t < WATCHER_TTL_S}
+            return len(channel.watchers)
+
+    def save_recording(self, recording: Recording) -> None:
+        size = recording.nbytes()
+        if size > self.recordings_bytes:
+            return  # larger than the whole budget: replaying it would evict everything else
+        with self._lock:
+            self._recordings.pop(recording.key, None)
+            self._recordings[recording.key] = (recording, size)
+            while sum(s for _, s in self._recordings.values()) > self.recordings_bytes:
+                self._recordings.popitem(last=False)
+
+    def load_recording(self, key: str) -> Recording | None:
+        with self._lock:
+            entry = self._recordings.get(key)
+            if entry is None:
+                return None
+            self._recordings.move_to_end(key)
+            return entry[0]
+
+    def has_recording(self, key: str) -> bool:
+        with self._lock:
+            return key in self._recordings
+
+    def _expire_locked(self) -> None:
+        now = self._clock()
+        for run_id in [r for r, c in self._channels.items() if now - c.touched > self.channel_ttl_s]:
+            del self._channels[run_id]
+        while self._gone and now - next(iter(self._gone.values()))[0] > GONE_TTL_S:
+            self._gone.popitem(last=False)
+
+
+_STORE: RunStore | None = None
+_STORE_LOCK = threading.Lock()
+
+
+def run_store() -> RunStore:
+    """The process's store: Redis at ``TE_REDIS_URL`` when set, else in memory (made on first use)."""
+    global _STORE
+    with _STORE_LOCK:
+        if _STORE is None:
+            url = os.environ.get(REDIS_ENV, "").strip()
+            if url:
+                from explorer.redis_store import RedisStore  # only a server configured for Redis needs it
+
+                _STORE = RedisStore(url)
+            else:
+                mb = os.environ.get("TE_RECORDINGS_MB", "").strip()
+                _STORE = MemoryStore(recordings_bytes=int(float(mb) * 2**20) if mb else RECORDINGS_BYTES)
+        return _STORE

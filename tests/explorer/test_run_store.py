@@ -1,0 +1,117 @@
+"""The store contract: every store (in memory, Redis) keeps channels, watchers, model files and recordings alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.run_frame import SampleSet
+from explorer.run_store import LaneUpdate, MemoryStore, Recording, RunUpdate
+from transformer_core.tasks.base import Sample
+from transformer_core.training import Snapshot
+
+
+def _snapshot(step: int) -> Snapshot:
+    rng = np.random.default_rng(step)
+    return Snapshot(step=step, attention={"cross": rng.random((2, 4, 5, 6)).astype(np.float16)},
+                    scores={"cross:anti_diagonal": rng.random((2, 4))})
+
+
+def _update(first: int, n: int, meta: dict | None = None) -> RunUpdate:
+    rows = [{"step": s, "loss": 1.0 / s, "lr": 1e-3, "seconds": 0.01 * s} for s in range(first, first + n)]
+    samples = [SampleSet(first + n - 1, "", (Sample("123", "321", "321", True), Sample("12", "21", "22", False,
+                                                                                       "1 of 2 digits wrong")))]
+    lane = LaneUpdate(history=rows, snapshots=[_snapshot(first + n - 1)], samples=samples)
+    state = {"status": "running", "message": None, "step": first + n - 1, "steps_per_second": 12.5, "eta_s": 3.0,
+             "lanes": [{"step": first + n - 1, "steps": 100, "done": False, "last_eval": {"loss": 0.5}}],
+             "downloads": False, "replay": False}
+    return RunUpdate(state=state, lanes=[lane], meta=meta)
+
+
+META = {"task": "reverse", "task_options": {}, "labels": ["A"], "config": {"task": "reverse"}, "recording": None}
+
+
+def _same_update(a: RunUpdate, b: RunUpdate) -> None:
+    assert a.meta == b.meta and a.state == b.state and len(a.lanes) == len(b.lanes)
+    for x, y in zip(a.lanes, b.lanes, strict=True):
+        assert x.history == y.history and x.samples == y.samples and x.kept == y.kept
+        assert [s.step for s in x.snapshots] == [s.step for s in y.snapshots]
+        for s, t in zip(x.snapshots, y.snapshots, strict=True):
+            assert s.attention.keys() == t.attention.keys() and s.scores.keys() == t.scores.keys()
+            for k in s.attention:
+                assert s.attention[k].dtype == t.attention[k].dtype
+                np.testing.assert_array_equal(s.attention[k], t.attention[k])
+            for k in s.scores:
+                np.testing.assert_array_equal(s.scores[k], t.scores[k])
+
+
+@pytest.fixture(params=["memory"])
+def store(request):
+    """One store of each kind (the Redis one is added where a redis-server can start)."""
+    return MemoryStore()
+
+
+def test_channel_reads_only_what_is_new(store) -> None:
+    assert store.read("nope", 0) is None
+    first, second = _update(1, 3, META), _update(4, 2)
+    store.publish("r1", first)
+    updates, cursor = store.read("r1", 0)
+    assert cursor == 1 and len(updates) == 1
+    _same_update(updates[0], first)
+    store.publish("r1", second)
+    updates, cursor = store.read("r1", cursor)
+    assert cursor == 2 and len(updates) == 1
+    _same_update(updates[0], second)
+    assert store.read("r1", cursor) == ([], 2)
+
+
+def test_ended_channel_leaves_a_note(store) -> None:
+    store.publish("r2", _update(1, 1, META))
+    store.end("r2", "released", recording="abc")
+    assert store.read("r2", 0) is None
+    assert store.gone("r2") == {"reason": "released", "recording": "abc"}
+    assert store.gone("never") is None
+
+
+def test_watchers_and_checkpoints(store) -> None:
+    store.publish("r3", _update(1, 1, META))
+    assert store.watcher_count("r3") == 0 and store.checkpoints("r3") is None
+    for watcher in ("w1", "w2", "w1"):
+        store.touch_watcher("r3", watcher)
+    assert store.watcher_count("r3") == 2
+    store.put_checkpoints("r3", 7, [b"\x00weights-a", b"weights-b"])
+    assert store.checkpoints("r3") == (7, [b"\x00weights-a", b"weights-b"])
+
+
+def test_recordings_round_trip(store) -> None:
+    update = _update(1, 5, META)
+    recording = Recording(key="k1", meta=META, state=update.state, lanes=update.lanes,
+                          timeline=[(0.0, 0), (0.5, 3), (1.0, 5)], checkpoints=[b"ckpt"])
+    assert not store.has_recording("k1") and store.load_recording("k1") is None
+    store.save_recording(recording)
+    assert store.has_recording("k1")
+    loaded = store.load_recording("k1")
+    assert loaded.key == "k1" and loaded.timeline == recording.timeline and loaded.checkpoints == [b"ckpt"]
+    _same_update(RunUpdate(loaded.state, loaded.lanes, loaded.meta), RunUpdate(recording.state, recording.lanes,
+                                                                               recording.meta))
+
+
+def test_memory_store_evicts_least_recently_used() -> None:
+    update = _update(1, 2, META)
+    size = Recording("x", META, update.state, update.lanes, [], [b"x" * 1000]).nbytes()
+    store = MemoryStore(recordings_bytes=int(2.5 * size))
+    for key in ("a", "b"):
+        store.save_recording(Recording(key, META, update.state, update.lanes, [], [b"x" * 1000]))
+    store.load_recording("a")  # "a" used last: "b" goes first
+    store.save_recording(Recording("c", META, update.state, update.lanes, [], [b"x" * 1000]))
+    assert store.has_recording("a") and store.has_recording("c") and not store.has_recording("b")
+
+
+def test_channels_expire() -> None:
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0], channel_ttl_s=60)
+    store.publish("r", _update(1, 1, META))
+    now[0] = 59
+    assert store.read("r", 0) is not None
+    now[0] = 200
+    assert store.read("r", 0) is None
