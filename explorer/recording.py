@@ -136,6 +136,10 @@ class ReplayRun(LiveRun):
     def seconds_running(self) -> float:
         return self.played_s
 
+    def update_samples(self, *args, **kwargs) -> bool:
+        """Nothing to write: a replay shows the recorded samples."""
+        return False
+
     def step_once(self) -> int:
         """Jump to the next recorded step while paused (or ready)."""
         if self.status == "running" or self.finished:

@@ -26,13 +26,17 @@ from explorer.run_frame import SampleSet
 from transformer_core.training import Snapshot
 
 __all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "LaneUpdate", "MemoryStore", "Recording", "RunStore", "RunUpdate",
-           "run_store"]
+           "StoreUnavailable", "run_store"]
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
 WATCHER_TTL_S = 10.0  # a watcher who has not read for this long no longer counts
 RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
 REDIS_ENV = "TE_REDIS_URL"
+
+
+class StoreUnavailable(RuntimeError):
+    """The shared store cannot be reached (e.g. Redis went away); the message says so in words for the page."""
 
 
 @dataclass
@@ -80,7 +84,11 @@ class Recording:
 
 
 class RunStore(Protocol):
-    """What the app asks of a store; :class:`MemoryStore` and ``RedisStore`` answer the same way."""
+    """What the app asks of a store; :class:`MemoryStore` and ``RedisStore`` answer the same way.
+
+    A store that cannot be reached raises :class:`StoreUnavailable` from any method; pages show its message and
+    go on without sharing.
+    """
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
         """Append ``update`` to channel ``run_id`` (the first one creates it) and renew its expiry."""
