@@ -94,6 +94,7 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
         resume.forget()
         run = new
         st.session_state[RUN], st.session_state[RUN_SIGNATURE] = run, signature
+        share.remember_settings()
         st.session_state[PIN] = None
     return run, verdict, None
 

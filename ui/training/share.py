@@ -18,7 +18,9 @@ from explorer.recording import ReplayRun, checkpoint_bytes, recording_key, recor
 from explorer.run_store import StoreUnavailable, run_store
 from explorer.watch import Publisher
 from ui.common import st_internals
-from ui.common.urlstate import view_link
+from ui.common.urlstate import current_params, view_link
+from ui.training import controls as tc
+from ui.training import text as tt
 from ui.training.controls import PAGE
 
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
@@ -27,6 +29,7 @@ DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
 OFFERED = "live.share.offered"  # (channel id, step): the model files last offered to watchers
 COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn): the watcher count, kept current by the loop
 COUNT_EVERY_S = 2.0  # the live loop redraws the watcher count this often
+RUN_QUERY = "live.share.query"  # the run's settings as a link's query (see remember_settings)
 WATCH_PARAM = "watch"  # the query parameter of watch links
 LOG = st_internals.logger("transformer_explorer.share")
 
@@ -65,7 +68,8 @@ def publish(run: LiveRun, *, force: bool = False) -> None:
     replay = isinstance(run, ReplayRun)
     key = recording_key(run) if run.recordable else None
     try:
-        publisher.publish(run.frame(), recording_meta(run, key), force=force, downloads=allowed, replay=replay)
+        meta = {**recording_meta(run, key), "query": st.session_state.get(RUN_QUERY)}
+        publisher.publish(run.frame(), meta, force=force, downloads=allowed, replay=replay)
         _draw_count(publisher)
         offered = (publisher.run_id, run.step)
         if allowed and run.status != "running" and run.trainers[0].step and st.session_state.get(OFFERED) != offered:
@@ -76,6 +80,13 @@ def publish(run: LiveRun, *, force: bool = False) -> None:
         st.session_state[SHARING] = False
         st.session_state.pop(PUBLISHER, None)
         st.warning(f"Live sharing stopped: {err}", icon="📡")
+
+
+def remember_settings() -> None:
+    """Note the settings a new run is built from, as a link's query: watchers can open the same run for
+    themselves (none for a run on the user's own text, which links do not carry)."""
+    own = tt.own_text_selected(st.session_state[tc.TASK])
+    st.session_state[RUN_QUERY] = None if own else current_params(tc.url_params(st.session_state[tc.TASK]))
 
 
 def _draw_count(publisher: Publisher) -> None:

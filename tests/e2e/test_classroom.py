@@ -1,0 +1,154 @@
+"""A class in the browser: several students watch the teacher's run, a third run on a small host waits in line and
+starts by itself, identical settings replay a recording while changed settings train, and dead watch links say so."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.actions import metric
+from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, serve_app, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+LONG = "/training?task=reverse&steps=1000"  # a run that trains for a while on a small host
+SHORT = "/training?task=reverse&steps=40&seed=11"  # a run that ends in a few seconds
+
+
+@pytest.fixture(scope="module")
+def small_host() -> Iterator[str]:
+    """A server with the small-host limits (two runs train at once) that keeps recordings."""
+    with serve_app({"TE_SMALL_HOST": "1"}) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def tabs(browser, small_host):
+    """Open tabs, each its own visitor (its own browser context, so its own session)."""
+    contexts = []
+
+    def open_tab(path: str, *, finishes: bool = True):
+        context = browser.new_context(base_url=small_host, viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        tab = context.new_page()
+        tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
+        tab.goto(path)
+        if finishes:
+            wait_for_app(tab)
+        else:  # a page that follows a run never finishes its script: wait for its heading instead
+            tab.locator("[data-testid=stMain] h1").first.wait_for(state="visible")
+        return tab
+
+    yield open_tab
+    for context in contexts:
+        context.close()
+
+
+def _step(tab) -> int:
+    return int(re.match(r"([\d,]+) /", metric(tab, "Step").inner_text()).group(1).replace(",", ""))
+
+
+def _share(tab) -> str:
+    """Turn "Share live" on and return the watch link."""
+    tab.get_by_text("📡 Share live").click()
+    wait_for_app(tab)
+    return tab.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text().strip()
+
+
+def _start(tab) -> None:
+    tab.get_by_role("button", name="Start", exact=True).click()
+
+
+def test_several_students_watch_the_teachers_run(tabs) -> None:
+    teacher = tabs(LONG)
+    link = _share(teacher)
+    assert re.search(r"/training\?watch=[\w-]{20,}$", link)
+    _start(teacher)
+    expect(teacher.get_by_text("Training…")).to_be_visible()
+    path = link[link.index("/training"):]
+    students = [_watch(tabs, path) for _ in range(2)]
+    for student in students:
+        expect(student.get_by_text("Watching a live run, read-only")).to_be_visible()
+        first = _step(student)
+        expect(metric(student, "Step")).not_to_have_text(re.compile(rf"^{first:,} /"), timeout=60_000)
+        assert student.get_by_role("button", name="Pause").count() == 0  # read-only: no controls of the run
+        assert student.get_by_role("button", name="Start", exact=True).count() == 0
+    expect(teacher.get_by_text(re.compile(r"👀 2 watching"))).to_be_visible(timeout=30_000)
+    students[0].get_by_test_id("stRadioOption").filter(has_text="Encoder self-attention").click()  # their own view
+    expect(students[0].get_by_text(re.compile(r"^Encoder self-attention · step \d+"))).to_be_visible()
+    expect(teacher.get_by_text(re.compile(r"^Cross-attention .* · step \d+")).first).to_be_visible()
+    teacher.get_by_role("button", name="Pause").click()
+    for student in students:
+        expect(student.get_by_text("Paused", exact=True)).to_be_visible(timeout=30_000)
+        assert_no_exception(student)
+
+
+def _watch(tabs, path: str):
+    """A student opening the watch link (its page keeps following the run, so only its heading is awaited)."""
+    return tabs(path, finishes=False)
+
+
+def test_a_third_run_on_a_small_host_waits_in_line_then_starts_by_itself(tabs) -> None:
+    first, second = tabs(LONG), tabs(LONG)
+    for tab in (first, second):
+        _start(tab)
+        expect(tab.get_by_text("Training…")).to_be_visible()
+    third = tabs(LONG)
+    _start(third)
+    expect(third.get_by_text(re.compile(r"Place 1 in line"))).to_be_visible()
+    expect(third.get_by_text("You are next")).to_be_visible()
+    first.get_by_role("button", name="Pause").click()  # a place frees: the waiting run starts without a click
+    expect(third.get_by_text("Training…")).to_be_visible(timeout=30_000)
+    expect(metric(third, "Step")).not_to_have_text(re.compile(r"^0 /"), timeout=60_000)
+    assert_no_exception(third)
+    for tab in (second, third):
+        tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+
+
+def test_identical_settings_replay_and_changed_settings_train(tabs) -> None:
+    trained = tabs(SHORT)
+    _start(trained)
+    expect(metric(trained, "Step")).to_have_text("40 / 40", timeout=120_000)
+    wait_for_app(trained)
+    accuracy = metric(trained, "Accuracy").inner_text()
+    replayed = tabs(SHORT)  # another student, the same settings
+    _start(replayed)
+    expect(replayed.get_by_text("▶️ Replay.", exact=False)).to_be_visible()
+    expect(metric(replayed, "Step")).to_have_text("40 / 40", timeout=120_000)
+    wait_for_app(replayed)
+    assert metric(replayed, "Accuracy").inner_text() == accuracy
+    assert metric(replayed, "Train loss").inner_text() == metric(trained, "Train loss").inner_text()
+    changed = tabs(SHORT.replace("seed=11", "seed=12"))  # another seed: nothing recorded, it trains
+    _start(changed)
+    expect(metric(changed, "Step")).to_have_text("40 / 40", timeout=120_000)
+    wait_for_app(changed)
+    assert changed.get_by_text("▶️ Replay.", exact=False).count() == 0
+    replayed.get_by_role("button", name="Train for real").click()  # one click away
+    expect(replayed.get_by_text("▶️ Replay.", exact=False)).to_have_count(0, timeout=60_000)
+    expect(metric(replayed, "Step")).to_have_text("40 / 40", timeout=120_000)
+    wait_for_app(replayed)
+    assert metric(replayed, "Accuracy").inner_text() == accuracy  # training for real gives the same run
+    assert_no_exception(replayed)
+
+
+def test_dead_watch_links_say_so_and_offer_a_way_on(tabs) -> None:
+    bogus = tabs("/training?watch=not-a-real-run-id-0000")
+    expect(bogus.get_by_text("This watch link has expired")).to_be_visible()
+    expect(bogus.get_by_role("button", name="Start a fresh run")).to_be_visible()
+    owner = tabs(SHORT.replace("seed=11", "seed=13"))
+    link = _share(owner)
+    _start(owner)
+    expect(metric(owner, "Step")).to_have_text("40 / 40", timeout=120_000)
+    wait_for_app(owner)
+    student = _watch(tabs, link[link.index("/training"):])
+    expect(student.get_by_text("Finished")).to_be_visible()
+    owner.get_by_role("button", name="Reset").click()  # a new run: the old link ends, its recording stays
+    expect(student.get_by_text(re.compile(r"has ended: Its owner started a new run"))).to_be_visible(timeout=30_000)
+    student.get_by_role("button", name="▶️ Replay its recording").click()
+    wait_for_app(student)
+    _start(student)
+    expect(student.get_by_text("▶️ Replay.", exact=False)).to_be_visible()
+    assert_no_exception(student)
