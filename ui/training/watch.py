@@ -20,7 +20,7 @@ from ui.training import io as tio
 from ui.training import views as tv
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
-TICK_S = 0.3  # a watcher reads and redraws about three times a second while the run trains
+TICK_S = 0.6  # a watcher reads and redraws more than once a second while the run trains (20 watchers share a core)
 IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
 PAGE_SCRIPT = "pages/training.py"
 LOG = st_internals.logger("transformer_explorer.watch")
