@@ -21,12 +21,13 @@ import torch
 
 from explorer.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.run_frame import LaneFrame, RunFrame
-from explorer.run_store import LaneUpdate, Recording
+from explorer.run_store import LaneUpdate, Recording, RunStore
 from explorer.watch import state_of
 from transformer_core.checkpoint import load_checkpoint, save_checkpoint
 from transformer_core.tasks.base import Task
 
-__all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "record", "recording_key", "recording_meta"]
+__all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "find_replay", "keep", "record", "recording_key",
+           "recording_meta"]
 
 FORMAT = 1  # bump when what a recording holds changes: older recordings then simply miss
 RECORDED_STATUSES = ("done", "diverged")  # runs that went their whole way (a stopped run depends on when)
@@ -64,6 +65,24 @@ def record(run: LiveRun) -> Recording | None:
     key = recording_key(run)
     return Recording(key=key, meta=recording_meta(run, key), state=state_of(frame), lanes=lanes,
                      timeline=list(run.timeline), checkpoints=[checkpoint_bytes(run, i) for i in range(len(lanes))])
+
+
+def find_replay(run: LiveRun, store: RunStore, *, speed: float = 1.0) -> ReplayRun | None:
+    """A replay of ``run``'s settings when ``store`` keeps their recording (``None`` otherwise, or for a run
+    that cannot be recorded)."""
+    if isinstance(run, ReplayRun) or not run.recordable:
+        return None
+    recording = store.load_recording(recording_key(run))
+    return None if recording is None else ReplayRun(run.task, run.specs, recording, speed=speed)
+
+
+def keep(run: LiveRun, store: RunStore) -> Recording | None:
+    """Record ``run`` in ``store`` unless it is kept already or cannot be replayed; returns what was saved."""
+    recording = record(run)
+    if recording is None or store.has_recording(recording.key):
+        return None
+    store.save_recording(recording)
+    return recording
 
 
 def recorded_frame(recording: Recording, task: Task) -> RunFrame:
@@ -182,6 +201,7 @@ class ReplayRun(LiveRun):
             trainer.model.load_state_dict(load_checkpoint(checkpoint, expected_task=self.task.name).model.state_dict())
             trainer.history, trainer.snapshots = list(lane.history), list(lane.snapshots)
             trainer.step, trainer.last_eval = info["step"], info["last_eval"]
+            trainer.seconds = lane.history[-1].get("seconds", 0.0) if lane.history else 0.0
             trainer.status = self.recording.state["status"] if info["done"] else "stopped"
             trainer.release()
         for i, lane in enumerate(self.recording.lanes):

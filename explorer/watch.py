@@ -147,4 +147,4 @@ class WatchedRun:
                                 info["step"], info["steps"], info["done"])
                       for i, (label, info) in enumerate(zip(self.meta["labels"], state["lanes"], strict=True)))
         return RunFrame(self.task, lanes, state["status"], state.get("message"), state.get("steps_per_second", 0.0),
-                        state.get("eta_s"), extra={"replay": bool(state.get("replay"))})
+                        state.get("eta_s"), extra={"replay": bool(state.get("replay")), "watched": True})

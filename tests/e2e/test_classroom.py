@@ -152,3 +152,24 @@ def test_dead_watch_links_say_so_and_offer_a_way_on(tabs) -> None:
     _start(student)
     expect(student.get_by_text("▶️ Replay.", exact=False)).to_be_visible()
     assert_no_exception(student)
+
+
+def test_a_lessons_run_is_shared_live_and_replayed_for_the_next_student(tabs) -> None:
+    teacher = tabs("/lessons?lesson=positional")
+    teacher.get_by_text("📡 Share live").click()
+    wait_for_app(teacher)
+    link = teacher.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text().strip()
+    student = _watch(tabs, link[link.index("/training"):])
+    expect(student.get_by_text("Watching a live run, read-only")).to_be_visible()
+    teacher.get_by_role("button", name=re.compile(r"^Train both models")).click()
+    wait_for_app(teacher, timeout_ms=240_000)
+    expect(teacher.get_by_text("Sequences reversed exactly")).to_be_visible()
+    expect(metric(student, "Step")).to_have_text(re.compile(r"^120 / 120"), timeout=60_000)
+    expect(student.get_by_text("no positions").first).to_be_visible()  # both lanes, named for the students
+    assert_no_exception(student)
+    second = tabs("/lessons?lesson=positional")  # the next student: the same fixed settings replay
+    second.get_by_role("button", name=re.compile(r"^Train both models")).click()
+    expect(second.get_by_text(re.compile("Replaying the recording of this exact run"))).to_be_visible()
+    wait_for_app(second, timeout_ms=240_000)
+    expect(second.get_by_text("Sequences reversed exactly")).to_be_visible()
+    assert_no_exception(second)

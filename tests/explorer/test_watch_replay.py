@@ -139,3 +139,20 @@ def test_runs_that_cannot_be_replayed(task) -> None:
     other = make_run(task, lanes=1)
     other.specs = (replace(other.specs[0], train_config=replace(TRAIN, seed=4)),)
     assert recording_key(other) != recording_key(make_run(task, lanes=1))
+
+
+def test_the_lessons_live_run_trains_what_the_lessons_train() -> None:
+    from explorer.lesson_runs import reverse_lesson_run, summaries
+    from explorer.lessons import train_reverse_lesson
+
+    labels = ["sinusoidal", "none"]
+    expected = train_reverse_lesson(labels, steps=12, seed=2)
+    run = reverse_lesson_run(labels, steps=12, seed=2)
+    train_slices(run, lambda r: None)
+    for label, got in summaries(run, labels).items():
+        want = expected[label]
+        assert got.losses == want.losses and got.metric == want.metric and got.snapshot_steps == want.snapshot_steps
+        for a, b in zip(got.snapshots, want.snapshots, strict=True):
+            assert all(np.array_equal(a[k], b[k]) for k in a)
+    with pytest.raises(ValueError, match="Choose one or two"):
+        reverse_lesson_run(["rotary"])

@@ -10,9 +10,10 @@ import numpy as np
 import streamlit as st
 
 from explorer.host import limits
-from explorer.lessons import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output_labels, train_reverse_lesson
+from explorer.lessons import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output_labels
 from explorer.positional_analysis import shuffle_test
 from ui.common import charts
+from ui.lessons import live_runs
 from ui.lessons.frame import Lesson, key_of, presentation, step_intro
 
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
@@ -48,23 +49,15 @@ def _steps() -> int:
 
 
 def _train(labels: list[str]) -> None:
-    """Train the missing variants with a progress bar and keep their summaries in the session."""
-    bar = st.progress(0.0, text="Starting…")
-    total = len(labels) * _steps()
-
-    def progress(label: str, step: int, steps: int) -> None:
-        if step % 5 == 0 or step == steps:
-            done = labels.index(label) * steps + step
-            bar.progress(done / total, text=f"{VARIANT_TITLES[label]}: step {step} of {steps}")
-
-    runs = train_reverse_lesson(labels, steps=_steps(), seed=st.session_state.get(RUN_SEED, 0), progress=progress)
+    """Train (or replay) the missing variants with a progress bar and keep their summaries in the session."""
+    runs = live_runs.train(labels, steps=_steps(), seed=st.session_state.get(RUN_SEED, 0), titles=VARIANT_TITLES)
     st.session_state.setdefault(RUNS, {}).update(runs)
-    bar.empty()
 
 
 def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, VariantRun]:
     runs = st.session_state.get(RUNS, {})
     missing = [k for k in labels if k not in runs]
+    live_runs.share_toggle(missing, st.session_state.get(RUN_SEED, 0), _steps())
     if missing:
         if st.button(text, key=key_of(lesson, "train"), type="primary",
                      help=f"Trains {len(missing)} small model{'s' if len(missing) > 1 else ''} for {_steps()} "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.live import LiveRun
-from explorer.recording import ReplayRun, record, recording_key
+from explorer.recording import ReplayRun, find_replay, keep
 from explorer.run_store import StoreUnavailable, run_store
 from ui.common import st_internals
 
@@ -24,30 +24,25 @@ LOG = st_internals.logger("transformer_explorer.replay")
 def replay_for(run: LiveRun, signature: tuple) -> LiveRun:
     """A replay of ``run``'s settings when a recording of them is kept (and the user did not ask to train for
     real), else ``run`` itself."""
-    if isinstance(run, ReplayRun) or not run.recordable or st.session_state.get(REAL) == signature:
+    if st.session_state.get(REAL) == signature:
         return run
     try:
-        recording = run_store().load_recording(recording_key(run))
+        played = find_replay(run, run_store(), speed=st.session_state.get(SPEED, 1))
     except StoreUnavailable as err:
         LOG.warning("no replay: %s", err)
         return run
-    if recording is None:
-        return run
-    return ReplayRun(run.task, run.specs, recording, speed=st.session_state.get(SPEED, 1))
+    return run if played is None else played
 
 
 def keep_recording(run: LiveRun) -> None:
     """Keep a run that went its whole way, so that the same settings replay it (nothing else is kept)."""
-    recording = record(run)
-    if recording is None:
-        return
     try:
-        store = run_store()
-        if not store.has_recording(recording.key):
-            store.save_recording(recording)
-            LOG.info("run recorded for replays (%d steps, %.1f MB)", run.step, recording.nbytes() / 2**20)
+        recording = keep(run, run_store())
     except StoreUnavailable as err:
         LOG.warning("run not recorded: %s", err)
+        return
+    if recording is not None:
+        LOG.info("run recorded for replays (%d steps, %.1f MB)", run.step, recording.nbytes() / 2**20)
 
 
 def replay_banner(run: LiveRun | None, train_for_real) -> None:

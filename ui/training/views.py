@@ -263,6 +263,8 @@ class LiveView:
 
 def status_text(run: RunFrame) -> str:
     """The run's status in words ("Training…", "Paused", …; a replay says so)."""
+    if run.extra.get("watched") and run.status == "ready":
+        return "Ready — waiting for its owner to start it"
     if run.extra.get("replay") and run.status in ("running", "paused"):
         return "Replaying a recorded run…" if run.status == "running" else "Replay paused"
     return STATUS_TEXT[run.status]

@@ -1,0 +1,41 @@
+"""The training lessons' runs as live runs, so that they can be shared live and replayed like any other.
+
+:func:`reverse_lesson_run` builds the lessons' reverse-task runs (with and without positional encoding, one lane
+each) as a :class:`~explorer.live.LiveRun`. Its lanes train the same models on the same batches as
+:func:`explorer.lessons.train_reverse_lesson`, so a page can publish the run to a watch channel while it trains,
+record it, and replay the recording for the next student; :func:`summaries` turns the finished lanes into the
+plain-data :class:`~explorer.lessons.VariantRun` s the lessons draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from explorer.lessons import REVERSE_OPTIONS, REVERSE_STEPS, REVERSE_TASK, REVERSE_VARIANTS, VariantRun, summarize
+from explorer.live import LIVE_THREADS, LiveRun, RunSpec
+from transformer_core.tasks import get_task
+from transformer_core.training import default_train_config
+
+__all__ = ["LANE_TITLES", "reverse_lesson_run", "summaries"]
+
+LANE_TITLES = {"sinusoidal": "sinusoidal positions", "none": "no positions"}  # legends a watcher sees
+
+
+def reverse_lesson_run(labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0) -> LiveRun:
+    """The lessons' reverse-task runs for the given ``REVERSE_VARIANTS`` labels (one or two) as one live run."""
+    unknown = [label for label in labels if label not in REVERSE_VARIANTS]
+    if unknown or not 1 <= len(labels) <= 2:
+        raise ValueError(f"Choose one or two of {', '.join(REVERSE_VARIANTS)}, not {', '.join(labels) or 'none'}.")
+    task = get_task(REVERSE_TASK, **REVERSE_OPTIONS)
+    every = max(1, steps // 6)
+    train = default_train_config(task, steps=steps, seed=seed, eval_every=every, snapshot_every=every)
+    specs = [RunSpec(f"{'AB'[i]} · {LANE_TITLES[label]}",
+                     replace(task.default_model_config(), **REVERSE_VARIANTS[label]), train)
+             for i, label in enumerate(labels)]
+    return LiveRun(task, specs, threads=LIVE_THREADS)
+
+
+def summaries(run: LiveRun, labels: Sequence[str]) -> dict[str, VariantRun]:
+    """The finished lanes of ``run`` (built for ``labels``) as the lessons' plain-data summaries."""
+    return {label: summarize(label, trainer) for label, trainer in zip(labels, run.trainers, strict=True)}

@@ -1,0 +1,105 @@
+"""The training lessons' runs on the page: trained (or replayed) with a progress bar, shareable live.
+
+A lesson's run is a :class:`~explorer.live.LiveRun` (:func:`explorer.lesson_runs.reverse_lesson_run`), so it goes
+where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings are
+fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run that
+trains to its end is recorded, and "📡 Share live" publishes it to a watch link that opens it on Live Training,
+read-only, on any device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from explorer.lesson_runs import reverse_lesson_run, summaries
+from explorer.lessons import VariantRun
+from explorer.live import LiveRun
+from explorer.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
+from explorer.run_store import StoreUnavailable, run_store
+from explorer.watch import Publisher
+from ui.common import st_internals
+from ui.common.urlstate import view_link
+
+SHARING = "lessons.share.on"  # bool: the lesson's runs are shared live (the toggle)
+SHARED = "lessons.share.run"  # (labels, seed, LiveRun, Publisher): the run being shared and its channel
+REPLAY_SPEED = 2.0  # a lesson's recording plays at twice the recorded pace
+SLICE_S = 0.2  # seconds of training between two progress updates
+SAMPLES, SAMPLE_SEED = 6, 7  # the sample predictions watchers see, as on Live Training
+LOG = st_internals.logger("transformer_explorer.lessons")
+
+
+def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publisher | None]:
+    """The run for ``labels`` and ``seed``, and its channel when sharing is on (made once per run)."""
+    held = st.session_state.get(SHARED)
+    if held is not None and held[:2] == (tuple(labels), seed) and held[2].status == "ready":
+        return held[2], held[3] if st.session_state.get(SHARING) else None
+    if held is not None and held[3] is not None:  # the previous run's link says that a new one began
+        try:
+            held[3].end("The lesson started a new run.", recording_key(held[2]) if held[2].finished else None)
+        except StoreUnavailable as err:
+            LOG.warning("could not close a lesson's channel: %s", err)
+    run = reverse_lesson_run(labels, steps=steps, seed=seed)
+    publisher = Publisher(run_store()) if st.session_state.get(SHARING) else None
+    st.session_state[SHARED] = (tuple(labels), seed, run, publisher)
+    return run, publisher
+
+
+def _publish(run: LiveRun, publisher: Publisher | None, *, force: bool = False) -> None:
+    if publisher is None:
+        return
+    key = recording_key(run) if run.recordable else None
+    meta = {**recording_meta(run, key), "query": None}
+    try:
+        run.update_samples({}, "", SAMPLES, SAMPLE_SEED)
+        publisher.publish(run.frame(), meta, force=force, downloads=False, replay=isinstance(run, ReplayRun))
+    except StoreUnavailable as err:
+        LOG.warning("lesson run not shared: %s", err)
+
+
+def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
+    """"📡 Share live" and the watch link of the lesson's next run (for ``labels``; watchers see it, ready, as
+    soon as sharing is on), or of the last one when everything is trained (``labels`` empty)."""
+    c_toggle, c_link = st.columns([1, 3], vertical_alignment="center")
+    c_toggle.toggle("📡 Share live", key=SHARING,
+                    help="Give the lesson's training a link that students open on their own devices to watch it "
+                         "train, read-only, on the Live Training page.")
+    if not st.session_state.get(SHARING):
+        return
+    if labels:  # a run to train next: its channel shows it, ready, until it trains
+        run, publisher = _shared(labels, seed, steps)
+        _publish(run, publisher, force=True)
+    else:  # everything is trained: the last run's link stays, showing it finished
+        held = st.session_state.get(SHARED)
+        publisher = held[3] if held is not None else None
+    if publisher is not None:
+        c_link.code(view_link("training", {"watch": publisher.run_id}, shown_path="lessons"), language=None,
+                    wrap_lines=True)
+
+
+def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun]:
+    """Train (or replay) the lesson's runs for ``labels`` with a progress bar; returns their summaries."""
+    run, publisher = _shared(labels, seed, steps)
+    try:
+        replay = find_replay(run, run_store(), speed=REPLAY_SPEED)
+    except StoreUnavailable:
+        replay = None
+    if replay is not None:
+        run = replay
+    what = "Replaying the recording of this exact run (no training)" if replay is not None else "Training"
+    bar = st.progress(0.0, text=f"{what}…")
+    run.start()
+    while run.status == "running":
+        run.advance(SLICE_S)
+        _publish(run, publisher)
+        lanes = " · ".join(f"{titles[label]}: step {t.step if replay is None else run.step} of {steps}"
+                           for label, t in zip(labels, run.trainers, strict=True))
+        bar.progress(run.progress, text=f"{what} — {lanes}")
+    _publish(run, publisher, force=True)
+    try:
+        keep(run, run_store())
+    except StoreUnavailable as err:
+        LOG.warning("lesson run not recorded: %s", err)
+    bar.empty()
+    return summaries(run, labels)
