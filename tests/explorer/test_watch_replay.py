@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from explorer.live import LiveRun, RunSpec
+from explorer.live import LiveRun, RunSpec, torch_threads
 from explorer.recording import ReplayRun, record, recording_key
 from explorer.run_frame import RunFrame
 from explorer.run_store import MemoryStore
@@ -146,7 +146,8 @@ def test_the_lessons_live_run_trains_what_the_lessons_train() -> None:
     from explorer.lessons import train_reverse_lesson
 
     labels = ["sinusoidal", "none"]
-    expected = train_reverse_lesson(labels, steps=12, seed=2)
+    with torch_threads(1):  # the live run trains on one thread; sums over other thread counts may round apart
+        expected = train_reverse_lesson(labels, steps=12, seed=2)
     run = reverse_lesson_run(labels, steps=12, seed=2)
     train_slices(run, lambda r: None)
     for label, got in summaries(run, labels).items():
