@@ -1,7 +1,47 @@
-"""The explorer tests use tiny models: one intra-op thread is as fast, and much faster on a busy machine."""
+"""The explorer tests use tiny models: one intra-op thread is as fast, and much faster on a busy machine.
+
+The run-store tests get a real Redis from :mod:`tests.redis_server` (skipped where none can start).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 import torch
 
+from tests.redis_server import RedisMissing, RedisServer, start_redis
+
 torch.set_num_threads(1)
+
+
+def _running_redis() -> Iterator[RedisServer]:
+    try:
+        server = start_redis()
+    except RedisMissing as err:
+        pytest.skip(str(err))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server on a free port for the whole session (skipped, with the reason, where none starts)."""
+    yield from _running_redis()
+
+
+@pytest.fixture
+def own_redis_server() -> Iterator[RedisServer]:
+    """A redis-server of this test's own, which it may stop and start again."""
+    yield from _running_redis()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session's Redis, emptied for this test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
