@@ -1,0 +1,141 @@
+"""``deploy/nginx.conf`` in front of two real app replicas that share one Redis, all on loopback.
+
+The page works through the proxy (its websocket included), a browser keeps the replica it started on, new browsers
+are spread over both, and the websocket handshake passes for a real host name on a non-default port (the case a
+proxy that drops the port from ``Host`` breaks). Skipped where nginx or redis-server is missing.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.e2e.conftest import new_tab, save_screenshot, serve_app, wait_for_app
+from tests.redis_server import RedisMissing, free_port, start_redis
+
+NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(NGINX is None, reason="nginx not found (apt-get install nginx-light)")]
+REPLICA_HEADER = "x-replica"  # added by the test's copy of the configuration: which replica answered
+
+
+def local_config(ports: list[int], listen: int) -> str:
+    """``deploy/nginx.conf`` with the replicas on loopback ``ports``, listening on ``listen``."""
+    site = (REPO_ROOT / "deploy" / "nginx.conf").read_text()
+    site, count = re.subn(r"\n    server app\d:8501 ([^\n]*)", "", site)
+    assert count >= 2, "nginx.conf lists its replicas as 'server appN:8501 ...'"
+    servers = "".join(f"\n    server 127.0.0.1:{p} max_fails=3 fail_timeout=10s;" for p in ports)
+    site = re.sub(r"(\n    hash [^\n]*;)", lambda m: m.group(1) + servers, site)
+    site = site.replace("listen 80;", f"listen 127.0.0.1:{listen};")
+    return site.replace("add_header Set-Cookie", f"add_header {REPLICA_HEADER} $upstream_addr always;\n"
+                                                  "        add_header Set-Cookie")
+
+
+@contextlib.contextmanager
+def run_nginx(site: str) -> Iterator[None]:
+    """nginx in the foreground with ``site`` as its only server, its files in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="te-nginx-") as tmp:
+        (Path(tmp) / "site.conf").write_text(site)
+        (Path(tmp) / "main.conf").write_text(
+            f"daemon off; pid {tmp}/nginx.pid; error_log {tmp}/error.log;\nevents {{}}\n"
+            f"http {{ access_log off; client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy;\n"
+            f"  include {tmp}/site.conf; }}\n")
+        proc = subprocess.Popen([NGINX, "-c", f"{tmp}/main.conf"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            yield
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Iterator[str]:
+    """The base URL of nginx in front of two replicas sharing one Redis."""
+    try:
+        redis = start_redis()
+    except RedisMissing as err:
+        pytest.skip(str(err))
+    listen = free_port()
+    with contextlib.ExitStack() as stack:
+        stack.callback(redis.close)
+        urls = [stack.enter_context(serve_app({"TE_REDIS_URL": redis.url})) for _ in range(2)]
+        stack.enter_context(run_nginx(local_config([int(u.rsplit(":", 1)[1]) for u in urls], listen)))
+        base = f"http://127.0.0.1:{listen}"
+        _wait_until_served(base)
+        yield base
+
+
+def _wait_until_served(base: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            if _get(base + "/_stcore/health")[0] == 200:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("nginx did not answer in 30 s")
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str]]:
+    """Status and headers of a plain GET (no cookie jar: every call is a new browser to the proxy)."""
+    import urllib.request
+
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10) as response:
+        return response.status, {k.lower(): v for k, v in response.headers.items()}
+
+
+def _handshake(base: str, host: str) -> bytes:
+    """The status line nginx returns to a websocket handshake for ``/_stcore/stream`` sent with ``Host: host``."""
+    port = int(base.rsplit(":", 1)[1])
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+               "Sec-WebSocket-Protocol: streamlit\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request.encode())
+        return sock.recv(200).split(b"\r\n", 1)[0]
+
+
+def test_a_browser_keeps_its_replica_and_the_page_works(proxy, browser) -> None:
+    with new_tab(browser, proxy) as tab:
+        answered: set[str] = set()
+        tab.on("response", lambda r: answered.add(r.headers.get(REPLICA_HEADER, "")))
+        tab.goto("/")
+        wait_for_app(tab)  # the page draws only over its websocket: it went through the proxy
+        tab.reload()
+        wait_for_app(tab)
+        assert tab.get_by_role("heading", name="Transformer Explorer").is_visible()
+        assert "te_route" in {c["name"] for c in tab.context.cookies()}
+        save_screenshot(tab, "through_proxy.png")
+    answered.discard("")
+    assert len(answered) == 1, f"one browser was answered by {answered}"
+
+
+def test_new_browsers_are_spread_over_the_replicas(proxy) -> None:
+    seen = set()
+    for _ in range(40):  # each request without a cookie is a new browser; both replicas answer within a few
+        status, headers = _get(proxy + "/_stcore/health")
+        assert status == 200 and headers["set-cookie"].startswith("te_route=")
+        seen.add(headers[REPLICA_HEADER])
+        if len(seen) == 2:
+            break
+    assert len(seen) == 2
+    cookie = {"Cookie": "te_route=fixed"}
+    assert len({_get(proxy + "/_stcore/health", cookie)[1][REPLICA_HEADER] for _ in range(6)}) == 1
+
+
+def test_websocket_handshake_for_a_named_host_on_another_port(proxy) -> None:
+    host = f"explorer.test:{proxy.rsplit(':', 1)[1]}"  # not localhost: Streamlit checks that Origin matches Host
+    assert b" 101 " in _handshake(proxy, host)
