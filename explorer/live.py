@@ -11,30 +11,30 @@ Status moves like this::
     running/paused --stop--> stopped;  the last step --> done;  a NaN loss --> diverged
     any --reset--> ready (fresh trainers, same seeds, so the same initial weights)
 
-The server may train only so many runs at once (``Limits.max_live_runs``): :func:`start_if_free` starts a run
-only while fewer others are running in this process. The resource guard that judges a run before it starts
-lives in :mod:`explorer.guard`.
+The server may train only so many runs at once (``Limits.max_live_runs``): :mod:`explorer.run_slots` starts a
+run only while a place is free, and keeps the others in line. The resource guard that judges a run before it
+starts lives in :mod:`explorer.guard`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from explorer.run_frame import LaneFrame, RunFrame, SampleSet
 from transformer_core.device import trim_memory
 from transformer_core.tasks.base import ModelConfig, Task
 from transformer_core.training import TrainConfig, Trainer
 
-__all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "running_count", "start_if_free", "thin_series", "torch_threads"]
+__all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "thin_series", "torch_threads"]
 
 # Torch threads per training session. Several sessions may train at once on a few cores; with one thread
 # each they run side by side, while more threads per session make OpenMP threads spin against each other
@@ -47,11 +47,6 @@ STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
 # A page loop advances its run several times a second (and a rerun starts a new loop within a second or two), so a
 # "running" run nobody advanced for this long has lost its page: it is paused and frees its place.
 UNDRIVEN_S = 20.0
-LOG = logging.getLogger(__name__)
-# Every run started through start_if_free, process-wide. Weak references: a session's run disappears from it
-# with the session, so a run left behind cannot hold a place for ever. Only their number is shared.
-_STARTED: weakref.WeakSet[LiveRun] = weakref.WeakSet()
-_STARTED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -106,6 +101,12 @@ class LiveRun:
         self.message: str | None = None
         self._rate: deque[tuple[float, int]] = deque()
         self.driven_at = time.monotonic()  # when a page loop last started or advanced it (see :meth:`driven`)
+        # (seconds spent running, step) after every slice: the run's pace, which a replay of it follows.
+        self.timeline: list[tuple[float, int]] = [(0.0, 0)]
+        self._slice_end: float | None = None  # when the last slice ended (None after a pause)
+        self.samples: list[list[SampleSet]] = [[] for _ in self.specs]  # per lane, per evaluation
+        self._sample_marks: list[tuple | None] = [None for _ in self.specs]
+        self.recordable = True  # whether the settings alone determine the run (not after load_weights)
 
     def load_weights(self, state_dict: dict) -> None:
         """Start configuration A from given weights (e.g. a checkpoint's) instead of the seed's.
@@ -116,6 +117,7 @@ class LiveRun:
             raise ValueError("Weights can only be loaded before training starts; press Reset first.")
         trainer = self.trainers[0]
         trainer.model.load_state_dict(state_dict)
+        self.recordable = False
         trainer.snapshots = []
         if trainer.config.snapshot_every:
             trainer.snapshot()
@@ -241,6 +243,8 @@ class LiveRun:
         self.driven_at = time.monotonic()
         start = now = self._clock()
         self._note_rate(start)
+        # The redraw between two slices belongs to the run's pace; a pause (no slice for a while) does not.
+        gap = start - self._slice_end if self._slice_end is not None else 0.0
         taken = 0
         with torch_threads(self.threads):
             while self.status == "running":
@@ -253,6 +257,8 @@ class LiveRun:
                 if now - start >= time_budget_s or (interrupted is not None and interrupted()):
                     break
         self._note_rate(now)
+        self._slice_end = now
+        self.timeline.append((self.timeline[-1][0] + (gap if gap < 1.0 else 0.0) + now - start, self.step))
         return taken
 
     def _round(self) -> int:
@@ -279,6 +285,41 @@ class LiveRun:
         while len(self._rate) > 2 and now - self._rate[0][0] > RATE_WINDOW_S:
             self._rate.popleft()
 
+    @property
+    def seconds_running(self) -> float:
+        """Seconds this run has spent running so far (pauses not counted)."""
+        return self.timeline[-1][0]
+
+    def update_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int, *,
+                       interrupted: Callable[[], bool] | None = None) -> bool:
+        """Write each lane's sample predictions after a new evaluation (or new ``sampling``); returns whether any
+        were added to :attr:`samples`.
+
+        ``sampling`` holds keyword arguments for the task's ``samples`` (a language model's temperature and top-k),
+        described by ``caption``. Written text takes a forward pass a character: when ``interrupted`` says True
+        the writing ends, nothing is added, and the next call tries again.
+        """
+        added = False
+        for i, trainer in enumerate(self.trainers):
+            mark = (id(trainer.last_eval), caption)  # a new evaluation is a new dict
+            if mark == self._sample_marks[i]:
+                continue
+            extra = {"interrupted": interrupted} if sampling and interrupted is not None else {}
+            with torch_threads(self.threads), self.lock:
+                items = self.task.samples(trainer.model, count, seed=seed, **sampling, **extra)
+            if len(items) == count:
+                self.samples[i].append(SampleSet(trainer.step, caption, tuple(items)))
+                self._sample_marks[i] = mark
+                added = True
+        return added
+
+    def frame(self) -> RunFrame:
+        """The run as the live view shows it now (the lists are the run's own, not copies)."""
+        lanes = tuple(LaneFrame(s.label, t.history, t.snapshots, self.samples[i], t.last_eval, t.step,
+                                t.config.steps, t.done)
+                      for i, (s, t) in enumerate(zip(self.specs, self.trainers, strict=True)))
+        return RunFrame(self.task, lanes, self.status, self.message, self.steps_per_second, self.eta_s)
+
     def snapshot_count(self) -> tuple[int, ...]:
         """Snapshots held per lane, with their latest steps (changes exactly when a new snapshot arrives)."""
         return tuple(x for t in self.trainers for x in (len(t.snapshots), t.snapshots[-1].step if t.snapshots else -1))
@@ -294,38 +335,6 @@ class LiveRun:
                 for s in self.specs
             ],
         }
-
-
-def _pause_undriven() -> None:
-    """Pause every run that says "running" but that no page loop has driven lately (see :meth:`LiveRun.driven`);
-    a reload of its page finds it paused, with everything kept. Call with ``_STARTED_LOCK`` held."""
-    for run in list(_STARTED):
-        if run.status == "running" and not run.driven():
-            run.pause()  # no loop holds it: nothing to wait for
-            LOG.info("live run paused: no page has trained it for %.0f s (its page's script ended)", UNDRIVEN_S)
-
-
-def running_count(exclude: LiveRun | None = None) -> int:
-    """Runs started through :func:`start_if_free` that are training right now (all sessions of this process)."""
-    with _STARTED_LOCK:
-        _pause_undriven()
-        return sum(1 for run in list(_STARTED) if run is not exclude and run.status == "running")
-
-
-def start_if_free(run: LiveRun, max_running: int) -> bool:
-    """Start (or resume) ``run`` unless ``max_running`` other runs are training in this process already.
-
-    Returns whether it runs now. Paused, finished and released runs do not count, so a place frees itself when
-    a run pauses or ends.
-    """
-    with _STARTED_LOCK:
-        _pause_undriven()
-        busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
-        if busy >= max_running:
-            return False
-        _STARTED.add(run)
-        run.start()
-        return run.status == "running"
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ import streamlit as st
 from ui.pages import close_page, open_page, share_page
 from ui.training import controls as tc
 from ui.training import io as tio
-from ui.training import resume
+from ui.training import line, replay, resume, share, watch
 from ui.training import run as tr
 from ui.training import text as tt
 from ui.training import views as tv
@@ -17,8 +17,11 @@ projector = tv.projector_state()
 CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
            "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
 # A link is read against its task's own tuned defaults, so ?task=x alone trains what choosing x in the list does.
-info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM,),
+info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM, share.WATCH_PARAM),
                  params=tc.url_params(st.query_params.get("task")))
+if watch_id := st.query_params.get(share.WATCH_PARAM):  # someone else's run, read-only
+    watch.watch_page(watch_id, projector)
+    st.stop()
 tc.restore_settings()
 resume.adopt_from_url(tr.RUN, tr.RUN_SIGNATURE, tr.NOTICE)  # a reloaded tab takes its paused run back
 info = dataclasses.replace(info, params=tc.url_params(st.session_state[tc.TASK]))
@@ -52,14 +55,17 @@ with tv.swapped_container(tv.NOTICES, object()):  # no notice of an earlier run 
 tr.control_bar(run, ready=ready, projector=projector)
 if run is None:
     st.stop()
+line_slot = st.container()  # the place in line, while the run waits for one
+replay.replay_banner(run, tr.train_for_real)
+share.share_panel(run)
 live_watchdog(tv.STATUS_TEXT["running"])
 
+tr.write_samples(run)
 with tv.run_container(run, projector):
-    kind = tv.kind_picker(run)
-    view = tv.LiveView(run, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN),
-                       sampling=tt.sampling(run.task))
+    kind = tv.kind_picker(run.frame())
+    view = tv.LiveView(run.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN))
     with view.timelapse:
-        view.frame_label = tio.timelapse_controls(run, kind, follow=view.follows_training)
+        view.frame_label = tio.timelapse_controls(view.run, kind, follow=view.follows_training)
     view.refresh()
     view.draw_numbers()
     if not projector:
@@ -70,4 +76,6 @@ with tv.run_container(run, projector):
                    "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings "
                    "page.")
 
+with line_slot:
+    line.wait_in_line(run, on_start=resume.register)
 tr.train_live(run, view)

@@ -76,6 +76,14 @@ def _no_pretrained_models(tmp_path, monkeypatch):
     monkeypatch.setattr(folders, "_hub_cache", lambda: empty)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_run_store(monkeypatch):
+    """Each test gets its own empty run store: a run another test recorded must not turn Start into a replay."""
+    from explorer import run_store
+
+    monkeypatch.setattr(run_store, "_STORE", run_store.MemoryStore())
+
+
 @pytest.fixture(name="app_at")
 def app_at_fixture():
     """The `app_at` helper as a fixture: `def test_x(app_at): at = app_at("pages/home.py")`."""

@@ -49,7 +49,7 @@ def test_the_chart_gives_back_every_weight_and_token_label():
     run = trained_run("reverse", seq_len=5, eval_size=16)
     snap = run.trainers[0].snapshots[-1]
     for kind, maps in snap.attention.items():
-        data, spec = heatmaps.attention_chart(run, 0, snap, kind)
+        data, spec = heatmaps.attention_chart(run.frame(), 0, snap, kind)
         rows, cols = run.task.attention_example()["labels"][kind]
         for record in data.sample(40, random_state=0).to_dict("records"):
             cell = apply(spec["transform"], record)
@@ -63,7 +63,7 @@ def test_a_frame_is_several_times_smaller_than_labelled_float_rows():
     run = trained_run("char_lm")
     snap = run.trainers[0].snapshots[-1]
     kind = next(iter(snap.attention))
-    data, _ = heatmaps.attention_chart(run, 0, snap, kind)
+    data, _ = heatmaps.attention_chart(run.frame(), 0, snap, kind)
     rows, cols = run.task.attention_example()["labels"][kind]
     wide = data.assign(weight=data["w"] / 1000.0, query=np.asarray(rows, dtype=object)[data["q"]],
                        key=np.asarray(cols, dtype=object)[data["k"]]).drop(columns="w")

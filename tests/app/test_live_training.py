@@ -307,7 +307,7 @@ def test_top_k_one_gives_greedy_samples_whatever_the_temperature():
     at.select_slider(key=TEMPERATURE).set_value(2.0).run()
     assert_no_exception(at)
     greedy = sample_table(at)
-    greedy_samples = run_of(at).task.samples(trainer.model, tv.SAMPLES, seed=tv.SAMPLE_SEED, temperature=0.0)
+    greedy_samples = run_of(at).task.samples(trainer.model, tr.SAMPLES, seed=tr.SAMPLE_SEED, temperature=0.0)
     assert greedy == samples_html(greedy_samples, "causal_lm").split("</div>", 1)[1]
     assert "temperature 2, top-k 1" in at.session_state[tv.SAMPLES_SHOWN][0][1]
     at.select_slider(key=TEMPERATURE).set_value(0.5).run()

@@ -14,6 +14,7 @@ from explorer.guard import check_budget
 from explorer.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from explorer.images import MAX_BYTES, ImageError, read_image
 from explorer.live import LIVE_THREADS
+from explorer.run_slots import LINE
 from tests.app.conftest import ROOT, assert_no_exception
 from tests.app.test_live_training import live_at, run_of
 from transformer_core.checkpoint import save_checkpoint
@@ -22,7 +23,7 @@ from transformer_core.training import TrainConfig
 from ui.common import state
 from ui.training import controls as tc
 from ui.training import io as tio
-from ui.training import run as tr
+from ui.training import line
 from ui.training import text as tt
 
 
@@ -76,16 +77,23 @@ def test_step_once_to_the_last_step_frees_the_training_state():
     assert at.button(key="live.step").disabled
 
 
-def test_a_busy_server_says_so_instead_of_starting(monkeypatch):
-    monkeypatch.setattr(tr, "limits", lambda: replace(NORMAL_LIMITS, max_live_runs=0))
+def test_a_full_server_puts_the_run_in_line_and_starts_it_when_a_place_frees(monkeypatch):
+    asked, shown = {"n": 0}, []
+
+    def full_then_free():  # no place for the first few asks, then one frees
+        asked["n"] += 1
+        return replace(NORMAL_LIMITS, max_live_runs=0 if asked["n"] < 6 else 6)
+
+    monkeypatch.setattr(line, "limits", full_then_free)
+    monkeypatch.setattr(line, "POLL_S", 0.01)
+    text = line._wait_text
+    monkeypatch.setattr(line, "_wait_text", lambda place: shown.append(text(place)) or shown[-1])
     at = live_at()
     at.button(key="live.start").click().run()
     assert_no_exception(at)
-    assert run_of(at).status == "ready"
-    assert any("The server is busy" in e.value and "at most 0 runs at once" in e.value for e in at.error)
-    monkeypatch.setattr(tr, "limits", lambda: NORMAL_LIMITS)
-    at.button(key="live.start").click().run()
-    assert run_of(at).status == "done"
+    assert asked["n"] >= 6 and run_of(at).status == "done"
+    assert shown and "Place 1 in line" in shown[0] and "You are next" in shown[0]
+    assert not at.session_state[line.WAITING] and len(LINE) == 0
 
 
 def _upload_limit_mb() -> int:

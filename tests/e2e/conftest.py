@@ -111,8 +111,12 @@ def serve_app(env: dict[str, str] | None = None) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def app_server() -> Iterator[str]:
-    """One app server shared by the browser tests of a session."""
-    with serve_app() as base_url:
+    """One app server shared by the browser tests of a session.
+
+    It keeps no recordings (``TE_RECORDINGS_MB=0``): a run that one test trained must not make another test's
+    identical Start a replay. The replay tests start their own server.
+    """
+    with serve_app({"TE_RECORDINGS_MB": "0"}) as base_url:
         yield base_url
 
 

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import live
+from explorer import live, run_slots
 from explorer.guard import check_budget, model_limit_problems
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile
-from explorer.live import LiveRun, RunSpec, running_count, start_if_free, thin_series, torch_threads
+from explorer.live import LiveRun, RunSpec, thin_series, torch_threads
+from explorer.run_slots import running_count, start_if_free
 from explorer.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
@@ -301,8 +302,8 @@ def test_model_limit_problems_name_what_is_too_big():
 @pytest.fixture
 def no_other_runs():
     """Forget runs that earlier tests started, so counts here see only this test's runs."""
-    with live._STARTED_LOCK:
-        live._STARTED.clear()
+    with run_slots._STARTED_LOCK:
+        run_slots._STARTED.clear()
 
 
 def test_at_most_so_many_runs_train_at_once(task, no_other_runs):

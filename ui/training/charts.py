@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from explorer.live import LiveRun
+from explorer.run_frame import RunFrame
 from transformer_core.families import family as model_family
 from transformer_core.patterns import PATTERN_TITLES
 from transformer_core.training import Snapshot
@@ -35,9 +35,9 @@ def pattern_title(key: str) -> str:
     return PATTERN_TITLES.get(name, name.replace("_", " "))
 
 
-def short_label(run: LiveRun, lane: int) -> str:
+def short_label(run: RunFrame, lane: int) -> str:
     """" · A" / " · B" in compare mode, "" otherwise."""
-    return f" · {run.labels[lane].split(' · ')[0]}" if len(run.trainers) > 1 else ""
+    return f" · {run.labels[lane].split(' · ')[0]}" if len(run.lanes) > 1 else ""
 
 
 def figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
@@ -49,7 +49,7 @@ def figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
     return figs[full]
 
 
-def vit_attention_figure(run: LiveRun, lane: int, snap: Snapshot) -> go.Figure:
+def vit_attention_figure(run: RunFrame, lane: int, snap: Snapshot) -> go.Figure:
     """Where the CLS token looks, for every layer (rows) x head (columns), drawn over the example picture."""
     maps = snap.attention["encoder"].astype(np.float32)  # (L, H, 1+P, 1+P)
     return _cls_overlay(lane, run.task.attention_example()["image"], maps)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from explorer.live import LiveRun, thin_series
+from explorer.live import thin_series
+from explorer.run_frame import RunFrame
 from ui.common.charts import font_size, label_colour, title_lines
 from ui.training.charts import LANE_COLOURS, METRIC_TITLES, pattern_title
 
@@ -32,18 +33,18 @@ WAITING = (  # shown in place of each chart (loss, metric, pattern score) until 
 )
 
 
-def _lanes(run: LiveRun) -> list[str]:
+def _lanes(run: RunFrame) -> list[str]:
     return [label.split(" · ")[0] for label in run.labels]
 
 
-def _colour(run: LiveRun) -> dict[str, Any]:
+def _colour(run: RunFrame) -> dict[str, Any]:
     lanes = _lanes(run)
     legend = {"title": None, "orient": "top", "direction": "horizontal"} if len(lanes) > 1 else None
     return {"field": "run", "type": "nominal", "legend": legend,
             "scale": {"domain": lanes, "range": list(LANE_COLOURS[: len(lanes)])}}
 
 
-def _x(run: LiveRun) -> dict[str, Any]:
+def _x(run: RunFrame) -> dict[str, Any]:
     return {"field": "step", "type": "quantitative", "title": "step",
             "scale": {"domain": [0, run.total_steps], "nice": False}}
 
@@ -63,14 +64,14 @@ def _spec(title: str, layers: list[dict[str, Any]], marker: int | None) -> dict[
     }
 
 
-def loss_chart(run: LiveRun, marker: int | None) -> Chart:
+def loss_chart(run: RunFrame, marker: int | None) -> Chart:
     """Training loss (thin, thinned to a few hundred points) and held-out loss (dashed, dots), log scale."""
     rows = []
-    for lane, trainer in zip(_lanes(run), run.trainers, strict=True):
-        history = [r for r in trainer.history if math.isfinite(r["loss"]) and r["loss"] > 0]
+    for lane, feed in zip(_lanes(run), run.lanes, strict=True):
+        history = [r for r in feed.history if math.isfinite(r["loss"]) and r["loss"] > 0]
         xs, ys = thin_series([r["step"] for r in history], [r["loss"] for r in history], MAX_CURVE_POINTS)
         rows += [(x, y, "train", lane) for x, y in zip(xs, ys, strict=True)]
-        rows += [(r["step"], r["eval_loss"], "held-out", lane) for r in trainer.history
+        rows += [(r["step"], r["eval_loss"], "held-out", lane) for r in feed.history
                  if "eval_loss" in r and math.isfinite(r["eval_loss"]) and r["eval_loss"] > 0]
     data = pd.DataFrame(rows, columns=["step", "loss", "curve", "run"])
     encoding = {
@@ -103,12 +104,12 @@ def _linear_domain(values: list[float]) -> dict[str, Any]:
     return {"domain": [lo - pad, hi + pad], "nice": False}
 
 
-def metric_chart(run: LiveRun, marker: int | None) -> Chart:
+def metric_chart(run: RunFrame, marker: int | None) -> Chart:
     """The task's metric on held-out data for every lane, with the target as a dashed green line."""
     task = run.task
     rows = [(r["step"], r[task.metric_name], lane)
-            for lane, trainer in zip(_lanes(run), run.trainers, strict=True)
-            for r in trainer.history if task.metric_name in r and math.isfinite(r[task.metric_name])]
+            for lane, feed in zip(_lanes(run), run.lanes, strict=True)
+            for r in feed.history if task.metric_name in r and math.isfinite(r[task.metric_name])]
     data = pd.DataFrame(rows, columns=["step", "value", "run"])
     percent = task.metric_name == "accuracy"
     y = {"field": "value", "type": "quantitative", "title": None,
@@ -126,11 +127,11 @@ def metric_chart(run: LiveRun, marker: int | None) -> Chart:
     return data, _spec(f"{name} (held-out) · target {target}", layers, marker)
 
 
-def pattern_chart(run: LiveRun, marker: int | None) -> Chart:
+def pattern_chart(run: RunFrame, marker: int | None) -> Chart:
     """For the task's pattern(s), the score of the best-matching head at every snapshot (1 = perfect)."""
     rows = [(s.step, float(s.scores[key].max()), lane, pattern_title(key))
-            for lane, trainer in zip(_lanes(run), run.trainers, strict=True)
-            for s in trainer.snapshots for key in run.task.pattern_names if key in s.scores]
+            for lane, feed in zip(_lanes(run), run.lanes, strict=True)
+            for s in feed.snapshots for key in run.task.pattern_names if key in s.scores]
     data = pd.DataFrame(rows, columns=["step", "score", "run", "pattern"])
     layers = [{"mark": {"type": "line", "strokeWidth": 2.5, "point": True},
                "encoding": {"x": _x(run), "color": _colour(run), "detail": {"field": "pattern", "type": "nominal"},

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import heatmap as hm
-from explorer.live import LiveRun
+from explorer.run_frame import RunFrame
 from transformer_core.training import Snapshot
 from ui.common import state
 from ui.common.charts import (
@@ -65,10 +65,10 @@ def _header(name: str) -> dict[str, Any]:
             "labelColor": label_colour(), "labelFontWeight": "bold"}
 
 
-def attention_title(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> str:
+def attention_title(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> str:
     """The heading above a lane's heatmaps (page text, so it is also read out and findable)."""
     title = f"**{kind_title(kind, run.task.family)} · step {snap.step}**"
-    title += f"  \n{run.labels[lane]}" if len(run.trainers) > 1 else ""
+    title += f"  \n{run.labels[lane]}" if len(run.lanes) > 1 else ""
     return title + uniform_maps(snap.attention[kind])
 
 
@@ -82,7 +82,7 @@ def uniform_maps(maps: np.ndarray) -> str:
     return f"  \nNearly uniform (max − min < {NEAR_UNIFORM:g} in every row): {named}"
 
 
-def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart:
+def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Chart:
     """Every layer (rows) x head (columns) of one kind of attention at one snapshot, on one 0..1 colour scale."""
     maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
     layers, heads, t, s = maps.shape
@@ -98,7 +98,7 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
     if labelled:
         transform += [{"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
                       {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"}]
-    lanes = len(run.trainers)
+    lanes = len(run.lanes)
     width = (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // lanes
     cell = int(min(MAX_CELL_PX, (width - 60) / heads - 12))
     cell_h = int(cell * min(1.5, t / s))

@@ -19,6 +19,7 @@ import streamlit as st
 from explorer.guard import model_limit_problems
 from explorer.host import MIB, limits
 from explorer.live import LiveRun
+from explorer.run_frame import RunFrame
 from explorer.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
 from transformer_core.checkpoint import (
     CheckpointError,
@@ -49,13 +50,13 @@ def _on_frame() -> None:
     st.session_state[PIN] = None if value is None or last is None or value >= last else value
 
 
-def timelapse_controls(run: LiveRun, kind: str, *, follow: bool) -> Any:
+def timelapse_controls(run: RunFrame, kind: str, *, follow: bool) -> Any:
     """The time-lapse slider over the snapshots and the GIF export; returns the live line's place when following.
 
     While the heatmaps follow training (``follow``), the slider, drawn once per script run, would lag behind
     them: an ``st.empty`` takes its place, and the live view writes the step it shows there.
     """
-    steps = [s.step for s in run.trainers[0].snapshots]
+    steps = [s.step for s in run.lanes[0].snapshots]
     c_slider, c_gif = st.columns([5, 1], vertical_alignment="bottom")
     if follow:
         line = c_slider.empty()
@@ -74,7 +75,7 @@ def timelapse_controls(run: LiveRun, kind: str, *, follow: bool) -> Any:
     lut = colormap(colorscale())
     title = f"{run.task.title} · {kind_title(kind, run.task.family)} · "
     c_gif.download_button(
-        "GIF", lambda: timelapse_gif(run.trainers[0].snapshots, kind, lut=lut, title=title),
+        "GIF", lambda: timelapse_gif(run.lanes[0].snapshots, kind, lut=lut, title=title),
         file_name=f"{run.task.name}-{kind}-timelapse.gif", mime="image/gif", on_click="ignore",
         icon=":material/movie:", key="live.gif", width="stretch",
         help="The time-lapse as an animated GIF: every layer × head of the attention shown, one frame per "

@@ -19,18 +19,21 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.guard import GuardResult
-from explorer.host import limits
-from explorer.live import LIVE_THREADS, LiveRun, start_if_free
+from explorer.live import LIVE_THREADS, LiveRun
+from explorer.recording import ReplayRun
 from ui.common import st_internals
 from ui.common.state import TrainedModel, publish_trained
 from ui.training import controls as tc
-from ui.training import resume
+from ui.training import line, replay, resume, share
+from ui.training import text as tt
 from ui.training.views import PIN, LiveView
 
 RUN = "live.run"  # LiveRun | None: this session's run
 RUN_SIGNATURE = "live.run_signature"  # the settings the run was built from
 NOTICE = "live.notice"  # (level, text) shown once on the next run: "info", "success" or "error"
 TICK_S = 0.25  # seconds of training between two redraws while running
+SAMPLES = 6  # sample predictions shown per configuration
+SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 # Redraw only while fewer messages than this wait for the browser. One redraw sends about 25 (metrics, curves,
 # heatmaps); Streamlit drops a session at 500 queued, so this leaves a wide margin and costs a fast browser
 # nothing (its queue stays near empty).
@@ -50,8 +53,12 @@ def leave_page() -> None:
     for the other pages, and a notice on the way back says what happened. A paused run is kept as it is: the
     user paused it on purpose and may come back to resume.
     """
+    line.leave_line()
     run = current_run()
     if run is None or run.status != "running":
+        return
+    if isinstance(run, ReplayRun):
+        run.pause()  # a replay trains nothing: it waits, paused, for the way back
         return
     step = run.step
     run.release("stopped when the Live Training page was left")
@@ -81,6 +88,9 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
             return current_run(), verdict, str(err)
         if run is not None and run.training_state_bytes:
             run.release("replaced by a new run")  # frees its place under the server's run limit and its memory
+        if run is not None:
+            share.end_channel("Its owner started a new run.", run)
+        line.leave_line()
         resume.forget()
         run = new
         st.session_state[RUN], st.session_state[RUN_SIGNATURE] = run, signature
@@ -99,14 +109,11 @@ def publish(run: LiveRun | None, *, force: bool = False) -> None:
 
 
 def _run_if_free(run: LiveRun) -> None:
-    """Start or resume ``run`` unless the server already trains as many runs as it allows at once."""
-    most = limits().max_live_runs
-    if start_if_free(run, most):
+    """Start or resume ``run`` when a place is free, else wait in line for one (a replay needs no place)."""
+    if isinstance(run, ReplayRun):
+        run.start()
+    elif line.start_or_wait(run):
         resume.register(run)  # a reloaded tab finds the run again through its address
-    else:
-        st.session_state[NOTICE] = (
-            "error", f"The server is busy: it trains at most {most} runs at once to stay responsive, and other "
-                     "visitors' runs fill every place right now. Please try again in a minute.")
 
 
 def _start() -> None:
@@ -116,7 +123,19 @@ def _start() -> None:
     if error or verdict is None or not verdict.ok:
         st.session_state[NOTICE] = ("error", error or (verdict.reason if verdict else ""))
         return
+    played = replay.replay_for(run, tc.settings_signature())
+    if played is not run:
+        st.session_state[RUN] = run = played
     _run_if_free(run)
+
+
+def train_for_real() -> None:
+    """Train the current settings now instead of replaying their recording."""
+    tc.restore_settings()
+    st.session_state[replay.REAL] = tc.settings_signature()
+    run, verdict, error = build_run(force=True)
+    if run is not None and not error and verdict is not None and verdict.ok:
+        _run_if_free(run)
 
 
 def _pause() -> None:
@@ -147,9 +166,20 @@ def _stop() -> None:
 
 
 def finish(run: LiveRun) -> None:
-    """Free a finished run's gradients and optimiser state: it cannot train on (Start makes a new run)."""
-    if run.finished and run.training_state_bytes:
+    """Keep a finished run's recording for replays and free its gradients and optimiser state: it cannot train
+    on (Start makes a new run)."""
+    if not run.finished:
+        return
+    replay.keep_recording(run)
+    if run.training_state_bytes:
         run.release("finished")
+
+
+def write_samples(run: LiveRun) -> None:
+    """Each lane's sample predictions after a new evaluation (a waiting click ends the writing early)."""
+    sampling = tt.sampling(run.task)
+    run.update_samples(sampling, tt.sampling_caption(sampling), SAMPLES, SAMPLE_SEED,
+                       interrupted=st_internals.click_pending)
 
 
 def _reset() -> None:
@@ -218,6 +248,8 @@ def _loop(run: LiveRun, view: LiveView) -> str:
         if run.status != "running":
             return run.status
         run.advance(TICK_S, interrupted=st_internals.click_pending)
+        write_samples(run)
+        share.publish(run)
         if not _redraw(view):
             skipped += 1
             if skipped % 40 == 1:
@@ -256,6 +288,7 @@ def train_live(run: LiveRun, view: LiveView) -> None:
     finally:
         publish(run)
         finish(run)
+        share.publish(run, force=True)
     LOG.info("live loop ended (%s) at step %d", why, run.step)
     if why == "moved":
         st.session_state[resume.MOVED] = True

@@ -13,28 +13,26 @@ from __future__ import annotations
 import math
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
-from explorer.live import LiveRun
+from explorer.run_frame import RunFrame
 from transformer_core.families import family
 from transformer_core.training import Snapshot
-from ui.common import st_internals, state
+from ui.common import state
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, heatmaps
 from ui.training.samples import samples_html
-from ui.training.text import sampling_caption
 
 KIND = "live.kind"  # which attention the heatmaps show
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
-SAMPLES_SHOWN = "live.samples"  # dict lane -> ((trainer id, step, sampling), html): sample tables already made
+SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step), html): sample tables already made
 LAYOUT = "live.layout"  # ((weak ref to the run, projector), slot 0 or 1): which page slot holds that run's view
 NOTICES = "live.notices"  # (owner, slot 0 or 1): the notices above the buttons, drawn afresh on every run
-SAMPLES = 6  # sample predictions shown per configuration
-SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 HEATMAP_INTERVAL_S = 0.5  # while training, heatmaps are redrawn at most this often
 CURVES_INTERVAL_S = 0.5  # ... and the curves (the status above them follows every redraw)
 VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (plotly: the browser draws them afresh each time)
@@ -65,9 +63,9 @@ def metric_text(name: str, value: float | None) -> str:
     return f"{100 * value:.1f}%" if name == "accuracy" else f"{value:.3f}"
 
 
-def kind_picker(run: LiveRun) -> str:
+def kind_picker(run: RunFrame) -> str:
     """A radio of the attention kinds the model has; the default is the one the task's pattern lives in."""
-    snaps = run.trainers[0].snapshots
+    snaps = run.lanes[0].snapshots
     kinds = list(snaps[0].attention) if snaps else []
     if not kinds:
         return ""
@@ -84,13 +82,14 @@ def kind_picker(run: LiveRun) -> str:
 class LiveView:
     """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
 
-    ``sampling`` holds keyword arguments for the task's ``samples`` (the language model's temperature and top-k).
+    ``source`` gives the run's frame as it is now (the owner's run, a watched channel or a replay): every refresh
+    draws a fresh one.
     """
 
-    def __init__(self, run: LiveRun, *, projector: bool, kind: str, pinned_step: int | None,
-                 sampling: dict[str, Any] | None = None) -> None:
-        self.run, self.projector, self.kind, self.pinned_step = run, projector, kind, pinned_step
-        self.sampling = dict(sampling or {})
+    def __init__(self, source: Callable[[], RunFrame], *, projector: bool, kind: str,
+                 pinned_step: int | None) -> None:
+        self._source = source
+        self.run, self.projector, self.kind, self.pinned_step = source(), projector, kind, pinned_step
         self._draws = 0
         self._drawn_snapshots: tuple | None = None
         self._attention_time = 0.0
@@ -98,7 +97,7 @@ class LiveView:
         self._drawn_evals: tuple | None = None
         self.shown_step = self.step_to_show()  # the one step that every chart and label shows
         self.frame_label: Any = None  # while following training: the time-lapse line, drawn with the heatmaps
-        self._lay_out(len(run.trainers), projector)
+        self._lay_out(len(self.run.lanes), projector)
 
     def _lay_out(self, lanes: int, projector: bool) -> None:
         self.status, self.progress, self.message = st.empty(), st.empty(), st.empty()
@@ -119,7 +118,7 @@ class LiveView:
 
     def step_to_show(self) -> int | None:
         """The chosen step, else the latest step that every lane has a snapshot of."""
-        lasts = [t.snapshots[-1].step for t in self.run.trainers if t.snapshots]
+        lasts = [lane.snapshots[-1].step for lane in self.run.lanes if lane.snapshots]
         if not lasts:
             return None
         return self.pinned_step if self.pinned_step is not None else min(lasts)
@@ -127,6 +126,7 @@ class LiveView:
     def refresh(self) -> None:
         """Redraw what changed since the last call."""
         self._draws += 1
+        self.run = self._source()
         self.draw_status()
         marks = self.run.snapshot_count()
         interval = VIT_INTERVAL_S if family(self.run.task.family).reads_images else HEATMAP_INTERVAL_S
@@ -140,7 +140,7 @@ class LiveView:
         if time.monotonic() - self._curves_time >= CURVES_INTERVAL_S or self.run.status != "running":
             self._curves_time = time.monotonic()
             self.draw_curves()
-        evals = tuple(id(t.last_eval) for t in self.run.trainers)
+        evals = tuple(len(lane.samples) for lane in self.run.lanes)
         if self.samples and evals != self._drawn_evals:
             self._drawn_evals = evals
             self.draw_samples()
@@ -149,25 +149,25 @@ class LiveView:
         run, task = self.run, self.run.task
         metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
         with self.status.container():
-            cols = st.columns(2 + 2 * len(run.trainers))
+            cols = st.columns(2 + 2 * len(run.lanes))
             cols[0].metric("Step", f"{run.step:,} / {run.total_steps:,}",
                            help="Optimisation steps done, out of the run's total.")
             rate = run.steps_per_second
             cols[1].metric("Steps per second", f"{rate:.1f}" if rate else "–",
                            help="How fast training runs (wall clock, page updates included).")
-            for i, trainer in enumerate(run.trainers):
-                recent = [r["loss"] for r in trainer.history[-20:]]
+            for i, lane in enumerate(run.lanes):
+                recent = [r["loss"] for r in lane.history[-20:]]
                 loss = float(np.mean(recent)) if recent else math.nan
                 cols[2 + 2 * i].metric(f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
                                        help="Mean training loss over the last 20 steps.")
                 cols[3 + 2 * i].metric(
                     f"{metric_title}{charts.short_label(run, i)}",
-                    metric_text(task.metric_name, (trainer.last_eval or {}).get(task.metric_name)),
+                    metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
                     help=f"On held-out data at the last evaluation; the task counts as learned at "
                          f"{metric_text(task.metric_name, task.metric_target)}.")
         eta = run.eta_s
         left = f" · about {eta:.0f} s left" if eta is not None and run.status == "running" else ""
-        self.progress.progress(run.progress, text=f"{STATUS_TEXT[run.status]}{left}")
+        self.progress.progress(run.progress, text=f"{status_text(run)}{left}")
         if run.message:
             self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
 
@@ -187,8 +187,8 @@ class LiveView:
         if self.frame_label is not None and self.shown_step is not None:
             self.frame_label.markdown(f"🎞️ **Time-lapse: attention at step {self.shown_step}** · follows training; "
                                       "pause to scrub through the snapshots.")
-        for i, trainer in enumerate(self.run.trainers):
-            snap = snapshot_at(trainer.snapshots, self.shown_step)
+        for i, lane in enumerate(self.run.lanes):
+            snap = snapshot_at(lane.snapshots, self.shown_step)
             if snap is None or self.kind not in snap.attention:
                 continue
             self.heat_titles[i].markdown(heatmaps.attention_title(self.run, i, snap, self.kind))
@@ -220,7 +220,7 @@ class LiveView:
 
     def draw_numbers(self) -> None:
         """Layer and head pickers and, per configuration, a "Numbers" table of that map at the shown step."""
-        snaps = [snapshot_at(t.snapshots, self.shown_step) for t in self.run.trainers]
+        snaps = [snapshot_at(lane.snapshots, self.shown_step) for lane in self.run.lanes]
         if self.numbers is None or any(s is None or self.kind not in s.attention for s in snaps):
             return
         shapes = [s.attention[self.kind].shape for s in snaps]  # (layers, heads, queries, keys) per lane
@@ -249,24 +249,26 @@ class LiveView:
                                    "drawn; pause to read the newest.")
 
     def draw_samples(self) -> None:
-        run = self.run
+        """Each lane's latest sample predictions (made by the owner's run after its evaluations)."""
         shown = st.session_state.setdefault(SAMPLES_SHOWN, {})
-        how = tuple(sorted(self.sampling.items()))
-        for i, trainer in enumerate(run.trainers):
-            stamp = (id(trainer), trainer.step, how)
-            if shown.get(i, (None, ""))[0] != stamp:
-                # Written text takes a forward pass a character: a click waiting ends the writing, the table
-                # stays as it was, and the next redraw tries again (Pause must not wait for six sentences).
-                extra = {"interrupted": st_internals.click_pending} if self.sampling else {}
-                items = run.task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED, **self.sampling, **extra)
-                if len(items) == SAMPLES:
-                    caption = f"Sample predictions{charts.short_label(run, i)}{sampling_caption(self.sampling)}"
-                    shown[i] = (stamp, samples_html(items, run.task.family, caption))
-            if i in shown:
-                self.samples[i].html(shown[i][1])
+        for i, lane in enumerate(self.run.lanes):
+            if not lane.samples:
+                continue
+            latest = lane.samples[-1]
+            if shown.get(i, (None, ""))[0] != (id(latest), latest.step):
+                caption = f"Sample predictions{charts.short_label(self.run, i)}{latest.caption}"
+                shown[i] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
+            self.samples[i].html(shown[i][1])
 
 
-def run_container(run: LiveRun, projector: bool) -> Any:
+def status_text(run: RunFrame) -> str:
+    """The run's status in words ("Training…", "Paused", …; a replay says so)."""
+    if run.extra.get("replay") and run.status in ("running", "paused"):
+        return "Replaying a recorded run…" if run.status == "running" else "Replay paused"
+    return STATUS_TEXT[run.status]
+
+
+def run_container(run: object, projector: bool) -> Any:
     """The container for everything drawn of ``run``: the same one while the run stays, a fresh one for a new run.
 
     The browser keeps a container's old children until a script run ends, and a training script runs on

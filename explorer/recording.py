@@ -1,0 +1,195 @@
+"""Recordings of finished runs, and their replay as a live run that trains nothing.
+
+Runs are deterministic: the same task, model and training settings (seed included) on the same device and
+PyTorch give the same curves, snapshots and samples. :func:`recording_key` hashes everything that determines a run;
+:func:`record` keeps a finished run whole (history, snapshots, samples, its pace and its trained weights) under
+that key in the run store. Starting the same settings again makes a :class:`ReplayRun` instead of training: it
+plays the recording back at the recorded pace (or faster), shows exactly what training showed, takes no place
+among the runs training at once, and at its end holds the recorded trained model, as a finished run does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+
+import torch
+
+from explorer.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.run_frame import LaneFrame, RunFrame
+from explorer.run_store import LaneUpdate, Recording
+from explorer.watch import state_of
+from transformer_core.checkpoint import load_checkpoint, save_checkpoint
+from transformer_core.tasks.base import Task
+
+__all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "record", "recording_key", "recording_meta"]
+
+FORMAT = 1  # bump when what a recording holds changes: older recordings then simply miss
+RECORDED_STATUSES = ("done", "diverged")  # runs that went their whole way (a stopped run depends on when)
+WAIT_SLICE_S = 0.05  # a replay's slice waits in steps this long, so a click ends it quickly
+
+
+def recording_key(run: LiveRun) -> str:
+    """Everything that determines ``run``'s curves, snapshots and samples, hashed (hex)."""
+    described = {"format": FORMAT, "config": run.config_dict(), "torch": torch.__version__,
+                 "threads": LIVE_THREADS}
+    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def recording_meta(run: LiveRun, recording: str | None = None) -> dict:
+    """The description of ``run`` that channels and recordings carry (see :class:`~explorer.run_store.RunUpdate`)."""
+    return {"task": run.task.name, "task_options": run.task.options(), "labels": run.labels,
+            "config": run.config_dict(), "recording": recording}
+
+
+def checkpoint_bytes(run: LiveRun, lane: int) -> bytes:
+    """Lane ``lane``'s model as the Downloads give it: a safetensors checkpoint with its task and settings."""
+    trainer = run.trainers[lane]
+    extra = {"task_options": run.task.options(), "training": asdict(trainer.config), "step": trainer.step}
+    return save_checkpoint(trainer.model, trainer.model_config, task_name=run.task.name, extra=extra)
+
+
+def record(run: LiveRun) -> Recording | None:
+    """``run`` kept whole for replays, or ``None`` when it cannot be replayed (not finished its whole way, or
+    started from loaded weights)."""
+    if not run.recordable or run.status not in RECORDED_STATUSES or isinstance(run, ReplayRun):
+        return None
+    frame = run.frame()
+    lanes = [LaneUpdate(history=[dict(r) for r in lane.history], snapshots=list(lane.snapshots),
+                        samples=list(lane.samples)) for lane in frame.lanes]
+    key = recording_key(run)
+    return Recording(key=key, meta=recording_meta(run, key), state=state_of(frame), lanes=lanes,
+                     timeline=list(run.timeline), checkpoints=[checkpoint_bytes(run, i) for i in range(len(lanes))])
+
+
+def recorded_frame(recording: Recording, task: Task) -> RunFrame:
+    """The whole recorded run as the live view shows it at its end."""
+    lanes = tuple(LaneFrame(label, lane.history, lane.snapshots, lane.samples, info["last_eval"], info["step"],
+                            info["steps"], info["done"])
+                  for label, lane, info in zip(recording.meta["labels"], recording.lanes, recording.state["lanes"],
+                                               strict=True))
+    state = recording.state
+    return RunFrame(task, lanes, state["status"], state.get("message"), state.get("steps_per_second", 0.0), 0.0,
+                    extra={"replay": True})
+
+
+class ReplayRun(LiveRun):
+    """A recorded run played back; the controls work as on a run that trains (Pause, Resume, Stop, Reset).
+
+    Args:
+        task, specs: the run's settings (the recording's key must be theirs).
+        recording: what to play.
+        speed: how many times faster than recorded (1 = the recorded pace).
+        clock: seconds since an arbitrary origin (replaced in tests).
+    """
+
+    def __init__(self, task: Task, specs: Sequence[RunSpec], recording: Recording, *, speed: float = 1.0,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.recording, self.speed = recording, speed
+        self._full = recorded_frame(recording, task)
+        self._times = [t for t, _ in recording.timeline]
+        super().__init__(task, specs, threads=LIVE_THREADS, clock=clock)
+        self.recordable = False  # it is a recording already
+
+    def reset(self) -> None:
+        super().reset()
+        self.played_s = 0.0  # recorded seconds played so far
+        self._replay_step = 0
+
+    @property
+    def final_step(self) -> int:
+        """The step the recording ends at."""
+        return self._full.step
+
+    @property
+    def step(self) -> int:
+        return self._replay_step
+
+    @property
+    def total_steps(self) -> int:
+        return self._full.total_steps
+
+    @property
+    def progress(self) -> float:
+        return 1.0 if self._replay_step >= self.final_step else self._replay_step / max(1, self.total_steps)
+
+    @property
+    def steps_per_second(self) -> float:
+        recorded = self._full.steps_per_second or (self.final_step / self._times[-1] if self._times[-1] else 0.0)
+        return recorded * self.speed
+
+    @property
+    def eta_s(self) -> float | None:
+        if self.finished:
+            return 0.0
+        return max(0.0, self._times[-1] - self.played_s) / self.speed
+
+    @property
+    def training_state_bytes(self) -> int:
+        return 0  # nothing trains
+
+    @property
+    def seconds_running(self) -> float:
+        return self.played_s
+
+    def update_samples(self, *args, **kwargs) -> bool:
+        """Nothing to write: a replay shows the recorded samples."""
+        return False
+
+    def step_once(self) -> int:
+        """Jump to the next recorded step while paused (or ready)."""
+        if self.status == "running" or self.finished:
+            return 0
+        steps = [s for _, s in self.recording.timeline]
+        later = [i for i, s in enumerate(steps) if s > self._replay_step]
+        if later:
+            self._move_to(self._times[later[0]])
+        self.status = "paused" if not self.finished else self.status
+        return 1
+
+    def advance(self, time_budget_s: float, *, interrupted: Callable[[], bool] | None = None) -> int:
+        """Play about ``time_budget_s`` seconds of the recording (waiting, not training); returns steps moved."""
+        if self.status != "running":
+            return 0
+        self.driven_at = time.monotonic()
+        before = self._replay_step
+        begin = last = self._clock()
+        while self.status == "running":
+            time.sleep(min(WAIT_SLICE_S, time_budget_s))
+            now = self._clock()
+            self._move_to(self.played_s + (now - last) * self.speed)
+            last = now
+            if now - begin >= time_budget_s or (interrupted is not None and interrupted()):
+                break
+        return self._replay_step - before
+
+    def _move_to(self, played_s: float) -> None:
+        self.played_s = min(played_s, self._times[-1])
+        at = bisect.bisect_right(self._times, self.played_s) - 1
+        self._replay_step = self.recording.timeline[max(0, at)][1]
+        if self.played_s >= self._times[-1]:
+            self._finish()
+
+    def _finish(self) -> None:
+        """The end of the recording: the lanes now hold the recorded trained models and everything they made."""
+        self._replay_step = self.final_step
+        for trainer, lane, checkpoint, info in zip(self.trainers, self.recording.lanes, self.recording.checkpoints,
+                                                   self.recording.state["lanes"], strict=True):
+            trainer.model.load_state_dict(load_checkpoint(checkpoint, expected_task=self.task.name).model.state_dict())
+            trainer.history, trainer.snapshots = list(lane.history), list(lane.snapshots)
+            trainer.step, trainer.last_eval = info["step"], info["last_eval"]
+            trainer.status = self.recording.state["status"] if info["done"] else "stopped"
+            trainer.release()
+        for i, lane in enumerate(self.recording.lanes):
+            self.samples[i] = list(lane.samples)
+        self.status, self.message = self.recording.state["status"], self.recording.state.get("message")
+
+    def frame(self) -> RunFrame:
+        if self.finished and self._replay_step >= self.final_step:
+            return self._full
+        return self._full.upto(self._replay_step, status=self.status, steps_per_second=self.steps_per_second,
+                               eta_s=self.eta_s)

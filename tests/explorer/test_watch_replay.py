@@ -1,0 +1,141 @@
+"""Watching and replaying show exactly what training showed: the watcher's and the replay's frames against the
+owner's own, step by step, on real (tiny) runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from explorer.live import LiveRun, RunSpec
+from explorer.recording import ReplayRun, record, recording_key
+from explorer.run_frame import RunFrame
+from explorer.run_store import MemoryStore
+from explorer.watch import Publisher, WatchedRun
+from transformer_core.config import TransformerConfig
+from transformer_core.tasks import get_task
+from transformer_core.training import TrainConfig
+
+TINY = TransformerConfig(vocab_size=13, max_len=5, d_model=16, n_heads=2, n_layers=1, d_ff=32, pad_id=0)
+TRAIN = TrainConfig(steps=24, batch_size=8, lr=3e-3, eval_every=4, snapshot_every=1, seed=3, max_snapshots=8)
+
+
+@pytest.fixture(scope="module")
+def task():
+    return get_task("reverse", seq_len=4, eval_size=16)
+
+
+def make_run(task, lanes: int = 2, train: TrainConfig = TRAIN) -> LiveRun:
+    specs = [RunSpec("A", TINY, train), RunSpec("B · no positions", replace(TINY, positional="none"), train)]
+    return LiveRun(task, specs[:lanes])
+
+
+def seen(frame: RunFrame, *, timing: bool = True) -> tuple:
+    """Everything the live view draws of a frame, as comparable plain data (``timing``: with wall-clock seconds,
+    which two real runs never share)."""
+    lanes = []
+    for lane in frame.lanes:
+        snaps = [(s.step, {k: v.tobytes() for k, v in s.attention.items()},
+                  {k: np.asarray(v).tobytes() for k, v in s.scores.items()}) for s in lane.snapshots]
+        rows = [{k: v for k, v in r.items() if timing or k != "seconds"} for r in lane.history]
+        lanes.append((lane.label, rows, snaps,
+                      [(s.step, s.caption, s.items) for s in lane.samples], lane.last_eval, lane.step, lane.steps,
+                      lane.done))
+    return frame.status, frame.step, frame.total_steps, lanes
+
+
+def train_slices(run: LiveRun, on_slice) -> None:
+    """Train to the end one step a slice, writing samples after every evaluation as the page does."""
+    run.start()
+    while run.status == "running":
+        run.advance(0.0)
+        run.update_samples({}, "", 3, seed=7)
+        on_slice(run)
+
+
+def test_watcher_sees_what_the_owner_sees(task) -> None:
+    store = MemoryStore()
+    run = make_run(task)
+    publisher = Publisher(store)
+    watcher = WatchedRun(store, publisher.run_id, "w1")
+    late = WatchedRun(store, publisher.run_id, "w2")  # joins at the end and reads everything at once
+    meta = {"task": task.name, "task_options": task.options(), "labels": run.labels, "config": run.config_dict(),
+            "recording": None}
+    compared = 0
+
+    def check(r: LiveRun) -> None:
+        nonlocal compared
+        if publisher.publish(r.frame(), meta, force=True):
+            assert watcher.sync()
+            assert seen(watcher.frame()) == seen(r.frame())
+            compared += 1
+
+    run.update_samples({}, "", 3, seed=7)
+    train_slices(run, check)
+    assert compared == TRAIN.steps
+    assert len(run.trainers[0].snapshots) < TRAIN.steps  # the trainer thinned its snapshots: so did the watcher
+    assert late.sync() and seen(late.frame()) == seen(run.frame())
+    assert store.watcher_count(publisher.run_id) == 2
+    publisher.end("released by its owner", recording="key")
+    assert not watcher.sync() and watcher.gone() == {"reason": "released by its owner", "recording": "key"}
+
+
+def test_replay_shows_exactly_what_training_showed(task) -> None:
+    unthinned = replace(TRAIN, max_snapshots=200)  # as on the page: about 60 snapshots a run, never thinned
+    first, frames = make_run(task, train=unthinned), {}
+    first.update_samples({}, "", 3, seed=7)
+    train_slices(first, lambda r: None)
+    recording = record(first)
+    assert recording is not None and recording.key == recording_key(first)
+
+    second = make_run(task, train=unthinned)  # the same settings, trained for real: its frame at every step
+    assert recording_key(second) == recording.key
+    second.update_samples({}, "", 3, seed=7)
+    train_slices(second, lambda r: frames.setdefault(r.step, seen(r.frame(), timing=False)))
+
+    replay = ReplayRun(task, second.specs, recording)
+    replay.start()
+    for played, step in recording.timeline[1:]:
+        replay._move_to(played)
+        assert replay.step == step
+        assert seen(replay.frame(), timing=False)[1:] == frames[step][1:]  # the status differs only at the end
+    assert replay.status == "done" and seen(replay.frame(), timing=False) == seen(second.frame(), timing=False)
+    for a, b in zip(replay.trainers, second.trainers, strict=True):  # the recorded trained models, bit for bit
+        for (name, x), (_, y) in zip(a.model.state_dict().items(), b.model.state_dict().items(), strict=True):
+            assert torch_equal(x, y), name
+
+
+def torch_equal(x, y) -> bool:
+    return bool((x == y).all())
+
+
+def test_replay_plays_at_the_recorded_pace(task) -> None:
+    run = make_run(task, lanes=1)
+    train_slices(run, lambda r: None)
+    recording = record(run)
+    recording.timeline[:] = [(0.0, 0), (10.0, 12), (20.0, 24)]  # pretend the run took 20 s
+    now = [0.0]
+    replay = ReplayRun(task, run.specs, recording, speed=2.0, clock=lambda: now[0])
+    replay.start()
+    replay._move_to(4.0 * replay.speed)
+    assert replay.step == 0 and replay.eta_s == pytest.approx(6.0)  # 12 recorded seconds left, at 2×
+    replay._move_to(12.0)
+    assert replay.step == 12 and replay.status == "running"
+    replay.pause()
+    assert replay.step_once() == 1 and replay.step == 24 and replay.status == "done"
+
+
+def test_runs_that_cannot_be_replayed(task) -> None:
+    run = make_run(task, lanes=1)
+    run.start()
+    run.advance(0.0)
+    run.stop()
+    assert record(run) is None  # stopped part way: when it stopped is not in the settings
+    loaded = make_run(task, lanes=1)
+    loaded.load_weights(run.trainers[0].model.state_dict())
+    train_slices(loaded, lambda r: None)
+    assert record(loaded) is None  # started from given weights, not from the seed
+    other = make_run(task, lanes=1)
+    other.specs = (replace(other.specs[0], train_config=replace(TRAIN, seed=4)),)
+    assert recording_key(other) != recording_key(make_run(task, lanes=1))

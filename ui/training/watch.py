@@ -1,0 +1,137 @@
+"""Live Training page opened with ``?watch=<id>``: someone else's run, live and read-only.
+
+The page mirrors the run's channel (:class:`~explorer.watch.WatchedRun`) and draws it with the same live view as
+the owner's page, updating while its owner trains. The watcher picks the attention kind, layer and head and scrubs
+the time-lapse for themselves; nothing here can change, pause or download the owner's model unless the owner
+allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
+of one's own with the same settings (which replays the recording when the server still keeps it).
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from explorer.run_store import StoreUnavailable, run_store
+from explorer.watch import WatchedRun
+from ui.common import st_internals
+from ui.training import io as tio
+from ui.training import views as tv
+
+WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
+TICK_S = 0.3  # a watcher reads and redraws about three times a second while the run trains
+IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
+PAGE_SCRIPT = "pages/training.py"
+LOG = st_internals.logger("transformer_explorer.watch")
+
+
+def _mirror(run_id: str) -> WatchedRun:
+    held = st.session_state.get(WATCHED)
+    if held is None or held.run_id != run_id:
+        held = WatchedRun(run_store(), run_id, st_internals.session_id() or "watcher")
+        st.session_state[WATCHED] = held
+        st.session_state[tv.PIN] = None
+    return held
+
+
+def _own_run(query: dict[str, str] | None) -> None:
+    """Leave the watch link for a run of one's own with the watched run's settings."""
+    st.session_state.pop(WATCHED, None)
+    st.switch_page(PAGE_SCRIPT, query_params=query or {})
+
+
+def _ended(watched: WatchedRun) -> None:
+    """The channel ended or expired: say so, and offer its recording or a run of one's own."""
+    note = watched.gone()
+    query = (watched.meta or {}).get("query")
+    if note is None:
+        st.warning("This watch link has expired: the run it showed ended a while ago or its server restarted.",
+                   icon="⌛")
+    else:
+        st.info(f"The run behind this link has ended: {note['reason']}", icon="🏁")
+    recorded = note is not None and note.get("recording") and run_store().has_recording(note["recording"])
+    cols = st.columns(2)
+    if recorded and query is not None:
+        cols[0].button("▶️ Replay its recording", type="primary", key="watch.replay", on_click=_own_run,
+                       args=(query,), help="Opens Live Training with the same settings; Start replays the "
+                                           "recorded run (no training).")
+    cols[1 if recorded and query is not None else 0].button(
+        "Start a fresh run", key="watch.fresh", on_click=_own_run, args=(query,),
+        help="Opens Live Training with the watched run's settings (or the defaults) for a run of your own.")
+
+
+def _header(watched: WatchedRun) -> None:
+    c_text, c_own = st.columns([4, 1], vertical_alignment="center")
+    replay = " (a replay of a recorded run)" if watched.state.get("replay") else ""
+    c_text.info(f"👀 **Watching a live run{replay}, read-only.** It updates while its owner trains; choose the "
+                "attention, layer and head, and scrub the time-lapse, for yourself.", icon="📡")
+    c_own.button("Train my own", key="watch.own", on_click=_own_run, args=(watched.meta.get("query"),),
+                 help="Leave this link and open Live Training with the same settings, to replay or train them "
+                      "yourself.")
+
+
+def _downloads(watched: WatchedRun) -> None:
+    if not watched.state.get("downloads"):
+        return
+    offered = run_store().checkpoints(watched.run_id)
+    if offered is None:
+        st.caption("Its owner allows downloads: the model is offered whenever the run pauses or ends.")
+        return
+    step, files = offered
+    cols = st.columns(len(files))
+    for i, (col, data) in enumerate(zip(cols, files, strict=True)):
+        tag = f"-{'ab'[i]}" if len(files) > 1 else ""
+        name = f"{watched.meta['task']}{tag}.safetensors"
+        col.download_button(f"Checkpoint{tag} (step {step:,})", data, file_name=name,
+                            mime="application/octet-stream", key=f"watch.ckpt{i}", on_click="ignore",
+                            icon=":material/download:",
+                            help="The owner's trained weights as .safetensors; load them on Live Training.")
+
+
+def watch_page(run_id: str, projector: bool) -> None:
+    """Draw the watched run and follow it until the page reruns; see the module docstring."""
+    try:
+        watched = _mirror(run_id)
+        alive = watched.sync()
+    except StoreUnavailable as err:
+        st.error(f"The shared store cannot be reached, so this watch link cannot be shown now: {err}", icon="📡")
+        return
+    if not alive:
+        _ended(watched)
+        return
+    _header(watched)
+    frame = watched.frame()
+    with tv.run_container(watched, projector):
+        kind = tv.kind_picker(frame)
+        view = tv.LiveView(watched.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN))
+        with view.timelapse:
+            view.frame_label = tio.timelapse_controls(frame, kind, follow=view.follows_training)
+        view.refresh()
+        view.draw_numbers()
+        _downloads(watched)
+    _follow(watched, view)
+
+
+def _follow(watched: WatchedRun, view: tv.LiveView) -> None:
+    """Read and redraw while the page shows the channel; rerun when it ends, a click waits or snapshots doubled."""
+    drawn = view.run.snapshot_count()
+    status = watched.state.get("status")
+    while True:
+        time.sleep(TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S)
+        if st_internals.click_pending():
+            st.rerun()
+        before = watched.state
+        try:
+            alive = watched.sync()
+        except StoreUnavailable:
+            alive = False
+        if not alive or watched.state.get("status") != status:
+            st.rerun()  # paused, resumed, over or gone: the page's controls change with it
+        if watched.state is before:
+            continue  # nothing new
+        if watched.state.get("downloads") != before.get("downloads"):
+            st.rerun()
+        view.refresh()
+        if view.pinned_step is not None and watched.frame().snapshot_count()[0] >= max(2, 2 * drawn[0]):
+            st.rerun()  # the time-lapse slider needs its new range
