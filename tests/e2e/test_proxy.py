@@ -1,8 +1,9 @@
 """``deploy/nginx.conf`` in front of two real app replicas that share one Redis, all on loopback.
 
 The page works through the proxy (its websocket included), a browser keeps the replica it started on, new browsers
-are spread over both, and the websocket handshake passes for a real host name on a non-default port (the case a
-proxy that drops the port from ``Host`` breaks). Skipped where nginx or redis-server is missing.
+are spread over both, the websocket handshake passes for a real host name on a non-default port (the case a proxy
+that drops the port from ``Host`` breaks), and a watch link made on one replica shows the run live on the other.
+Skipped where nginx or redis-server is missing.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import REPO_ROOT
+from tests.e2e.actions import metric
 from tests.e2e.conftest import new_tab, save_screenshot, serve_app, wait_for_app
 from tests.redis_server import RedisMissing, free_port, start_redis
 
@@ -29,6 +32,7 @@ NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(NGINX is None, reason="nginx not found (apt-get install nginx-light)")]
 REPLICA_HEADER = "x-replica"  # added by the test's copy of the configuration: which replica answered
+TRAINING = "/training?task=reverse&steps=2000&d_model=32&d_ff=64&batch=32"  # still training while it is watched
 
 
 def local_config(ports: list[int], listen: int) -> str:
@@ -139,3 +143,40 @@ def test_new_browsers_are_spread_over_the_replicas(proxy) -> None:
 def test_websocket_handshake_for_a_named_host_on_another_port(proxy) -> None:
     host = f"explorer.test:{proxy.rsplit(':', 1)[1]}"  # not localhost: Streamlit checks that Origin matches Host
     assert b" 101 " in _handshake(proxy, host)
+
+
+def _cookies_per_replica(base: str) -> dict[str, str]:
+    """A ``te_route`` value that nginx sends to each replica: replica address -> cookie value."""
+    found: dict[str, str] = {}
+    for i in range(200):
+        replica = _get(base + "/_stcore/health", {"Cookie": f"te_route=r{i}"})[1][REPLICA_HEADER]
+        found.setdefault(replica, f"r{i}")
+        if len(found) == 2:
+            return found
+    raise AssertionError(f"200 cookie values all went to {set(found)}")
+
+
+def _route(page, base: str, value: str) -> None:
+    """Send every later request of ``page``'s browser to the replica that cookie ``value`` picks."""
+    page.context.add_cookies([{"name": "te_route", "value": value, "url": base}])
+
+
+def test_a_watch_link_made_on_one_replica_plays_on_the_other(proxy, browser) -> None:
+    owner_route, watcher_route = _cookies_per_replica(proxy).values()
+    with new_tab(browser, proxy) as owner, new_tab(browser, proxy) as watcher:
+        _route(owner, proxy, owner_route)
+        _route(watcher, proxy, watcher_route)
+        owner.goto(TRAINING)
+        wait_for_app(owner)
+        owner.get_by_test_id("stCheckbox").filter(has_text="Share live").first.click()
+        wait_for_app(owner)
+        link = owner.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text()
+        watch_id = re.search(r"watch=([\w-]+)", link).group(1)
+        owner.get_by_role("button", name="Start", exact=True).click()
+        expect(metric(owner, "Step")).not_to_have_text(re.compile(r"^0 /"), timeout=120_000)
+
+        watcher.goto(f"/training?watch={watch_id}")
+        expect(metric(watcher, "Step")).to_have_text(re.compile(r"^[1-9][\d,]* / 2,000$"), timeout=120_000)
+        first = metric(watcher, "Step").inner_text()
+        expect(metric(watcher, "Step")).not_to_have_text(first, timeout=60_000)  # it follows the training
+        save_screenshot(watcher, "watch_on_another_replica.png")

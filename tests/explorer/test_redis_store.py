@@ -17,12 +17,9 @@ redis = pytest.importorskip("redis", reason="the redis package is not installed 
 
 
 @pytest.fixture
-def replicas(redis_url: str) -> Iterator[tuple[RedisStore, RedisStore]]:
+def replicas(redis_pair) -> tuple[RedisStore, RedisStore]:
     """Two stores on one Redis, as two app servers would have them."""
-    a, b = RedisStore(redis_url), RedisStore(redis_url)
-    yield a, b
-    a.close()
-    b.close()
+    return redis_pair
 
 
 @pytest.fixture
