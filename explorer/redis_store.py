@@ -45,10 +45,10 @@ __all__ = ["CONNECT_TIMEOUT_S", "RedisStore", "SOCKET_TIMEOUT_S"]
 CONNECT_TIMEOUT_S = 1.0  # a Redis that does not accept the connection by then counts as down
 SOCKET_TIMEOUT_S = 2.0  # longest wait for one reply (a recording of tens of MB still arrives well within it)
 RETRY_AFTER_S = 5.0  # after a connection failure, calls fail at once for this long instead of waiting again
-DOWN = "The shared run store (Redis) cannot be reached, so watch links and replays are paused. Try again shortly."
-REFUSED = "The shared run store (Redis) refused the request ({error}). Watch links and replays are paused."
-UNREADABLE = ("The shared run store holds data this server cannot read ({error}); "
-              "every app server should run the same version.")
+STORE = "Redis, the run store the app servers share,"
+DOWN = f"{STORE} does not answer; try again shortly."
+REFUSED = STORE + " refused the request ({error})."
+UNREADABLE = STORE + " holds data this server cannot read ({error}); every app server should run the same version."
 
 # KEYS: recording, used, size, clock; ARGV: key, value, nbytes, budget, recording-key prefix.
 _SAVE = """

@@ -1,7 +1,8 @@
 """A real ``redis-server`` for tests: started on a free loopback port, nothing saved to disk, stopped afterwards.
 
 :func:`start_redis` returns a running :class:`RedisServer`, or raises :class:`RedisMissing` with the reason the
-tests are skipped (no ``redis-server`` on the PATH, no ``redis`` package, or the server would not start).
+tests are skipped (no ``redis-server`` on the PATH, no ``redis`` package, or the server would not start);
+fixtures ``yield from`` :func:`redis_or_skip`. Only that function needs pytest, so benchmarks import this module.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 START_TIMEOUT_S = 20.0
@@ -97,3 +99,16 @@ def start_redis() -> RedisServer:
         server.close()
         raise RedisMissing(f"redis-server would not start: {err}") from err
     return server
+
+
+def redis_or_skip() -> Iterator[RedisServer]:
+    """For a fixture to ``yield from``: a running server, closed afterwards; the test is skipped, with the reason,
+    where none can start."""
+    import pytest
+
+    try:
+        server = start_redis()
+    except RedisMissing as err:
+        pytest.skip(str(err))
+    yield server
+    server.close()

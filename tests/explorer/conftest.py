@@ -10,30 +10,21 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from tests.redis_server import RedisMissing, RedisServer, start_redis
+from tests.redis_server import RedisServer, redis_or_skip
 
 torch.set_num_threads(1)
-
-
-def _running_redis() -> Iterator[RedisServer]:
-    try:
-        server = start_redis()
-    except RedisMissing as err:
-        pytest.skip(str(err))
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     """A real redis-server on a free port for the whole session (skipped, with the reason, where none starts)."""
-    yield from _running_redis()
+    yield from redis_or_skip()
 
 
 @pytest.fixture
 def own_redis_server() -> Iterator[RedisServer]:
     """A redis-server of this test's own, which it may stop and start again."""
-    yield from _running_redis()
+    yield from redis_or_skip()
 
 
 @pytest.fixture
