@@ -99,32 +99,23 @@ class RedisStore:
         clock: wall-clock seconds, for the watchers' last reads (shared by every server, unlike a monotonic clock).
         retry_after_s: after a connection failure, how long calls fail at once before trying Redis again.
 
-    Raises:
-        StoreUnavailable: the ``redis`` package is missing or ``url`` is not a Redis address.
+    Every method raises :class:`StoreUnavailable` when Redis does not answer or refuses, and, saying why, when the
+    ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
     """
 
     def __init__(self, url: str, *, prefix: str = "te:", recordings_bytes: int = RECORDINGS_BYTES,
                  channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
                  retry_after_s: float = RETRY_AFTER_S) -> None:
-        try:
-            import redis
-            from redis.backoff import NoBackoff
-            from redis.retry import Retry
-        except ImportError as err:
-            raise StoreUnavailable("TE_REDIS_URL is set but the redis package is missing: "
-                                   "install requirements.txt.") from err
-        try:
-            self._redis = redis.Redis.from_url(
-                url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S,
-                retry=Retry(NoBackoff(), 1), health_check_interval=30)
-        except ValueError as err:
-            raise StoreUnavailable(f"TE_REDIS_URL is not a Redis address ({err}).") from err
-        self._errors = redis.RedisError
-        self._down_errors = (redis.ConnectionError, redis.TimeoutError)
         self.prefix, self.recordings_bytes, self.channel_ttl_s = prefix, recordings_bytes, channel_ttl_s
         self.retry_after_s = retry_after_s
         self._clock = clock
         self._down_until = 0.0
+        self._broken: str | None = None  # why this store cannot work at all (its configuration), told by every call
+        try:
+            self._redis, self._down_errors, self._errors = _client(url)
+        except StoreUnavailable as err:
+            self._broken, self._redis = str(err), None
+            return
         self._save, self._load = self._redis.register_script(_SAVE), self._redis.register_script(_LOAD)
         self._if_channel = self._redis.register_script(_IF_CHANNEL)
 
@@ -222,7 +213,8 @@ class RedisStore:
 
     def close(self) -> None:
         """Close the connections to Redis (a later call opens new ones)."""
-        self._redis.close()
+        if self._redis is not None:
+            self._redis.close()
 
     def _key(self, kind: str, name: str) -> str:
         return f"{self.prefix}{kind}:{name}"
@@ -236,6 +228,8 @@ class RedisStore:
     @contextmanager
     def _reach(self) -> Iterator[None]:
         """Run Redis commands; their failures become :class:`StoreUnavailable`."""
+        if self._broken is not None:
+            raise StoreUnavailable(self._broken)
         if time.monotonic() < self._down_until:
             raise StoreUnavailable(DOWN)
         try:
@@ -253,3 +247,21 @@ class RedisStore:
             yield
         except ValueError as err:
             raise StoreUnavailable(UNREADABLE.format(error=err)) from err
+
+
+def _client(url: str) -> tuple[Any, tuple[type[Exception], ...], type[Exception]]:
+    """A Redis client for ``url`` with short timeouts and one quick retry, the errors that mean Redis is down, and
+    the base of all its errors; :class:`StoreUnavailable` saying why there can be none."""
+    try:
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+    except ImportError as err:
+        raise StoreUnavailable("TE_REDIS_URL is set but the redis package is missing: install requirements.txt.") \
+            from err
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S,
+                                      retry=Retry(NoBackoff(), 1), health_check_interval=30)
+    except ValueError as err:
+        raise StoreUnavailable(f"TE_REDIS_URL is not a Redis address ({err}).") from err
+    return client, (redis.ConnectionError, redis.TimeoutError), redis.RedisError

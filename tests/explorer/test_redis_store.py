@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 
@@ -143,9 +144,19 @@ def test_after_a_failure_calls_fail_at_once_until_the_retry_time(own_redis_serve
     store.close()
 
 
+def test_a_server_without_the_redis_package_says_so(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # "import redis" now fails as if it were not installed
+    store = RedisStore("redis://127.0.0.1:6379/0")
+    with pytest.raises(StoreUnavailable, match="redis package is missing"):
+        store.publish("run", _update(1, 1, META))
+
+
 def test_bad_address_and_nobody_listening() -> None:
-    with pytest.raises(StoreUnavailable, match="not a Redis address"):
-        RedisStore("http://example.invalid/")
+    misconfigured = RedisStore("http://example.invalid/")  # made, so that every page still opens
+    for call in (lambda: misconfigured.read("run", 0), lambda: misconfigured.has_recording("r")):
+        with pytest.raises(StoreUnavailable, match="TE_REDIS_URL is not a Redis address"):
+            call()
+    misconfigured.close()
     with pytest.raises(StoreUnavailable, match="does not answer"):
         RedisStore(f"redis://127.0.0.1:{free_port()}/0").read("run", 0)
 
