@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test (library, AppTest and headless-browser tests) on a fresh machine:
-# create .venv if needed, install requirements-dev.txt, make sure a Chromium exists (apt-get, as root), run pytest.
+# create .venv if needed, install requirements-dev.txt, make sure a Chromium and a redis-server exist (apt-get, as
+# root; without them the tests that need them skip), run pytest.
 # Extra arguments go to pytest, e.g. ./test.sh -m "not browser" or ./test.sh tests/core -x -q
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -35,26 +36,37 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 
-# System packages for the browser tests: a Chromium, and an emoji font so screenshots show the page icons.
-missing=()
-if ! find_chromium; then
-    missing+=(chromium fonts-noto-color-emoji)
-elif command -v fc-list >/dev/null 2>&1 && [[ "$(fc-list : family)" != *[Ee]moji* ]]; then
-    missing+=(fonts-noto-color-emoji)
-fi
-if [[ ${#missing[@]} -gt 0 ]]; then
-    if [[ "$(id -u)" == "0" ]] && command -v apt-get >/dev/null 2>&1; then
-        echo "Installing Debian packages: ${missing[*]}"
-        # A failed install (e.g. offline) must not stop the suite: without Chromium the browser tests skip.
-        if ! { apt-get update -qq &&
-               DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
-        then
-            echo "test.sh: apt-get could not install ${missing[*]}; tests that need them will be skipped." >&2
-        fi
-    elif ! find_chromium; then
-        echo "No Chromium found: browser tests will be skipped." >&2
-        echo "Install one with 'sudo apt-get install chromium' or '.venv/bin/python -m playwright install chromium'." >&2
+# Debian packages, installed as root with apt-get; each group on its own, so that one failed install (e.g. offline)
+# neither stops the suite nor the other groups: the tests that need a missing package skip, with the reason.
+apt_updated=""
+apt_install() {  # apt_install "what needs them" PACKAGE...
+    local what=$1
+    shift
+    if [[ "$(id -u)" != "0" ]] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: not root (or no apt-get), cannot install $*: $what will be skipped." >&2
+        return 1
     fi
+    echo "Installing Debian packages: $*"
+    if [[ -z "$apt_updated" ]]; then
+        apt-get update -qq || true
+        apt_updated=1
+    fi
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; then
+        echo "test.sh: apt-get could not install $*: $what will be skipped." >&2
+        return 1
+    fi
+}
+
+# The browser tests need a Chromium, and an emoji font so that screenshots show the page icons.
+if ! find_chromium; then
+    apt_install "the browser tests" chromium fonts-noto-color-emoji ||
+        echo "Or install a browser with '.venv/bin/python -m playwright install chromium'." >&2
+elif command -v fc-list >/dev/null 2>&1 && [[ "$(fc-list : family)" != *[Ee]moji* ]]; then
+    apt_install "emoji in screenshots" fonts-noto-color-emoji || true
+fi
+# The Redis run-store tests start and stop their own redis-server on a free port.
+if ! command -v redis-server >/dev/null 2>&1; then
+    apt_install "the Redis run-store tests" redis-server || true
 fi
 echo "Install phase: $((SECONDS - install_start)) s"
 

@@ -9,7 +9,8 @@ recently used go first.
 
 Two implementations, one interface (:class:`RunStore`): :class:`MemoryStore`, in this process (the default,
 nothing to install), and ``explorer.redis_store.RedisStore`` when ``TE_REDIS_URL`` is set, so that watch links
-and replays work across several app servers. :func:`run_store` returns the process's store.
+and replays work across several app servers. :func:`run_store` returns the process's store. What they keep, and
+their limits, are defined in :mod:`explorer.run_updates` and importable from here.
 """
 
 from __future__ import annotations
@@ -22,65 +23,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from explorer.run_frame import SampleSet
-from transformer_core.training import Snapshot
+from explorer.run_updates import (
+    CHANNEL_TTL_S,
+    GONE_TTL_S,
+    RECORDINGS_BYTES,
+    WATCHER_TTL_S,
+    LaneUpdate,
+    Recording,
+    RunUpdate,
+    StoreUnavailable,
+)
 
 __all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "LaneUpdate", "MemoryStore", "Recording", "RunStore", "RunUpdate",
            "StoreUnavailable", "run_store"]
 
-CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
-GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
-WATCHER_TTL_S = 10.0  # a watcher who has not read for this long no longer counts
-RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
 REDIS_ENV = "TE_REDIS_URL"
-
-
-class StoreUnavailable(RuntimeError):
-    """The shared store cannot be reached (e.g. Redis went away); the message says so in words for the page."""
-
-
-@dataclass
-class LaneUpdate:
-    """What is new in one lane since the previous update."""
-
-    history: list[dict[str, float]] = field(default_factory=list)  # new metric rows
-    snapshots: list[Snapshot] = field(default_factory=list)  # new attention snapshots
-    samples: list[SampleSet] = field(default_factory=list)  # new sample predictions
-    kept: list[int] | None = None  # when the owner thinned its snapshots: the steps it keeps
-
-
-@dataclass
-class RunUpdate:
-    """One publication of a channel: the news of every lane and the run's state now.
-
-    ``meta`` comes with the first update only: ``{"task": name, "task_options": {...}, "labels": [...],
-    "config": LiveRun.config_dict(), "recording": key or None}``. ``state`` is ``{"status", "message", "step",
-    "steps_per_second", "eta_s", "lanes": [{"step", "steps", "done", "last_eval"}], "downloads": bool,
-    "replay": bool}``.
-    """
-
-    state: dict[str, Any]
-    lanes: list[LaneUpdate]
-    meta: dict[str, Any] | None = None
-
-
-@dataclass
-class Recording:
-    """A finished run kept whole: everything a replay shows, and the trained weights."""
-
-    key: str  # everything that determines the run, hashed (see explorer.recording.recording_key)
-    meta: dict[str, Any]  # as in RunUpdate.meta
-    state: dict[str, Any]  # the final state, as in RunUpdate.state
-    lanes: list[LaneUpdate]  # each lane's whole history, kept snapshots and samples
-    timeline: list[tuple[float, int]]  # (seconds of training, step): the recorded pace
-    checkpoints: list[bytes]  # one safetensors checkpoint per lane, as the Downloads give it
-
-    def nbytes(self) -> int:
-        """Approximate bytes held (arrays, checkpoints and about 100 bytes a metric row)."""
-        arrays = sum(a.nbytes for lane in self.lanes for s in lane.snapshots
-                     for a in (*s.attention.values(), *s.scores.values()))
-        rows = sum(len(lane.history) for lane in self.lanes) * 100
-        return arrays + rows + sum(len(c) for c in self.checkpoints)
 
 
 class RunStore(Protocol):
@@ -241,11 +198,12 @@ def run_store() -> RunStore:
     with _STORE_LOCK:
         if _STORE is None:
             url = os.environ.get(REDIS_ENV, "").strip()
+            mb = os.environ.get("TE_RECORDINGS_MB", "").strip()
+            budget = int(float(mb) * 2**20) if mb else RECORDINGS_BYTES
             if url:
                 from explorer.redis_store import RedisStore  # only a server configured for Redis needs it
 
-                _STORE = RedisStore(url)
+                _STORE = RedisStore(url, recordings_bytes=budget)
             else:
-                mb = os.environ.get("TE_RECORDINGS_MB", "").strip()
-                _STORE = MemoryStore(recordings_bytes=int(float(mb) * 2**20) if mb else RECORDINGS_BYTES)
+                _STORE = MemoryStore(recordings_bytes=budget)
         return _STORE

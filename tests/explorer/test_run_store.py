@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 import pytest
 
 from explorer.run_frame import SampleSet
-from explorer.run_store import LaneUpdate, MemoryStore, Recording, RunUpdate
+from explorer.run_store import WATCHER_TTL_S, LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot
 
@@ -45,10 +47,25 @@ def _same_update(a: RunUpdate, b: RunUpdate) -> None:
                 np.testing.assert_array_equal(s.scores[k], t.scores[k])
 
 
-@pytest.fixture(params=["memory"])
-def store(request):
-    """One store of each kind (the Redis one is added where a redis-server can start)."""
-    return MemoryStore()
+@pytest.fixture(params=["memory", "redis"])
+def make_store(request) -> Iterator[Callable[..., RunStore]]:
+    """Makes stores of one kind: in memory, or in a real Redis (skipped where no redis-server can start)."""
+    if request.param == "memory":
+        yield MemoryStore
+        return
+    from explorer.redis_store import RedisStore
+
+    url = request.getfixturevalue("redis_url")
+    made: list[RedisStore] = []
+    yield lambda **kwargs: made.append(RedisStore(url, **kwargs)) or made[-1]
+    for store in made:
+        store.close()
+
+
+@pytest.fixture
+def store(make_store) -> RunStore:
+    """One store of each kind."""
+    return make_store()
 
 
 def test_channel_reads_only_what_is_new(store) -> None:
@@ -96,15 +113,45 @@ def test_recordings_round_trip(store) -> None:
                                                                                recording.meta))
 
 
-def test_memory_store_evicts_least_recently_used() -> None:
+def test_watchers_count_only_recent_reads(make_store) -> None:
+    now = [1000.0]
+    store = make_store(clock=lambda: now[0])
+    store.publish("r4", _update(1, 1, META))
+    store.touch_watcher("r4", "early")
+    now[0] += WATCHER_TTL_S / 2
+    store.touch_watcher("r4", "late")
+    assert store.watcher_count("r4") == 2
+    now[0] += WATCHER_TTL_S * 0.6  # "early" read 1.1 TTL ago, "late" 0.6 TTL ago
+    assert store.watcher_count("r4") == 1
+    now[0] += WATCHER_TTL_S
+    assert store.watcher_count("r4") == 0
+
+
+def test_no_watchers_or_model_files_without_a_channel(store) -> None:
+    store.touch_watcher("none", "w1")
+    store.put_checkpoints("none", 3, [b"weights"])
+    assert store.watcher_count("none") == 0 and store.checkpoints("none") is None
+    store.publish("r5", _update(1, 1, META))
+    store.put_checkpoints("r5", 3, [b"weights"])
+    store.end("r5", "stopped")
+    assert store.checkpoints("r5") is None and store.watcher_count("r5") == 0
+
+
+def test_store_evicts_least_recently_used(make_store) -> None:
     update = _update(1, 2, META)
-    size = Recording("x", META, update.state, update.lanes, [], [b"x" * 1000]).nbytes()
-    store = MemoryStore(recordings_bytes=int(2.5 * size))
+    weights = b"x" * 200_000  # the files dominate, so encoded and in-memory sizes agree to within a few percent
+
+    def recording(key: str) -> Recording:
+        return Recording(key, META, update.state, update.lanes, [], [weights])
+
+    store = make_store(recordings_bytes=int(2.5 * recording("x").nbytes()))
     for key in ("a", "b"):
-        store.save_recording(Recording(key, META, update.state, update.lanes, [], [b"x" * 1000]))
-    store.load_recording("a")  # "a" used last: "b" goes first
-    store.save_recording(Recording("c", META, update.state, update.lanes, [], [b"x" * 1000]))
+        store.save_recording(recording(key))
+    assert store.load_recording("a") is not None  # "a" used last: "b" goes first
+    store.save_recording(recording("c"))
     assert store.has_recording("a") and store.has_recording("c") and not store.has_recording("b")
+    store.save_recording(Recording("huge", META, update.state, update.lanes, [], [weights * 3]))
+    assert not store.has_recording("huge") and store.has_recording("a")  # over the whole budget: not kept
 
 
 def test_channels_expire() -> None:

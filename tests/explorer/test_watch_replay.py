@@ -1,5 +1,6 @@
 """Watching and replaying show exactly what training showed: the watcher's and the replay's frames against the
-owner's own, step by step, on real (tiny) runs."""
+owner's own, step by step, on real (tiny) runs; through one in-memory store, and between two servers' stores on
+one real Redis (every value through the codec)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from explorer.live import LiveRun, RunSpec, torch_threads
 from explorer.recording import ReplayRun, record, recording_key
 from explorer.run_frame import RunFrame
-from explorer.run_store import MemoryStore
+from explorer.run_store import MemoryStore, RunStore
 from explorer.watch import Publisher, WatchedRun
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
@@ -19,6 +20,16 @@ from transformer_core.training import TrainConfig
 
 TINY = TransformerConfig(vocab_size=13, max_len=5, d_model=16, n_heads=2, n_layers=1, d_ff=32, pad_id=0)
 TRAIN = TrainConfig(steps=24, batch_size=8, lr=3e-3, eval_every=4, snapshot_every=1, seed=3, max_snapshots=8)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def stores(request) -> tuple[RunStore, RunStore]:
+    """The owner's and a watcher's store: one in memory, or two servers' stores on one real Redis (skipped where
+    no redis-server can start)."""
+    if request.param == "memory":
+        store = MemoryStore()
+        return store, store
+    return request.getfixturevalue("redis_pair")
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +65,12 @@ def train_slices(run: LiveRun, on_slice) -> None:
         on_slice(run)
 
 
-def test_watcher_sees_what_the_owner_sees(task) -> None:
-    store = MemoryStore()
+def test_watcher_sees_what_the_owner_sees(task, stores) -> None:
+    store, watchers_store = stores
     run = make_run(task)
     publisher = Publisher(store)
-    watcher = WatchedRun(store, publisher.run_id, "w1")
-    late = WatchedRun(store, publisher.run_id, "w2")  # joins at the end and reads everything at once
+    watcher = WatchedRun(watchers_store, publisher.run_id, "w1")
+    late = WatchedRun(watchers_store, publisher.run_id, "w2")  # joins at the end and reads everything at once
     meta = {"task": task.name, "task_options": task.options(), "labels": run.labels, "config": run.config_dict(),
             "recording": None}
     compared = 0
@@ -81,13 +92,15 @@ def test_watcher_sees_what_the_owner_sees(task) -> None:
     assert not watcher.sync() and watcher.gone() == {"reason": "released by its owner", "recording": "key"}
 
 
-def test_replay_shows_exactly_what_training_showed(task) -> None:
+def test_replay_shows_exactly_what_training_showed(task, stores) -> None:
     unthinned = replace(TRAIN, max_snapshots=200)  # as on the page: about 60 snapshots a run, never thinned
     first, frames = make_run(task, train=unthinned), {}
     first.update_samples({}, "", 3, seed=7)
     train_slices(first, lambda r: None)
-    recording = record(first)
-    assert recording is not None and recording.key == recording_key(first)
+    kept = record(first)
+    assert kept is not None and kept.key == recording_key(first)
+    stores[0].save_recording(kept)
+    recording = stores[1].load_recording(kept.key)  # kept by one server, replayed by another
 
     second = make_run(task, train=unthinned)  # the same settings, trained for real: its frame at every step
     assert recording_key(second) == recording.key

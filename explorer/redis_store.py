@@ -1,0 +1,267 @@
+"""The run store in Redis, so that watch links and replays work across several app servers (``TE_REDIS_URL``).
+
+:class:`RedisStore` answers every :class:`~explorer.run_store.RunStore` method as
+:class:`~explorer.run_store.MemoryStore` does, with the same expiry rules. Its keys, all under one prefix
+(``te:`` by default):
+
+- ``te:ch:<run>`` a channel: the list of its encoded updates (RPUSH to publish, LRANGE from the cursor to read).
+  Each publish renews its expiry (:data:`~explorer.run_store.CHANNEL_TTL_S`) and that of the next two keys.
+- ``te:ck:<run>`` the model files its owner offers; ``te:w:<run>`` its watchers, a sorted set of watcher id by the
+  time they last read (wall clock, seconds).
+- ``te:gone:<run>`` the note an ended channel leaves, as JSON, kept :data:`~explorer.run_store.GONE_TTL_S`.
+- ``te:rec:<key>`` a recording; ``te:rec-used`` (recording key by last use, from the counter ``te:rec-clock``) and
+  ``te:rec-size`` (bytes per recording) let a save evict the least recently used until the total fits the budget.
+
+Values are written by :mod:`explorer.run_codec` (JSON and raw arrays, never pickles). Steps that read and write
+several keys run as Lua scripts, which Redis runs atomically, so servers sharing one Redis never interleave them.
+
+Failures: every method raises :class:`~explorer.run_store.StoreUnavailable`, with a message a page can show, when
+Redis cannot be reached or refuses a command; connecting and reading time out after a second or two, and after a
+connection failure the store answers at once with the same exception for ``retry_after_s`` seconds, so a page
+never hangs on a Redis that is down. The ``redis`` package is imported only when a :class:`RedisStore` is made.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from explorer import run_codec
+from explorer.run_updates import (
+    CHANNEL_TTL_S,
+    GONE_TTL_S,
+    RECORDINGS_BYTES,
+    WATCHER_TTL_S,
+    Recording,
+    RunUpdate,
+    StoreUnavailable,
+)
+
+__all__ = ["CONNECT_TIMEOUT_S", "RedisStore", "SOCKET_TIMEOUT_S"]
+
+CONNECT_TIMEOUT_S = 1.0  # a Redis that does not accept the connection by then counts as down
+SOCKET_TIMEOUT_S = 2.0  # longest wait for one reply (a recording of tens of MB still arrives well within it)
+RETRY_AFTER_S = 5.0  # after a connection failure, calls fail at once for this long instead of waiting again
+STORE = "Redis, the run store the app servers share,"
+DOWN = f"{STORE} does not answer; try again shortly."
+REFUSED = STORE + " refused the request ({error})."
+UNREADABLE = STORE + " holds data this server cannot read ({error}); every app server should run the same version."
+
+# KEYS: recording, used, size, clock; ARGV: key, value, nbytes, budget, recording-key prefix.
+_SAVE = """
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+local sizes, total = redis.call('HVALS', KEYS[3]), 0
+for _, size in ipairs(sizes) do total = total + tonumber(size) end
+while total > tonumber(ARGV[4]) do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not oldest then break end
+  total = total - tonumber(redis.call('HGET', KEYS[3], oldest) or '0')
+  redis.call('DEL', ARGV[5] .. oldest)
+  redis.call('HDEL', KEYS[3], oldest)
+  redis.call('ZREM', KEYS[2], oldest)
+end
+"""
+# KEYS: recording, used, size, clock; ARGV: key. A load is a use; a recording gone from Redis is forgotten.
+_LOAD = """
+local value = redis.call('GET', KEYS[1])
+if not value then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  return false
+end
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+return value
+"""
+# KEYS: channel, target. Writes to a channel's companion key only while the channel lives, and lets it expire
+# with the channel. ARGV[1] = 'zadd' (ARGV[2] score, ARGV[3] member) or 'set' (ARGV[2] value).
+_IF_CHANNEL = """
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then return 0 end
+if ARGV[1] == 'zadd' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) else redis.call('SET', KEYS[2], ARGV[2]) end
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1
+"""
+
+
+class RedisStore:
+    """The run store in Redis at ``url`` (e.g. ``redis://redis:6379/0``); see the module docstring.
+
+    Args:
+        url: the Redis address, as ``redis-py`` reads it (``redis://``, ``rediss://`` or ``unix://``).
+        prefix: what every key starts with; servers that share runs use the same one.
+        recordings_bytes: the recordings' total size at most, in encoded bytes; the least recently used go first.
+        channel_ttl_s: a channel nobody published to for this long expires.
+        clock: wall-clock seconds, for the watchers' last reads (shared by every server, unlike a monotonic clock).
+        retry_after_s: after a connection failure, how long calls fail at once before trying Redis again.
+
+    Every method raises :class:`StoreUnavailable` when Redis does not answer or refuses, and, saying why, when the
+    ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
+    """
+
+    def __init__(self, url: str, *, prefix: str = "te:", recordings_bytes: int = RECORDINGS_BYTES,
+                 channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
+                 retry_after_s: float = RETRY_AFTER_S) -> None:
+        self.prefix, self.recordings_bytes, self.channel_ttl_s = prefix, recordings_bytes, channel_ttl_s
+        self.retry_after_s = retry_after_s
+        self._clock = clock
+        self._down_until = 0.0
+        self._broken: str | None = None  # why this store cannot work at all (its configuration), told by every call
+        try:
+            self._redis, self._down_errors, self._errors = _client(url)
+        except StoreUnavailable as err:
+            self._broken, self._redis = str(err), None
+            return
+        self._save, self._load = self._redis.register_script(_SAVE), self._redis.register_script(_LOAD)
+        self._if_channel = self._redis.register_script(_IF_CHANNEL)
+
+    def publish(self, run_id: str, update: RunUpdate) -> None:
+        value, ttl_ms = run_codec.encode_update(update), self._ttl_ms()
+        with self._reach():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.rpush(self._key("ch", run_id), value)
+            for kind in ("ch", "ck", "w"):
+                pipe.pexpire(self._key(kind, run_id), ttl_ms)
+            pipe.execute()
+
+    def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
+        with self._reach():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.llen(self._key("ch", run_id))
+            pipe.lrange(self._key("ch", run_id), cursor, -1)
+            length, values = pipe.execute()
+        if length == 0:
+            return None
+        with self._decoding():
+            return [run_codec.decode_update(v) for v in values], length
+
+    def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
+        note = json.dumps({"reason": reason, "recording": recording})
+        with self._reach():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(*(self._key(kind, run_id) for kind in ("ch", "ck", "w")))
+            pipe.set(self._key("gone", run_id), note, ex=int(GONE_TTL_S))
+            pipe.execute()
+
+    def gone(self, run_id: str) -> dict[str, Any] | None:
+        with self._reach():
+            value = self._redis.get(self._key("gone", run_id))
+        if value is None:
+            return None
+        with self._decoding():
+            note = json.loads(value)
+            if not isinstance(note, dict) or not isinstance(note.get("reason"), str):
+                raise ValueError("an ended run's note is not {reason, recording}")
+            recording = note.get("recording")
+            return {"reason": note["reason"], "recording": recording if isinstance(recording, str) else None}
+
+    def put_checkpoints(self, run_id: str, step: int, checkpoints: list[bytes]) -> None:
+        value = run_codec.encode_checkpoints(step, checkpoints)
+        with self._reach():
+            self._if_channel(keys=[self._key("ch", run_id), self._key("ck", run_id)], args=["set", value])
+
+    def checkpoints(self, run_id: str) -> tuple[int, list[bytes]] | None:
+        with self._reach():
+            value = self._redis.get(self._key("ck", run_id))
+        if value is None:
+            return None
+        with self._decoding():
+            return run_codec.decode_checkpoints(value)
+
+    def touch_watcher(self, run_id: str, watcher_id: str) -> None:
+        with self._reach():
+            self._if_channel(keys=[self._key("ch", run_id), self._key("w", run_id)],
+                             args=["zadd", repr(self._clock()), watcher_id])
+
+    def watcher_count(self, run_id: str) -> int:
+        watchers = self._key("w", run_id)
+        with self._reach():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.exists(self._key("ch", run_id))
+            pipe.zremrangebyscore(watchers, "-inf", repr(self._clock() - WATCHER_TTL_S))
+            pipe.zcard(watchers)
+            exists, _, count = pipe.execute()
+        return int(count) if exists else 0
+
+    def save_recording(self, recording: Recording) -> None:
+        value = run_codec.encode_recording(recording)
+        if len(value) > self.recordings_bytes:
+            return  # larger than the whole budget: keeping it would evict everything else
+        with self._reach():
+            self._save(keys=self._recording_keys(recording.key),
+                       args=[recording.key, value, len(value), self.recordings_bytes, self._key("rec", "")])
+
+    def load_recording(self, key: str) -> Recording | None:
+        with self._reach():
+            value = self._load(keys=self._recording_keys(key), args=[key])
+        if value is None:
+            return None
+        try:
+            return run_codec.decode_recording(value)
+        except ValueError:
+            with self._reach():  # unreadable (another version wrote it): forget it, the run trains again
+                self._redis.delete(self._key("rec", key))
+            return None
+
+    def has_recording(self, key: str) -> bool:
+        with self._reach():
+            return bool(self._redis.exists(self._key("rec", key)))
+
+    def close(self) -> None:
+        """Close the connections to Redis (a later call opens new ones)."""
+        if self._redis is not None:
+            self._redis.close()
+
+    def _key(self, kind: str, name: str) -> str:
+        return f"{self.prefix}{kind}:{name}"
+
+    def _recording_keys(self, key: str) -> list[str]:
+        return [self._key("rec", key), f"{self.prefix}rec-used", f"{self.prefix}rec-size", f"{self.prefix}rec-clock"]
+
+    def _ttl_ms(self) -> int:
+        return max(1, int(self.channel_ttl_s * 1000))
+
+    @contextmanager
+    def _reach(self) -> Iterator[None]:
+        """Run Redis commands; their failures become :class:`StoreUnavailable`."""
+        if self._broken is not None:
+            raise StoreUnavailable(self._broken)
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailable(DOWN)
+        try:
+            yield
+        except self._down_errors as err:
+            self._down_until = time.monotonic() + self.retry_after_s
+            raise StoreUnavailable(DOWN) from err
+        except self._errors as err:
+            raise StoreUnavailable(REFUSED.format(error=err)) from err
+
+    @contextmanager
+    def _decoding(self) -> Iterator[None]:
+        """Decode stored values; bytes this server cannot read become :class:`StoreUnavailable`."""
+        try:
+            yield
+        except ValueError as err:
+            raise StoreUnavailable(UNREADABLE.format(error=err)) from err
+
+
+def _client(url: str) -> tuple[Any, tuple[type[Exception], ...], type[Exception]]:
+    """A Redis client for ``url`` with short timeouts and one quick retry, the errors that mean Redis is down, and
+    the base of all its errors; :class:`StoreUnavailable` saying why there can be none."""
+    try:
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+    except ImportError as err:
+        raise StoreUnavailable("TE_REDIS_URL is set but the redis package is missing: install requirements.txt.") \
+            from err
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S,
+                                      retry=Retry(NoBackoff(), 1), health_check_interval=30)
+    except ValueError as err:
+        raise StoreUnavailable(f"TE_REDIS_URL is not a Redis address ({err}).") from err
+    return client, (redis.ConnectionError, redis.TimeoutError), redis.RedisError

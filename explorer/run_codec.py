@@ -1,0 +1,257 @@
+"""Bytes for what the run store keeps outside this process: :class:`RunUpdate`, :class:`Recording`, model files.
+
+A stored value is ``MAGIC``, a 4-byte big-endian header length, a UTF-8 JSON header, then raw array and file bytes.
+The header holds the value's fields as plain JSON, with every array replaced by its index in ``"arrays"``
+(``[dtype, shape, offset]``: little-endian numeric dtypes only, so float16 attention stays float16) and every model
+file by its index in ``"blobs"`` (``[offset, length]``); offsets count from the end of the header. ``state`` and
+``meta`` are stored as JSON, so their tuples come back as lists and NumPy numbers as plain ones.
+
+Nothing is pickled: decoding reads JSON and numbers only and rebuilds each dataclass field by field, checking types
+and bounds on the way. Bad, truncated or foreign bytes raise a :class:`ValueError` that says what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from typing import Any
+
+import numpy as np
+
+from explorer.run_frame import SampleSet
+from explorer.run_updates import LaneUpdate, Recording, RunUpdate
+from transformer_core.tasks.base import Sample
+from transformer_core.training import Snapshot
+
+__all__ = ["MAGIC", "decode_checkpoints", "decode_recording", "decode_update", "encode_checkpoints",
+           "encode_recording", "encode_update"]
+
+MAGIC = b"TE-RUN\x00\x01"  # the format's name and version: bytes written by another version are refused
+_LENGTH = struct.Struct(">I")
+_DTYPES = frozenset({"<f2", "<f4", "<f8", "<i4", "<i8", "|u1", "|b1"})  # what snapshots and scores hold
+_SAMPLE_FIELDS = 5  # input, target, prediction, correct, detail
+
+
+class _Writer:
+    """Collects arrays and files into one payload while the header is built."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.arrays: list[list[Any]] = []
+        self.blobs: list[list[int]] = []
+        self.offset = 0
+
+    def _add(self, data: bytes) -> int:
+        start = self.offset
+        self.chunks.append(data)
+        self.offset += len(data)
+        return start
+
+    def array(self, value: np.ndarray) -> int:
+        a = np.asarray(value)
+        a = a.astype(a.dtype.newbyteorder("<")) if a.dtype.byteorder == ">" else a
+        if a.dtype.str not in _DTYPES:
+            raise ValueError(f"cannot store an array of dtype {a.dtype} (numbers and booleans only)")
+        self.arrays.append([a.dtype.str, list(a.shape), self._add(np.ascontiguousarray(a).tobytes())])
+        return len(self.arrays) - 1
+
+    def blob(self, data: bytes) -> int:
+        self.blobs.append([self._add(bytes(data)), len(data)])
+        return len(self.blobs) - 1
+
+    def finish(self, kind: str, body: dict[str, Any]) -> bytes:
+        header = {"kind": kind, "body": body, "arrays": self.arrays, "blobs": self.blobs}
+        try:
+            text = json.dumps(header, default=_plain, separators=(",", ":")).encode()
+        except TypeError as err:
+            raise ValueError(f"cannot store this {kind}: {err}") from err
+        return b"".join([MAGIC, _LENGTH.pack(len(text)), text, *self.chunks])
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars and small arrays in metadata become plain JSON numbers and lists."""
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not plain data")
+
+
+class _Reader:
+    """Reads and checks one encoded value; every failure is a ValueError naming what is wrong."""
+
+    def __init__(self, data: bytes, kind: str) -> None:
+        self.kind = kind
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise ValueError(f"stored {kind}: expected bytes, got {type(data).__name__}")
+        data = bytes(data)
+        if not data.startswith(MAGIC):
+            raise ValueError(f"stored {kind}: not written by this version of the app (unknown format)")
+        start = len(MAGIC) + _LENGTH.size
+        if len(data) < start:
+            raise ValueError(f"stored {kind}: truncated before its header")
+        (length,) = _LENGTH.unpack_from(data, len(MAGIC))
+        if start + length > len(data):
+            raise ValueError(f"stored {kind}: truncated inside its header")
+        try:
+            header = json.loads(data[start:start + length])
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+            raise ValueError(f"stored {kind}: unreadable header ({err})") from err
+        header = self.dict(header, "header", keys={"kind", "body", "arrays", "blobs"})
+        if header["kind"] != kind:
+            raise ValueError(f"stored {kind}: holds a {header['kind']!r} instead")
+        self.body = self.dict(header["body"], "body")
+        self.arrays, self.blobs = self.list(header["arrays"], "arrays"), self.list(header["blobs"], "blobs")
+        self.payload = memoryview(data)[start + length:]
+
+    def fail(self, message: str) -> ValueError:
+        return ValueError(f"stored {self.kind}: {message}")
+
+    def dict(self, value: Any, where: str, keys: set[str] | None = None) -> dict[str, Any]:
+        if not isinstance(value, dict) or (keys is not None and set(value) != keys):
+            wanted = f" with exactly {sorted(keys)}" if keys is not None else ""
+            raise self.fail(f"{where} is not an object{wanted}")
+        return value
+
+    def list(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.fail(f"{where} is not a list")
+        return value
+
+    def int(self, value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(f"{where} is not a whole number ≥ 0")
+        return value
+
+    def number(self, value: Any, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(f"{where} is not a number")
+        return value
+
+    def str(self, value: Any, where: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"{where} is not text")
+        return value
+
+    def span(self, offset: Any, length: Any, where: str) -> memoryview:
+        offset, length = self.int(offset, f"{where} offset"), self.int(length, f"{where} length")
+        if offset + length > len(self.payload):
+            raise self.fail(f"{where} lies past the end of the data (truncated?)")
+        return self.payload[offset:offset + length]
+
+    def array(self, index: Any, where: str) -> np.ndarray:
+        index = self.int(index, where)
+        if index >= len(self.arrays):
+            raise self.fail(f"{where} names array {index} of {len(self.arrays)}")
+        entry = self.list(self.arrays[index], f"array {index}")
+        if len(entry) != 3 or entry[0] not in _DTYPES:
+            raise self.fail(f"array {index} is not [dtype, shape, offset] with a numeric dtype")
+        dtype, shape = np.dtype(entry[0]), [self.int(n, f"array {index} shape") for n in self.list(entry[1], where)]
+        raw = self.span(entry[2], math.prod(shape) * dtype.itemsize, f"array {index}")
+        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+    def blob(self, index: Any, where: str) -> bytes:
+        index = self.int(index, where)
+        if index >= len(self.blobs):
+            raise self.fail(f"{where} names file {index} of {len(self.blobs)}")
+        entry = self.list(self.blobs[index], f"file {index}")
+        if len(entry) != 2:
+            raise self.fail(f"file {index} is not [offset, length]")
+        return bytes(self.span(entry[0], entry[1], f"file {index}"))
+
+
+def encode_update(update: RunUpdate) -> bytes:
+    """``update`` as bytes (see the module docstring)."""
+    out = _Writer()
+    body = {"state": update.state, "meta": update.meta, "lanes": [_lane_body(lane, out) for lane in update.lanes]}
+    return out.finish("update", body)
+
+
+def decode_update(data: bytes) -> RunUpdate:
+    """The :class:`RunUpdate` that :func:`encode_update` wrote; ``ValueError`` for anything else."""
+    r = _Reader(data, "update")
+    body = r.dict(r.body, "update", keys={"state", "meta", "lanes"})
+    return RunUpdate(state=r.dict(body["state"], "state"), lanes=_lanes(r, body["lanes"]),
+                     meta=None if body["meta"] is None else r.dict(body["meta"], "meta"))
+
+
+def encode_recording(recording: Recording) -> bytes:
+    """``recording`` as bytes, its checkpoints included."""
+    out = _Writer()
+    body = {"key": recording.key, "meta": recording.meta, "state": recording.state,
+            "lanes": [_lane_body(lane, out) for lane in recording.lanes],
+            "timeline": [[float(seconds), int(step)] for seconds, step in recording.timeline],
+            "checkpoints": [out.blob(c) for c in recording.checkpoints]}
+    return out.finish("recording", body)
+
+
+def decode_recording(data: bytes) -> Recording:
+    """The :class:`Recording` that :func:`encode_recording` wrote; ``ValueError`` for anything else."""
+    r = _Reader(data, "recording")
+    body = r.dict(r.body, "recording", keys={"key", "meta", "state", "lanes", "timeline", "checkpoints"})
+    timeline = []
+    for i, point in enumerate(r.list(body["timeline"], "timeline")):
+        if not isinstance(point, list) or len(point) != 2:
+            raise r.fail(f"timeline point {i} is not [seconds, step]")
+        timeline.append((float(r.number(point[0], "timeline seconds")), r.int(point[1], "timeline step")))
+    return Recording(key=r.str(body["key"], "key"), meta=r.dict(body["meta"], "meta"),
+                     state=r.dict(body["state"], "state"), lanes=_lanes(r, body["lanes"]), timeline=timeline,
+                     checkpoints=[r.blob(i, "checkpoint") for i in r.list(body["checkpoints"], "checkpoints")])
+
+
+def encode_checkpoints(step: int, checkpoints: list[bytes]) -> bytes:
+    """The model files a run's owner offers to its watchers, and the step they were saved at."""
+    out = _Writer()
+    return out.finish("checkpoints", {"step": int(step), "files": [out.blob(c) for c in checkpoints]})
+
+
+def decode_checkpoints(data: bytes) -> tuple[int, list[bytes]]:
+    """``(step, files)`` as :func:`encode_checkpoints` wrote them; ``ValueError`` for anything else."""
+    r = _Reader(data, "checkpoints")
+    body = r.dict(r.body, "checkpoints", keys={"step", "files"})
+    return r.int(body["step"], "step"), [r.blob(i, "file") for i in r.list(body["files"], "files")]
+
+
+def _lane_body(lane: LaneUpdate, out: _Writer) -> dict[str, Any]:
+    snapshots = [{"step": s.step, "attention": {k: out.array(a) for k, a in s.attention.items()},
+                  "scores": {k: out.array(a) for k, a in s.scores.items()}} for s in lane.snapshots]
+    samples = [{"step": s.step, "caption": s.caption,
+                "items": [[x.input, x.target, x.prediction, x.correct, x.detail] for x in s.items]}
+               for s in lane.samples]
+    return {"history": lane.history, "snapshots": snapshots, "samples": samples,
+            "kept": None if lane.kept is None else [int(k) for k in lane.kept]}
+
+
+def _lanes(r: _Reader, value: Any) -> list[LaneUpdate]:
+    lanes = []
+    for i, lane in enumerate(r.list(value, "lanes")):
+        lane = r.dict(lane, f"lane {i}", keys={"history", "snapshots", "samples", "kept"})
+        history = [{r.str(k, "metric name"): r.number(v, f"metric {k!r}") for k, v in r.dict(row, "row").items()}
+                   for row in r.list(lane["history"], "history")]
+        kept = None if lane["kept"] is None else [r.int(k, "kept step") for k in r.list(lane["kept"], "kept")]
+        lanes.append(LaneUpdate(history=history, kept=kept,
+                                snapshots=[_snapshot(r, s) for s in r.list(lane["snapshots"], "snapshots")],
+                                samples=[_sample_set(r, s) for s in r.list(lane["samples"], "samples")]))
+    return lanes
+
+
+def _snapshot(r: _Reader, value: Any) -> Snapshot:
+    s = r.dict(value, "snapshot", keys={"step", "attention", "scores"})
+    return Snapshot(step=r.int(s["step"], "snapshot step"),
+                    attention={r.str(k, "map name"): r.array(i, f"attention {k!r}")
+                               for k, i in r.dict(s["attention"], "attention").items()},
+                    scores={r.str(k, "score name"): r.array(i, f"score {k!r}")
+                            for k, i in r.dict(s["scores"], "scores").items()})
+
+
+def _sample_set(r: _Reader, value: Any) -> SampleSet:
+    s = r.dict(value, "sample set", keys={"step", "caption", "items"})
+    items = []
+    for item in r.list(s["items"], "samples"):
+        if not isinstance(item, list) or len(item) != _SAMPLE_FIELDS:
+            raise r.fail("a sample is not [input, target, prediction, correct, detail]")
+        if not isinstance(item[3], bool):
+            raise r.fail("a sample's 'correct' is not true or false")
+        items.append(Sample(input=r.str(item[0], "sample input"), target=r.str(item[1], "sample target"),
+                            prediction=r.str(item[2], "sample prediction"), correct=item[3],
+                            detail=r.str(item[4], "sample detail")))
+    return SampleSet(step=r.int(s["step"], "sample step"), caption=r.str(s["caption"], "caption"), items=tuple(items))
