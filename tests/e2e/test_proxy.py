@@ -205,9 +205,6 @@ def test_a_watch_link_made_on_one_replica_plays_on_the_other(proxy, shared_redis
             save_screenshot(watcher, "watch_without_redis.png")
 
 
-@pytest.mark.xfail(strict=True, reason="turning Share live off from inside the live loop assigns the toggle's "
-                                       "session-state key after the toggle exists (ui/training/share.py), which "
-                                       "Streamlit refuses: the owner's page stops")
 def test_the_owner_keeps_training_when_redis_goes_away(proxy, shared_redis, browser) -> None:
     with new_tab(browser, proxy) as owner:
         _share_and_start(owner)

@@ -24,6 +24,7 @@ from ui.training import text as tt
 from ui.training.controls import PAGE
 
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
+LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went away); the toggle turns off next run
 PUBLISHER = "live.share.publisher"  # (run's id, Publisher): the channel of the run being shared
 DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
 OFFERED = "live.share.offered"  # (channel id, step): the model files last offered to watchers
@@ -61,7 +62,7 @@ def end_channel(reason: str, run: LiveRun | None = None) -> None:
 
 def publish(run: LiveRun, *, force: bool = False) -> None:
     """Publish ``run``'s news to its channel (when shared); offer the model files when allowed and due."""
-    publisher = _publisher(run)
+    publisher = None if st.session_state.get(LOST) else _publisher(run)
     if publisher is None:
         return
     allowed = bool(st.session_state.get(DOWNLOADS))
@@ -76,10 +77,10 @@ def publish(run: LiveRun, *, force: bool = False) -> None:
             files = [checkpoint_bytes(run, i) for i in range(len(run.trainers))]
             publisher.store.put_checkpoints(publisher.run_id, run.step, files)
             st.session_state[OFFERED] = offered
-    except StoreUnavailable as err:
-        st.session_state[SHARING] = False
+    except StoreUnavailable as err:  # the toggle is drawn already: it turns off before the next run draws it
+        st.session_state[LOST] = str(err)
         st.session_state.pop(PUBLISHER, None)
-        st.warning(f"Live sharing stopped: {err}", icon="📡")
+        st.warning(f"Live sharing stopped: {err} Training goes on.", icon="📡")
 
 
 def remember_settings() -> None:
@@ -109,6 +110,9 @@ def share_panel(run: LiveRun | None) -> None:
     """The "Share live" toggle and, when on, the watch link, the number of watchers and the downloads switch."""
     if run is None:
         return
+    if lost := st.session_state.pop(LOST, None):
+        st.session_state[SHARING] = False
+        st.warning(f"Live sharing stopped: {lost} Turn it on again when the store is back.", icon="📡")
     c_toggle, c_link = st.columns([1, 3], vertical_alignment="center")
     c_toggle.toggle("📡 Share live", key=SHARING, on_change=_on_toggle,
                     help="Give this run a link that anyone can open to watch it train, read-only: students see "
