@@ -52,12 +52,15 @@ with tv.swapped_container(tv.NOTICES, object()):  # no notice of an earlier run 
                    f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
     ready = verdict is not None and verdict.ok and not error
     tr.settings_changed_notice(run, ready)
-tr.control_bar(run, ready=ready, projector=projector)
+tr.control_bar(run, ready=ready, projector=projector, waiting=line.waiting())
 if run is None:
     st.stop()
-line_slot = st.container()  # the place in line, while the run waits for one
-replay.replay_banner(run, tr.train_for_real)
-share.share_panel(run)
+# Fixed slots: what they show comes and goes, and a slot drawn empty clears what an earlier run left in it.
+line_slot, replay_slot, share_slot = st.empty(), st.empty(), st.empty()
+with replay_slot.container():
+    replay.replay_banner(run, tr.train_for_real)
+with share_slot.container():
+    share.share_panel(run)
 live_watchdog(tv.STATUS_TEXT["running"])
 
 tr.write_samples(run)
@@ -76,6 +79,6 @@ with tv.run_container(run, projector):
                    "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings "
                    "page.")
 
-with line_slot:
+with line_slot.container():
     line.wait_in_line(run, on_start=resume.register)
 tr.train_live(run, view)

@@ -71,7 +71,7 @@ def wait_in_line(run: LiveRun, on_start) -> None:
     """
     if not waiting():
         return
-    c_text, c_leave = st.columns([5, 1], vertical_alignment="center")
+    c_text, c_leave = st.columns([4, 1.2], vertical_alignment="center")
     c_leave.button("Leave the line", icon=":material/logout:", on_click=leave_line, key="live.line.leave",
                    help="Give up your place; press Start again later.")
     slot = c_text.empty()

@@ -202,12 +202,13 @@ def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
             icon="🔁")
 
 
-def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
-    """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset)."""
+def control_bar(run: LiveRun | None, ready: bool, projector: bool, waiting: bool = False) -> None:
+    """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset); Start is
+    off while the run ``waiting`` in line for a place."""
     status = run.status if run is not None else "ready"
     bar = st.container(horizontal=True)
     bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=_start, key="live.start",
-               disabled=not ready or status in ("running", "paused"),
+               disabled=not ready or waiting or status in ("running", "paused"),
                help="Train from the current settings (after a finished run: a new run).")
     if status == "paused":
         bar.button("Resume", icon=":material/play_circle:", on_click=_resume, key="live.resume",
