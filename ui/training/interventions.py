@@ -158,7 +158,12 @@ def importance_caption(importance: Importance) -> str:
 
 
 def _drop_text(metric: str, value: float) -> str:
-    return f"{100 * value:.1f} points" if metric == "accuracy" else f"{value:.3f}"
+    return points_text(value) if metric == "accuracy" else hm.number_text(value, 3)
+
+
+def points_text(fraction: float) -> str:
+    """An accuracy change in percentage points, e.g. "17.6 points" ("0.0 points", never "-0.0")."""
+    return f"{hm.number_text(100 * fraction, 1)} points"
 
 
 def importance_spec(importance: Importance, task: Task, step: int) -> hm.HeatmapSpec:
