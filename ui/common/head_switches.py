@@ -26,12 +26,14 @@ def _keep_row(key: str, stack: str, layer: int) -> None:
 
 
 def head_switches(shape: Mapping[str, tuple[int, int]], off: tuple[HeadRef, ...], *, key: str,
-                  titles: Mapping[str, str], disabled: bool = False) -> None:
+                  titles: Mapping[str, str], side_by_side: bool = True, disabled: bool = False) -> None:
     """Pills for every head of a model with ``shape`` (stack -> (layers, heads)); ``off`` are shown switched on.
 
-    ``key`` is the session-state list of head keys the pills read and write; ``titles`` names the stacks.
+    ``key`` is the session-state list of head keys the pills read and write; ``titles`` names the stacks, which
+    stand side by side (a full-width page) or one under another (half a page, when comparing).
     """
-    columns = st.columns(len(shape), gap="medium") if len(shape) > 1 else [st.container()]
+    wide = side_by_side and len(shape) > 1
+    columns = st.columns(len(shape), gap="medium") if wide else [st.container() for _ in shape]
     for column, (stack, (layers, heads)) in zip(columns, shape.items(), strict=True):
         with column:
             st.markdown(f"**{titles.get(stack, stack)}**")

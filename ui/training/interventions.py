@@ -74,7 +74,7 @@ def _lane(run: LiveRun, lane: int, sampling: dict[str, Any] | None) -> None:
         st.markdown(f"**{run.labels[lane]}** · step {probe.step}")
     titles = {s: kind_title(s, run.task.family).split(" (")[0] for s in probe.heads}  # one line each
     off = probe.known(refs_from_keys(st.session_state.get(key) or ()))
-    head_switches(probe.heads, off, key=key, titles=titles)
+    head_switches(probe.heads, off, key=key, titles=titles, side_by_side=len(run.trainers) == 1)
     base, now = probe.outcome(), probe.outcome(off)
     _numbers(run, base, now)
     _samples(run, lane, base, now)
@@ -88,7 +88,8 @@ def _numbers(run: LiveRun, base: Outcome, now: Outcome) -> None:
     off = f"{len(now.heads)} head{'s' if len(now.heads) != 1 else ''} off"
     shown = ((METRIC_TITLES.get(task.metric_name, task.metric_name), task.metric_name, task.higher_is_better),
              ("Held-out loss", "loss", False))
-    cols = st.columns(2 * len(shown))
+    wide = len(run.trainers) == 1  # four metrics in a row; two rows of two on half a page
+    cols = st.columns(2 * len(shown)) if wide else [c for _ in shown for c in st.columns(2)]
     for i, (label, metric, higher_is_better) in enumerate(shown):
         before, after = base.metrics.get(metric), now.metrics.get(metric)
         cols[2 * i].metric(f"{label} · all heads on", metric_text(metric, before),
@@ -176,7 +177,7 @@ def importance_spec(importance: Importance, task: Task, step: int) -> hm.Heatmap
     name = METRIC_TITLES.get(importance.metric_name, importance.metric_name).lower()
     unit = f"{name} points lost" if points else f"{name} {'lost' if task.higher_is_better else 'gained'}"
     return hm.matrix_spec(100 * z if points else z, rows, [f"H{j + 1}" for j in range(z.shape[1])], diverging=True,
-                          decimals=0 if points else 2, title=f"Head importance ({unit}) · step {step}",
+                          decimals=1 if points else 2, title=f"Head importance ({unit}) · step {step}",
                           hover_name=unit)
 
 
