@@ -113,10 +113,13 @@ def switched_off(subject: Subject, heads: Sequence[Pair], mode: str = "zero") ->
 
 
 def compare(subject: Subject, heads: Sequence[Pair], mode: str = "zero") -> Comparison:
-    """Read ``subject`` with every head on, then with ``heads`` of its stack switched off."""
-    before = subject.read()
+    """Read ``subject`` with every head on, then with ``heads`` of its stack switched off.
+
+    With no heads to switch off nothing is run, and both outcomes are empty.
+    """
     if not heads:
-        return Comparison(before, before, (), mode)
+        return Comparison(Outcome(), Outcome(), (), mode)
+    before = subject.read()
     with switched_off(subject, heads, mode):
         after = subject.read()
     return Comparison(before, after, tuple(heads), mode)

@@ -8,7 +8,7 @@ import copy
 import numpy as np
 import torch
 
-from explorer.head_switch import compare, format_heads, parse_heads
+from explorer.head_switch import Outcome, Subject, compare, describe_change, format_heads, parse_heads
 from explorer.inspect import build_lab_encoder
 from explorer.lab_input import LabInput
 from explorer.lab_subjects import pretrained_subject, random_subject, trained_subject
@@ -77,10 +77,13 @@ def test_bert_fill_ins_with_heads_off_match_transformers_with_zero_values(bert):
     assert result.after.ranked[0].title == f"Fill-ins for position {spot}"
 
 
-def test_no_heads_off_leaves_the_output_as_it_is(gpt2):
-    _, pre = gpt2
-    result = compare(pretrained_subject(pre, encode(pre, "a dog ran", 48)), [])
-    assert result.after == result.before
+def test_no_heads_off_runs_nothing():
+    def read():
+        raise AssertionError("the model ran")
+
+    result = compare(Subject(torch.nn.Linear(2, 2), "encoder", read, read), [])
+    assert result.after == result.before == Outcome()
+    assert describe_change(result) == ["Every head is on: pick heads to switch them off."]
 
 
 def test_random_encoder_outputs_move_as_a_model_with_those_values_zeroed():
