@@ -132,3 +132,22 @@ def test_pretrained_gpt2_next_tokens_change_when_heads_switch_off(gpt2_dir) -> N
     lens = _chart(at, "attn.lens_chart")["data"][0]
     tokens = next(m.value for m in at.markdown if m.value.startswith("**Tokens"))
     assert _z(lens).shape == (2, tokens.count("·"))
+
+
+def test_pretrained_bert_fill_ins_before_and_after(tmp_path, monkeypatch) -> None:
+    from tests.pretrained.hf_folders import bert_folder, mark_special_tokens
+
+    bert_folder(tmp_path / "models" / "tiny-bert", layers=2, heads=2)
+    mark_special_tokens(tmp_path / "models" / "tiny-bert")
+    monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    at = app_at(PAGE)
+    at.radio(key=av.SOURCE).set_value("pretrained").run()
+    at.text_input(key=av.TEXT).set_value("the cat sat").run()
+    at.button_group(key=av.OFF_PICK + "0").set_value([1]).run()
+    assert_no_exception(at)
+    assert any("put [MASK] in your text" in i.value for i in at.info)
+    at.text_input(key=av.TEXT).set_value("the cat sat on the [MASK]").run()
+    plain, before, after = _guess_tables(at)
+    assert before.equals(plain) and not after.equals(before)
+    assert _summary(at)[0].startswith("Fill-ins for position 6: top")

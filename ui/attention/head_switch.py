@@ -171,9 +171,14 @@ def _vector_change(result: Comparison, tokens: Sequence[str]) -> None:
 
 def comparison_view(result: Comparison, tokens: Sequence[str]) -> None:
     """The summary sentences, then the output with every head on beside the output with the heads off."""
-    for line in describe_change(result, tokens):
+    lines = describe_change(result, tokens)
+    for line in lines:
         st.markdown(f"- {line}")
     if not result.heads:
+        return
+    if not lines:
+        st.info("This model gives nothing to compare on this text: BERT's output here is its fill-ins for "
+                "[MASK], so put [MASK] in your text.", icon="🕳️")
         return
     if result.before.vectors is not None:
         _vector_change(result, tokens)
