@@ -52,7 +52,7 @@ def test_a_link_switches_heads_off_and_names_those_this_model_lacks() -> None:
     at = opened_from_link(PAGE, {av.OFF: "1.2,9.9,2.1"})
     assert at.button_group(key=av.OFF_PICK + "0").value == [1]
     assert at.button_group(key=av.OFF_PICK + "1").value == [0]
-    assert any("9.9 is not a head of this model (2 layers × 2 heads)" in n for n in link_notices(at))
+    assert any("'9.9' is not a head of this model (2 layers × 2 heads)" in n for n in link_notices(at))
     assert _summary(at)[0].startswith("The final token vectors moved")
 
 

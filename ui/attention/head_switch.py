@@ -104,7 +104,8 @@ def _sync_from_text(layers: int, heads: int) -> None:
     for layer in range(layers):
         st.session_state[f"{OFF_PICK}{layer}"] = [h for lay, h in pairs if lay == layer]
     if bad:
-        why = f"{', '.join(bad)} {'is not a head' if len(bad) == 1 else 'are not heads'} of this model " \
+        named = ", ".join(repr(item[:20]) for item in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        why = f"{named} {'is not a head' if len(bad) == 1 else 'are not heads'} of this model " \
               f"({layers} layers × {heads} heads)"
         if not add_link_notice(OFF, f"was changed to {format_heads(pairs) or 'none'}: {why}."):
             st.info(f"Switched-off heads changed to {format_heads(pairs) or 'none'}: {why}.", icon="🔗")
