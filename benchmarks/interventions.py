@@ -105,8 +105,12 @@ def measure() -> dict:
         return task.evaluate(m, seed=0)["loss"]
 
     head_importance(reverse, score, heads=all_heads(reverse)[:1])  # warm up
-    importance_s = _timed(lambda: head_importance(reverse, score))
-    one_score_s = _timed(lambda: score(reverse), runs=5)  # right after: the same load on the machine
+    evaluations = len(all_heads(reverse)) + 1
+    maps, loops = [], []
+    for _ in range(3):  # interleaved with as many plain evaluations, so both see the same load on the machine
+        maps.append(_timed(lambda: head_importance(reverse, score), runs=1))
+        loops.append(_timed(lambda: [score(reverse) for _ in range(evaluations)], runs=1))
+    importance_s = statistics.median(maps)
 
     torch.manual_seed(0)
     gpt2 = GPT2LM(TransformerConfig(**GPT2_SMALL)).eval()
@@ -140,7 +144,7 @@ def measure() -> dict:
     batched = [_timed(batched_forward, runs=1) / _timed(separate_forwards, runs=1) for _ in range(3)]
     return {
         "importance_s": importance_s, "heads": len(all_heads(reverse)), "lens_s": lens_s,
-        "importance_per_score": importance_s / ((len(all_heads(reverse)) + 1) * one_score_s),
+        "importance_per_score": statistics.median(m / loop for m, loop in zip(maps, loops, strict=True)),
         "gpt2_params": sum(p.numel() for p in gpt2.parameters()),
         "check_reverse": _check_cost(reverse_forward), "check_gpt2": _check_cost(gpt2_forward, rounds=11),
         "one_head_off": statistics.median(off_ratios), "batched_ratio": statistics.median(batched),

@@ -7,8 +7,8 @@ import re
 import pytest
 import torch
 
-from tests.e2e.actions import choose, main_text, open_page, pick_radio
-from tests.e2e.conftest import new_tab, save_screenshot, serve_app, wait_for_app
+from tests.e2e.actions import choose, main_text, open_page, pick_radio, readme_screenshot
+from tests.e2e.conftest import SCREENSHOT_DIR, new_tab, serve_app, wait_for_app
 from tests.pretrained.hf_folders import gpt2_folder
 
 SUMMARY = re.compile(r"Next token after “[^”]+”: top “[^”]+” ([\d.]+)% → “[^”]+” ([\d.]+)%")
@@ -55,11 +55,11 @@ def test_switching_a_head_off_changes_the_next_token_and_the_lens_opens(browser,
         before, after = (float(x) for x in SUMMARY.search(text).groups())
         assert before != after  # the prediction changed
         assert "attn.off=1.3%2C2.1" in tab.url or "attn.off=1.3,2.1" in tab.url
-        tab.get_by_text("Switch heads off", exact=True).scroll_into_view_if_needed()
-        save_screenshot(tab, "switch_heads_gpt2.png")
+        readme_screenshot(tab, "switch_heads_gpt2.png", start=tab.get_by_text("Switch heads off", exact=True))
         tab.get_by_text("Logit lens: what would the model say").click()
         wait_for_app(tab)
         tab.get_by_text("Logit lens: the likeliest next token after each layer").wait_for()
         assert "The last row is the model's own prediction" in main_text(tab)
-        tab.get_by_text("Logit lens: the likeliest next token after each layer").scroll_into_view_if_needed()
-        save_screenshot(tab, "logit_lens_gpt2.png")
+        chart = tab.get_by_test_id("stPlotlyChart").filter(has_text="Logit lens: the likeliest").first
+        chart.scroll_into_view_if_needed()
+        chart.screenshot(path=str(SCREENSHOT_DIR / "logit_lens_gpt2.png"))
