@@ -44,6 +44,8 @@ __all__ = ["MODES", "HeadRef", "LogitLens", "ablate_heads", "all_heads", "attent
 def attention_stacks(model: nn.Module) -> dict[str, list[MultiHeadAttention]]:
     """The attention modules of ``model`` per stack, in the order and with the keys of its attention dict.
 
+    Any other module whose ``blocks`` are this package's self-attention blocks counts as one ``"encoder"`` stack.
+
     Raises:
         ValueError: for a model that is not one of this package's transformers.
     """
@@ -54,6 +56,10 @@ def attention_stacks(model: nn.Module) -> dict[str, list[MultiHeadAttention]]:
         return {"decoder": [b.self_attn for b in model.blocks]}
     if isinstance(model, SequenceRegressor | BertEncoder | VisionTransformer):
         return {"encoder": [b.self_attn for b in model.blocks]}
+    blocks = getattr(model, "blocks", None)  # another stack of this package's self-attention blocks
+    if isinstance(blocks, nn.ModuleList) and len(blocks) and all(
+            isinstance(getattr(b, "self_attn", None), MultiHeadAttention) for b in blocks):
+        return {"encoder": [b.self_attn for b in blocks]}
     raise ValueError(f"{type(model).__name__} is not a transformer of this package; its heads cannot be ablated.")
 
 
