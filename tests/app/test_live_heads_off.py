@@ -55,7 +55,7 @@ def test_clicking_a_head_off_shows_the_metric_loss_and_samples_without_it():
     assert at.session_state[ti.OFF] == ["cross.1.2"] and at.query_params["off"] == "cross.1.2"
     shown = metrics(at)
     assert shown["Accuracy · 1 head off"] == metric_text("accuracy", accuracy_with(run, 0, [("cross", 0, 1)]))
-    assert "Held-out loss · 1 head off" in shown
+    assert "Loss · 1 head off" in shown
     assert any("1 off: cross L1 H2" in h.proto.body for h in at.get("html"))
     at.button_group(key=f"{ti.OFF}.decoder.1").set_value([0, 1]).run()  # another row adds to the first
     assert sorted(at.session_state[ti.OFF]) == ["cross.1.2", "decoder.2.1", "decoder.2.2"]

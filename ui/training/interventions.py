@@ -87,7 +87,7 @@ def _numbers(run: LiveRun, base: Outcome, now: Outcome) -> None:
     task = run.task
     off = f"{len(now.heads)} head{'s' if len(now.heads) != 1 else ''} off"
     shown = ((METRIC_TITLES.get(task.metric_name, task.metric_name), task.metric_name, task.higher_is_better),
-             ("Held-out loss", "loss", False))
+             ("Loss", "loss", False))  # held-out, as the help says; short enough for a projector
     wide = len(run.trainers) == 1  # four metrics in a row; two rows of two on half a page
     cols = st.columns(2 * len(shown)) if wide else [c for _ in shown for c in st.columns(2)]
     for i, (label, metric, higher_is_better) in enumerate(shown):
