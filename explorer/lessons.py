@@ -5,7 +5,8 @@
 - :func:`scaling_demo` shows why attention divides the scores by √d_k before the softmax.
 - :func:`train_variants` trains one task several times with different model settings (for example with and
   without positional encoding) and returns plain-data summaries for display.
-- :func:`train_reverse_lesson` is the run the two training lessons share (reverse 8 digits, 120 steps);
+- :func:`train_reverse_lesson` is the run the training lessons share (reverse 8 digits, 120 steps);
+  :func:`train_reverse_model` is the same run with its trained model kept (to switch its heads off);
   :func:`output_labels` names the decoder's rows by the digit each one writes.
 """
 
@@ -21,8 +22,8 @@ import torch
 
 from transformer_core.config import TransformerConfig
 from transformer_core.models import CausalLM
-from transformer_core.tasks import get_task
-from transformer_core.training import Trainer, default_train_config, seeded
+from transformer_core.tasks import Task, get_task
+from transformer_core.training import TrainConfig, Trainer, default_train_config, seeded
 
 REVERSE_TASK = "reverse"  # the task of the two training lessons
 REVERSE_OPTIONS = {"min_len": 8}  # every sequence 8 digits long, as the lessons say
@@ -121,15 +122,32 @@ def train_variants(task_name: str, variants: Mapping[str, Mapping[str, Any]], *,
         progress: called as ``progress(label, step, steps)`` after every step.
     """
     task = get_task(task_name, **dict(task_options or {}))
+    train_config = _lesson_config(task, steps, seed)
+    return {label: summarize(label, _trained(task, label, changes, train_config, progress))
+            for label, changes in variants.items()}
+
+
+def _trained(task: Task, label: str, changes: Mapping[str, Any], train_config: TrainConfig,
+             progress: Callable[[str, int, int], None] | None) -> Trainer:
+    """The task's default model with ``changes``, trained to the end (``progress`` as in :func:`train_variants`)."""
+    trainer = Trainer(task, replace(task.default_model_config(), **changes), train_config)
+    steps = train_config.steps
+    report = None if progress is None else (lambda row: progress(label, int(row["step"]), steps))
+    trainer.run(callback=report)
+    return trainer
+
+
+def _lesson_config(task: Task, steps: int, seed: int) -> TrainConfig:
+    """A lesson run's training: ``steps`` steps, evaluated and snapshotted six times."""
     every = max(1, steps // 6)
-    train_config = default_train_config(task, steps=steps, seed=seed, eval_every=every, snapshot_every=every)
-    runs = {}
-    for label, changes in variants.items():
-        trainer = Trainer(task, replace(task.default_model_config(), **changes), train_config)
-        report = None if progress is None else (lambda row, name=label: progress(name, int(row["step"]), steps))
-        trainer.run(callback=report)
-        runs[label] = summarize(label, trainer)
-    return runs
+    return default_train_config(task, steps=steps, seed=seed, eval_every=every, snapshot_every=every)
+
+
+def train_reverse_model(*, steps: int = REVERSE_STEPS, seed: int = 0,
+                        progress: Callable[[str, int, int], None] | None = None) -> Trainer:
+    """The lessons' reverse run with sinusoidal positions (as :func:`train_reverse_lesson`), keeping its model."""
+    task = get_task(REVERSE_TASK, **REVERSE_OPTIONS)
+    return _trained(task, "sinusoidal", REVERSE_VARIANTS["sinusoidal"], _lesson_config(task, steps, seed), progress)
 
 
 def train_reverse_lesson(labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0,

@@ -5,6 +5,7 @@ import streamlit as st
 from ui.attention import controls as av
 from ui.attention import pretrained as lab_pretrained
 from ui.attention.find_heads import find_heads_section
+from ui.attention.head_switch import shown_model, switch_off_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
 from ui.common import state
@@ -32,7 +33,7 @@ with settings_panel():
         av.model_controls(projector=projector, trained=entry)
 
 s = av.settings()
-run = None
+run = shown_trained = None
 if pre is not None:
     run = lab_pretrained.run_pretrained(pre, lab_pretrained.cache_key(pre), text, lab_pretrained.chosen_layer())
     st.caption(lab_pretrained.describe(pre))
@@ -40,7 +41,7 @@ elif use_pretrained:
     st.warning("No pretrained model is loaded; showing random weights instead.", icon="⚠️")
 if entry is not None:
     try:
-        run = av.run_trained(entry, text)
+        run, shown_trained = av.run_trained(entry, text), entry
         st.caption(f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "
                    f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
     except ValueError as err:
@@ -68,5 +69,9 @@ else:
     token_lines(run, layer, head)
 if pre is not None:
     lab_pretrained.predictions(pre, text)
+shown = shown_model(pre, shown_trained, text, s)
+if shown is not None:
+    switch_off_section(shown)
+if pre is not None:
     find_heads_section(pre)
 close_page(info)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.pages import close_page, open_page, share_page
 from ui.training import controls as tc
+from ui.training import interventions as ti
 from ui.training import io as tio
 from ui.training import line, replay, resume, share, watch
 from ui.training import run as tr
@@ -71,6 +72,7 @@ with tv.run_container(run, projector):
         view.frame_label = tio.timelapse_controls(view.run, kind, follow=view.follows_training)
     view.refresh()
     view.draw_numbers()
+    ti.heads_off_panel(run, sampling=tt.sampling(run.task))
     if not projector:
         with st.expander("⬇️ Downloads and checkpoints"):
             tio.downloads(run, kind)

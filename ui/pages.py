@@ -59,8 +59,8 @@ class PageInfo:
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("home", "pages/home.py", "Home", "🏠", "", "Start", headline="🔭 Transformer Explorer"),
     PageInfo("lessons", "pages/lessons.py", "Lessons", "🎓", "lessons", "Start",
-             "Short guided scenarios for a classroom: positional encoding matters, heads specialise, patches are "
-             "tokens, causal masks.", lessons.URL_PARAMS),
+             "Short guided scenarios for a classroom: positional encoding matters, heads specialise, which head does "
+             "the work, patches are tokens, causal masks.", lessons.URL_PARAMS),
     PageInfo("attention", "pages/attention.py", "Attention Lab", "🔍", "attention", "Explore",
              "Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax "
              "→ ×V → concatenate heads → W_O — with the real numbers, causal and padding masks, and every layer × "

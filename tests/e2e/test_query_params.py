@@ -21,8 +21,9 @@ CASES = {
     "home": ("/", {"present": "maybe", "colors": "Rainbow"}, ["present", "colors"]),
     "lessons": ("/lessons", {"lesson": SCRIPT}, ["lesson"]),
     "attention": ("/attention", {"attn.heads": "7", "attn.d_model": "banana", "attn.layers": "99",
-                                 "attn.view": "xray", "attn.text": "x" * 500},
-                  ["attn.heads", "attn.d_model", "attn.layers", "attn.view", "attn.text"]),
+                                 "attn.view": "xray", "attn.text": "x" * 500, "attn.off_mode": "half",
+                                 "attn.off": f"1.1,{SCRIPT}"},
+                  ["attn.heads", "attn.d_model", "attn.layers", "attn.view", "attn.text", "attn.off_mode"]),
     "positional": ("/positional", {"pe.max_len": "-5", "pe.base": "nan", "pe.section": "nowhere"},
                    ["pe.max_len", "pe.base", "pe.section"]),
     "vit": ("/vit", {"vit.size": "77", "vit.sample": "unicorn", "vit.layers": "1e9", "vit.patch": "7"},
@@ -35,6 +36,7 @@ CASES = {
 
 # Values that pass the checks but do not fit the other settings: moved to the nearest choice, with a notice.
 CHANGED = {
+    "attention": ["was changed to 1.1: '<img src=x onerror=a' is not a head of this model"],
     "vit": ["vit.patch='7' was changed to 8"],  # the image size fell back to 64, which 7-pixel patches do not tile
 }
 

@@ -6,22 +6,6 @@ import pytest
 import torch
 
 from explorer.pretrained_lab import attention_layers, encode, mask_fills, next_tokens
-from tests.pretrained.hf_folders import bert_folder, gpt2_folder, mark_special_tokens
-from transformer_core.pretrained import load_pretrained
-
-
-@pytest.fixture(scope="module", name="gpt2")
-def gpt2_fixture(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("gpt2")
-    return gpt2_folder(folder, layers=2, heads=4, width=16), load_pretrained(folder)
-
-
-@pytest.fixture(scope="module", name="bert")
-def bert_fixture(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("bert")
-    hf = bert_folder(folder, layers=2, heads=2)
-    mark_special_tokens(folder)
-    return hf, load_pretrained(folder)
 
 
 def test_gpt2_text_becomes_its_own_subword_tokens_with_visible_spaces(gpt2):

@@ -13,18 +13,10 @@ import streamlit as st
 import torch
 
 from explorer.heads import MAX_HEADS, head_choices
-from explorer.inspect import MASK_KINDS, AttentionSteps, build_lab_encoder, lab_stack, trained_stack, walk_stack
-from explorer.lab_input import (
-    INPUT_KINDS,
-    MAX_TOKENS,
-    LabInput,
-    encode_for_task,
-    pad_input,
-    padded_length,
-    task_vocabulary,
-    tokenize,
-)
-from transformer_core import TransformerConfig, positional
+from explorer.inspect import MASK_KINDS, AttentionSteps, lab_stack, trained_stack, walk_stack
+from explorer.lab_input import INPUT_KINDS, MAX_TOKENS, LabInput, encode_for_task, task_vocabulary
+from explorer.lab_subjects import random_lab
+from transformer_core import positional
 from transformer_core.families import FAMILIES, family
 from ui.common import state
 from ui.common.urlstate import UrlParam, settle_choice
@@ -47,6 +39,12 @@ VIEW = "attn.view"  # which view is drawn (only that one is computed)
 LINES_SCOPE = "attn.lines_scope"
 LINES_FOCUS = "attn.lines_focus"
 NUMBERS = "attn.numbers"  # which step's matrix the step-by-step view shows as a table
+OFF = "attn.off"  # heads switched off, "layer.head" 1-based and comma-separated, e.g. "1.2,2.1" (the URL form)
+OFF_PICK = "attn.off_pick."  # prefix of each layer's head buttons; + the 0-based layer
+OFF_SYNCED = "attn.off_synced"  # OFF as last written from the buttons
+OFF_MODE = "attn.off_mode"  # what a switched-off head outputs: "zero" or "mean"
+LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
+OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
@@ -74,9 +72,11 @@ URL_PARAMS = (
     UrlParam(VIEW, "steps", choices=tuple(VIEWS)),
     UrlParam(SOURCE, "random", choices=("random", "pretrained", *LAB_FAMILIES)),
     UrlParam(PRETRAINED_MODEL, "", max_chars=200),  # the model's name; a name not on the server falls back
+    UrlParam(OFF, "", max_chars=2000),  # checked against the model that runs (see ui.attention.head_switch)
+    UrlParam(OFF_MODE, "zero", choices=tuple(OFF_MODES)),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
-        TOP_K, TEMPERATURE, FIND_SEED)
+        TOP_K, TEMPERATURE, FIND_SEED, LENS)
 
 
 def init_page_state() -> None:
@@ -87,6 +87,7 @@ def init_page_state() -> None:
     st.session_state.setdefault(TOP_K, 10)
     st.session_state.setdefault(TEMPERATURE, 1.0)
     st.session_state.setdefault(FIND_SEED, 0)
+    st.session_state.setdefault(LENS, False)
 
 
 @dataclass(frozen=True)
@@ -261,16 +262,11 @@ def _arrays(steps: AttentionSteps) -> dict[str, np.ndarray | None]:
 @st.cache_data(max_entries=64, show_spinner=False)
 def run_random(text: str, kind: str, d_model: int, heads: int, layers: int, mask: str, seed: int) -> LabRun:
     """The lab's random encoder on ``text`` (cached: a pure function of its arguments)."""
-    lab = tokenize(text, kind)
+    lab, config, model = random_lab(text, kind, d_model=d_model, heads=heads, layers=layers, mask=mask, seed=seed)
     notices = lab.notices()
-    if mask == "padding" and not lab.empty:
-        lab = pad_input(lab, padded_length(len(lab.tokens)))
-    config = TransformerConfig(vocab_size=lab.vocab_size, max_len=64, d_model=d_model, n_heads=heads,
-                               n_layers=layers, d_ff=4 * d_model, pad_id=0)
     pre_norm, rotary = config.norm == "pre", positional.get(config.positional).acts == "rotate"
-    if lab.empty:
+    if model is None:
         return LabRun((), [], heads, d_model, pre_norm, mask, rotary, "random", notices=notices)
-    model = build_lab_encoder(config, seed)
     with torch.no_grad():
         steps = walk_stack(lab_stack(model, lab.ids, lab.tokens, mask, lab.valid))
     return LabRun(lab.tokens, [_arrays(s) for s in steps], heads, d_model, pre_norm, mask, rotary,
@@ -285,7 +281,12 @@ def _task(name: str, options: tuple[tuple[str, object], ...]) -> object:
     return get_task(name, **dict(options))
 
 
-def _trained_input(entry: state.TrainedModel, text: str) -> tuple[LabInput, str]:
+def trained_input(entry: state.TrainedModel, text: str) -> tuple[LabInput, object, dict[str, int]]:
+    """``text`` encoded for a model trained in this session: its tokens, its task and the task's vocabulary.
+
+    Raises:
+        ValueError: with a friendly message when the task is not available or its vocabulary does not fit.
+    """
     options = tuple(sorted((getattr(entry, "task_options", None) or {}).items()))
     try:
         task = getattr(entry, "task", None) or _task(entry.task_name, options)
@@ -297,7 +298,7 @@ def _trained_input(entry: state.TrainedModel, text: str) -> tuple[LabInput, str]
                          f"standard vocabulary has {max(vocab.values()) + 1}: it was trained with other options.")
     cls = 1 if getattr(entry.model, "pool", None) == "cls" else 0
     lab = encode_for_task(task, text, max_tokens=min(MAX_TOKENS, entry.config.max_len - cls))
-    return lab, "".join(sorted(vocab))
+    return lab, task, vocab
 
 
 def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
@@ -306,7 +307,8 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
     Raises:
         ValueError: with a friendly message when the text cannot be encoded for this model.
     """
-    lab, known = _trained_input(entry, text)
+    lab, _, vocab = trained_input(entry, text)
+    known = "".join(sorted(vocab))
     notices = lab.notices()
     if lab.empty and text.strip():
         shown = known if len(known) <= 40 else known[:40] + "…"

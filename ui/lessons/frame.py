@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import streamlit as st
 
 from ui.common import state
 from ui.common.urlstate import UrlParam
 
+T = TypeVar("T")  # what a lesson's first step trains
 LESSON = "lessons.lesson"  # str: key of the lesson shown (in the URL as ?lesson=)
 
 
@@ -65,6 +67,22 @@ def step_intro(lesson: Lesson, number: int) -> None:
     """The heading and instruction of step ``number`` (1-based) of ``lesson``."""
     st.subheader(f"Step {number}")
     st.markdown(lesson.steps[number - 1])
+
+
+def model_steps(lesson: Lesson, train: Callable[[Lesson], T | None], explore: Callable[[Lesson, T], None],
+                measure: Callable[[Lesson, T], None]) -> None:
+    """Three steps around one trained model: step 1 trains it (``train`` returns it once it exists), steps 2 and 3
+    explore and measure it."""
+    step_intro(lesson, 1)
+    model = train(lesson)
+    step_intro(lesson, 2)
+    if model is None:
+        st.caption("Train the model in step 1 first.")
+    else:
+        explore(lesson, model)
+    step_intro(lesson, 3)
+    if model is not None:
+        measure(lesson, model)
 
 
 def draw_lesson(lesson: Lesson, steps: Callable[[Lesson], None], *, pages_dir: str) -> None:
@@ -195,6 +213,42 @@ HEADS = Lesson(
                 (("task", "induction"),)),),
 )
 
+IMPORTANCE = Lesson(
+    key="importance", title="Which head does the work?", icon="🔌",
+    goal="Find out whether the head with the clearest pattern is the head a trained model cannot do without, by "
+         "switching heads off and measuring what the model can still do.",
+    steps=(
+        "Train the reverse model (the same run as in *Many heads, one pattern*). It has 24 heads: 2 layers × 4 "
+        "heads in the encoder's self-attention, in the decoder's self-attention and in the cross-attention.",
+        "Which head can the model not do without? Click it below to switch it off: its output becomes zero before "
+        "W_O, the weights stay as they are. See how many of 512 new sequences are still reversed exactly, then "
+        "try other heads, and several at once.",
+        "Now measure every head: each of the 24 is switched off alone and the accuracy measured again. Set the "
+        "map of what each head costs beside the map of how anti-diagonal each cross-attention head is.",
+    ),
+    question=Question(
+        prompt="Switch off the cross-attention head with the clearest anti-diagonal, the pattern that solves "
+               "reversing. What happens to the accuracy?",
+        options=("It falls to almost 0 %: that head does the reversing", "It falls by about half",
+                 "It hardly changes: a few points at most"),
+        answer=2,
+        explanation="Every cross-attention head carries a copy of the anti-diagonal (see *Many heads, one "
+                    "pattern*), so when one is off the others still point the decoder at the right digit. A "
+                    "head's pattern shows where it looks, not whether the model needs it: the heads this model "
+                    "leans on most sit in the first layer, in the cross-attention and in the decoder's "
+                    "self-attention, which no pattern score looks at.",
+    ),
+    notice=(
+        "Pattern and importance answer different questions: a heatmap shows where a head looks; switching the "
+        "head off shows whether the model needs it.",
+        "Redundant heads hide each other: switch off all four cross-attention heads of layer 1 together and "
+        "almost no sequence is reversed any more, far more than their four costs one at a time add up to.",
+        "This is how heads are pruned from large models: measure each head's cost, then remove the cheapest.",
+    ),
+    links=(Link("training.py", "Switch heads off in your own run: train, pause, click heads",
+                (("task", "reverse"),)),),
+)
+
 PATCHES = Lesson(
     key="patches", title="Patches are tokens", icon="🧩",
     goal="See how a Vision Transformer turns a picture into a sequence of tokens — the same kind of sequence a "
@@ -277,7 +331,7 @@ SCALING = Lesson(
     links=(Link("attention.py", "See ÷√d_k inside a real attention step"),),
 )
 
-LESSONS: tuple[Lesson, ...] = (POSITIONAL, HEADS, PATCHES, CAUSAL, SCALING)
+LESSONS: tuple[Lesson, ...] = (POSITIONAL, HEADS, IMPORTANCE, PATCHES, CAUSAL, SCALING)
 LESSON_KEYS = tuple(lesson.key for lesson in LESSONS)
 URL_PARAMS = (UrlParam(LESSON, LESSON_KEYS[0], choices=LESSON_KEYS, name="lesson"),)
 

@@ -14,7 +14,7 @@ from explorer.lessons import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output
 from explorer.positional_analysis import shuffle_test
 from ui.common import charts
 from ui.lessons import live_runs
-from ui.lessons.frame import Lesson, key_of, presentation, step_intro
+from ui.lessons.frame import Lesson, key_of, model_steps, presentation, step_intro
 
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
 RUN_SEED = "lessons.run_seed"  # int: seed of those runs; "train again" moves to the next seed
@@ -44,23 +44,25 @@ def _shuffle_visual() -> None:
         col.caption("→ the same vectors, reordered" if same else "→ different vectors: the order matters")
 
 
-def _steps() -> int:
+def lesson_steps() -> int:
+    """Steps of the lessons' reverse runs on this server (its step limit may be lower)."""
     return min(REVERSE_STEPS, limits().max_steps)
 
 
 def _train(labels: list[str]) -> None:
     """Train (or replay) the missing variants with a progress bar and keep their summaries in the session."""
-    runs = live_runs.train(labels, steps=_steps(), seed=st.session_state.get(RUN_SEED, 0), titles=VARIANT_TITLES)
+    runs = live_runs.train(labels, steps=lesson_steps(), seed=st.session_state.get(RUN_SEED, 0),
+                           titles=VARIANT_TITLES)
     st.session_state.setdefault(RUNS, {}).update(runs)
 
 
 def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, VariantRun]:
     runs = st.session_state.get(RUNS, {})
     missing = [k for k in labels if k not in runs]
-    live_runs.share_toggle(missing, st.session_state.get(RUN_SEED, 0), _steps())
+    live_runs.share_toggle(missing, st.session_state.get(RUN_SEED, 0), lesson_steps())
     if missing:
         if st.button(text, key=key_of(lesson, "train"), type="primary",
-                     help=f"Trains {len(missing)} small model{'s' if len(missing) > 1 else ''} for {_steps()} "
+                     help=f"Trains {len(missing)} small model{'s' if len(missing) > 1 else ''} for {lesson_steps()} "
                           "steps on this server; a progress bar shows how far it is."):
             _train(missing)
             st.rerun()
@@ -74,7 +76,7 @@ def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, Var
 
 
 def _comparison_visual(lesson: Lesson) -> None:
-    runs = _train_button(lesson, list(VARIANTS), f"Train both models ({_steps()} steps each)")
+    runs = _train_button(lesson, list(VARIANTS), f"Train both models ({lesson_steps()} steps each)")
     if len(runs) < len(VARIANTS):
         return
     cols = st.columns(len(runs))
@@ -120,12 +122,14 @@ def _cross_labels(run: VariantRun) -> tuple[list[str] | None, list[str] | None]:
 
 # Many heads, one pattern
 
-def _heads_train_visual(lesson: Lesson) -> None:
-    runs = _train_button(lesson, ["sinusoidal"], f"Train the reverse model ({_steps()} steps)")
-    if runs:
-        run = runs["sinusoidal"]
-        st.caption(f"Trained for {run.steps[-1]} steps in {run.seconds:.1f} s; "
-                   f"{run.final_metric:.0%} of new sequences reversed exactly.")
+def _heads_train_visual(lesson: Lesson) -> VariantRun | None:
+    runs = _train_button(lesson, ["sinusoidal"], f"Train the reverse model ({lesson_steps()} steps)")
+    if not runs:
+        return None
+    run = runs["sinusoidal"]
+    st.caption(f"Trained for {run.steps[-1]} steps in {run.seconds:.1f} s; "
+               f"{run.final_metric:.0%} of new sequences reversed exactly.")
+    return run
 
 
 def _heads_grid_visual(lesson: Lesson, run: VariantRun) -> None:
@@ -169,14 +173,4 @@ def positional_steps(lesson: Lesson) -> None:
 
 def heads_steps(lesson: Lesson) -> None:
     """The three steps of "Many heads, one pattern"."""
-    step_intro(lesson, 1)
-    _heads_train_visual(lesson)
-    run = st.session_state.get(RUNS, {}).get("sinusoidal")
-    step_intro(lesson, 2)
-    if run is None:
-        st.caption("Train the model in step 1 first.")
-    else:
-        _heads_grid_visual(lesson, run)
-    step_intro(lesson, 3)
-    if run is not None:
-        _heads_score_visual(lesson, run)
+    model_steps(lesson, _heads_train_visual, _heads_grid_visual, _heads_score_visual)

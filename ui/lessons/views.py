@@ -1,7 +1,7 @@
 """The steps of the lessons, with live visuals computed with ``transformer_core`` while the step is drawn.
 
-``LESSON_STEPS[lesson_key]`` draws every step of that lesson; the two lessons that train models are drawn by
-``ui.lessons.training``.
+``LESSON_STEPS[lesson_key]`` draws every step of that lesson; the lessons that train models are drawn by
+``ui.lessons.training`` and ``ui.lessons.head_importance``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ui.common import charts
 from ui.common.images import load_sample, sample_names
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import Lesson, key_of, presentation, step_intro
+from ui.lessons.head_importance import importance_steps
 from ui.vit.views import grid_overlay, sequence_strip
 
 IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"
@@ -178,6 +179,7 @@ def scaling_steps(lesson: Lesson) -> None:
 LESSON_STEPS: dict[str, Callable[[Lesson], None]] = {
     "positional": lesson_training.positional_steps,
     "heads": lesson_training.heads_steps,
+    "importance": importance_steps,
     "patches": patches_steps,
     "causal": causal_steps,
     "scaling": scaling_steps,

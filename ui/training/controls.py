@@ -25,6 +25,7 @@ from transformer_core.positional import kinds as positional_kinds
 from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, set_by_link, settle_choice
+from ui.training import interventions as ti
 from ui.training import text as tt
 
 PAGE = "training"  # the page's url path and its name for ui.common.urlstate
@@ -64,6 +65,7 @@ URL_PARAMS = (
     UrlParam(B_POSITIONAL, "none", choices=POSITIONALS, name="b_positional"),
     UrlParam(B_NORM, "pre", choices=NORMS, name="b_norm"),
     *tt.URL_PARAMS,
+    *ti.URL_PARAMS,
 )
 DEFAULTS = {p.key: p.default for p in URL_PARAMS}
 SESSION_DEFAULTS = {**DEFAULTS, **tt.DEFAULTS}  # everything restored after other pages (the text: not in the URL)
@@ -204,9 +206,9 @@ def on_compare_change() -> None:
 def settings_signature() -> tuple:
     """All settings that shape a run (the user's text by its hash); a run built from other settings is out of date.
 
-    Sampling settings are left out: they change only the samples shown.
+    Sampling settings and the heads switched off are left out: they change only what is shown of the run.
     """
-    keys = [k for k in (*DEFAULTS, DEVICE) if k not in tt.SAMPLING_KEYS]
+    keys = [k for k in (*DEFAULTS, DEVICE) if k not in (*tt.SAMPLING_KEYS, *ti.KEYS)]
     return (*(st.session_state[k] for k in keys), tt.text_signature(st.session_state[TASK]))
 
 

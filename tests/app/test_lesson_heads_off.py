@@ -1,0 +1,56 @@
+"""The lesson "Which head does the work?": train, switch the predicted head off, measure every head, reveal."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import app_at, assert_no_exception
+from transformer_core.interventions import ablate_heads
+from transformer_core.training import EVAL_SEED
+from ui.lessons import head_importance
+from ui.lessons import training as lesson_training
+from ui.lessons.frame import IMPORTANCE
+
+PAGE = "pages/lessons.py"
+OFF = "lessons.importance.off"
+
+
+@pytest.fixture
+def lesson(monkeypatch):
+    monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 30)  # a short run: the test checks the wiring
+    at = app_at(PAGE)
+    at.segmented_control(key="lessons.lesson").set_value("importance").run()
+    assert_no_exception(at)
+    return at
+
+
+def test_the_student_trains_picks_a_head_then_measures_every_head(lesson):
+    at = lesson
+    assert [s.value for s in at.subheader if s.value.startswith("Step")] == ["Step 1", "Step 2", "Step 3"]
+    at.button(key="lessons.importance.train").click().run()
+    assert_no_exception(at)
+    seed, probe = at.session_state[head_importance.PROBE]
+    assert seed == 0 and probe.step == 30
+    assert at.button(key="lessons.importance.measure").disabled  # the prediction comes first
+    at.button_group(key=f"{OFF}.cross.0").set_value([1]).run()
+    assert at.session_state[OFF] == ["cross.1.2"]
+    with ablate_heads(probe.model, [("cross", 0, 1)]):
+        reference = probe.task.evaluate(probe.model, seed=EVAL_SEED)["accuracy"]
+    shown = next(m.value for m in at.metric if m.label == "Reversed exactly · cross L1 H2 off")
+    assert shown == f"{reference:.1%}"
+    at.button(key="lessons.importance.measure").click().run()
+    assert_no_exception(at)
+    assert any("Head importance" in c.proto.spec for c in at.get("plotly_chart"))
+    assert any("Pattern score" in c.proto.spec for c in at.get("plotly_chart"))
+    line = next(c.value for c in at.caption if "clearest anti-diagonal" in c.value)
+    assert "cross L" in line and "together" in line
+
+
+def test_the_reveal_judges_the_prediction(lesson):
+    at = lesson
+    right = IMPORTANCE.question.answer
+    at.radio(key="lessons.importance.answer").set_value((right + 1) % 3).run()
+    at.button(key="lessons.importance.reveal").click().run()
+    assert not at.success and "hardly changes" in at.warning[0].value
+    at.radio(key="lessons.importance.answer").set_value(right).run()
+    assert "copy of the anti-diagonal" in at.success[0].value

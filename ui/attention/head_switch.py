@@ -1,0 +1,242 @@
+"""The Attention Lab's *Switch heads off* section: head buttons, the output before → after, and the logit lens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.head_switch import (
+    Comparison,
+    Outcome,
+    Pair,
+    Ranked,
+    Subject,
+    compare,
+    describe_change,
+    format_heads,
+    parse_heads,
+    switched_off,
+)
+from explorer.lab_input import MAX_TOKENS
+from explorer.lab_subjects import pretrained_subject, random_lab, random_subject, token_labeller, trained_subject
+from explorer.lens_grid import LensGrid, lens_grid
+from explorer.pretrained_lab import SHOWN_SPACE, SPACE_MARK, encode
+from transformer_core.models import CausalLM
+from transformer_core.pretrained import Pretrained
+from ui.attention.controls import (
+    LENS,
+    OFF,
+    OFF_MODE,
+    OFF_MODES,
+    OFF_PICK,
+    OFF_SYNCED,
+    TEMPERATURE,
+    TOP_K,
+    LabSettings,
+    trained_input,
+)
+from ui.common import charts, state
+from ui.common.pretrained import probability_table
+from ui.common.urlstate import add_link_notice
+
+LENS_TEXT_MAX = 16  # with more positions the lens prints no tokens in its cells (hover shows them)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The model the Lab shows, bound to the text, and what its logit lens needs."""
+
+    subject: Subject
+    ids: tuple[int, ...]  # the text's token ids
+    tokens: tuple[str, ...]  # their labels
+    label: Callable[[int], str] | None  # names a predicted id (decoder-only models: the lens is offered)
+
+
+def shown_model(pre: Pretrained | None, trained: state.TrainedModel | None, text: str,
+                s: LabSettings) -> Shown | None:
+    """The pretrained, trained or random model the page shows; ``None`` when the text gives no token."""
+    if pre is not None:
+        inp = encode(pre, text, MAX_TOKENS)
+        if inp.empty:
+            return None
+        subject = pretrained_subject(pre, inp, k=int(st.session_state.get(TOP_K, 10)),
+                                     temperature=float(st.session_state.get(TEMPERATURE, 1.0)))
+        label = _gpt2_label(pre) if pre.family == "gpt2" else None
+        return Shown(subject, inp.ids, inp.tokens, label)
+    if trained is not None:
+        try:
+            lab, task, vocab = trained_input(trained, text)
+        except ValueError:
+            return None
+        if lab.empty:
+            return None
+        label = token_labeller(vocab) if isinstance(trained.model, CausalLM) else None
+        return Shown(trained_subject(trained.model, task, lab.ids, vocab), lab.ids, lab.tokens, label)
+    lab, _, model = random_lab(s.text, s.kind, d_model=s.d_model, heads=s.heads, layers=s.layers, mask=s.mask,
+                               seed=s.seed)
+    return None if model is None else Shown(random_subject(model, lab, s.mask), lab.ids, lab.tokens, None)
+
+
+def _gpt2_label(pre: Pretrained) -> Callable[[int], str]:
+    return lambda i: (pre.tokenizer.id_to_token(i) or f"#{i}").replace(SPACE_MARK, SHOWN_SPACE)
+
+
+def _reset() -> None:
+    for key in [k for k in st.session_state if str(k).startswith(OFF_PICK)]:
+        st.session_state[key] = []
+    st.session_state[OFF] = st.session_state[OFF_SYNCED] = ""
+
+
+def _sync_from_text(layers: int, heads: int) -> None:
+    """Set the head buttons from the URL text when it changed outside them (a link) or they were forgotten."""
+    text = st.session_state.get(OFF, "")
+    missing = any(f"{OFF_PICK}{layer}" not in st.session_state for layer in range(layers))
+    if not missing and text == st.session_state.get(OFF_SYNCED):
+        for layer in range(layers):  # a model with fewer heads than before: drop the heads it lacks
+            key = f"{OFF_PICK}{layer}"
+            st.session_state[key] = [h for h in st.session_state[key] if h < heads]
+        return
+    pairs, bad = parse_heads(text, layers, heads)
+    for layer in range(layers):
+        st.session_state[f"{OFF_PICK}{layer}"] = [h for lay, h in pairs if lay == layer]
+    if bad:
+        named = ", ".join(repr(item[:20]) for item in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        why = f"{named} {'is not a head' if len(bad) == 1 else 'are not heads'} of this model " \
+              f"({layers} layers × {heads} heads)"
+        if not add_link_notice(OFF, f"was changed to {format_heads(pairs) or 'none'}: {why}."):
+            st.info(f"Switched-off heads changed to {format_heads(pairs) or 'none'}: {why}.", icon="🔗")
+
+
+def head_buttons(layers: int, heads: int) -> tuple[list[Pair], str]:
+    """One row of head buttons per layer and the replacement mode; returns the switched-off heads (0-based)."""
+    _sync_from_text(layers, heads)
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    with left:
+        mode = st.radio("A switched-off head outputs", list(OFF_MODES), format_func=OFF_MODES.get, key=OFF_MODE,
+                        horizontal=True,
+                        help="Zero: the head's slice of the concatenated heads (before W_O) becomes 0. Its mean: "
+                             "it becomes the head's average output over the tokens of your text, which keeps the "
+                             "size of its signal but removes what depends on the token.")
+    with right:
+        st.button("Switch every head back on", on_click=_reset, width="stretch",
+                  help="Clears every switched-off head.")
+    per_row = 3 if heads <= 4 else 2 if heads <= 6 else 1  # layers side by side while their buttons fit
+    columns = st.columns(max(1, min(per_row, layers)))
+    for layer in range(layers):
+        with columns[layer % len(columns)]:
+            st.pills(f"Layer {layer + 1}", list(range(heads)), format_func=lambda h: f"H{h + 1}",
+                     selection_mode="multi", key=f"{OFF_PICK}{layer}",
+                     help=f"Click a head of layer {layer + 1} to switch it off (click again to switch it back "
+                          "on); the model runs again at once.")
+    pairs = [(layer, h) for layer in range(layers) for h in sorted(st.session_state[f"{OFF_PICK}{layer}"])]
+    st.session_state[OFF] = st.session_state[OFF_SYNCED] = format_heads(pairs)
+    return pairs, mode
+
+
+def _heads_title(pairs: Sequence[Pair]) -> str:
+    named = ", ".join(f"L{layer + 1} H{head + 1}" for layer, head in pairs[:6])
+    return named + (f" and {len(pairs) - 6} more" if len(pairs) > 6 else "")
+
+
+def _ranked(r: Ranked, key: str) -> None:
+    st.caption(r.title)
+    if r.probability:
+        probability_table(list(r.labels), list(r.values), label="Token", help="␣ marks a leading space.")
+    else:
+        st.dataframe({"output": list(r.labels), "value": [round(v, 4) for v in r.values]}, hide_index=True,
+                     width="stretch", key=key)
+
+
+def _outcome(o: Outcome, title: str, key: str) -> None:
+    st.markdown(f"**{title}**")
+    if o.answer:
+        st.markdown(f"Answer on your text: `{o.answer}`")
+    if o.metric:
+        st.markdown(f"Held-out {o.metric[0].replace('_', ' ')}: **{o.metric[1]:.3f}**")
+    for i, r in enumerate(o.ranked):
+        _ranked(r, f"{key}.{i}")
+
+
+def _vector_change(result: Comparison, tokens: Sequence[str]) -> None:
+    change = result.vector_change()
+    fig = go.Figure(go.Bar(x=[f"{i}·{t}" for i, t in enumerate(tokens)], y=change * 100,
+                           hovertemplate="%{x}: moved %{y:.1f}%<extra></extra>"))
+    fig.update_yaxes(title="moved (%)", rangemode="tozero")
+    charts.show(charts.style(fig, title="How far each token's output vector moved", height=300),
+                key="attn.off.vectors")
+
+
+def comparison_view(result: Comparison, tokens: Sequence[str]) -> None:
+    """The summary sentences, then the output with every head on beside the output with the heads off."""
+    lines = describe_change(result, tokens)
+    for line in lines:
+        st.markdown(f"- {line}")
+    if not result.heads:
+        return
+    if not lines:
+        st.info("This model gives nothing to compare on this text: BERT's output here is its fill-ins for "
+                "[MASK], so put [MASK] in your text.", icon="🕳️")
+        return
+    if result.before.vectors is not None:
+        _vector_change(result, tokens)
+        st.caption("Random weights predict nothing, so this shows how much each token's final vector changed: "
+                   "‖after − before‖ / ‖before‖.")
+        return
+    left, right = st.columns(2)
+    with left:
+        _outcome(result.before, "Every head on", "attn.off.before")
+    with right:
+        _outcome(result.after, f"Switched off: {_heads_title(result.heads)}", "attn.off.after")
+
+
+def _lens_figure(grid: LensGrid) -> go.Figure:
+    rows = [f"after layer {i + 1}" for i in range(len(grid.top))]
+    cols = [f"{i}·{t}" for i, t in enumerate(grid.tokens)]
+    text = np.array(grid.top, dtype=object)
+    custom = np.stack([text, np.broadcast_to(np.array(grid.final, dtype=object), text.shape),
+                       np.round(grid.final_probs * 100, 1)], axis=-1)
+    printed = len(grid.tokens) <= LENS_TEXT_MAX
+    fig = go.Figure(go.Heatmap(
+        z=grid.top_probs, x=cols, y=rows, zmin=0.0, zmax=1.0, colorscale=charts.plotly_scale(charts.colorscale()),
+        text=text if printed else None, texttemplate="%{text}" if printed else None, customdata=custom,
+        textfont=dict(size=charts.font_size()), colorbar=dict(title="probability"),
+        hovertemplate="%{y}, position %{x}<br>top token “%{customdata[0]}” %{z:.1%}<br>the model's final "
+                      "prediction “%{customdata[1]}” gets %{customdata[2]}%<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", title="position (the token after it is predicted)")
+    return charts.style(fig, title="Logit lens: the likeliest next token after each layer",
+                        height=max(300, 150 + 44 * len(rows)))
+
+
+def lens_section(shown: Shown, pairs: Sequence[Pair], mode: str) -> None:
+    """A toggle and, when on, the logit lens of the decoder-only model, with the switched-off heads off."""
+    if shown.label is None:
+        return
+    if not st.toggle("Logit lens: what would the model say after layer 1, 2, …?", key=LENS,
+                     help="Reads the running vector of every token after each layer through the model's final "
+                          "norm and its output layer, as if the model stopped there (nostalgebraist 2020)."):
+        return
+    with switched_off(shown.subject, pairs, mode):
+        grid = lens_grid(shown.subject.model, shown.ids, shown.tokens, shown.label)
+    charts.show(_lens_figure(grid), key="attn.lens_chart")
+    agree = grid.agreement()
+    off = f" with {_heads_title(pairs)} switched off" if pairs else ""
+    st.caption(f"Each cell: the token the model would predict next if it stopped after that layer{off}, coloured "
+               f"by its probability. The last row is the model's own prediction. Positions whose top token already "
+               f"equals it, per layer: {', '.join(f'{a}/{len(grid.tokens)}' for a in agree)}.")
+
+
+def switch_off_section(shown: Shown) -> None:
+    """Switch heads off and watch the output change; the logit lens for decoder-only models."""
+    st.subheader("Switch heads off")
+    st.caption("A heatmap shows where a head looks, not whether the model needs it. Switch heads off and the model "
+               "runs again without them: each switched-off head's output (its slice of the heads before W_O) is "
+               "replaced, and nothing else changes.")
+    layers, heads = shown.subject.shape
+    pairs, mode = head_buttons(layers, heads)
+    comparison_view(compare(shown.subject, pairs, mode), shown.tokens)
+    lens_section(shown, pairs, mode)

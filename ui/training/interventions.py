@@ -1,0 +1,200 @@
+"""Live Training page: the "Switch heads off" panel of a paused or finished run.
+
+Students click heads off (per configuration, when comparing) and see at once the held-out metric, the loss and
+the sample predictions without them, beside the same numbers with every head on; a button measures every head's
+importance (the metric lost when that head alone is off), drawn beside the heads' pattern scores. The measuring
+is done by :mod:`explorer.interventions_live`, remembered per lane and training step. The heads switched off are
+URL settings (``?off=cross.1.3&b_off=...``) and never change the run: Resume trains with every head on.
+
+Each configuration's part is a fragment: a click reruns that part only (one evaluation, not the whole page with
+its charts), and writes the address bar itself; the page's "Copy link" control follows on the next page run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from explorer import heatmap as hm
+from explorer.heads import MAX_HEADS
+from explorer.interventions_live import (
+    HeadProbe,
+    Importance,
+    Outcome,
+    all_head_keys,
+    head_label,
+    probe_for,
+    refs_from_keys,
+    stacked_rows,
+)
+from explorer.live import LiveRun
+from transformer_core.tasks import Task
+from ui.common import charts as common_charts
+from ui.common.exports import spec_downloads
+from ui.common.head_switches import head_switches
+from ui.common.urlstate import UrlParam, push_url
+from ui.training.charts import METRIC_TITLES, kind_title, pattern_title, short_label
+from ui.training.samples import samples_html
+from ui.training.views import metric_text
+
+OFF, B_OFF = "live.heads_off", "live.b_heads_off"  # list of head keys switched off in configuration A, B
+OFF_KEYS = (OFF, B_OFF)
+PROBES = "live.probes"  # dict lane -> (weak ref to the trainer, HeadProbe): measurements of the shown step
+MAX_LAYERS = 8  # the most layers any server offers (the URL accepts heads of models up to this size)
+URL_PARAMS = tuple(UrlParam(key, (), choices=all_head_keys(MAX_LAYERS, MAX_HEADS), name=name)
+                   for key, name in ((OFF, "off"), (B_OFF, "b_off")))
+KEYS = OFF_KEYS  # URL settings that never change the run
+SHOWN_STATUSES = ("paused", "done", "stopped")  # a run whose model can be measured (not moving, not NaN)
+
+
+def heads_off_panel(run: LiveRun, *, sampling: dict[str, Any] | None = None) -> None:
+    """The panel, for a paused or finished run (nothing while it trains, is ready or diverged)."""
+    if run.status not in SHOWN_STATUSES:
+        return
+    st.subheader("🔌 Switch heads off", help="A heatmap shows where a head looks, not whether the model needs it.")
+    st.caption("Click heads to switch them off (a highlighted head is off) and see what the trained model can no "
+               "longer do. Nothing in the "
+               "model changes: each head's output is set to zero only while it is measured, and Resume trains "
+               "with every head on.")
+    columns = st.columns(len(run.trainers), gap="large")
+    for lane, column in enumerate(columns):
+        with column:
+            _lane(run, lane, sampling)
+
+
+@st.fragment
+def _lane(run: LiveRun, lane: int, sampling: dict[str, Any] | None) -> None:
+    """One configuration's switches and results; a click reruns only this, not the whole page."""
+    store = st.session_state.setdefault(PROBES, {})
+    probe = probe_for(store, lane, run.trainers[lane], lock=run.lock, threads=run.threads, sampling=sampling)
+    key = OFF_KEYS[lane]
+    if len(run.trainers) > 1:
+        st.markdown(f"**{run.labels[lane]}** · step {probe.step}")
+    titles = {s: kind_title(s, run.task.family).split(" (")[0] for s in probe.heads}  # one line each
+    off = probe.known(refs_from_keys(st.session_state.get(key) or ()))
+    head_switches(probe.heads, off, key=key, titles=titles, side_by_side=len(run.trainers) == 1)
+    base, now = probe.outcome(), probe.outcome(off)
+    _numbers(run, base, now)
+    _samples(run, lane, base, now)
+    _importance(run, lane, probe)
+    push_url(URL_PARAMS)  # a click reruns only this fragment: the address bar follows it here
+
+
+def _numbers(run: LiveRun, base: Outcome, now: Outcome) -> None:
+    """The headline metric and the held-out loss, with every head on and with the chosen heads off."""
+    task = run.task
+    off = f"{len(now.heads)} head{'s' if len(now.heads) != 1 else ''} off"
+    shown = ((METRIC_TITLES.get(task.metric_name, task.metric_name), task.metric_name, task.higher_is_better),
+             ("Loss", "loss", False))  # held-out, as the help says; short enough for a projector
+    wide = len(run.trainers) == 1  # four metrics in a row; two rows of two on half a page
+    cols = st.columns(2 * len(shown)) if wide else [c for _ in shown for c in st.columns(2)]
+    for i, (label, metric, higher_is_better) in enumerate(shown):
+        before, after = base.metrics.get(metric), now.metrics.get(metric)
+        cols[2 * i].metric(f"{label} · all heads on", metric_text(metric, before),
+                           help="On the held-out data the trainer evaluates on, with every head working.")
+        cols[2 * i + 1].metric(f"{label} · {off}", metric_text(metric, after) if now.heads else "–",
+                               delta=_change_text(metric, before, after) if now.heads else None,
+                               delta_color="normal" if higher_is_better else "inverse",
+                               help="The same held-out data with the chosen heads switched off.")
+    if not now.heads:
+        st.caption("No head is off yet: click one above.")
+
+
+def _change_text(metric: str, before: float | None, after: float | None) -> str | None:
+    if before is None or after is None:
+        return None
+    change = after - before
+    return f"{100 * change:+.1f} points" if metric == "accuracy" else f"{change:+.3f}"
+
+
+def _samples(run: LiveRun, lane: int, base: Outcome, now: Outcome) -> None:
+    family = run.task.family
+    label = short_label(run, lane)
+    tables = [samples_html(base.samples, family, f"All heads on{label}")]
+    if now.heads:
+        tables.append(samples_html(now.samples, family, f"{len(now.heads)} off{label}: "
+                                   + ", ".join(f"{s} L{la + 1} H{h + 1}" for s, la, h in now.heads)))
+    columns = st.columns(len(tables)) if len(run.trainers) == 1 else [st.container() for _ in tables]
+    for column, html in zip(columns, tables, strict=True):
+        column.html(html)
+
+
+def _importance(run: LiveRun, lane: int, probe: HeadProbe) -> None:
+    name = METRIC_TITLES.get(run.task.metric_name, run.task.metric_name)
+    count = sum(layers * heads for layers, heads in probe.heads.values())
+    slot = st.empty()  # the button, until the map is measured for this step
+    if probe.measured_importance is None and slot.button(
+            f"📊 Measure every head{short_label(run, lane)}", key=f"live.importance{lane}",
+            help=f"Switches each of the {count} heads off alone and measures the {name.lower()} on the held-out "
+                 "data: how much the model needs that head."):
+        with st.spinner(f"Switching {count} heads off one at a time…"):
+            probe.importance()
+        slot.empty()
+    importance = probe.measured_importance
+    if importance is None:
+        return
+    spec = importance_spec(importance, run.task, probe.step)
+    left, right = st.columns(2) if len(run.trainers) == 1 else (st.container(), st.container())
+    with left:
+        common_charts.show(common_charts.spec_figure(spec, x_title="head", numbers=True),
+                           key=f"live.importance.map{lane}")
+        spec_downloads(spec, name=f"{run.task.name}-head-importance-step{probe.step}"
+                       f"{short_label(run, lane).replace(' · ', '-')}", key=f"live.importance.dl{lane}")
+    with right:
+        _scores(run, lane, probe)
+    st.caption(importance_caption(importance))
+
+
+def importance_caption(importance: Importance) -> str:
+    """One line naming the head the model needs most, and what switching it off alone costs."""
+    name = METRIC_TITLES.get(importance.metric_name, importance.metric_name).lower()
+    top, cost = importance.top()
+    if cost <= 0:
+        return f"No head alone makes the {name} worse: each can go on its own (some may still be needed together)."
+    return (f"Most needed: **{head_label(top)}** (off alone: {name} {_drop_text(importance.metric_name, cost)} "
+            "worse). Heads near 0 can go on their own; heads that carry the same pattern can still be needed "
+            "together.")
+
+
+def _drop_text(metric: str, value: float) -> str:
+    return points_text(value) if metric == "accuracy" else hm.number_text(value, 3)
+
+
+def points_text(fraction: float) -> str:
+    """An accuracy change in percentage points, e.g. "17.6 points" ("0.0 points", never "-0.0")."""
+    return f"{hm.number_text(100 * fraction, 1)} points"
+
+
+def importance_spec(importance: Importance, task: Task, step: int) -> hm.HeatmapSpec:
+    """The importance map, stack under stack (rows "cross L1", columns "H1"): red = the model needs the head.
+
+    An accuracy is counted in percentage points (25 = a quarter of the held-out examples more go wrong).
+    """
+    z, rows = stacked_rows(importance.drop)
+    points = importance.metric_name == "accuracy"
+    name = METRIC_TITLES.get(importance.metric_name, importance.metric_name).lower()
+    unit = f"{name} points lost" if points else f"{name} {'lost' if task.higher_is_better else 'gained'}"
+    return hm.matrix_spec(100 * z if points else z, rows, [f"H{j + 1}" for j in range(z.shape[1])], diverging=True,
+                          decimals=1 if points else 2, title=f"Head importance ({unit}) · step {step}",
+                          hover_name=unit)
+
+
+def pattern_spec(scores: dict[str, np.ndarray], step: int) -> hm.HeatmapSpec | None:
+    """The pattern scores (pattern key -> (layers, heads)) stack under stack, as the importance map lays them out."""
+    if not scores:
+        return None
+    z, rows = stacked_rows({key.split(":")[0]: v for key, v in scores.items()})
+    what = " / ".join(pattern_title(k) for k in scores)
+    return hm.matrix_spec(z, rows, [f"H{j + 1}" for j in range(z.shape[1])], scale=common_charts.colorscale(),
+                          zmin=0.0, zmax=1.0, title=f"Pattern score ({what}) · step {step}",
+                          hover_name="score")
+
+
+def _scores(run: LiveRun, lane: int, probe: HeadProbe) -> None:
+    spec = pattern_spec(probe.pattern_scores(), probe.step)
+    if spec is None:
+        st.caption(f"The {run.task.title} task has no pattern score to set beside the importance map.")
+        return
+    common_charts.show(common_charts.spec_figure(spec, x_title="head", numbers=True), key=f"live.pattern.map{lane}")
