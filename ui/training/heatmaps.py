@@ -1,12 +1,17 @@
 """Live Training page: attention heatmaps (every layer x head) and per-head pattern scores as Vega-Lite charts.
 
-Like the curves, they are redrawn while training, and the browser updates a Vega-Lite chart in place where a
-plotly chart would be mounted afresh (and stay blank on a slow machine while it renders). Rows and columns are
-indexed by position, with the tokens as axis labels, so repeated tokens (two 5s) stay separate cells.
+Paused, finished or scrubbed on the time-lapse, the heatmaps are an interactive Vega-Lite chart (hover shows every
+weight): the browser updates it in place where a plotly chart would be mounted afresh. While training, they are one
+picture (:func:`attention_image`, drawn by :mod:`explorer.attention_grid_image`) with the same headers, token
+labels and colour scale: a browser redraws it for a fraction of what thousands of chart marks cost, which leaves
+the shared cores to training. Rows and columns are indexed by position, with the tokens as axis labels, so
+repeated tokens (two 5s) stay separate cells.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import heatmap as hm
+from explorer.attention_grid_image import GAP, GridLayout, grid_png, tick_labels
 from explorer.live import LiveRun
 from transformer_core.training import Snapshot
 from ui.common import state
@@ -34,6 +40,8 @@ Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.veg
 MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurations together when comparing)
 # ... and in projector mode: the ~940 pixels a 1024-wide projector leaves, less the larger labels and the legend
 PROJECTOR_WIDTH_PX = 820
+COLUMN_PX = 940  # the page's main column, in the wide layout and on a 1024-wide projector...
+COLUMN_GAP_PX = 32  # ... and the gap between its two columns when comparing (st.columns gap="medium")
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
@@ -98,10 +106,7 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
     if labelled:
         transform += [{"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
                       {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"}]
-    lanes = len(run.trainers)
-    width = (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // lanes
-    cell = int(min(MAX_CELL_PX, (width - 60) / heads - 12))
-    cell_h = int(cell * min(1.5, t / s))
+    cell, cell_h = _chart_panel(run, heads, t, s)
     tooltip = [{"field": f, "type": "nominal" if f in ("query", "key") else "quantitative"}
                for f in ("layer", "head", "query", "key", "weight") if labelled or f not in ("query", "key")]
     spec = {
@@ -122,6 +127,50 @@ def attention_chart(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> Chart
         },
     }
     return data, spec
+
+
+def _lane_width(run: LiveRun) -> int:
+    """Pixels the heatmaps of one configuration may take."""
+    return (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // len(run.trainers)
+
+
+def _panel_size(room: int, heads: int, t: int, s: int, gap: int) -> tuple[int, int]:
+    """(width, height) of one heatmap when ``heads`` of them, ``gap`` pixels apart, share ``room`` pixels."""
+    cell = int(min(MAX_CELL_PX, room / heads - gap))
+    return cell, int(cell * min(1.5, t / s))
+
+
+def _chart_panel(run: LiveRun, heads: int, t: int, s: int) -> tuple[int, int]:
+    """(width, height) of one heatmap in the chart: the lane's width less the row headers, 12 pixels apart."""
+    return _panel_size(_lane_width(run) - 60, heads, t, s, 12)
+
+
+def attention_image(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> tuple[bytes, str]:
+    """The heatmaps of :func:`attention_chart` as one PNG picture, and its alternative text.
+
+    Same layout, colours and labels as the chart, without hover: the live view shows it while training.
+    """
+    maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
+    layers, heads, t, s = maps.shape
+    rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
+    low, high = attention_range(maps)
+    lay = GridLayout(layers=layers, heads=heads, panel_w=1, panel_h=1, rows=tick_labels(rows, t),
+                     cols=tick_labels(cols, s), font=max(11, font_size() - 2), ink=label_colour(),
+                     scale=colorscale(), zmin=low, zmax=high)
+    fixed = lay.size[0] - lay.grid_w  # the labels and the colour bar
+    room = (COLUMN_PX - COLUMN_GAP_PX * (len(run.trainers) - 1)) // len(run.trainers)
+    # The chart's panel size, so the page keeps its layout on Pause, unless the whole picture would not fit
+    panel_w, panel_h = min(_chart_panel(run, heads, t, s), _panel_size(room - fixed + GAP, heads, t, s, GAP))
+    lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=panel_h)
+    alt = (f"{kind_title(kind, run.task.family)} at step {snap.step}: {layers} layers × {heads} heads, each a "
+           f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
+    return grid_png(maps, lay), alt
+
+
+def data_url(png: bytes) -> str:
+    """``png`` as a ``data:`` URL: sent with the page update itself, so the server keeps no file per frame (a
+    picture given as bytes would stay in Streamlit's media store until the training script run ends)."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 SCORE_ROW_PX = 36  # height of one layer's row in the scores chart
