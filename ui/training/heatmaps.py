@@ -186,8 +186,12 @@ def scores_of_kind(snap: Snapshot, kind: str) -> str | None:
     return next((key for key in snap.scores if key.split(":")[0] == kind), None)
 
 
-def scores_chart(snap: Snapshot, key: str, kind_name: str) -> Chart:
-    """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it."""
+def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False) -> Chart:
+    """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it.
+
+    ``live`` (while training) leaves the step out of the title, which the heading above the heatmaps names: the
+    spec then stays the same from one snapshot to the next, and the browser only swaps the chart's rows.
+    """
     z = snap.scores[key]
     layers, heads = z.shape
     layer, head = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
@@ -198,7 +202,8 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str) -> Chart:
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if colorscale() in ("Blues", "Greys") else ("black", "white")
     spec = {
-        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name} · step {snap.step}"),
+        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name}"
+                                      + ("" if live else f" · step {snap.step}")),
                   "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
         "height": SCORE_ROW_PX * layers,
         "layer": [

@@ -209,7 +209,7 @@ class LiveView:
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
             short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
-            data, spec = heatmaps.scores_chart(snap, scored, short)
+            data, spec = heatmaps.scores_chart(snap, scored, short, live=self.follows_training)
             self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
                                               key=f"live.scores{lane}.{self._draws}")
         elif snap.scores and lane == 0:
