@@ -60,11 +60,9 @@ def bar_colours(spec: HeatmapSpec) -> np.ndarray:
     return colours(np.linspace(spec.zmin, spec.zmax, BAR_STEPS), spec.scale, spec.zmin, spec.zmax)
 
 
-@lru_cache(maxsize=16)
-def load_font(size: int, *, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """DejaVu Sans (bold: DejaVu Sans Bold) at ``size`` pixels; Pillow's own font where DejaVu is missing."""
+@lru_cache(maxsize=8)
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     for path in _FONT_PATHS:
-        path = path.replace("Sans.ttf", "Sans-Bold.ttf") if bold else path
         if Path(path).exists() or "/" not in path:
             try:
                 return ImageFont.truetype(path, size)
@@ -77,9 +75,9 @@ def spec_png(spec: HeatmapSpec, *, cell_px: int | None = None) -> bytes:
     """The heatmap of ``spec`` as PNG bytes."""
     lay, rgb = layout(spec, cell_px), spec.colours()
     img = Image.new("RGB", (lay.width, lay.height), "white")
-    draw, font = ImageDraw.Draw(img), load_font(lay.font)
+    draw, font = ImageDraw.Draw(img), _font(lay.font)
     if spec.title:
-        draw.text((6, 6), spec.title, fill="black", font=load_font(lay.font + 2))
+        draw.text((6, 6), spec.title, fill="black", font=_font(lay.font + 2))
     for (i, j) in itertools.product(*map(range, spec.values.shape)):
         x0, y0 = lay.left + j * lay.cell, lay.top + i * lay.cell
         draw.rectangle([x0, y0, x0 + lay.cell - 1, y0 + lay.cell - 1], fill=tuple(int(c) for c in rgb[i, j]))

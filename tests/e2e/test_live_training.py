@@ -56,15 +56,15 @@ def test_start_watch_pause_and_scrub(page):
     page.get_by_role("button", name="Start", exact=True).click()
     page.wait_for_function(f"() => {FIRST_METRIC} >= 40", timeout=180_000)  # Step is the first metric
     expect(heading(page)).to_have_text(re.compile(r"step [1-9]\d*$"))  # the heatmaps follow training
-    expect(lane(page).get_by_test_id("stImage").first).to_be_visible()  # a picture while training...
+    expect(lane(page).locator("[data-testid=stHtml] [role=img] img").first).to_be_visible()  # pictures while training
     expect(lane(page).get_by_test_id("stVegaLiteChart")).to_have_count(0)
 
     page.get_by_role("button", name="Pause", exact=True).click()
     page.get_by_role("button", name="Resume", exact=True).wait_for()
     wait_for_app(page)
     paused_at = step_shown(page)
-    expect(lane(page).get_by_test_id("stVegaLiteChart")).to_have_count(1)  # ...the chart, with hover, once paused
-    expect(lane(page).get_by_test_id("stImage")).to_have_count(0)
+    expect(lane(page).get_by_test_id("stVegaLiteChart")).to_have_count(1)  # the chart, with hover, once paused
+    expect(lane(page).locator("[data-testid=stHtml] [role=img]")).to_have_count(0)
     page.wait_for_timeout(1500)
     assert step_shown(page) == paused_at, "training went on after Pause"
     assert 40 <= paused_at < STEPS

@@ -1,16 +1,15 @@
 """Live Training page: attention heatmaps (every layer x head) and per-head pattern scores as Vega-Lite charts.
 
 Paused, finished or scrubbed on the time-lapse, the heatmaps are an interactive Vega-Lite chart (hover shows every
-weight): the browser updates it in place where a plotly chart would be mounted afresh. While training, they are one
-picture (:func:`attention_image`, drawn by :mod:`explorer.attention_grid_image`) with the same headers, token
-labels and colour scale: a browser redraws it for a fraction of what thousands of chart marks cost, which leaves
-the shared cores to training. Rows and columns are indexed by position, with the tokens as axis labels, so
-repeated tokens (two 5s) stay separate cells.
+weight): the browser updates it in place where a plotly chart would be mounted afresh. While training, they are
+pictures in an HTML grid (:func:`attention_picture`, drawn by :mod:`explorer.attention_grid_image`) with the same
+headers, token labels and colour scale: a browser redraws them for a fraction of what thousands of chart marks
+cost, which leaves the shared cores to training. Rows and columns are indexed by position, with the tokens as axis
+labels, so repeated tokens (two 5s) stay separate cells.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import heatmap as hm
-from explorer.attention_grid_image import GAP, GridLayout, grid_png, tick_labels
+from explorer.attention_grid_image import GAP, GridLayout, grid_html, tick_labels
 from explorer.live import LiveRun
 from transformer_core.training import Snapshot
 from ui.common import state
@@ -145,8 +144,8 @@ def _chart_panel(run: LiveRun, heads: int, t: int, s: int) -> tuple[int, int]:
     return _panel_size(_lane_width(run) - 60, heads, t, s, 12)
 
 
-def attention_image(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> tuple[bytes, str]:
-    """The heatmaps of :func:`attention_chart` as one PNG picture, and its alternative text.
+def attention_picture(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> tuple[str, int]:
+    """The heatmaps of :func:`attention_chart` as pictures in an HTML grid, and the grid's width in pixels.
 
     Same layout, colours and labels as the chart, without hover: the live view shows it while training.
     """
@@ -155,22 +154,15 @@ def attention_image(run: LiveRun, lane: int, snap: Snapshot, kind: str) -> tuple
     rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
     low, high = attention_range(maps)
     lay = GridLayout(layers=layers, heads=heads, panel_w=1, panel_h=1, rows=tick_labels(rows, t),
-                     cols=tick_labels(cols, s), font=max(11, font_size() - 2), ink=label_colour(),
-                     scale=colorscale(), zmin=low, zmax=high)
-    fixed = lay.size[0] - lay.grid_w  # the labels and the colour bar
+                     cols=tick_labels(cols, s), font=max(11, font_size() - 2), scale=colorscale(), zmin=low, zmax=high)
+    fixed = lay.width - lay.grid_w  # the labels and the colour bar
     room = (COLUMN_PX - COLUMN_GAP_PX * (len(run.trainers) - 1)) // len(run.trainers)
-    # The chart's panel size, so the page keeps its layout on Pause, unless the whole picture would not fit
+    # The chart's panel size, so the page keeps its layout on Pause, unless the whole grid would not fit
     panel_w, panel_h = min(_chart_panel(run, heads, t, s), _panel_size(room - fixed + GAP, heads, t, s, GAP))
     lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=panel_h)
-    alt = (f"{kind_title(kind, run.task.family)} at step {snap.step}: {layers} layers × {heads} heads, each a "
-           f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
-    return grid_png(maps, lay), alt
-
-
-def data_url(png: bytes) -> str:
-    """``png`` as a ``data:`` URL: sent with the page update itself, so the server keeps no file per frame (a
-    picture given as bytes would stay in Streamlit's media store until the training script run ends)."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    label = (f"{kind_title(kind, run.task.family)} at step {snap.step}: {layers} layers × {heads} heads, each a "
+             f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
+    return grid_html(maps, lay, label=label), lay.width
 
 
 SCORE_ROW_PX = 36  # height of one layer's row in the scores chart

@@ -197,8 +197,7 @@ class LiveView:
                 fig = charts.vit_attention_figure(self.run, i, snap)
                 self.heatmaps[i].plotly_chart(fig, width="stretch", config=chart_config(), key=key)
             elif self.follows_training:  # a picture: far cheaper for the browser than a chart to redraw
-                png, alt = heatmaps.attention_image(self.run, i, snap, self.kind)
-                self.heatmaps[i].image(heatmaps.data_url(png), alt=alt)
+                self.heatmaps[i].html(heatmaps.attention_picture(self.run, i, snap, self.kind)[0])
             else:
                 data, spec = heatmaps.attention_chart(self.run, i, snap, self.kind)
                 self.heatmaps[i].vega_lite_chart(data, spec, key=key)
