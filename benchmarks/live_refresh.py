@@ -12,6 +12,8 @@ Usage::
     python benchmarks/live_refresh.py --minutes 1         # shorter memory run
     python benchmarks/live_refresh.py --url http://localhost:8501 --pid 12345   # an app already running
     python benchmarks/live_refresh.py --only latency      # Pause and widget latency, and the bytes they cost
+    python benchmarks/live_refresh.py --only throughput   # refreshes per second and the page/CLI ratio only
+    python benchmarks/live_refresh.py --only throughput --busy   # ... with one more core kept busy meanwhile
 
 The page and the CLI are measured alternately (page, CLI, page, CLI ...) and summarised by medians, so a busy
 machine slows both sides alike. Memory and CPU figures need the server's process id (known when this script
@@ -34,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
+from benchmarks.processes import browser_pids, cpu_of, cpu_percent, rss_mb  # noqa: E402
 from tests.e2e.browser import find_chromium  # noqa: E402  (needs ROOT on the path)
 
 LIVE_THREADS = 1  # torch threads per training session on the page (explorer.live.LIVE_THREADS)
@@ -54,6 +57,7 @@ OBSERVER_JS = """() => {
 }"""
 
 
+BURN = "import time\nend = time.time() + 3600\nwhile time.time() < end: pass"  # one busy core (--busy)
 PARK_MINUTES = 0.1  # the started server keeps a closed tab's run this long (6 s) for a reload, then frees it
 
 
@@ -79,27 +83,6 @@ def start_server() -> tuple[str, subprocess.Popen]:
             time.sleep(0.25)
     proc.kill()
     raise RuntimeError("the app did not start within 60 s")
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of a process in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_percent(pid: int, seconds: float = 3.0) -> float:
-    """Share of one CPU core the process uses over the next ``seconds``."""
-    before, start = cpu_seconds(pid), time.perf_counter()
-    time.sleep(seconds)
-    return 100 * (cpu_seconds(pid) - before) / (time.perf_counter() - start)
 
 
 def step_of(text: str) -> int:
@@ -166,18 +149,23 @@ def cli_rate(steps: int, threads: int | None) -> float:
     return json.loads(out.strip().splitlines()[-1])["steps_per_second"]
 
 
-def throughput(page, rounds: int, seconds: float) -> dict:
-    """Alternate page and CLI measurements; medians of each.
+def throughput(page, rounds: int, seconds: float, server_pid: int | None = None) -> dict:
+    """Alternate page and CLI measurements; medians of each, and the CPU the browser and server used meanwhile.
 
     The page trains with one torch thread per session (explorer.live.LIVE_THREADS), so the CLI is measured
     with ``--threads 1`` for the same configuration, and also with its default thread count.
     """
-    hz, page_rates, cli_rates, cli_default = [], [], [], []
+    hz, page_rates, cli_rates, cli_default, browser_cpu, server_cpu = [], [], [], [], [], []
     for _ in range(rounds):
         click_and_time(page, "Resume")
         button(page, "Pause").wait_for()
         page.wait_for_timeout(1500)
+        pids, start = browser_pids(), time.perf_counter()
+        before = cpu_of(pids), cpu_of([server_pid] if server_pid else [])
         h, rate = refresh_window(page, seconds)
+        spent = time.perf_counter() - start
+        browser_cpu.append(100 * (cpu_of(pids) - before[0]) / spent)
+        server_cpu.append(100 * (cpu_of([server_pid] if server_pid else []) - before[1]) / spent)
         hz.append(h)
         page_rates.append(rate)
         click_and_time(page, "Pause")
@@ -188,7 +176,9 @@ def throughput(page, rounds: int, seconds: float) -> dict:
     page_rate, cli, default = (statistics.median(v) for v in (page_rates, cli_rates, cli_default))
     return {"refresh_hz": statistics.median(hz), "refresh_hz_min": min(hz), "page_steps_per_s": page_rate,
             "cli_steps_per_s": cli, "throughput_ratio": page_rate / cli,
-            "cli_default_threads_steps_per_s": default, "throughput_ratio_vs_cli_default_threads": page_rate / default}
+            "cli_default_threads_steps_per_s": default, "throughput_ratio_vs_cli_default_threads": page_rate / default,
+            "browser_cpu_percent": round(statistics.median(browser_cpu)),
+            **({"server_cpu_percent": round(statistics.median(server_cpu))} if server_pid else {})}
 
 
 def pause_latency(page, repeats: int) -> dict:
@@ -318,7 +308,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="page/CLI alternations for throughput")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each throughput window")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    parser.add_argument("--only", choices=["latency"], help="measure only Pause and widget latency and frame sizes")
+    parser.add_argument("--busy", action="store_true", help="keep one more core busy while measuring")
+    parser.add_argument("--only", choices=["latency", "throughput"],
+                        help="measure only Pause and widget latency and frame sizes, or only refreshes and throughput")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -328,6 +320,7 @@ def main() -> int:
         url, proc = start_server()
         pid = proc.pid
     results: dict = {}
+    burner = subprocess.Popen([sys.executable, "-c", BURN]) if args.busy else None
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
@@ -345,7 +338,10 @@ def main() -> int:
                 report(results, frames_per_second(page, frames))
                 browser.close()
                 return _finish(proc, results, args.json)
-            report(results, throughput(page, args.rounds, args.seconds))
+            report(results, throughput(page, args.rounds, args.seconds, pid))
+            if args.only == "throughput":
+                browser.close()
+                return _finish(proc, results, args.json)
             report(results, pause_latency(page, 5))
             report(results, {"widget_latency_s": widget_latency(page)})
             report(results, two_sessions(new_context, url, args.seconds))
@@ -355,6 +351,8 @@ def main() -> int:
                     report(results, memory_run(new_context, url, pid, args.minutes))
             browser.close()
     finally:
+        if burner is not None:
+            burner.kill()
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=20)

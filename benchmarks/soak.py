@@ -31,13 +31,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
-from benchmarks.live_refresh import CHROMIUM_ARGS, OBSERVER_JS, start_server  # noqa: E402
+from benchmarks.live_refresh import BURN, CHROMIUM_ARGS, OBSERVER_JS, start_server  # noqa: E402
 from tests.e2e.browser import find_chromium  # noqa: E402
 from transformer_core.tasks import TASK_NAMES  # noqa: E402
 from ui.training.watchdog import BANNER_ID  # noqa: E402
 
 STALL_S = 2.0  # a gap between refreshes longer than this, while training, is a stall
-BURN = "import time\nend = time.time() + 3600\nwhile time.time() < end: pass"
 
 
 @dataclass

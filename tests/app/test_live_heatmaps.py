@@ -69,3 +69,18 @@ def test_a_frame_is_several_times_smaller_than_labelled_float_rows():
                        key=np.asarray(cols, dtype=object)[data["k"]]).drop(columns="w")
     wide = wide.astype({"layer": "int64", "head": "int64", "q": "int64", "k": "int64"})
     assert arrow_bytes(data) * 3 < arrow_bytes(wide)
+
+
+def test_the_running_grid_fits_one_configuration_or_two_side_by_side():
+    task = get_task("char_lm")
+    specs = [RunSpec(name, task.default_model_config(), default_train_config(task, steps=2)) for name in "AB"]
+    for lanes in (specs[:1], specs):
+        run = LiveRun(task, lanes)
+        run.step_once()
+        snap = run.trainers[0].snapshots[-1]
+        html, width = heatmaps.attention_picture(run, 0, snap, "decoder")
+        column = (heatmaps.COLUMN_PX - heatmaps.COLUMN_GAP_PX * (len(lanes) - 1)) // len(lanes)
+        assert column - 60 < width <= column and f"width:{width}px" in html  # fills its column, never wider
+        layers, heads, t, s = snap.attention["decoder"].shape
+        assert html.count('<img src="data:image/png') == layers * heads + 1  # the maps and the colour bar
+        assert f"{layers} layers × {heads} heads" in html and f"{t} × {s}" in html and f"step {snap.step}" in html

@@ -1,12 +1,16 @@
 """Live Training page: attention heatmaps (every layer x head) and per-head pattern scores as Vega-Lite charts.
 
-Like the curves, they are redrawn while training, and the browser updates a Vega-Lite chart in place where a
-plotly chart would be mounted afresh (and stay blank on a slow machine while it renders). Rows and columns are
-indexed by position, with the tokens as axis labels, so repeated tokens (two 5s) stay separate cells.
+Paused, finished or scrubbed on the time-lapse, the heatmaps are an interactive Vega-Lite chart (hover shows every
+weight): the browser updates it in place where a plotly chart would be mounted afresh. While training, they are
+pictures in an HTML grid (:func:`attention_picture`, drawn by :mod:`explorer.attention_grid_image`) with the same
+headers, token labels and colour scale: a browser redraws them for a fraction of what thousands of chart marks
+cost, which leaves the shared cores to training. Rows and columns are indexed by position, with the tokens as axis
+labels, so repeated tokens (two 5s) stay separate cells.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import heatmap as hm
+from explorer.attention_grid_image import GAP, GridLayout, grid_html, tick_labels
 from explorer.run_frame import RunFrame
 from transformer_core.training import Snapshot
 from ui.common import state
@@ -34,6 +39,8 @@ Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.veg
 MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurations together when comparing)
 # ... and in projector mode: the ~940 pixels a 1024-wide projector leaves, less the larger labels and the legend
 PROJECTOR_WIDTH_PX = 820
+COLUMN_PX = 940  # the page's main column, in the wide layout and on a 1024-wide projector...
+COLUMN_GAP_PX = 32  # ... and the gap between its two columns when comparing (st.columns gap="medium")
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
@@ -98,10 +105,7 @@ def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Char
     if labelled:
         transform += [{"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
                       {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"}]
-    lanes = len(run.lanes)
-    width = (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // lanes
-    cell = int(min(MAX_CELL_PX, (width - 60) / heads - 12))
-    cell_h = int(cell * min(1.5, t / s))
+    cell, cell_h = _chart_panel(run, heads, t, s)
     tooltip = [{"field": f, "type": "nominal" if f in ("query", "key") else "quantitative"}
                for f in ("layer", "head", "query", "key", "weight") if labelled or f not in ("query", "key")]
     spec = {
@@ -124,6 +128,43 @@ def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Char
     return data, spec
 
 
+def _lane_width(run: RunFrame) -> int:
+    """Pixels the heatmaps of one configuration may take."""
+    return (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // len(run.lanes)
+
+
+def _panel_size(room: int, heads: int, t: int, s: int, gap: int) -> tuple[int, int]:
+    """(width, height) of one heatmap when ``heads`` of them, ``gap`` pixels apart, share ``room`` pixels."""
+    cell = int(min(MAX_CELL_PX, room / heads - gap))
+    return cell, int(cell * min(1.5, t / s))
+
+
+def _chart_panel(run: RunFrame, heads: int, t: int, s: int) -> tuple[int, int]:
+    """(width, height) of one heatmap in the chart: the lane's width less the row headers, 12 pixels apart."""
+    return _panel_size(_lane_width(run) - 60, heads, t, s, 12)
+
+
+def attention_picture(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> tuple[str, int]:
+    """The heatmaps of :func:`attention_chart` as pictures in an HTML grid, and the grid's width in pixels.
+
+    Same layout, colours and labels as the chart, without hover: the live view shows it while training.
+    """
+    maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
+    layers, heads, t, s = maps.shape
+    rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
+    low, high = attention_range(maps)
+    lay = GridLayout(layers=layers, heads=heads, panel_w=1, panel_h=1, rows=tick_labels(rows, t),
+                     cols=tick_labels(cols, s), font=max(11, font_size() - 2), scale=colorscale(), zmin=low, zmax=high)
+    fixed = lay.width - lay.grid_w  # the labels and the colour bar
+    room = (COLUMN_PX - COLUMN_GAP_PX * (len(run.lanes) - 1)) // len(run.lanes)
+    # The chart's panel size, so the page keeps its layout on Pause, unless the whole grid would not fit
+    panel_w, panel_h = min(_chart_panel(run, heads, t, s), _panel_size(room - fixed + GAP, heads, t, s, GAP))
+    lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=panel_h)
+    label = (f"{kind_title(kind, run.task.family)} at step {snap.step}: {layers} layers × {heads} heads, each a "
+             f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
+    return grid_html(maps, lay, label=label), lay.width
+
+
 SCORE_ROW_PX = 36  # height of one layer's row in the scores chart
 
 
@@ -137,8 +178,12 @@ def scores_of_kind(snap: Snapshot, kind: str) -> str | None:
     return next((key for key in snap.scores if key.split(":")[0] == kind), None)
 
 
-def scores_chart(snap: Snapshot, key: str, kind_name: str) -> Chart:
-    """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it."""
+def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False) -> Chart:
+    """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it.
+
+    ``live`` (while training) leaves the step out of the title, which the heading above the heatmaps names: the
+    spec then stays the same from one snapshot to the next, and the browser only swaps the chart's rows.
+    """
     z = snap.scores[key]
     layers, heads = z.shape
     layer, head = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
@@ -149,7 +194,8 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str) -> Chart:
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if colorscale() in ("Blues", "Greys") else ("black", "white")
     spec = {
-        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name} · step {snap.step}"),
+        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name}"
+                                      + ("" if live else f" · step {snap.step}")),
                   "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
         "height": SCORE_ROW_PX * layers,
         "layer": [

@@ -196,6 +196,8 @@ class LiveView:
             if family(self.run.task.family).reads_images:
                 fig = charts.vit_attention_figure(self.run, i, snap)
                 self.heatmaps[i].plotly_chart(fig, width="stretch", config=chart_config(), key=key)
+            elif self.follows_training:  # a picture: far cheaper for the browser than a chart to redraw
+                self.heatmaps[i].html(heatmaps.attention_picture(self.run, i, snap, self.kind)[0])
             else:
                 data, spec = heatmaps.attention_chart(self.run, i, snap, self.kind)
                 self.heatmaps[i].vega_lite_chart(data, spec, key=key)
@@ -206,7 +208,7 @@ class LiveView:
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
             short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
-            data, spec = heatmaps.scores_chart(snap, scored, short)
+            data, spec = heatmaps.scores_chart(snap, scored, short, live=self.follows_training)
             self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
                                               key=f"live.scores{lane}.{self._draws}")
         elif snap.scores and lane == 0:

@@ -1,0 +1,152 @@
+"""Every layer x head of one kind of attention as pictures in an HTML grid: Live Training's heatmaps while training.
+
+A browser redraws a few pictures far more cheaply than a chart of thousands of marks (a character model's 48 x 48
+maps in every layer and head), so the live view shows this grid while training runs and the interactive chart once
+it pauses. Each heatmap is a PNG with one pixel per cell, in the colours of the one mapping of
+:mod:`explorer.heatmap` (as in the chart and the exports), which the browser enlarges without blurring
+(``image-rendering: pixelated``); encoding eight of them takes about a millisecond, where one picture of the whole
+grid with its text took ten. The text stays page text, in the theme's own colour: "head j" above each column,
+"layer i" beside each row, the tokens along the outer axes (up to :data:`MAX_TICK_LABELS`), and a colour bar with
+the range's ends and the word "weight".
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+from PIL import Image
+
+from explorer.heatmap import colours
+
+MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens (the chart's own limit)
+GAP = 8  # pixels between two panels
+BAR_W = 14  # width of the colour bar
+BAR_STEPS = 256  # colours in the colour bar
+HEADER_GROWTH = 3  # "head j" and "layer i" are this many pixels larger than the token labels
+CHAR_W = 0.62  # width of a character, in font sizes (DejaVu Sans and Source Sans are narrower on average)
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """The grid's geometry and text size."""
+
+    layers: int
+    heads: int
+    panel_w: int  # pixels of one heatmap across...
+    panel_h: int  # ...and down
+    rows: tuple[str, ...]  # query tokens (top to bottom); empty: too many to label
+    cols: tuple[str, ...]  # key tokens (left to right); empty: too many to label
+    font: int  # token label size in pixels (headers are HEADER_GROWTH larger, or smaller where a panel is narrow)
+    scale: str  # a colour scale of :mod:`explorer.heatmap`
+    zmin: float  # the value coloured as the scale's first stop...
+    zmax: float  # ...and as its last
+
+    @property
+    def header_font(self) -> int:
+        """The bold "head j" / "layer i" size: as large as allowed, smaller where it would not fit a panel."""
+        longest = max(len(f"head {self.heads}"), len(f"layer {self.layers}"))
+        fits = (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest)  # it may reach into the gaps
+        return int(max(9, min(self.font + HEADER_GROWTH, fits)))
+
+    @property
+    def left(self) -> int:
+        """Room for the "layer i" headers and the query tokens (the first grid column and its gap)."""
+        widest = max((len(r) for r in self.rows), default=0)
+        return self.font + HEADER_GROWTH + 10 + (int(widest * CHAR_W * self.font) + 8 if widest else 0)
+
+    @property
+    def upright(self) -> bool:
+        """Whether the key tokens fit across their cells; otherwise they are turned on their side."""
+        widest = max((len(c) for c in self.cols), default=0)
+        return not self.cols or self.panel_w / len(self.cols) >= CHAR_W * self.font * widest
+
+    @property
+    def bar(self) -> int:
+        """Room for the colour bar and its numbers (with the gap before it)."""
+        return GAP + BAR_W + 8 + int(self.font * CHAR_W * 6)
+
+    @property
+    def grid_w(self) -> int:
+        return self.heads * self.panel_w + (self.heads - 1) * GAP
+
+    @property
+    def grid_h(self) -> int:
+        return self.layers * self.panel_h + (self.layers - 1) * GAP
+
+    @property
+    def width(self) -> int:
+        """Pixels across: labels, heatmaps and colour bar."""
+        return self.left + self.grid_w + self.bar
+
+
+def tick_labels(labels: tuple[str, ...] | list[str] | None, n: int) -> tuple[str, ...]:
+    """The tokens to write along an axis of ``n`` cells: none when there are too many, indices when unknown."""
+    if n > MAX_TICK_LABELS:
+        return ()
+    return tuple(str(s) for s in labels) if labels is not None and len(labels) == n else tuple(map(str, range(n)))
+
+
+def png_url(rgb: np.ndarray) -> str:
+    """An ``(H, W, 3)`` uint8 picture as a ``data:`` URL of a PNG."""
+    buf = io.BytesIO()
+    Image.fromarray(rgb, "RGB").save(buf, format="PNG", compress_level=1)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
+    """The attention ``maps`` ``(L, H, T, S)`` as an HTML grid laid out by ``lay``; ``label`` names it for screen
+    readers."""
+    layers, heads, t, s = maps.shape
+    if (layers, heads) != (lay.layers, lay.heads):
+        raise ValueError(f"The layout is for {lay.layers} layers × {lay.heads} heads; the maps have {layers} × "
+                         f"{heads}.")
+    rgb = colours(maps, lay.scale, lay.zmin, lay.zmax)  # (L, H, T, S, 3)
+    bold = f"font-weight:700;font-size:{lay.header_font}px"
+    cells = ["<div></div>", *(f'<div style="text-align:center;{bold}">head {j + 1}</div>' for j in range(heads)),
+             _colour_bar(lay)]
+    for i in range(layers):
+        cells.append(_row_labels(lay, i, bold))
+        cells += [f'<img src="{png_url(rgb[i, j])}" alt="layer {i + 1}, head {j + 1}" width="{lay.panel_w}" '
+                  f'height="{lay.panel_h}" style="display:block;image-rendering:pixelated">' for j in range(heads)]
+    if lay.cols:
+        cells += ["<div></div>", *(_column_labels(lay) for _ in range(heads))]
+    columns = f"{lay.left - GAP}px repeat({heads}, {lay.panel_w}px) {lay.bar - GAP}px"
+    return (f'<div role="img" aria-label="{escape(label)}" style="display:grid;grid-template-columns:{columns};'
+            f'gap:{GAP}px;align-items:end;font-size:{lay.font}px;line-height:1.15;width:{lay.width}px">'
+            + "".join(cells) + "</div>")
+
+
+def _row_labels(lay: GridLayout, i: int, bold: str) -> str:
+    """"layer i" on its side, and the query tokens, one per row of cells."""
+    side = (f'<div style="writing-mode:vertical-rl;transform:rotate(180deg);text-align:center;{bold}">'
+            f'layer {i + 1}</div>')
+    step = lay.panel_h / max(len(lay.rows), 1)
+    tokens = "".join(f'<div style="height:{step:.2f}px;line-height:{step:.2f}px;white-space:nowrap">{escape(r)}</div>'
+                     for r in lay.rows)
+    return (f'<div style="display:flex;justify-content:space-between;height:{lay.panel_h}px">{side}'
+            f'<div style="text-align:right">{tokens}</div></div>')
+
+
+def _column_labels(lay: GridLayout) -> str:
+    """The key tokens under one column of heatmaps, across or (when they do not fit) on their side."""
+    turn = "" if lay.upright else "writing-mode:vertical-rl;transform:rotate(180deg);margin:0 auto;"
+    return ('<div style="display:flex;align-self:start">'
+            + "".join(f'<div style="width:{lay.panel_w / len(lay.cols):.2f}px;text-align:center;{turn}'
+                      f'white-space:nowrap">{escape(c)}</div>' for c in lay.cols) + "</div>")
+
+
+def _colour_bar(lay: GridLayout) -> str:
+    """A vertical colour bar beside the grid, spanning its rows: "weight", then the range's top to its bottom."""
+    height = max(60, min(lay.grid_h, 200) - lay.font - 8)
+    bar = colours(np.linspace(lay.zmax, lay.zmin, BAR_STEPS), lay.scale, lay.zmin, lay.zmax)  # highest first
+    ticks = "".join(f'<div style="position:absolute;left:{BAR_W + 6}px;top:{100 * k / 2:.0f}%;'
+                    f'transform:translateY(-50%)">{value:.3g}</div>'
+                    for k, value in enumerate((lay.zmax, (lay.zmin + lay.zmax) / 2, lay.zmin)))
+    return (f'<div style="grid-row:span {lay.layers + 1};align-self:start">weight'
+            f'<div style="position:relative;height:{height}px;margin-top:{lay.font // 2 + 2}px">'
+            f'<img src="{png_url(bar[:, None, :])}" alt="colour scale" width="{BAR_W}" height="{height}" '
+            f'style="display:block">{ticks}</div></div>')
