@@ -65,14 +65,15 @@ def start_server() -> tuple[str, subprocess.Popen]:
     """Start ``streamlit run app.py`` on a free port; return its URL and process.
 
     The server keeps the run of a closed tab for :data:`PARK_MINUTES` instead of 15 minutes, so that the
-    memory it then frees can be measured.
+    memory it then frees can be measured. It keeps no recordings: the same settings must train again each
+    time, not replay.
     """
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
-    env = {**os.environ, "TE_PARK_MINUTES": str(PARK_MINUTES)}
+    env = {**os.environ, "TE_PARK_MINUTES": str(PARK_MINUTES), "TE_RECORDINGS_MB": "0"}
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(240):

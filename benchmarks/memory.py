@@ -46,8 +46,9 @@ def start_server(checkout: Path = ROOT) -> tuple[str, subprocess.Popen]:
         port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    # No recordings: a benchmark that trains the same settings twice must train them twice, not replay them.
     proc = subprocess.Popen(cmd, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, "TE_RECORDINGS_MB": "0"})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
