@@ -17,7 +17,7 @@ BUILDERS = (curves.loss_chart, curves.metric_chart, curves.pattern_chart)
 
 @pytest.mark.parametrize("build", BUILDERS)
 def test_moving_the_marker_changes_the_rows_not_the_spec(build):
-    run = trained_run("reverse", seq_len=5, eval_size=16)
+    run = trained_run("reverse", seq_len=5, eval_size=16).frame()
     (early, spec_early), (late, spec_late) = build(run, 0), build(run, 3)
     assert json.dumps(spec_early) == json.dumps(spec_late)
     assert early.loc[early["marker"], "step"].tolist() == [0] and late.loc[late["marker"], "step"].tolist() == [3]
@@ -50,8 +50,8 @@ def test_the_linear_range_covers_the_data_with_room_and_holds_still_while_it_mov
 
 
 def test_while_training_the_head_scores_change_their_rows_not_their_spec():
-    run = trained_run("reverse", seq_len=5, eval_size=16)
-    first, last = run.trainers[0].snapshots[0], run.trainers[0].snapshots[-1]
+    run = trained_run("reverse", seq_len=5, eval_size=16).frame()
+    first, last = run.lanes[0].snapshots[0], run.lanes[0].snapshots[-1]
     key = heatmaps.scores_of_kind(last, "cross")
     (rows_a, live_a), (rows_b, live_b) = (heatmaps.scores_chart(s, key, "Cross", live=True) for s in (first, last))
     assert json.dumps(live_a) == json.dumps(live_b) and not rows_a.equals(rows_b)

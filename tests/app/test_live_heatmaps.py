@@ -78,7 +78,7 @@ def test_the_running_grid_fits_one_configuration_or_two_side_by_side():
         run = LiveRun(task, lanes)
         run.step_once()
         snap = run.trainers[0].snapshots[-1]
-        html, width = heatmaps.attention_picture(run, 0, snap, "decoder")
+        html, width = heatmaps.attention_picture(run.frame(), 0, snap, "decoder")
         column = (heatmaps.COLUMN_PX - heatmaps.COLUMN_GAP_PX * (len(lanes) - 1)) // len(lanes)
         assert column - 60 < width <= column and f"width:{width}px" in html  # fills its column, never wider
         layers, heads, t, s = snap.attention["decoder"].shape

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from explorer.live import LiveRun
 from explorer.run_frame import RunFrame
 from transformer_core.families import family as model_family
 from transformer_core.patterns import PATTERN_TITLES
@@ -35,9 +36,9 @@ def pattern_title(key: str) -> str:
     return PATTERN_TITLES.get(name, name.replace("_", " "))
 
 
-def short_label(run: RunFrame, lane: int) -> str:
-    """" · A" / " · B" in compare mode, "" otherwise."""
-    return f" · {run.labels[lane].split(' · ')[0]}" if len(run.lanes) > 1 else ""
+def short_label(run: RunFrame | LiveRun, lane: int) -> str:
+    """" · A" / " · B" in compare mode, "" otherwise (of a run or of its frame)."""
+    return f" · {run.labels[lane].split(' · ')[0]}" if len(run.labels) > 1 else ""
 
 
 def figure(key: tuple, build: Callable[[], go.Figure]) -> go.Figure:
