@@ -15,7 +15,7 @@ from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, serve_ap
 from tests.redis_server import RedisServer, redis_or_skip
 
 pytestmark = pytest.mark.browser
-RUN = "/training?task=reverse&steps=60&seed=21"
+RUN = "/training?task=reverse&steps=300&seed=21"  # long enough for the owner to see its watcher while it trains
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +56,15 @@ def test_watch_and_replay_across_servers(browser, servers) -> None:
         owner.get_by_role("button", name="Start", exact=True).click()
         with tab(browser, second, link[len(first):], finishes=False) as watcher:  # the other server
             expect(watcher.get_by_text("Watching a live run, read-only")).to_be_visible()
-            expect(metric(watcher, "Step")).to_have_text(re.compile(r"^60 / 60"), timeout=120_000)
             expect(owner.get_by_text(re.compile(r"👀 1 watching"))).to_be_visible(timeout=30_000)
+            expect(metric(watcher, "Step")).to_have_text(re.compile(r"^300 / 300"), timeout=120_000)
             assert_no_exception(watcher)
         wait_for_app(owner)
         accuracy = metric(owner, "Accuracy").inner_text()
     with tab(browser, second, RUN) as student:  # the recording made on the first server replays on the second
         student.get_by_role("button", name="Start", exact=True).click()
         expect(student.get_by_text("▶️ Replay.", exact=False)).to_be_visible()
-        expect(metric(student, "Step")).to_have_text("60 / 60", timeout=120_000)
+        expect(metric(student, "Step")).to_have_text("300 / 300", timeout=120_000)
         wait_for_app(student)
         assert metric(student, "Accuracy").inner_text() == accuracy
         assert_no_exception(student)
