@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import fields
 from typing import Any
 
 import streamlit as st
@@ -19,6 +19,7 @@ import streamlit as st
 from explorer.guard import model_limit_problems
 from explorer.host import MIB, limits
 from explorer.live import LiveRun
+from explorer.recording import checkpoint_bytes
 from explorer.run_frame import RunFrame
 from explorer.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
 from transformer_core.checkpoint import (
@@ -26,10 +27,8 @@ from transformer_core.checkpoint import (
     CheckpointInfo,
     load_checkpoint,
     read_checkpoint_info,
-    save_checkpoint,
 )
 from transformer_core.tasks import task_names
-from transformer_core.training import Trainer
 from ui.common.charts import colorscale
 from ui.common.exports import colormap
 from ui.training import controls as tc
@@ -89,11 +88,6 @@ def _download(col, label: str, data: Callable[[], bytes | str], name: str, mime:
                         icon=":material/download:", width="stretch")
 
 
-def _checkpoint_bytes(run: LiveRun, trainer: Trainer) -> bytes:
-    extra = {"task_options": run.task.options(), "training": asdict(trainer.config), "step": trainer.step}
-    return save_checkpoint(trainer.model, trainer.model_config, task_name=run.task.name, extra=extra)
-
-
 def downloads(run: LiveRun, kind: str) -> None:
     """Attention snapshots (the shown ``kind`` as NPY, every kind as NPZ), metrics, configuration and checkpoint."""
     for i, (label, trainer) in enumerate(zip(run.labels, run.trainers, strict=True)):
@@ -116,7 +110,7 @@ def downloads(run: LiveRun, kind: str) -> None:
         config = {**run.config_dict(), "runs": [run.config_dict()["runs"][i]]}
         _download(cols[3], "Config (JSON)", lambda c=config: json.dumps(c, indent=2), f"{base}-config.json",
                   "application/json", f"live.dl.json{i}", "The task, model and training settings of this run.")
-        _download(cols[4], "Checkpoint", lambda t=trainer: _checkpoint_bytes(run, t), f"{base}.safetensors",
+        _download(cols[4], "Checkpoint", lambda lane=i: checkpoint_bytes(run, lane), f"{base}.safetensors",
                   "application/octet-stream", f"live.dl.ckpt{i}",
                   "The trained weights as .safetensors; load them again here with 'Load a checkpoint'.")
 
