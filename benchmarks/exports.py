@@ -1,13 +1,13 @@
 """Heatmap exports: the hand-written Pillow/SVG renderer against vl-convert (Vega-Lite to PNG without a browser).
 
-Both draw the same :class:`~explorer.heatmap.HeatmapSpec` (an attention map of 8 tokens and a 16 × 16 one). Each
+Both draw the same :class:`~explorer.render.heatmap.HeatmapSpec` (an attention map of 8 tokens and a 16 × 16 one). Each
 renderer runs in a fresh Python process, so that its imports and memory are its own, and reports
 
 - the time to import it and make the first PNG, and the median time of a PNG after that,
 - the resident memory (VmRSS) the renderer adds to a process that has Streamlit loaded, as the app has, and the
   size of the installed package,
 - fidelity: the largest difference (0–255, any channel) between a cell's pixel in the PNG and the colour that
-  :func:`explorer.heatmap.colours` gives its value — the colour of the same cell in the chart on screen.
+  :func:`explorer.render.heatmap.colours` gives its value — the colour of the same cell in the chart on screen.
 
 Usage::
 
@@ -52,7 +52,7 @@ def _rss_mb() -> float:
 
 
 def _pillow(spec: hm.HeatmapSpec) -> tuple[bytes, tuple[int, int]]:
-    from explorer.heatmap_image import layout, spec_png
+    from explorer.render.heatmap_image import layout, spec_png
 
     lay = layout(spec, CELL)
     return spec_png(spec, cell_px=CELL), (lay.left, lay.top)

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages
 from benchmarks.processes import browser_pids, cpu_of, cpu_percent, rss_mb  # noqa: E402
 from tests.e2e.browser import find_chromium  # noqa: E402  (needs ROOT on the path)
 
-LIVE_THREADS = 1  # torch threads per training session on the page (explorer.live.LIVE_THREADS)
+LIVE_THREADS = 1  # torch threads per training session on the page (explorer.runs.live.LIVE_THREADS)
 QUERY = "task=reverse&steps=5000"  # the default reverse model; long enough for every measurement
 MEMORY_QUERY = "task=reverse&steps=5000&batch=128"  # one run that lasts longer than the memory measurement
 # A wider reverse model (about 5.3 M parameters, within the 0.4 s step budget): its gradients and AdamW state
@@ -153,7 +153,7 @@ def cli_rate(steps: int, threads: int | None) -> float:
 def throughput(page, rounds: int, seconds: float, server_pid: int | None = None) -> dict:
     """Alternate page and CLI measurements; medians of each, and the CPU the browser and server used meanwhile.
 
-    The page trains with one torch thread per session (explorer.live.LIVE_THREADS), so the CLI is measured
+    The page trains with one torch thread per session (explorer.runs.live.LIVE_THREADS), so the CLI is measured
     with ``--threads 1`` for the same configuration, and also with its default thread count.
     """
     hz, page_rates, cli_rates, cli_default, browser_cpu, server_cpu = [], [], [], [], [], []

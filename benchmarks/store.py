@@ -10,7 +10,7 @@ are measured in one run, on the same data; Redis is a ``redis-server`` this scri
 - ``read``: a watcher reads the one update it has not seen (cursor at the previous end),
 - ``save`` / ``load``: a recording is kept and loaded for a replay,
 
-how much of the Redis time is the codec (:mod:`explorer.run_codec`), and the bytes an update and the recording
+how much of the Redis time is the codec (:mod:`explorer.runs.codec`), and the bytes an update and the recording
 take in Redis (the codec's output) against their raw array bytes.
 
 Usage::
@@ -33,8 +33,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
 from explorer import run_codec  # noqa: E402  (needs ROOT on the path)
-from explorer.run_frame import SampleSet  # noqa: E402
-from explorer.run_store import LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate  # noqa: E402
+from explorer.runs.frame import SampleSet  # noqa: E402
+from explorer.runs.store import LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate  # noqa: E402
 from transformer_core.tasks.base import Sample  # noqa: E402
 from transformer_core.training import Snapshot  # noqa: E402
 
@@ -142,7 +142,7 @@ def _with_redis(url: str | None, measure: Callable[[RunStore], dict[str, list]])
     """``measure`` on a RedisStore whose keys start with ``te-bench:`` (removed afterwards)."""
     import redis
 
-    from explorer.redis_store import RedisStore
+    from explorer.runs.redis_store import RedisStore
     from tests.redis_server import start_redis
 
     server = None if url else start_redis()

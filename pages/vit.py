@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from explorer.vit_walkthrough import attention_scores, num_patches
+from explorer.lab.vit_walkthrough import attention_scores, num_patches
 from ui.common import state
 from ui.common.charts import show
 from ui.common.exports import tensor_downloads

@@ -79,8 +79,7 @@ def _no_pretrained_models(tmp_path, monkeypatch):
 @pytest.fixture(autouse=True)
 def _fresh_run_store(monkeypatch):
     """Each test gets its own empty run store: a run another test recorded must not turn Start into a replay."""
-    from explorer import run_store
-
+    from explorer.runs import store as run_store
     monkeypatch.setattr(run_store, "_STORE", run_store.MemoryStore())
 
 

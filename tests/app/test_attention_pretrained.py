@@ -94,7 +94,7 @@ def test_bad_folders_are_listed_and_the_page_keeps_working(models):
 
 def test_find_the_heads_maps_every_head_and_links_to_the_best_one(models):
     at = _pretrained("tiny-gpt2", "the cat sat")
-    from explorer.find_heads import head_scores
+    from explorer.pretrained.find_heads import head_scores
     from transformer_core.pretrained import load_pretrained
 
     best = head_scores(load_pretrained(models[0] / "tiny-gpt2"), length=11, seed=0).best("induction")

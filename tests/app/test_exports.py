@@ -12,7 +12,7 @@ import plotly.colors as pcolors
 import pytest
 from PIL import Image
 
-from explorer import heatmap, heatmap_image
+from explorer.render import heatmap, heatmap_image
 from tests.conftest import REPO_ROOT
 from ui.common import exports
 

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pyarrow as pa
 
-from explorer.live import LiveRun, RunSpec
+from explorer.runs.live import LiveRun, RunSpec
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 from ui.training import heatmaps

@@ -7,8 +7,8 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 
-from explorer.live import LiveRun, RunSpec
-from explorer.run_registry import REGISTRY
+from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.registry import REGISTRY
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from explorer.builder import EFFICIENCY, BuilderSettings, build, estimate
 from explorer.host import ENV_OVERRIDE, host_profile, limits
+from explorer.lab.builder import EFFICIENCY, BuilderSettings, build, estimate
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core.sizing import PRESETS, parameter_breakdown, preset_parameter_count
 from ui.builder import controls as bc

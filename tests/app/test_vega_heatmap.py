@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer import heatmap as hm
+from explorer.render import heatmap as hm
 from ui.common.vega_heatmap import text_fits, vega_heatmap, vega_row
 
 

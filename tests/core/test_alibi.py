@@ -149,7 +149,7 @@ def test_an_encoder_decoder_with_alibi_learns_to_reverse():
 
 
 def test_the_positional_page_finds_alibi_running_past_max_len():
-    from explorer.positional_analysis import run_past_max_len, score_bias
+    from explorer.lab.positional import run_past_max_len, score_bias
 
     runs = {r.kind: r for r in run_past_max_len(8, 16, extra=8)}
     assert runs["alibi"].error == "" and runs["alibi"].finite and runs["sinusoidal"].error

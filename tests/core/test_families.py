@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.builder import KIND_TITLES, BuilderSettings, build
+from explorer.lab.builder import KIND_TITLES, BuilderSettings, build
 from transformer_core import checkpoint
 from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.families import FAMILIES, KINDS, by_kind, family, of_model

@@ -40,7 +40,7 @@ LIGHT_IMPORT = textwrap.dedent(
     """
     import sys
     import transformer_core, transformer_core.training, transformer_core.train, transformer_core.bench
-    import transformer_core.tasks.sequences, transformer_core.tasks.language, explorer.timelapse
+    import transformer_core.tasks.sequences, transformer_core.tasks.language, explorer.render.timelapse
     sys.stderr.write(",".join(sorted(m for m in ("pandas", "PIL", "matplotlib") if m in sys.modules)) or "-")
     """
 )

@@ -8,9 +8,9 @@ import threading
 import pytest
 import torch
 
-from explorer.inspect import build_lab_encoder
-from explorer.positional_analysis import position_views
-from explorer.vit_walkthrough import random_vit
+from explorer.lab.internals import build_lab_encoder
+from explorer.lab.positional import position_views
+from explorer.lab.vit_walkthrough import random_vit
 from transformer_core import TransformerConfig, ViTConfig
 from transformer_core.seeding import seeded
 from transformer_core.training import seeded as training_seeded

@@ -43,7 +43,7 @@ def redis_url(redis_server: RedisServer) -> str:
 @pytest.fixture
 def redis_pair(redis_url: str) -> Iterator[tuple]:
     """The stores of two app servers on the session's Redis (emptied for this test)."""
-    from explorer.redis_store import RedisStore
+    from explorer.runs.redis_store import RedisStore
 
     first, second = RedisStore(redis_url), RedisStore(redis_url)
     yield first, second

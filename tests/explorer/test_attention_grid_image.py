@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from explorer.attention_grid_image import MAX_TICK_LABELS, GridLayout, grid_html, tick_labels
-from explorer.heatmap import SCALES
+from explorer.render.grid_image import MAX_TICK_LABELS, GridLayout, grid_html, tick_labels
+from explorer.render.heatmap import SCALES
 
 
 def reference_rgb(w: np.ndarray, scale: str) -> np.ndarray:

@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from explorer.builder import (
+from explorer.lab.builder import (
     BuilderSettings,
     build,
     estimate,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.find_heads import head_scores, repeated_sequence
+from explorer.pretrained.find_heads import head_scores, repeated_sequence
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, mark_special_tokens
 from transformer_core.pretrained import load_pretrained
 

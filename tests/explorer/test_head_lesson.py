@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.head_lesson import PATTERN, findings, head_lesson_probe
-from explorer.lessons import REVERSE_STEPS, train_reverse_lesson
+from explorer.lessons.experiments import REVERSE_STEPS, train_reverse_lesson
+from explorer.lessons.head_importance import PATTERN, findings, head_lesson_probe
 from transformer_core.training import EVAL_SEED
 from ui.lessons.frame import IMPORTANCE
 

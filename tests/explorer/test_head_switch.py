@@ -8,12 +8,12 @@ import copy
 import numpy as np
 import torch
 
-from explorer.head_switch import Outcome, Subject, compare, describe_change, format_heads, parse_heads
-from explorer.inspect import build_lab_encoder
-from explorer.lab_input import LabInput
-from explorer.lab_subjects import pretrained_subject, random_subject, trained_subject
-from explorer.lens_grid import lens_grid
-from explorer.pretrained_lab import SHOWN_SPACE, SPACE_MARK, encode
+from explorer.lab.head_switch import Outcome, Subject, compare, describe_change, format_heads, parse_heads
+from explorer.lab.internals import build_lab_encoder
+from explorer.lab.lens_grid import lens_grid
+from explorer.lab.subjects import pretrained_subject, random_subject, trained_subject
+from explorer.lab.text_input import LabInput
+from explorer.pretrained.lab import SHOWN_SPACE, SPACE_MARK, encode
 from tests.core.intervention_models import value_edited
 from transformer_core import TransformerConfig
 from transformer_core.tasks import get_task

@@ -10,8 +10,8 @@ import plotly.colors as pcolors
 import pytest
 from PIL import Image
 
-from explorer import heatmap as hm
-from explorer.heatmap_image import layout, spec_png, spec_svg
+from explorer.render import heatmap as hm
+from explorer.render.heatmap_image import layout, spec_png, spec_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -106,7 +106,7 @@ def test_svg_has_labels_cell_text_and_colours() -> None:
 
 
 def test_numbers_that_round_to_zero_print_without_a_sign():
-    from explorer.heatmap import number_text
+    from explorer.render.heatmap import number_text
 
     assert number_text(-0.0004, 2) == "0.00" and number_text(-0.004, 3) == "-0.004"
     assert number_text(-1.5, 1) == "-1.5" and number_text(float("-inf"), 2) == "-∞"

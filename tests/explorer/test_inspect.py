@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from explorer.inspect import (
+from explorer.lab.internals import (
     AttentionStack,
     attention_walkthrough,
     build_lab_encoder,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.interventions_live import (
+from explorer.runs.heads_off import (
     HeadProbe,
     all_head_keys,
     head_key,

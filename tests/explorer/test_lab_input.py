@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.lab_input import (
+from explorer.lab.text_input import (
     MAX_TOKENS,
     PAD_ID,
     PAD_TOKEN,

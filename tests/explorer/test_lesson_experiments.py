@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from explorer.lessons import causal_attention, scaling_demo, train_variants
+from explorer.lessons.experiments import causal_attention, scaling_demo, train_variants
 
 
 def test_causal_attention_puts_no_weight_on_future_tokens():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.lessons import REVERSE_STEPS, output_labels, train_reverse_lesson
+from explorer.lessons.experiments import REVERSE_STEPS, output_labels, train_reverse_lesson
 from transformer_core.patterns import diagonal_target, mask_score
 from transformer_core.tasks import get_task
 

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import live, run_slots
 from explorer.guard import check_budget, model_limit_problems
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile
-from explorer.live import LiveRun, RunSpec, thin_series, torch_threads
-from explorer.run_slots import running_count, start_if_free
-from explorer.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
+from explorer.render.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
+from explorer.runs import live
+from explorer.runs import slots as run_slots
+from explorer.runs.live import LiveRun, RunSpec, thin_series, torch_threads
+from explorer.runs.slots import running_count, start_if_free
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask

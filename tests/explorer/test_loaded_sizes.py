@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.loaded_sizes import loaded_sizes
+from explorer.pretrained.sizes import loaded_sizes
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, vit_folder
 from transformer_core.pretrained import load_pretrained
 

@@ -7,7 +7,14 @@ import socket
 import pytest
 
 from explorer.host import GIB, MIB, HostProfile
-from explorer.models import CURATED, catalogue, download, hub_reachable, model_budget_bytes, offline_advice
+from explorer.pretrained.catalogue import (
+    CURATED,
+    catalogue,
+    download,
+    hub_reachable,
+    model_budget_bytes,
+    offline_advice,
+)
 from tests.pretrained.hf_folders import bad_folders, bert_folder, gpt2_folder, vit_folder
 from transformer_core.pretrained.hub import HubError, needed_files
 

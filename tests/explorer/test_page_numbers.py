@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.inspect import head_summary
-from explorer.positional_analysis import shifted_dot_product, shuffle_permutation
-from explorer.vit_walkthrough import attention_scores, num_patches, random_vit, walk_through
+from explorer.lab.internals import head_summary
+from explorer.lab.positional import shifted_dot_product, shuffle_permutation
+from explorer.lab.vit_walkthrough import attention_scores, num_patches, random_vit, walk_through
 from transformer_core import ViTConfig, patchify, sinusoidal_encoding
 
 

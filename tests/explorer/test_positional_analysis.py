@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from explorer.positional_analysis import (
+from explorer.lab.positional import (
     beyond_max_len,
     frequencies,
     learned_table,
@@ -103,7 +103,7 @@ def test_learned_table_of_trained_models() -> None:
 
 
 def test_run_past_max_len_asks_every_registered_encoding():
-    from explorer.positional_analysis import run_past_max_len, score_bias
+    from explorer.lab.positional import run_past_max_len, score_bias
     from transformer_core.positional import get, kinds
 
     runs = {r.kind: r for r in run_past_max_len(8, 16, extra=4)}

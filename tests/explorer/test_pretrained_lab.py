@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.pretrained_lab import attention_layers, encode, mask_fills, next_tokens
+from explorer.pretrained.lab import attention_layers, encode, mask_fills, next_tokens
 
 
 def test_gpt2_text_becomes_its_own_subword_tokens_with_visible_spaces(gpt2):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.pretrained_positions import position_tables, principal_components
+from explorer.pretrained.positions import position_tables, principal_components
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, vit_folder
 from transformer_core.pretrained import load_pretrained
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.pretrained_vit import classify
+from explorer.pretrained.vit import classify
 from tests.pretrained.hf_folders import vit_folder
 from transformer_core.pretrained import load_pretrained
 

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from explorer import run_codec, run_store
-from explorer.redis_store import DOWN, RedisStore
-from explorer.run_store import CHANNEL_TTL_S, Recording, StoreUnavailable
+from explorer.runs import codec as run_codec
+from explorer.runs import store as run_store
+from explorer.runs.redis_store import DOWN, RedisStore
+from explorer.runs.store import CHANNEL_TTL_S, Recording, StoreUnavailable
 from tests.explorer.test_run_store import META, _same_update, _update
 from tests.redis_server import free_port
 

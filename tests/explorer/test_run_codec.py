@@ -9,10 +9,10 @@ import struct
 import numpy as np
 import pytest
 
-from explorer import run_codec
-from explorer.run_codec import MAGIC
-from explorer.run_frame import SampleSet
-from explorer.run_store import LaneUpdate, Recording, RunUpdate
+from explorer.runs import codec as run_codec
+from explorer.runs.codec import MAGIC
+from explorer.runs.frame import SampleSet
+from explorer.runs.store import LaneUpdate, Recording, RunUpdate
 from tests.explorer.test_run_store import META, _same_update, _snapshot, _update
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from explorer.live import LiveRun, RunSpec
-from explorer.run_registry import RunRegistry
+from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.registry import RunRegistry
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import run_slots
-from explorer.run_slots import RunLine, estimated_wait_s, start_if_free
+from explorer.runs import slots as run_slots
+from explorer.runs.slots import RunLine, estimated_wait_s, start_if_free
 from tests.explorer.test_watch_replay import make_run
 
 

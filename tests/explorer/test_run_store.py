@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from explorer.run_frame import SampleSet
-from explorer.run_store import WATCHER_TTL_S, LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate
+from explorer.runs.frame import SampleSet
+from explorer.runs.store import WATCHER_TTL_S, LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot
 
@@ -53,7 +53,7 @@ def make_store(request) -> Iterator[Callable[..., RunStore]]:
     if request.param == "memory":
         yield MemoryStore
         return
-    from explorer.redis_store import RedisStore
+    from explorer.runs.redis_store import RedisStore
 
     url = request.getfixturevalue("redis_url")
     made: list[RedisStore] = []

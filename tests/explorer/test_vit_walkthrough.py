@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from explorer.vit_walkthrough import attention_scores, random_vit, valid_patch_sizes, walk_through
+from explorer.lab.vit_walkthrough import attention_scores, random_vit, valid_patch_sizes, walk_through
 from transformer_core import VisionTransformer, ViTConfig, attention_rollout, patchify
 from transformer_core.vit import conv_patch_embedding
 

@@ -9,11 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from explorer.live import LiveRun, RunSpec, torch_threads
-from explorer.recording import ReplayRun, record, recording_key
-from explorer.run_frame import RunFrame
-from explorer.run_store import MemoryStore, RunStore
-from explorer.watch import Publisher, WatchedRun
+from explorer.runs.frame import RunFrame
+from explorer.runs.live import LiveRun, RunSpec, torch_threads
+from explorer.runs.recording import ReplayRun, record, recording_key
+from explorer.runs.store import MemoryStore, RunStore
+from explorer.runs.watch import Publisher, WatchedRun
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
 from transformer_core.training import TrainConfig
@@ -155,8 +155,8 @@ def test_runs_that_cannot_be_replayed(task) -> None:
 
 
 def test_the_lessons_live_run_trains_what_the_lessons_train() -> None:
-    from explorer.lesson_runs import reverse_lesson_run, summaries
-    from explorer.lessons import train_reverse_lesson
+    from explorer.lessons.experiments import train_reverse_lesson
+    from explorer.lessons.runs import reverse_lesson_run, summaries
 
     labels = ["sinusoidal", "none"]
     with torch_threads(1):  # the live run trains on one thread; sums over other thread counts may round apart

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from explorer.lab_input import INPUT_KINDS, MAX_TOKENS, encode_for_task, tokenize
+from explorer.lab.text_input import INPUT_KINDS, MAX_TOKENS, encode_for_task, tokenize
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core.tasks import get_task
 from transformer_core.tasks.language import MAX_CHARS, UNKNOWN

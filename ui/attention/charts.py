@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer import heatmap as hm
+from explorer.render import heatmap as hm
 from ui.attention.controls import LabRun
 from ui.common import charts, exports
 from ui.common.vega_heatmap import show_vega, text_fits, vega_heatmap, vega_row

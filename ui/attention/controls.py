@@ -1,7 +1,7 @@
 """Attention Lab: session-state keys, URL settings, controls and the data the page draws.
 
 The page reads :func:`lab_controls`, gets a :class:`LabRun` from :func:`run_lab` (every intermediate of every
-layer as NumPy arrays, computed by ``explorer.inspect``), and draws it with ``ui.attention.charts``.
+layer as NumPy arrays, computed by ``explorer.lab.internals``), and draws it with ``ui.attention.charts``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import streamlit as st
 import torch
 
 from explorer.heads import MAX_HEADS, head_choices
-from explorer.inspect import MASK_KINDS, AttentionSteps, lab_stack, trained_stack, walk_stack
-from explorer.lab_input import INPUT_KINDS, MAX_TOKENS, LabInput, encode_for_task, task_vocabulary
-from explorer.lab_subjects import random_lab
+from explorer.lab.internals import MASK_KINDS, AttentionSteps, lab_stack, trained_stack, walk_stack
+from explorer.lab.subjects import random_lab
+from explorer.lab.text_input import INPUT_KINDS, MAX_TOKENS, LabInput, encode_for_task, task_vocabulary
 from transformer_core import positional
 from transformer_core.families import FAMILIES, family
 from ui.common import state

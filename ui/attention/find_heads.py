@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.find_heads import SCORES, HeadScores, head_scores
+from explorer.pretrained.find_heads import SCORES, HeadScores, head_scores
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import FIND_SEED, HEAD, LAYER, VIEW
 from ui.common import charts

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.head_switch import (
+from explorer.lab.head_switch import (
     Comparison,
     Outcome,
     Pair,
@@ -21,10 +21,10 @@ from explorer.head_switch import (
     parse_heads,
     switched_off,
 )
-from explorer.lab_input import MAX_TOKENS
-from explorer.lab_subjects import pretrained_subject, random_lab, random_subject, token_labeller, trained_subject
-from explorer.lens_grid import LensGrid, lens_grid
-from explorer.pretrained_lab import SHOWN_SPACE, SPACE_MARK, encode
+from explorer.lab.lens_grid import LensGrid, lens_grid
+from explorer.lab.subjects import pretrained_subject, random_lab, random_subject, token_labeller, trained_subject
+from explorer.lab.text_input import MAX_TOKENS
+from explorer.pretrained.lab import SHOWN_SPACE, SPACE_MARK, encode
 from transformer_core.models import CausalLM
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.lab_input import MAX_TOKENS
-from explorer.pretrained_lab import Guess, PretrainedInput, attention_layers, encode, mask_fills, next_tokens
+from explorer.lab.text_input import MAX_TOKENS
+from explorer.pretrained.lab import Guess, PretrainedInput, attention_layers, encode, mask_fills, next_tokens
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K, LabRun, _arrays
 from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
-from explorer import heatmap as hm
+from explorer.render import heatmap as hm
 from ui.attention.charts import dot_example, head_blocks, masked_matrix, matrix, matrix_row, softmax_example
 from ui.attention.controls import NUMBERS, LabRun
 from ui.common import charts, exports

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import streamlit as st
 
-from explorer.inspect import head_summary
-from explorer.lab_input import PAD_TOKEN
+from explorer.lab.internals import head_summary
+from explorer.lab.text_input import PAD_TOKEN
 from ui.attention.charts import GRID_LONG_TITLES, MIN_LINE_WEIGHT, grid_figure, lines_figure, numbers_table
 from ui.attention.controls import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
 from ui.common import charts, exports

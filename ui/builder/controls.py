@@ -6,8 +6,8 @@ import dataclasses
 
 import streamlit as st
 
-from explorer.builder import KIND_TITLES, BuilderSettings, preset_settings
 from explorer.heads import head_choices
+from explorer.lab.builder import KIND_TITLES, BuilderSettings, preset_settings
 from transformer_core import divisors, positional
 from transformer_core.presets import PRESETS
 from ui.common import state

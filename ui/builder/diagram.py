@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
-from explorer.builder import BuilderSettings
+from explorer.lab.builder import BuilderSettings
 from transformer_core import positional
 
 BOX_W = 250  # width of a box in pixels

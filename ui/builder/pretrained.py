@@ -6,8 +6,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.loaded_sizes import FAMILY_KINDS, LoadedSizes, loaded_sizes
-from explorer.models import Offer
+from explorer.pretrained.catalogue import Offer
+from explorer.pretrained.sizes import FAMILY_KINDS, LoadedSizes, loaded_sizes
 from ui.builder.controls import COMPARE_LOADED, LOADED_MODEL
 from ui.common.pretrained import load_shared, models_on_offer, pick_model
 

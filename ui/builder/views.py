@@ -12,9 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
 from explorer.host import limits
-from explorer.loaded_sizes import LoadedSizes
+from explorer.lab.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
+from explorer.pretrained.sizes import LoadedSizes
 from transformer_core.device import pick_device
 from transformer_core.families import by_kind
 from transformer_core.sizing import (

@@ -1,10 +1,10 @@
-"""Plotly heatmaps drawn from one :class:`~explorer.heatmap.HeatmapSpec` (single maps, rows and grids of maps),
+"""Plotly heatmaps drawn from one :class:`~explorer.render.heatmap.HeatmapSpec` (single maps, rows and grids of maps),
 curves, and the layer/head picker the attention views share.
 
 Every heatmap carries its numbers: hover always shows the value, and small matrices print it in the cells, so a
 student can check a cell by hand and a colour-blind reader never depends on colour alone. Attention weights
 (a 0..1 scale) print as rounded percentages ("31%", "<1%"), which a class reads faster than 2.38e-07. Colours
-come from the one mapping of :mod:`explorer.heatmap`, which the Vega-Lite charts and the exports use too.
+come from the one mapping of :mod:`explorer.render.heatmap`, which the Vega-Lite charts and the exports use too.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from explorer import heatmap as hm
-from explorer.heatmap import NEAR_UNIFORM as NEAR_UNIFORM
-from explorer.heatmap import nearly_uniform as nearly_uniform
-from explorer.heatmap import percent_text as percent_text
-from explorer.heatmap import row_spread as row_spread
+from explorer.render import heatmap as hm
+from explorer.render.heatmap import NEAR_UNIFORM as NEAR_UNIFORM
+from explorer.render.heatmap import nearly_uniform as nearly_uniform
+from explorer.render.heatmap import percent_text as percent_text
+from explorer.render.heatmap import row_spread as row_spread
 from ui.common.chart_style import CATEGORICAL as CATEGORICAL
 from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
 from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
@@ -53,7 +53,7 @@ def uniform_note(weights: np.ndarray) -> str:
 
 
 def plotly_scale(scale: str) -> list[list]:
-    """A scale of :mod:`explorer.heatmap` as a Plotly colour scale (the same evenly spaced stops)."""
+    """A scale of :mod:`explorer.render.heatmap` as a Plotly colour scale (the same evenly spaced stops)."""
     stops = hm.stops(scale)
     return [[i / (len(stops) - 1), colour] for i, colour in enumerate(stops)]
 
@@ -96,8 +96,8 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
 
     Args:
         numbers: print the values in the cells; ``None`` does so when both sides are at most cells_with_text().
-        scale: a scale of :mod:`explorer.heatmap` instead of the diverging one or the sidebar's sequential one, or
-            a Plotly colour list for colours that are not a heatmap scale (e.g. black to red for a red channel).
+        scale: a scale of :mod:`explorer.render.heatmap` instead of the diverging one or the sidebar's sequential one,
+            or a Plotly colour list for colours that are not a heatmap scale (e.g. black to red for a red channel).
         percent: print the cells as rounded percentages; ``None`` does so for weights (a 0..1 scale, decimals > 0).
     """
     z = np.asarray(z, dtype=float)

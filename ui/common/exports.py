@@ -1,9 +1,9 @@
-"""Exports any page can reuse: a heatmap as PNG or SVG (:mod:`explorer.heatmap_image`), tensors as CSV or NPY.
+"""Exports any page can reuse: a heatmap as PNG or SVG (:mod:`explorer.render.heatmap_image`), tensors as CSV or NPY.
 
 The ``*_png``/``*_svg``/``*_csv``/``*_npy`` functions are pure (numbers in, file contents out);
 :func:`matrix_downloads` and :func:`tensor_downloads` draw Streamlit download buttons whose files are only
-made when clicked. Heatmap images are drawn from the same :class:`~explorer.heatmap.HeatmapSpec` and colour mapping
-as the charts on screen: the same colours, the same cell text ("31%" for attention), grey NaN cells.
+made when clicked. Heatmap images are drawn from the same :class:`~explorer.render.heatmap.HeatmapSpec` and colour
+mapping as the charts on screen: the same colours, the same cell text ("31%" for attention), grey NaN cells.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import heatmap as hm
-from explorer.heatmap_image import spec_png, spec_svg
+from explorer.render import heatmap as hm
+from explorer.render.heatmap_image import spec_png, spec_svg
 
 NAN_RGB = hm.NAN_RGB  # colour of NaN cells
 
 
 @lru_cache(maxsize=16)
 def colormap(name: str = "Viridis", n: int = 256) -> np.ndarray:
-    """``(n, 3)`` uint8 lookup table of a colour scale of :mod:`explorer.heatmap` (e.g. "Viridis", "RdBu_r")."""
+    """``(n, 3)`` uint8 lookup table of a colour scale of :mod:`explorer.render.heatmap` (e.g. "Viridis", "RdBu_r")."""
     return hm.colours(np.linspace(0.0, 1.0, n), name, 0.0, 1.0)
 
 
@@ -134,7 +134,7 @@ def matrix_downloads(z: np.ndarray, row_labels: Sequence[str] | None = None,
                      col_labels: Sequence[str] | None = None, *, name: str, key: str, title: str = "",
                      colorscale: str = "Viridis", diverging: bool = False, zmin: float | None = None,
                      zmax: float | None = None, decimals: int = 2) -> None:
-    """:func:`spec_downloads` of any matrix (see :func:`explorer.heatmap.matrix_spec`)."""
+    """:func:`spec_downloads` of any matrix (see :func:`explorer.render.heatmap.matrix_spec`)."""
     spec = _spec(np.asarray(z, dtype=float).copy(), row_labels, col_labels, title=title, colorscale=colorscale,
                  diverging=diverging, zmin=zmin, zmax=zmax, decimals=decimals)
     spec_downloads(spec, name=name, key=key)

@@ -1,7 +1,7 @@
 """A grid of head switches: per attention stack, one row of pills per layer, one pill per head; a pill on = off.
 
 The heads switched off live in one session-state list of link keys (``"cross.1.3"``, see
-:func:`explorer.interventions_live.head_key`), so they can travel in a share link and outlive reruns; each row of
+:func:`explorer.runs.heads_off.head_key`), so they can travel in a share link and outlive reruns; each row of
 pills is filled from that list before it is drawn and writes its row back into it when clicked.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from explorer.interventions_live import HeadRef, head_key, parse_head_key
+from explorer.runs.heads_off import HeadRef, head_key, parse_head_key
 
 
 def _row_key(key: str, stack: str, layer: int) -> str:

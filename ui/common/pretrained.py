@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.models import Catalogue, Curated, Offer, catalogue, download, hub_reachable, offline_advice, params_text
+from explorer.pretrained.catalogue import (
+    Catalogue,
+    Curated,
+    Offer,
+    catalogue,
+    download,
+    hub_reachable,
+    offline_advice,
+    params_text,
+)
 from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
 from ui.common.urlstate import add_link_notice, settle_choice
 
@@ -28,7 +37,7 @@ def _catalogue(folder: str) -> Catalogue:
 
 
 def models_on_offer() -> Catalogue:
-    """The catalogue of models (see :func:`explorer.models.catalogue`), refreshed every few seconds.
+    """The catalogue of models (see :func:`explorer.pretrained.catalogue.catalogue`), refreshed every few seconds.
 
     It is cached per models folder, so moving it (``TE_MODELS_DIR``) is seen at once.
     """

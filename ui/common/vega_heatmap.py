@@ -1,8 +1,8 @@
-"""Vega-Lite heatmaps drawn from :class:`~explorer.heatmap.HeatmapSpec`: one map, or several side by side.
+"""Vega-Lite heatmaps drawn from :class:`~explorer.render.heatmap.HeatmapSpec`: one map, or several side by side.
 
 The browser paints a Vega-Lite heatmap with its cell text several times faster than a Plotly one, which matters
 where a page shows many (the Attention Lab's step-by-step view). Colours are the spec's scale stops blended in
-RGB, the blending of :func:`explorer.heatmap.colours`, so the exports match; NaN cells are grey. Rows and columns
+RGB, the blending of :func:`explorer.render.heatmap.colours`, so the exports match; NaN cells are grey. Rows and columns
 are drawn on number lines (cell ``i`` spans ``i`` to ``i + 1``), so repeated tokens stay separate cells and lines
 between cells (e.g. the heads' blocks) can be drawn at exact places; the axes carry the labels.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import heatmap as hm
+from explorer.render import heatmap as hm
 from ui.common.chart_style import font_size, label_colour
 
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart

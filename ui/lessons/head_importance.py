@@ -1,15 +1,15 @@
 """The steps of the lesson "Which head does the work?": switch heads of the trained reverse model off.
 
 The model is the training lessons' reverse run, trained here with its model kept (the other lessons keep only
-plain-data summaries); it lives in this session's state. Measuring is done by :mod:`explorer.head_lesson`.
+plain-data summaries); it lives in this session's state. Measuring is done by :mod:`explorer.lessons.head_importance`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.head_lesson import findings, head_lesson_probe
-from explorer.interventions_live import HeadProbe, head_label, refs_from_keys
+from explorer.lessons.head_importance import findings, head_lesson_probe
+from explorer.runs.heads_off import HeadProbe, head_label, refs_from_keys
 from ui.common import charts
 from ui.common.head_switches import head_switches
 from ui.lessons import training as lesson_training

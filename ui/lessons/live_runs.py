@@ -1,6 +1,6 @@
 """The training lessons' runs on the page: trained (or replayed) with a progress bar, shareable live.
 
-A lesson's run is a :class:`~explorer.live.LiveRun` (:func:`explorer.lesson_runs.reverse_lesson_run`), so it goes
+A lesson's run is a :class:`~explorer.runs.live.LiveRun` (:func:`explorer.lessons.runs.reverse_lesson_run`), so it goes
 where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings are
 fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run that
 trains to its end is recorded, and "📡 Share live" publishes it to a watch link that opens it on Live Training,
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from explorer.lesson_runs import reverse_lesson_run, summaries
-from explorer.lessons import VariantRun
-from explorer.live import LiveRun
-from explorer.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
-from explorer.run_store import StoreUnavailable, run_store
-from explorer.watch import Publisher
+from explorer.lessons.experiments import VariantRun
+from explorer.lessons.runs import reverse_lesson_run, summaries
+from explorer.runs.live import LiveRun
+from explorer.runs.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
+from explorer.runs.store import StoreUnavailable, run_store
+from explorer.runs.watch import Publisher
 from ui.common import st_internals
 from ui.common.urlstate import view_link
 

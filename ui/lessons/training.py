@@ -10,8 +10,8 @@ import numpy as np
 import streamlit as st
 
 from explorer.host import limits
-from explorer.lessons import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output_labels
-from explorer.positional_analysis import shuffle_test
+from explorer.lab.positional import shuffle_test
+from explorer.lessons.experiments import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output_labels
 from ui.common import charts
 from ui.lessons import live_runs
 from ui.lessons.frame import Lesson, key_of, model_steps, presentation, step_intro

@@ -14,9 +14,9 @@ import streamlit as st
 from PIL import Image
 
 from explorer.images import prepare_image
-from explorer.lab_input import tokenize
-from explorer.lessons import ScalingDemo, causal_attention, scaling_demo
-from explorer.vit_walkthrough import attention_scores, valid_patch_sizes
+from explorer.lab.text_input import tokenize
+from explorer.lab.vit_walkthrough import attention_scores, valid_patch_sizes
+from explorer.lessons.experiments import ScalingDemo, causal_attention, scaling_demo
 from transformer_core import causal_mask
 from ui.common import charts
 from ui.common.images import load_sample, sample_names

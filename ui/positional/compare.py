@@ -6,8 +6,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from explorer.lab_input import tokenize
-from explorer.positional_analysis import (
+from explorer.lab.positional import (
     ShuffleResult,
     learned_table,
     position_views,
@@ -16,6 +15,7 @@ from explorer.positional_analysis import (
     shuffle_permutation,
     shuffle_test,
 )
+from explorer.lab.text_input import tokenize
 from transformer_core import positional
 from ui.common import charts, exports, state
 from ui.positional.views import EXTRA, LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.pretrained_positions import TEXT_FAMILIES, PositionPCA, PositionTables, position_tables
+from explorer.pretrained.positions import TEXT_FAMILIES, PositionPCA, PositionTables, position_tables
 from ui.common import charts, exports
 from ui.common.pretrained import load_shared, models_on_offer, pick_model
 from ui.positional.views import PRETRAINED_MODEL, PRETRAINED_SHOWN

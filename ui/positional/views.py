@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.positional_analysis import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
+from explorer.lab.positional import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
 from transformer_core.positional import sinusoidal_encoding
 from ui.common import charts, exports, state
 from ui.common.urlstate import UrlParam, add_link_notice, settle_choice

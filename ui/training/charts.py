@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from explorer.live import LiveRun
-from explorer.run_frame import RunFrame
+from explorer.runs.frame import RunFrame
+from explorer.runs.live import LiveRun
 from transformer_core.families import family as model_family
 from transformer_core.patterns import PATTERN_TITLES
 from transformer_core.training import Snapshot

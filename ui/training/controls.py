@@ -16,7 +16,7 @@ import streamlit as st
 from explorer.guard import FF_PER_WIDTH, GuardResult, check_budget
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
-from explorer.live import LIVE_THREADS, RunSpec
+from explorer.runs.live import LIVE_THREADS, RunSpec
 from transformer_core import available_devices
 from transformer_core.config import NORMS, ViTConfig
 from transformer_core.families import family

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from explorer.live import thin_series
-from explorer.run_frame import RunFrame
+from explorer.runs.frame import RunFrame
+from explorer.runs.live import thin_series
 from ui.common.charts import font_size, label_colour, title_lines
 from ui.training.charts import LANE_COLOURS, METRIC_TITLES, pattern_title
 

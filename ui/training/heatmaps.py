@@ -2,7 +2,7 @@
 
 Paused, finished or scrubbed on the time-lapse, the heatmaps are an interactive Vega-Lite chart (hover shows every
 weight): the browser updates it in place where a plotly chart would be mounted afresh. While training, they are
-pictures in an HTML grid (:func:`attention_picture`, drawn by :mod:`explorer.attention_grid_image`) with the same
+pictures in an HTML grid (:func:`attention_picture`, drawn by :mod:`explorer.render.grid_image`) with the same
 headers, token labels and colour scale: a browser redraws them for a fraction of what thousands of chart marks
 cost, which leaves the shared cores to training. Rows and columns are indexed by position, with the tokens as axis
 labels, so repeated tokens (two 5s) stay separate cells.
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import heatmap as hm
-from explorer.attention_grid_image import GAP, GridLayout, grid_html, tick_labels
-from explorer.run_frame import RunFrame
+from explorer.render import heatmap as hm
+from explorer.render.grid_image import GAP, GridLayout, grid_html, tick_labels
+from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
 from ui.common import state
 from ui.common.charts import (
@@ -48,7 +48,7 @@ WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precisio
 
 def _colours(domain: Sequence[float]) -> dict[str, Any]:
     """The sidebar's colour scale as a Vega-Lite scale on ``domain``: the stops of the one colour mapping
-    (:mod:`explorer.heatmap`) blended in RGB, as in every other chart and in the exports."""
+    (:mod:`explorer.render.heatmap`) blended in RGB, as in every other chart and in the exports."""
     return {"domain": list(domain), "range": list(hm.stops(colorscale())), "interpolate": "rgb"}
 
 

@@ -3,7 +3,7 @@
 Students click heads off (per configuration, when comparing) and see at once the held-out metric, the loss and
 the sample predictions without them, beside the same numbers with every head on; a button measures every head's
 importance (the metric lost when that head alone is off), drawn beside the heads' pattern scores. The measuring
-is done by :mod:`explorer.interventions_live`, remembered per lane and training step. The heads switched off are
+is done by :mod:`explorer.runs.heads_off`, remembered per lane and training step. The heads switched off are
 URL settings (``?off=cross.1.3&b_off=...``) and never change the run: Resume trains with every head on.
 
 Each configuration's part is a fragment: a click reruns that part only (one evaluation, not the whole page with
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from explorer import heatmap as hm
 from explorer.heads import MAX_HEADS
-from explorer.interventions_live import (
+from explorer.render import heatmap as hm
+from explorer.runs.heads_off import (
     HeadProbe,
     Importance,
     Outcome,
@@ -29,7 +29,7 @@ from explorer.interventions_live import (
     refs_from_keys,
     stacked_rows,
 )
-from explorer.live import LiveRun
+from explorer.runs.live import LiveRun
 from transformer_core.tasks import Task
 from ui.common import charts as common_charts
 from ui.common.exports import spec_downloads

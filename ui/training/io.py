@@ -18,10 +18,10 @@ import streamlit as st
 
 from explorer.guard import model_limit_problems
 from explorer.host import MIB, limits
-from explorer.live import LiveRun
-from explorer.recording import checkpoint_bytes
-from explorer.run_frame import RunFrame
-from explorer.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
+from explorer.render.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
+from explorer.runs.frame import RunFrame
+from explorer.runs.live import LiveRun
+from explorer.runs.recording import checkpoint_bytes
 from transformer_core.checkpoint import (
     CheckpointError,
     CheckpointInfo,

@@ -1,7 +1,7 @@
 """Live Training page: wait in line for a place to train, first come, first served.
 
 When the server already trains as many runs as it allows, Start (or Resume) puts the page in the server's line
-(:data:`explorer.run_slots.LINE`) instead of refusing. The page then shows its place and an estimated wait, renews
+(:data:`explorer.runs.slots.LINE`) instead of refusing. The page then shows its place and an estimated wait, renews
 its ticket every half second, and starts the run by itself when its turn comes and a place is free. Leaving the
 page, closing the tab or pressing "Leave the line" gives the place up (a closed tab's ticket expires by itself).
 """
@@ -13,8 +13,8 @@ import time
 import streamlit as st
 
 from explorer.host import limits
-from explorer.live import LiveRun
-from explorer.run_slots import LINE, estimated_wait_s, start_if_free
+from explorer.runs.live import LiveRun
+from explorer.runs.slots import LINE, estimated_wait_s, start_if_free
 from ui.common import st_internals
 
 WAITING = "live.line.waiting"  # bool: this session's run waits in line

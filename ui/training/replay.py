@@ -1,7 +1,7 @@
 """Live Training page: replay a recorded run instead of training the same settings again.
 
-Start looks up the recording of exactly these settings (:func:`explorer.recording.recording_key`) in the run
-store. When one is kept, the session's run becomes a :class:`~explorer.recording.ReplayRun`: it shows what
+Start looks up the recording of exactly these settings (:func:`explorer.runs.recording.recording_key`) in the run
+store. When one is kept, the session's run becomes a :class:`~explorer.runs.recording.ReplayRun`: it shows what
 training would show, at the recorded pace (faster on request), takes no place among the runs training at once,
 and says that it is a replay. "Train for real" is one click away and trains these settings anyway.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.live import LiveRun
-from explorer.recording import ReplayRun, find_replay, keep
-from explorer.run_store import StoreUnavailable, run_store
+from explorer.runs.live import LiveRun
+from explorer.runs.recording import ReplayRun, find_replay, keep
+from explorer.runs.store import StoreUnavailable, run_store
 from ui.common import st_internals
 
 REAL = "live.replay.real"  # the settings signature the user chose to train for real (no replay for it)

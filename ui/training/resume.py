@@ -1,6 +1,6 @@
 """Live Training page: a run survives its page's connection — parked when it ends, taken back on reload.
 
-When a run starts, it is entered in the server's :data:`~explorer.run_registry.REGISTRY` and its token goes
+When a run starts, it is entered in the server's :data:`~explorer.runs.registry.REGISTRY` and its token goes
 into the tab's address (``?run=…``; never into share links). If the page's connection ends while the run trains,
 the live loop parks it (:func:`park`): paused, model and optimiser kept. Reloading the address — by hand, or
 with the *Reconnect* button that :mod:`ui.training.watchdog` shows when the page stops updating — brings it
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.live import LiveRun
-from explorer.run_registry import REGISTRY
+from explorer.runs.live import LiveRun
+from explorer.runs.registry import REGISTRY
 from ui.common import st_internals
 from ui.training import controls as tc
 

@@ -1,6 +1,6 @@
 """Live Training page: the session's run, the buttons that drive it, and the live training loop.
 
-Design: the run (a :class:`~explorer.live.LiveRun`) lives in ``st.session_state``, so each browser
+Design: the run (a :class:`~explorer.runs.live.LiveRun`) lives in ``st.session_state``, so each browser
 session has its own. While it is running, the page script itself loops — train for about
 :data:`TICK_S` seconds, redraw the placeholders, repeat. Any click (Pause, a slider, another page) makes
 Streamlit interrupt the script at its next redraw and run it again; the button's callback then changes the
@@ -19,8 +19,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.guard import GuardResult
-from explorer.live import LIVE_THREADS, LiveRun
-from explorer.recording import ReplayRun
+from explorer.runs.live import LIVE_THREADS, LiveRun
+from explorer.runs.recording import ReplayRun
 from ui.common import st_internals
 from ui.common.state import TrainedModel, publish_trained
 from ui.training import controls as tc

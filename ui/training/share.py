@@ -1,6 +1,6 @@
 """Live Training page, the owner's side of watching: share the run live, see how many watch, allow downloads.
 
-"📡 Share live" gives the run a channel in the run store (:mod:`explorer.watch`) and a link with ``?watch=<id>``.
+"📡 Share live" gives the run a channel in the run store (:mod:`explorer.runs.watch`) and a link with ``?watch=<id>``.
 The live loop then publishes the run after every slice (:func:`publish`); watchers see it read-only. A new run
 (Reset, Start after the end, new settings) closes the old channel: its link then says so and offers the
 recording when the run was recorded. Downloads for watchers are off until the owner allows them; then the model
@@ -13,10 +13,10 @@ import time
 
 import streamlit as st
 
-from explorer.live import LiveRun
-from explorer.recording import ReplayRun, checkpoint_bytes, recording_key, recording_meta
-from explorer.run_store import StoreUnavailable, run_store
-from explorer.watch import Publisher
+from explorer.runs.live import LiveRun
+from explorer.runs.recording import ReplayRun, checkpoint_bytes, recording_key, recording_meta
+from explorer.runs.store import StoreUnavailable, run_store
+from explorer.runs.watch import Publisher
 from ui.common import st_internals
 from ui.common.urlstate import current_params, view_link
 from ui.training import controls as tc

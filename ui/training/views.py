@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from explorer.run_frame import RunFrame
+from explorer.runs.frame import RunFrame
 from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import state

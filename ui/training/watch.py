@@ -1,6 +1,6 @@
 """Live Training page opened with ``?watch=<id>``: someone else's run, live and read-only.
 
-The page mirrors the run's channel (:class:`~explorer.watch.WatchedRun`) and draws it with the same live view as
+The page mirrors the run's channel (:class:`~explorer.runs.watch.WatchedRun`) and draws it with the same live view as
 the owner's page, updating while its owner trains. The watcher picks the attention kind, layer and head and scrubs
 the time-lapse for themselves; nothing here can change, pause or download the owner's model unless the owner
 allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
@@ -13,8 +13,8 @@ import time
 
 import streamlit as st
 
-from explorer.run_store import StoreUnavailable, run_store
-from explorer.watch import WatchedRun
+from explorer.runs.store import StoreUnavailable, run_store
+from explorer.runs.watch import WatchedRun
 from ui.common import st_internals
 from ui.training import io as tio
 from ui.training import views as tv

@@ -11,7 +11,7 @@ import torch
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
 from explorer.images import FIT_MODES, MAX_BYTES, MAX_PIXELS, ImageError, image_to_tensor_array, prepare_image
-from explorer.vit_walkthrough import (
+from explorer.lab.vit_walkthrough import (
     MAX_PATCHES,
     MIN_PATCHES,
     ViTWalkthrough,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.pretrained_vit import PretrainedViTRun, classify
+from explorer.pretrained.vit import PretrainedViTRun, classify
 from transformer_core.pretrained import Pretrained
 from ui.common.charts import layer_head_picker
 from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table

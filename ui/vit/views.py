@@ -12,7 +12,7 @@ import streamlit as st
 from PIL import Image, ImageDraw, ImageFont
 from plotly.subplots import make_subplots
 
-from explorer.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
+from explorer.lab.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
 from ui.common.charts import (
     attention_range,
     colorscale,

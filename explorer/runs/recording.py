@@ -19,10 +19,10 @@ from dataclasses import asdict
 
 import torch
 
-from explorer.live import LIVE_THREADS, LiveRun, RunSpec
-from explorer.run_frame import LaneFrame, RunFrame
-from explorer.run_store import LaneUpdate, Recording, RunStore
-from explorer.watch import state_of
+from explorer.runs.frame import LaneFrame, RunFrame
+from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.store import LaneUpdate, Recording, RunStore
+from explorer.runs.watch import state_of
 from transformer_core.checkpoint import load_checkpoint, save_checkpoint
 from transformer_core.tasks.base import Task
 
@@ -42,7 +42,7 @@ def recording_key(run: LiveRun) -> str:
 
 
 def recording_meta(run: LiveRun, recording: str | None = None) -> dict:
-    """The description of ``run`` that channels and recordings carry (see :class:`~explorer.run_store.RunUpdate`)."""
+    """The description of ``run`` that channels and recordings carry (see :class:`~explorer.runs.store.RunUpdate`)."""
     return {"task": run.task.name, "task_options": run.task.options(), "labels": run.labels,
             "config": run.config_dict(), "recording": recording}
 

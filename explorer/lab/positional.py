@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer.inspect import build_lab_encoder
+from explorer.lab.internals import build_lab_encoder
 from transformer_core.config import TransformerConfig
 from transformer_core.positional import PositionalEncoding, attention_positions, get, kinds, sinusoidal_encoding
 from transformer_core.seeding import seeded

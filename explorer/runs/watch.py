@@ -3,7 +3,7 @@
 The owner's page makes a :class:`Publisher` when the user shares the run and calls :meth:`Publisher.publish`
 after each training slice: only what is new since the last publication is sent (rows, snapshots and samples),
 with where training stands. A watcher's page keeps a :class:`WatchedRun`, which reads the updates it has not seen
-yet (:meth:`WatchedRun.sync`) and gives a :class:`~explorer.run_frame.RunFrame` that the live view draws exactly
+yet (:meth:`WatchedRun.sync`) and gives a :class:`~explorer.runs.frame.RunFrame` that the live view draws exactly
 as the owner's. Watchers only read: nothing in a channel lets them change, pause or download a run, and the
 owner's model files reach the store only when the owner allows downloads.
 
@@ -17,8 +17,8 @@ import secrets
 import time
 from typing import Any
 
-from explorer.run_frame import LaneFrame, RunFrame, SampleSet, thin_to
-from explorer.run_store import CHANNEL_TTL_S, LaneUpdate, RunStore, RunUpdate
+from explorer.runs.frame import LaneFrame, RunFrame, SampleSet, thin_to
+from explorer.runs.store import CHANNEL_TTL_S, LaneUpdate, RunStore, RunUpdate
 from transformer_core.tasks import get_task
 from transformer_core.tasks.base import Task
 from transformer_core.training import Snapshot
@@ -34,7 +34,7 @@ def new_channel_id() -> str:
 
 
 def state_of(frame: RunFrame, **extra: Any) -> dict[str, Any]:
-    """Where a run stands, as the plain data a channel carries (see :class:`~explorer.run_store.RunUpdate`)."""
+    """Where a run stands, as the plain data a channel carries (see :class:`~explorer.runs.store.RunUpdate`)."""
     lanes = [{"step": lane.step, "steps": lane.steps, "done": lane.done,
               "last_eval": dict(lane.last_eval) if lane.last_eval is not None else None} for lane in frame.lanes]
     return {"status": frame.status, "message": frame.message, "step": frame.step,

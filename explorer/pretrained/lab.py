@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer.inspect import AttentionSteps, trained_stack, walk_stack
+from explorer.lab.internals import AttentionSteps, trained_stack, walk_stack
 from transformer_core.pretrained import Pretrained
 
 SPACE_MARK = "Ġ"  # GPT-2's byte-level BPE writes a leading space as this character
@@ -56,7 +56,7 @@ def encode(pre: Pretrained, text: str, max_tokens: int) -> PretrainedInput:
 def attention_layers(pre: Pretrained, inp: PretrainedInput, layer: int) -> tuple[list[torch.Tensor], AttentionSteps]:
     """Every layer's attention weights ``(H, T, S)`` and every intermediate of one layer (0-based).
 
-    The numbers come from replaying the model's own blocks (:func:`~explorer.inspect.walk_stack`), so they are the
+    The numbers come from replaying the model's own blocks (:func:`~explorer.lab.internals.walk_stack`), so they are the
     ones the model computes.
     """
     steps = walk_stack(trained_stack(pre.model, inp.ids, inp.tokens))

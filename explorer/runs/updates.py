@@ -1,7 +1,7 @@
 """What sessions share about runs, as plain data: a channel's updates, recordings, and the stores' common limits.
 
-:mod:`explorer.run_store` keeps them (and re-exports every name here); :mod:`explorer.run_codec` turns them into
-bytes for a store outside this process (:mod:`explorer.redis_store`).
+:mod:`explorer.runs.store` keeps them (and re-exports every name here); :mod:`explorer.runs.codec` turns them into
+bytes for a store outside this process (:mod:`explorer.runs.redis_store`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.run_frame import SampleSet
+from explorer.runs.frame import SampleSet
 from transformer_core.training import Snapshot
 
 __all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "RECORDINGS_BYTES", "WATCHER_TTL_S", "LaneUpdate", "Recording",
@@ -54,7 +54,7 @@ class RunUpdate:
 class Recording:
     """A finished run kept whole: everything a replay shows, and the trained weights."""
 
-    key: str  # everything that determines the run, hashed (see explorer.recording.recording_key)
+    key: str  # everything that determines the run, hashed (see explorer.runs.recording.recording_key)
     meta: dict[str, Any]  # as in RunUpdate.meta
     state: dict[str, Any]  # the final state, as in RunUpdate.state
     lanes: list[LaneUpdate]  # each lane's whole history, kept snapshots and samples

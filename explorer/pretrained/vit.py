@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from explorer.vit_walkthrough import ViTWalkthrough, walk_through
+from explorer.lab.vit_walkthrough import ViTWalkthrough, walk_through
 from transformer_core.pretrained import Pretrained
 
 

@@ -1,21 +1,21 @@
 """The run store in Redis, so that watch links and replays work across several app servers (``TE_REDIS_URL``).
 
-:class:`RedisStore` answers every :class:`~explorer.run_store.RunStore` method as
-:class:`~explorer.run_store.MemoryStore` does, with the same expiry rules. Its keys, all under one prefix
+:class:`RedisStore` answers every :class:`~explorer.runs.store.RunStore` method as
+:class:`~explorer.runs.store.MemoryStore` does, with the same expiry rules. Its keys, all under one prefix
 (``te:`` by default):
 
 - ``te:ch:<run>`` a channel: the list of its encoded updates (RPUSH to publish, LRANGE from the cursor to read).
-  Each publish renews its expiry (:data:`~explorer.run_store.CHANNEL_TTL_S`) and that of the next two keys.
+  Each publish renews its expiry (:data:`~explorer.runs.store.CHANNEL_TTL_S`) and that of the next two keys.
 - ``te:ck:<run>`` the model files its owner offers; ``te:w:<run>`` its watchers, a sorted set of watcher id by the
   time they last read (wall clock, seconds).
-- ``te:gone:<run>`` the note an ended channel leaves, as JSON, kept :data:`~explorer.run_store.GONE_TTL_S`.
+- ``te:gone:<run>`` the note an ended channel leaves, as JSON, kept :data:`~explorer.runs.store.GONE_TTL_S`.
 - ``te:rec:<key>`` a recording; ``te:rec-used`` (recording key by last use, from the counter ``te:rec-clock``) and
   ``te:rec-size`` (bytes per recording) let a save evict the least recently used until the total fits the budget.
 
-Values are written by :mod:`explorer.run_codec` (JSON and raw arrays, never pickles). Steps that read and write
+Values are written by :mod:`explorer.runs.codec` (JSON and raw arrays, never pickles). Steps that read and write
 several keys run as Lua scripts, which Redis runs atomically, so servers sharing one Redis never interleave them.
 
-Failures: every method raises :class:`~explorer.run_store.StoreUnavailable`, with a message a page can show, when
+Failures: every method raises :class:`~explorer.runs.store.StoreUnavailable`, with a message a page can show, when
 Redis cannot be reached or refuses a command; connecting and reading time out after a second or two, and after a
 connection failure the store answers at once with the same exception for ``retry_after_s`` seconds, so a page
 never hangs on a Redis that is down. The ``redis`` package is imported only when a :class:`RedisStore` is made.
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from explorer import run_codec
-from explorer.run_updates import (
+from explorer.runs import codec as run_codec
+from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
     RECORDINGS_BYTES,

@@ -1,4 +1,4 @@
-"""The Attention Lab's three kinds of model as :class:`~explorer.head_switch.Subject` s: what each outputs.
+"""The Attention Lab's three kinds of model as :class:`~explorer.lab.head_switch.Subject` s: what each outputs.
 
 - a pretrained GPT-2: its next-token distribution after the text; BERT: its fill-ins for each ``[MASK]``;
 - a model trained in this session: its answer on the text (an encoder–decoder model's output digits, a
@@ -16,10 +16,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from explorer.head_switch import Outcome, Ranked, Subject, top_ranked
-from explorer.inspect import LabEncoder, build_lab_encoder
-from explorer.lab_input import LabInput, pad_input, padded_length, tokenize
-from explorer.pretrained_lab import Guess, PretrainedInput, mask_fills, next_tokens
+from explorer.lab.head_switch import Outcome, Ranked, Subject, top_ranked
+from explorer.lab.internals import LabEncoder, build_lab_encoder
+from explorer.lab.text_input import LabInput, pad_input, padded_length, tokenize
+from explorer.pretrained.lab import Guess, PretrainedInput, mask_fills, next_tokens
 from transformer_core.config import TransformerConfig
 from transformer_core.interventions import attention_stacks
 from transformer_core.masks import padding_mask

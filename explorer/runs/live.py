@@ -11,7 +11,7 @@ Status moves like this::
     running/paused --stop--> stopped;  the last step --> done;  a NaN loss --> diverged
     any --reset--> ready (fresh trainers, same seeds, so the same initial weights)
 
-The server may train only so many runs at once (``Limits.max_live_runs``): :mod:`explorer.run_slots` starts a
+The server may train only so many runs at once (``Limits.max_live_runs``): :mod:`explorer.runs.slots` starts a
 run only while a place is free, and keeps the others in line. The resource guard that judges a run before it
 starts lives in :mod:`explorer.guard`.
 """
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from explorer.run_frame import LaneFrame, RunFrame, SampleSet
+from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
 from transformer_core.device import trim_memory
 from transformer_core.tasks.base import ModelConfig, Task
 from transformer_core.training import TrainConfig, Trainer

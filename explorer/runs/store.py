@@ -4,13 +4,13 @@ A **channel** is a run shared live under an unguessable id: its owner publishes 
 since the last one, and where training stands), and watchers read the updates they have not seen yet. A channel
 that is not published to for :data:`CHANNEL_TTL_S` expires; one its owner ended leaves a short note (:meth:`gone`)
 so that its link can say what happened. A **recording** is a finished run kept whole, so that the same settings
-replay it instead of training again (:mod:`explorer.recording`); recordings are bounded in bytes and the least
+replay it instead of training again (:mod:`explorer.runs.recording`); recordings are bounded in bytes and the least
 recently used go first.
 
 Two implementations, one interface (:class:`RunStore`): :class:`MemoryStore`, in this process (the default,
-nothing to install), and ``explorer.redis_store.RedisStore`` when ``TE_REDIS_URL`` is set, so that watch links
+nothing to install), and ``explorer.runs.redis_store.RedisStore`` when ``TE_REDIS_URL`` is set, so that watch links
 and replays work across several app servers. :func:`run_store` returns the process's store. What they keep, and
-their limits, are defined in :mod:`explorer.run_updates` and importable from here.
+their limits, are defined in :mod:`explorer.runs.updates` and importable from here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from explorer.run_updates import (
+from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
     RECORDINGS_BYTES,
@@ -201,7 +201,7 @@ def run_store() -> RunStore:
             mb = os.environ.get("TE_RECORDINGS_MB", "").strip()
             budget = int(float(mb) * 2**20) if mb else RECORDINGS_BYTES
             if url:
-                from explorer.redis_store import RedisStore  # only a server configured for Redis needs it
+                from explorer.runs.redis_store import RedisStore  # only a server configured for Redis needs it
 
                 _STORE = RedisStore(url, recordings_bytes=budget)
             else:

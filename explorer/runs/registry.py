@@ -1,6 +1,6 @@
 """Live runs by token, process-wide, so that a page whose connection ended can take its run back.
 
-A browser session keeps its :class:`~explorer.live.LiveRun` in its own state. When the page's
+A browser session keeps its :class:`~explorer.runs.live.LiveRun` in its own state. When the page's
 connection ends while the run trains (the tab was reloaded or closed, or the server dropped a browser that
 could not keep up), the page *parks* the run here: paused, with its model and optimiser state intact. The
 tab's address carries the run's token, so a reload finds the run again with :meth:`RunRegistry.claim`, and
@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from explorer.live import LiveRun
+from explorer.runs.live import LiveRun
 
 __all__ = ["Claim", "RunRegistry", "REGISTRY"]
 

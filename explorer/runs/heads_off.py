@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from explorer.live import torch_threads
+from explorer.runs.live import torch_threads
 from transformer_core.interventions import HeadRef, ablate_heads, attention_stacks, head_importance
 from transformer_core.tasks.base import Sample, Task
 from transformer_core.training import EVAL_SEED, Trainer

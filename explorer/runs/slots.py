@@ -20,7 +20,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
-from explorer.live import UNDRIVEN_S, LiveRun
+from explorer.runs.live import UNDRIVEN_S, LiveRun
 
 __all__ = ["LINE", "RunLine", "estimated_wait_s", "running_count", "start_if_free"]
 

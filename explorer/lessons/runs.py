@@ -1,10 +1,10 @@
 """The training lessons' runs as live runs, so that they can be shared live and replayed like any other.
 
 :func:`reverse_lesson_run` builds the lessons' reverse-task runs (with and without positional encoding, one lane
-each) as a :class:`~explorer.live.LiveRun`. Its lanes train the same models on the same batches as
-:func:`explorer.lessons.train_reverse_lesson`, so a page can publish the run to a watch channel while it trains,
-record it, and replay the recording for the next student; :func:`summaries` turns the finished lanes into the
-plain-data :class:`~explorer.lessons.VariantRun` s the lessons draw.
+each) as a :class:`~explorer.runs.live.LiveRun`. Its lanes train the same models on the same batches as
+:func:`explorer.lessons.experiments.train_reverse_lesson`, so a page can publish the run to a watch channel while
+it trains, record it, and replay the recording for the next student; :func:`summaries` turns the finished lanes into the
+plain-data :class:`~explorer.lessons.experiments.VariantRun` s the lessons draw.
 """
 
 from __future__ import annotations
@@ -12,8 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from explorer.lessons import REVERSE_OPTIONS, REVERSE_STEPS, REVERSE_TASK, REVERSE_VARIANTS, VariantRun, summarize
-from explorer.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.lessons.experiments import (
+    REVERSE_OPTIONS,
+    REVERSE_STEPS,
+    REVERSE_TASK,
+    REVERSE_VARIANTS,
+    VariantRun,
+    summarize,
+)
+from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 

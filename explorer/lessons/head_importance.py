@@ -2,7 +2,7 @@
 
 :func:`head_lesson_probe` trains the lessons' reverse model (8 digits, 2 layers, 4 heads in each of the encoder
 self-attention, the decoder self-attention and the cross-attention) and wraps it in a
-:class:`~explorer.interventions_live.HeadProbe`; :func:`findings` measures what the lesson's reveal reports: the
+:class:`~explorer.runs.heads_off.HeadProbe`; :func:`findings` measures what the lesson's reveal reports: the
 cost of the cross-attention head with the clearest anti-diagonal, the head the model needs most, and what the
 four cross-attention heads of the first layer cost together compared with one at a time.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.interventions_live import HeadProbe, HeadRef
-from explorer.lessons import REVERSE_STEPS, train_reverse_model
+from explorer.lessons.experiments import REVERSE_STEPS, train_reverse_model
+from explorer.runs.heads_off import HeadProbe, HeadRef
 
 PATTERN = "cross:anti_diagonal"  # the pattern that solves reversing: output digit i reads input digit n - i
 

@@ -2,8 +2,8 @@
 
 A frame is plain data: the task, and per configuration ("lane") the metrics history, the attention snapshots,
 the sample predictions made so far and where training stands. The owner's frame is made from the
-:class:`~explorer.live.LiveRun` itself (:meth:`~explorer.live.LiveRun.frame`, no copies), a watcher's from what
-the owner published (:mod:`explorer.watch`), and a replay's from a recording cut at the replayed step
+:class:`~explorer.runs.live.LiveRun` itself (:meth:`~explorer.runs.live.LiveRun.frame`, no copies), a watcher's
+from what the owner published (:mod:`explorer.runs.watch`), and a replay's from a recording cut at the replayed step
 (:meth:`RunFrame.upto`). The live view draws any of them the same way, so watching and replaying show exactly
 what training showed.
 """
@@ -50,7 +50,7 @@ class RunFrame:
 
     task: Task  # what every lane trains on
     lanes: tuple[LaneFrame, ...]  # one or two configurations
-    status: str  # one of explorer.live.STATUSES
+    status: str  # one of explorer.runs.live.STATUSES
     message: str | None = None  # why the run ended early, in words
     steps_per_second: float = 0.0  # training speed of one lane, wall clock (0 when unknown)
     eta_s: float | None = None  # estimated seconds left, None when unknown

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from explorer.run_frame import SampleSet
-from explorer.run_updates import LaneUpdate, Recording, RunUpdate
+from explorer.runs.frame import SampleSet
+from explorer.runs.updates import LaneUpdate, Recording, RunUpdate
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot
 

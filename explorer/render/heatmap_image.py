@@ -1,7 +1,7 @@
-"""A :class:`~explorer.heatmap.HeatmapSpec` as a PNG picture (Pillow) or an SVG drawing, without a browser.
+"""A :class:`~explorer.render.heatmap.HeatmapSpec` as a PNG picture (Pillow) or an SVG drawing, without a browser.
 
 Both draw the same layout: the title, row labels on the left, column labels on top (upright when they do not fit
-across), one square per cell in the colour of :func:`explorer.heatmap.colours` with the spec's cell text when the
+across), one square per cell in the colour of :func:`explorer.render.heatmap.colours` with the spec's cell text when the
 matrix is small, grey NaN cells, and a colour bar with the range's two ends. The SVG gives every cell a tooltip
 with its exact value.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from explorer.heatmap import HeatmapSpec, colours, ink
+from explorer.render.heatmap import HeatmapSpec, colours, ink
 
 TEXT_CELLS = 16  # print the cell text when both sides are at most this long
 BAR_STEPS = 256  # colours drawn in the colour bar

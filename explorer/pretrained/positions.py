@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer.positional_analysis import learned_table, similarity_matrix
+from explorer.lab.positional import learned_table, similarity_matrix
 from transformer_core.positional import sinusoidal_encoding
 from transformer_core.pretrained import Pretrained
 

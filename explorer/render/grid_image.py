@@ -3,7 +3,7 @@
 A browser redraws a few pictures far more cheaply than a chart of thousands of marks (a character model's 48 x 48
 maps in every layer and head), so the live view shows this grid while training runs and the interactive chart once
 it pauses. Each heatmap is a PNG with one pixel per cell, in the colours of the one mapping of
-:mod:`explorer.heatmap` (as in the chart and the exports), which the browser enlarges without blurring
+:mod:`explorer.render.heatmap` (as in the chart and the exports), which the browser enlarges without blurring
 (``image-rendering: pixelated``); encoding eight of them takes about a millisecond, where one picture of the whole
 grid with its text took ten. The text stays page text, in the theme's own colour: "head j" above each column,
 "layer i" beside each row, the tokens along the outer axes (up to :data:`MAX_TICK_LABELS`), and a colour bar with
@@ -20,7 +20,7 @@ from html import escape
 import numpy as np
 from PIL import Image
 
-from explorer.heatmap import colours
+from explorer.render.heatmap import colours
 
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens (the chart's own limit)
 GAP = 8  # pixels between two panels
@@ -41,7 +41,7 @@ class GridLayout:
     rows: tuple[str, ...]  # query tokens (top to bottom); empty: too many to label
     cols: tuple[str, ...]  # key tokens (left to right); empty: too many to label
     font: int  # token label size in pixels (headers are HEADER_GROWTH larger, or smaller where a panel is narrow)
-    scale: str  # a colour scale of :mod:`explorer.heatmap`
+    scale: str  # a colour scale of :mod:`explorer.render.heatmap`
     zmin: float  # the value coloured as the scale's first stop...
     zmax: float  # ...and as its last
 

@@ -1,0 +1,4 @@
+"""Pictures of attention as plain data: the heatmap spec and its one colour mapping, PNG/SVG drawings, grids, GIFs.
+
+Imports NumPy and Pillow only (and `transformer_core` for shapes); never Streamlit.
+"""
