@@ -77,7 +77,8 @@ def test_the_image_serves_the_app_on_the_proxied_port() -> None:
     assert {".git", ".venv"} <= set(ignored)
 
 
-def test_the_readme_shows_the_deployment() -> None:
-    readme = (REPO_ROOT / "README.md").read_text()
-    classroom = readme.split("## Classroom use", 1)[1].split("\n## ", 1)[0]
-    assert "### Several servers" in classroom and "deploy/docker-compose.yml" in classroom
+def test_the_docs_show_the_deployment() -> None:
+    guide = (REPO_ROOT / "docs" / "deployment.md").read_text()
+    several = guide.split("\n## Several servers\n", 1)[1].split("\n## ", 1)[0]
+    assert "deploy/docker-compose.yml" in several and "docker compose -f deploy/docker-compose.yml up" in several
+    assert "(docs/deployment.md)" in (REPO_ROOT / "README.md").read_text()

@@ -138,3 +138,80 @@ def test_the_library_never_names_the_app():
 def test_pip_installs_the_library_alone():
     pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'^include = \["transformer_core", "transformer_core\.\*"\]$', pyproject, re.M)
+
+
+# --- ARCHITECTURE.md's map ---------------------------------------------------------------------------------------
+# Convention (stated under "## Map" in ARCHITECTURE.md): under its layer's "### `<layer>/`" heading, every module is
+# named in backticks by its path relative to the layer (`runs/live.py`), every package by its path with a trailing
+# slash (`runs/`); `__init__.py` files are not listed.
+
+MAPPED_LAYERS = ("transformer_core", "explorer", "ui")
+MAX_EXPLORER_TOP_LEVEL = 8  # modules directly in explorer/, besides its packages
+
+
+def layer_entries(root: Path) -> dict[str, Path]:
+    """A layer's modules and packages by path relative to it (``runs/live.py``, ``runs/``) -> the file saying what
+    each holds (a package's ``__init__.py``)."""
+    entries: dict[str, Path] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if "__pycache__" in rel.parts:
+            continue
+        for depth in range(1, len(rel.parts)):  # every folder between the layer and the file is a package
+            entries.setdefault("/".join(rel.parts[:depth]) + "/", root.joinpath(*rel.parts[:depth], "__init__.py"))
+        if path.name != "__init__.py":
+            entries[rel.as_posix()] = path
+    return entries
+
+
+def mapped_names(architecture: str, layer: str) -> set[str]:
+    """Every backticked name under the map's ``### `<layer>/``` heading."""
+    _, found, rest = architecture.partition("\n## Map\n")
+    assert found, "ARCHITECTURE.md has no '## Map' section"
+    the_map = rest.split("\n## ", 1)[0]
+    for section in re.split(r"(?m)^### ", the_map)[1:]:
+        if section.startswith(f"`{layer}/`"):
+            return set(re.findall(r"`([^`\s]+)`", section))
+    return set()
+
+
+def first_line(path: Path) -> str:
+    if not path.exists():
+        return "(no __init__.py: say what it holds)"
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "(no docstring: write one)"
+    return doc.split("\n\n")[0].replace("\n", " ")
+
+
+def missing_from_map(repo: Path, layer: str) -> list[str]:
+    """Rows to add to ARCHITECTURE.md's map for every module or package of ``layer`` that it does not name."""
+    named = mapped_names((repo / "ARCHITECTURE.md").read_text(encoding="utf-8"), layer)
+    return [f"| `{name}` | {first_line(path)} |" for name, path in layer_entries(repo / layer).items()
+            if name not in named]
+
+
+def test_the_map_checker_names_what_is_missing(tmp_path):
+    (tmp_path / "explorer" / "runs").mkdir(parents=True)
+    (tmp_path / "explorer" / "runs" / "__init__.py").write_text('"""Runs."""\n', encoding="utf-8")
+    (tmp_path / "explorer" / "runs" / "live.py").write_text('"""Live runs.\n\nMore."""\n', encoding="utf-8")
+    (tmp_path / "explorer" / "runs" / "session.py").write_text('"""A session\'s run."""\n', encoding="utf-8")
+    (tmp_path / "explorer" / "guard.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "ARCHITECTURE.md").write_text(
+        "# A\n\n## Map\n\n### `explorer/`\n#### `runs/`\n| `runs/live.py` | live |\n\n### `ui/`\n| `guard.py` | x |\n"
+        "\n## Next\n`guard.py`\n", encoding="utf-8")
+    assert missing_from_map(tmp_path, "explorer") == ["| `guard.py` | (no docstring: write one) |",
+                                                      "| `runs/session.py` | A session's run. |"]
+
+
+@pytest.mark.parametrize("layer", MAPPED_LAYERS)
+def test_architecture_maps_every_module(layer):
+    missing = missing_from_map(REPO_ROOT, layer)
+    assert not missing, (f"ARCHITECTURE.md's map does not name {len(missing)} module(s) of {layer}/. Add these rows "
+                         f"under its '### `{layer}/`' heading (paths relative to {layer}/), with a better line if "
+                         "the docstring's is long:\n" + "\n".join(missing))
+
+
+def test_explorer_keeps_few_top_level_modules():
+    top = sorted(p.name for p in (REPO_ROOT / "explorer").glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= MAX_EXPLORER_TOP_LEVEL, (
+        f"explorer/ has {len(top)} top-level modules, at most {MAX_EXPLORER_TOP_LEVEL} allowed: {', '.join(top)}. "
+        "Put a service in the package it belongs to (runs/, pretrained/, lab/, render/, lessons/).")

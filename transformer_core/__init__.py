@@ -1,6 +1,6 @@
 """transformer_core: a complete transformer written from scratch in PyTorch, for text, proteins and images.
 
-Pure PyTorch; importing it never imports a UI library. See README.md for a tour of the API.
+Pure PyTorch; importing it never imports a UI library. See docs/library.md for a tour of the API.
 """
 
 from . import _env  # noqa: F401  (first: sets OpenMP's wait policy before torch is loaded)
