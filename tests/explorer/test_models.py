@@ -135,7 +135,8 @@ def test_skipped_folders_and_load_errors_name_no_server_path(models, tmp_path):
     assert not any(str(root) in why or str(tmp_path) in why for why in skipped.values())
     offer = cat.offers[0]
     error = f"{offer.info.path / 'tokenizer.json'} is damaged; see {root}"
-    assert public_text(error, offer, folder=root) == f"{offer.info.name}/tokenizer.json is damaged; see the models folder"
+    expected = f"{offer.info.name}/tokenizer.json is damaged; see the models folder"
+    assert public_text(error, offer, folder=root) == expected
 
 
 def test_org_prefixed_names_in_the_cache_are_the_curated_models(tmp_path):

@@ -17,6 +17,7 @@ from transformer_core.pretrained import HubError, load_pretrained
 from transformer_core.pretrained.__main__ import main
 from transformer_core.pretrained.hub import download_with_progress
 
+
 @pytest.fixture(name="hub")
 def hub_fixture(tmp_path, monkeypatch):
     repo = tmp_path / "commit-a"
