@@ -74,14 +74,14 @@ def require_safetensors(files: RepoFiles) -> None:
         HubError: for a pickle-only (or weightless) repository, before anything is fetched.
     """
     if CONFIG not in files.sizes:
-        raise HubError(f"{files.model_id!r} has no {CONFIG} on the Hugging Face Hub, so it is not a model this app "
+        raise HubError(f"{files.model_id!r} has no {CONFIG} on the Hugging Face Hub, so it is not a model this library "
                        f"can build.")
     if SINGLE in files.sizes or INDEX in files.sizes:
         return
     others = sorted(n for n in files.sizes if n.endswith(OTHER_WEIGHTS) or n.endswith(".safetensors"))
     has = f"only {', '.join(others[:6])}{' …' if len(others) > 6 else ''}" if others else "no weight files at all"
     raise HubError(f"{files.model_id!r} has no {SINGLE} on its main branch: it has {has}. Pickle files can run code "
-                   f"when opened, so this app never downloads them. Look on the Hub for a safetensors version of "
+                   f"when opened, so they are never downloaded. Look on the Hub for a safetensors version of "
                    f"this model (search for its name; many models have a copy or a conversion with {SINGLE}).")
 
 
@@ -138,7 +138,7 @@ def fetch_commit(files: RepoFiles, *, local_dir: Path | None = None, cache_dir: 
         files: the repository's listing (:func:`list_files`).
         local_dir: a folder to put the files in; otherwise they go to the Hugging Face cache (``cache_dir``).
         max_bytes: refuse when the files to fetch list more bytes than this, before the weights are fetched.
-        limit_why: what sets ``max_bytes``, for the refusal ("this host allows at most").
+        limit_why: what sets ``max_bytes``, for the refusal ("the disk has only").
         check: called with the folder once the small files are there, before any weight is fetched (e.g. to
             refuse a model over the caller's budget from its config.json).
         progress: called as ``progress(bytes_done, bytes_total, file_name)`` before each weight file and as

@@ -83,7 +83,7 @@ def without_paths(text: str, names: dict[Path, str], roots: dict[Path, str] | No
     """``text`` with no path of this machine in it: each path of ``names`` written as its name there, and
     anything inside a root of ``roots`` written relative to it (the root alone as its description there).
 
-    Reasons and errors are shown to every visitor; where the server keeps its files is not theirs to see. Longer
+    Reasons may be shown to people who use a server, not run it; where it keeps its files is not theirs to see. Longer
     paths are replaced first, so a model folder inside the models folder becomes its own name.
     """
     places = [(p, n + "/", n) for p, n in names.items()] + [(p, "", d) for p, d in (roots or {}).items()]

@@ -1,4 +1,4 @@
-"""What went wrong when talking to the Hugging Face Hub, in words a visitor can act on.
+"""What went wrong when talking to the Hugging Face Hub, in words a user can act on.
 
 ``huggingface_hub`` raises many error types; :func:`explain` turns each into a :class:`HubError` whose message says
 what happened — gated, not found, a file missing, rate-limited, a server error, offline — and what to do. Messages
@@ -7,7 +7,7 @@ name the model and the file, never a path on this machine.
 
 from __future__ import annotations
 
-TOKEN_HINT = "set the HF_TOKEN environment variable to an access token of that account and restart the app"
+TOKEN_HINT = "set the HF_TOKEN environment variable to an access token of that account and start again"
 
 
 class HubError(ValueError):
@@ -19,7 +19,7 @@ def offline_message(model_id: str, why: str = "This machine may be offline") -> 
     name = model_id.split("/")[-1]
     return (f"Could not reach the Hugging Face Hub to fetch {model_id!r}, and it is not in the local cache. "
             f"{why}. On a machine with internet run `python -m transformer_core.pretrained download {model_id} "
-            f"--to models/`, then copy the folder models/{name} into this app's models folder.")
+            f"--to models/`, then copy the folder models/{name} to the models folder of this machine.")
 
 
 def _status(exc: BaseException) -> int | None:
@@ -53,7 +53,7 @@ def _http_message(model_id: str, status: int | None) -> str:
 
 
 def explain(model_id: str, exc: BaseException, filename: str | None = None) -> HubError:
-    """The :class:`HubError` that says what ``exc`` (raised while fetching ``model_id``) means for the visitor.
+    """The :class:`HubError` that says what ``exc`` (raised while fetching ``model_id``) means for the user.
 
     Args:
         model_id: the model being fetched, e.g. ``"gpt2"``.
@@ -63,12 +63,12 @@ def explain(model_id: str, exc: BaseException, filename: str | None = None) -> H
     if isinstance(exc, HubError):
         return exc
     try:
-        from huggingface_hub import errors
+        from huggingface_hub import constants, errors
     except ImportError:
         return HubError(f"Could not fetch {model_id!r}: {type(exc).__name__}.")
     if isinstance(exc, errors.GatedRepoError):
-        return HubError(f"{model_id!r} is gated: its authors ask each user to accept its terms first. Accept them on "
-                        f"the model's Hugging Face page, then {TOKEN_HINT}.")
+        return HubError(f"{model_id!r} is gated: its authors ask each user to accept its terms first. Accept them at "
+                        f"{constants.ENDPOINT}/{model_id} while signed in, then {TOKEN_HINT}.")
     if isinstance(exc, errors.RepositoryNotFoundError):
         return HubError(f"The Hugging Face Hub has no public model called {model_id!r}. Check the spelling (for "
                         f"example gpt2 or google/vit-base-patch16-224); if it is private, {TOKEN_HINT}.")
