@@ -143,8 +143,11 @@ def test_only_the_shards_the_index_names_are_fetched(hub, tmp_path):
     stray = "model-00009-of-00009.safetensors"  # left over from an older upload; not in the index
     shutil.copy(folder / shards[0], folder / stray)
     hub.commit("d" * 40, folder)
+    old = tmp_path / "models" / "sharded"
+    gpt2_folder(old, width=32, vocab=64, seed=1)  # an older download, stored in one file: it must not be read
     reports = []
-    target = download_with_progress("someone/sharded", tmp_path / "models" / "sharded", lambda *r: reports.append(r))
+    target = download_with_progress("someone/sharded", old, lambda *r: reports.append(r))
+    assert not (target / "model.safetensors").exists()
     fetched = [n for n in hub.fetched() if n.startswith("model")]
     assert fetched == ["model.safetensors.index.json", *shards] and stray not in fetched
     assert [r[2] for r in reports] == [*shards, ""] and reports[-1][0] == reports[-1][1]
