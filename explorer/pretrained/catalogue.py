@@ -2,14 +2,17 @@
 
 :func:`catalogue` lists every valid folder in the models folder (``TE_MODELS_DIR``, default ``models/``) and in
 the Hugging Face cache, marks the ones this host's memory allows (the others say why they are greyed out), keeps
-the folders it skipped with their reasons, and adds the curated models not yet on disk. :func:`hub_reachable`
-tells, within a bounded time, whether downloads can work at all; :func:`offline_advice` says what to do when not.
+the folders it skipped with their reasons, and adds the curated models not yet on disk. A model known under
+two names (``gpt2`` and ``openai-community/gpt2``) is one model: :data:`ALIASES` is the one table of such names.
+:func:`hub_reachable` tells, within a bounded time, whether downloads can work at all; :func:`offline_advice` says
+what to do when not; :func:`download` fetches a curated model within its listed size and this host's room.
+Every text meant for visitors names folders relative to the models folder, never the server's paths.
 """
 
 from __future__ import annotations
 
 import os
-import socket
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,10 +20,12 @@ from pathlib import Path
 
 from explorer.host import MIB, HostProfile, host_profile
 from transformer_core.pretrained import FolderScan, ModelInfo, list_cached_models, list_model_folders, models_dir
-from transformer_core.pretrained.hub import download_with_progress
+from transformer_core.pretrained.folders import without_paths
+from transformer_core.pretrained.hub import HubError, download_with_progress
+from transformer_core.pretrained.hub import hub_reachable as _hub_answers
 
-HUB_HOST = "huggingface.co"  # where downloads come from
 HUB_TIMEOUT_S = 2.0  # longest wait for the Hub check, name lookup included
+SMALL_FILES_BYTES = 16 * MIB  # room for a model's config and tokenizer files besides its weights
 SMALL_HOST_MODEL_BYTES = 160 * MIB  # largest model (float32 weights) a small host loads
 MODEL_MEMORY_SHARE = 4  # elsewhere a model may take a quarter of the host's memory ...
 MAX_MODEL_BYTES = 2048 * MIB  # ... but never more than this
@@ -33,7 +38,7 @@ class Curated:
     model_id: str  # Hugging Face model id
     family: str  # "gpt2", "bert" or "vit"
     n_params: int  # parameters (tied weights counted once)
-    download_bytes: int  # size of the files fetched (config, safetensors weights, tokenizer)
+    download_bytes: int  # most bytes its files may list (config, safetensors weights, tokenizer); more is refused
     good_for: str  # one line for the menu
 
     @property
@@ -46,11 +51,29 @@ CURATED = (
     Curated("gpt2", "gpt2", 124_439_808, 550 * MIB, "GPT-2 small: next-token predictions, induction heads"),
     Curated("distilgpt2", "gpt2", 81_912_576, 355 * MIB, "a smaller GPT-2 (6 layers): quicker next tokens"),
     Curated("bert-base-uncased", "bert", 109_514_298, 442 * MIB, "BERT: fill in [MASK], attention both ways"),
-    Curated("google/bert_uncased_L-4_H-256_A-4", "bert", 11_200_000, 45 * MIB,
-            "a small BERT (4 layers, 4 heads): fill-ins on small machines"),
+    Curated("google/bert_uncased_L-2_H-128_A-2", "bert", 4_416_698, 20 * MIB,
+            "BERT-Tiny (2 layers, 2 heads): fill-ins on small machines"),
     Curated("google/vit-base-patch16-224", "vit", 86_567_656, 347 * MIB, "ViT-B/16: 1,000 ImageNet labels"),
-    Curated("facebook/deit-tiny-patch16-224", "vit", 5_717_416, 23 * MIB, "DeiT-tiny: ImageNet labels, tiny"),
+    Curated("WinKawaks/vit-tiny-patch16-224", "vit", 5_717_416, 25 * MIB, "ViT-Ti/16: ImageNet labels, tiny"),
 )
+# Names the Hub also knows a model by (its organisation's name, or the old name without one) -> the name used here.
+ALIASES = {
+    "openai-community/gpt2": "gpt2", "openai-community/gpt2-medium": "gpt2-medium",
+    "openai-community/gpt2-large": "gpt2-large", "openai-community/gpt2-xl": "gpt2-xl",
+    "distilbert/distilgpt2": "distilgpt2", "google-bert/bert-base-uncased": "bert-base-uncased",
+    "google-bert/bert-base-cased": "bert-base-cased", "google-bert/bert-large-uncased": "bert-large-uncased",
+    "distilbert/distilbert-base-uncased": "distilbert-base-uncased", "FacebookAI/roberta-base": "roberta-base",
+}
+
+
+def canonical(name: str) -> str:
+    """The name a model goes by here, whichever of its Hub names ``name`` is (``openai-community/gpt2`` -> ``gpt2``)."""
+    return ALIASES.get(name, name)
+
+
+def same_model(a: str, b: str) -> bool:
+    """Whether two model ids (or folder names) are the same published model."""
+    return canonical(a) == canonical(b)
 
 
 @dataclass(frozen=True)
@@ -123,52 +146,77 @@ def catalogue(*, folder: str | Path | None = None, cache_dir: str | Path | None 
     budget = model_budget_bytes(profile)
     local = list_model_folders(folder if folder is not None else models_dir())
     cached = list_cached_models(cache_dir)
-    offers = _offers(local, "models folder", budget, profile.small) + _offers(
-        cached, "Hugging Face cache", budget, profile.small)
+    offers: list[Offer] = []
+    for offer in _offers(local, "models folder", budget, profile.small) + _offers(
+            cached, "Hugging Face cache", budget, profile.small):
+        if not any(same_model(o.info.name, offer.info.name) for o in offers):  # one model, one entry: a folder's
+            offers.append(offer)
     offers.sort(key=lambda o: not o.allowed)  # stable: folder order kept within each group
-    skipped = [(p.name, why) for p, why in local.skipped + cached.skipped]
-    on_disk = {o.info.name for o in offers}
+    skipped = [(p.name, why) for p, why in local.skipped] + [(_cache_name(p), why) for p, why in cached.skipped]
+    on_disk = {canonical(o.info.name) for o in offers} | {o.info.name.split("/")[-1] for o in offers}
     downloadable = [(c, *_fits(c.n_bytes, budget, profile.small)) for c in CURATED
-                    if c.model_id not in on_disk and c.model_id.split("/")[-1] not in on_disk]
+                    if canonical(c.model_id) not in on_disk and c.model_id.split("/")[-1] not in on_disk]
     return Catalogue(offers, skipped, downloadable, budget)
 
 
-def hub_reachable(*, host: str = HUB_HOST, port: int = 443, timeout: float = HUB_TIMEOUT_S) -> bool:
-    """Whether a connection to the Hub opens within ``timeout`` seconds (name lookup included).
+def _cache_name(repo: Path) -> str:
+    """A Hugging Face cache folder's model id (``models--org--name`` -> ``org/name``)."""
+    return repo.name.removeprefix("models--").replace("--", "/")
 
+
+def hub_reachable(*, timeout: float = HUB_TIMEOUT_S) -> bool:
+    """Whether the Hub answers within ``timeout`` seconds (name lookup included), asked as downloads ask it.
+
+    The question goes through huggingface_hub, so ``HF_ENDPOINT`` and the proxy settings it honours count.
     ``HF_HUB_OFFLINE=1`` answers ``False`` at once.
     """
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         return False
     result: list[bool] = []
-
-    def attempt() -> None:
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                result.append(True)
-        except OSError:
-            result.append(False)
-
-    worker = threading.Thread(target=attempt, daemon=True)  # getaddrinfo ignores the socket's timeout
-    worker.start()
+    worker = threading.Thread(target=lambda: result.append(_hub_answers(timeout)), daemon=True)
+    worker.start()  # in a thread: a name lookup ignores the request's timeout
     worker.join(timeout)
     return bool(result and result[0])
 
 
 def offline_advice(model_id: str = "gpt2") -> str:
-    """What to do when this machine cannot reach the Hub (Markdown)."""
+    """What to do when this machine cannot reach the Hub (Markdown); it names no path of this server."""
     name = model_id.split("/")[-1]
     return (f"This machine cannot reach the Hugging Face Hub, so models cannot be downloaded here. On a machine "
             f"with internet run `python -m transformer_core.pretrained download {model_id} --to models/`, then "
-            f"copy the folder `models/{name}` into `{models_dir()}` here.")
+            f"copy the folder `models/{name}` into this app's models folder (`TE_MODELS_DIR`).")
 
 
-def download(model: Curated, *, folder: str | Path | None = None,
+def public_text(text: str, offer: Offer | None = None, *, folder: str | Path | None = None) -> str:
+    """``text`` (an error about ``offer`` or the models folder) with the server's paths written as folder names."""
+    names = {offer.info.path: offer.info.name} if offer is not None else {}
+    return without_paths(text, names, {Path(folder if folder is not None else models_dir()): "the models folder"})
+
+
+def download_limit(model: Curated, profile: HostProfile, folder: Path) -> tuple[int, str]:
+    """Most bytes a download of ``model`` may list, and what sets that limit."""
+    free = shutil.disk_usage(next(p for p in (folder, *folder.parents) if p.exists())).free
+    limits = [(model.download_bytes, "its entry in this app's catalogue allows at most"),
+              (model_budget_bytes(profile) + SMALL_FILES_BYTES, "this host's model budget allows at most"),
+              (free, "the disk of the models folder has only")]
+    return min(limits)
+
+
+def download(model: Curated, *, folder: str | Path | None = None, profile: HostProfile | None = None,
              progress: Callable[[int, int, str], None] | None = None) -> Path:
-    """Fetch a curated model's files into ``<models folder>/<name>``, reporting progress after each file.
+    """Fetch a curated model's files into ``<models folder>/<name>``, all from one commit, reporting progress.
+
+    A download whose listed files exceed what the catalogue entry lists, what this host's model budget allows or
+    the disk's free room is refused before its weights are fetched.
 
     Raises:
-        ValueError: (``HubError``) when the Hub cannot be reached or has no such model.
+        ValueError: (``HubError``) saying what happened: pickle-only, too large, gated, not found, rate-limited,
+            a server error, offline.
     """
-    target = Path(folder if folder is not None else models_dir()) / model.model_id.split("/")[-1]
-    return download_with_progress(model.model_id, target, progress)
+    root = Path(folder if folder is not None else models_dir())
+    limit, why = download_limit(model, profile or host_profile(), root)
+    try:
+        return download_with_progress(model.model_id, root / model.model_id.split("/")[-1], progress,
+                                      max_bytes=limit, limit_why=why)
+    except HubError as exc:
+        raise HubError(public_text(str(exc), folder=root)) from exc

@@ -66,3 +66,20 @@ def test_a_folder_that_breaks_after_listing_gives_a_friendly_error(folders):
     at.run()
     assert not at.exception
     assert any("could not be loaded" in e.value and "truncated" in e.value for e in at.error)
+
+
+def test_another_hub_name_of_an_offered_model_picks_it(folders, tmp_path, monkeypatch):
+    from transformer_core.pretrained import folders as scan
+
+    cache = tmp_path / "hf-cache"
+    gpt2_folder(cache / "models--openai-community--gpt2" / "snapshots" / "abc")
+    (cache / "models--openai-community--gpt2" / "refs").mkdir()
+    (cache / "models--openai-community--gpt2" / "refs" / "main").write_text("abc")
+    monkeypatch.setattr(scan, "_hub_cache", lambda: cache)
+    at = AppTest.from_function(_menu_app, default_timeout=60)
+    at.session_state["menu"] = "gpt2"  # the name a link from a server with the models-folder copy carries
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="menu").value == "openai-community/gpt2"
+    rows = " ".join(m.value for m in at.markdown)
+    assert "**distilgpt2**:" in rows and "**gpt2**:" not in rows  # it is on this server: not offered again

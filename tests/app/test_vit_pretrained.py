@@ -60,4 +60,4 @@ def test_without_a_vit_the_section_says_how_to_get_one(tmp_path, monkeypatch):
     assert any("No ViT model is on this machine yet" in c.value for c in at.caption)
     texts = " ".join(m.value for m in at.markdown)
     assert "download google/vit-base-patch16-224 --to models/" in texts
-    assert "facebook/deit-tiny-patch16-224" in texts
+    assert "WinKawaks/vit-tiny-patch16-224" in texts

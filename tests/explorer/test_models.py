@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import socket
+import dataclasses
+import http.server
+import threading
 
+import huggingface_hub
 import pytest
 
 from explorer.host import GIB, MIB, HostProfile
@@ -14,9 +17,11 @@ from explorer.pretrained.catalogue import (
     hub_reachable,
     model_budget_bytes,
     offline_advice,
+    public_text,
 )
+from tests.pretrained.fake_hub import FakeHub
 from tests.pretrained.hf_folders import bad_folders, bert_folder, gpt2_folder, vit_folder
-from transformer_core.pretrained.hub import HubError, needed_files
+from transformer_core.pretrained.hub import HubError
 
 LAPTOP = HostProfile(cores=4, memory_bytes=16 * GIB, small=False)
 SMALL = HostProfile(cores=2, memory_bytes=2 * GIB, small=True)
@@ -66,7 +71,7 @@ def test_small_hosts_offer_only_the_small_curated_models(tmp_path):
     cat = catalogue(folder=tmp_path / "none", cache_dir=tmp_path, profile=SMALL)
     ok = {c.model_id for c, allowed, _ in cat.downloadable if allowed}
     assert ok == {c.model_id for c in CURATED if c.n_bytes <= model_budget_bytes(SMALL)}
-    assert ok == {"google/bert_uncased_L-4_H-256_A-4", "facebook/deit-tiny-patch16-224"}
+    assert ok == {"google/bert_uncased_L-2_H-128_A-2", "WinKawaks/vit-tiny-patch16-224"}  # a BERT and a ViT
     reasons = [why for c, allowed, why in cat.downloadable if not allowed]
     assert all("this small host loads models up to 160 MB" in why for why in reasons)
 
@@ -83,61 +88,106 @@ def test_curated_models_already_on_disk_are_not_offered_for_download(tmp_path):
     assert "gpt2" in {c.model_id for c, _, _ in cat.downloadable}
 
 
-def test_the_hub_check_is_false_offline_and_true_when_a_connection_opens(monkeypatch):
+def test_the_hub_check_asks_through_huggingface_hub_at_its_endpoint(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert not hub_reachable()
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen(1)
-        port = server.getsockname()[1]
-        assert hub_reachable(host="127.0.0.1", port=port, timeout=5)
-    assert not hub_reachable(host="127.0.0.1", port=port, timeout=5)  # closed now: refused
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    asked = []
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            asked.append(self.path)
+            self.send_response(429)  # even a refusal means the Hub is there
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", endpoint)  # what HF_ENDPOINT sets
+        assert hub_reachable(timeout=5)
+        server.shutdown()
+    assert "/api/models/openai-community/gpt2" in asked
+    assert not hub_reachable(timeout=5)  # nothing listens there now
 
 
-def test_offline_advice_gives_the_command_and_the_folder():
+def test_offline_advice_gives_the_command_and_no_server_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "srv" / "models"))
     text = offline_advice("google/vit-base-patch16-224")
     assert "python -m transformer_core.pretrained download google/vit-base-patch16-224 --to models/" in text
-    assert "models/vit-base-patch16-224" in text
+    assert "models/vit-base-patch16-224" in text and str(tmp_path) not in text
 
 
-def test_only_the_needed_files_are_downloaded():
-    names = ["config.json", "model.safetensors", "pytorch_model.bin", "tf_model.h5", "tokenizer.json", "vocab.txt",
-             "onnx/model.onnx", "modeling_x.py", "preprocessor_config.json", "README.md"]
-    assert needed_files(names) == ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt",
-                                   "preprocessor_config.json"]
+def test_skipped_folders_and_load_errors_name_no_server_path(models, tmp_path):
+    root, _, _ = models
+    (root / "empty").mkdir(exist_ok=True)  # no config.json: its reason names the folder
+    cache = tmp_path / "hub"
+    (cache / "models--someone--broken" / "snapshots" / "abc").mkdir(parents=True)
+    (cache / "models--someone--broken" / "refs").mkdir()
+    (cache / "models--someone--broken" / "refs" / "main").write_text("abc")
+    cat = catalogue(folder=root, cache_dir=cache, profile=LAPTOP)
+    skipped = dict(cat.skipped)
+    assert skipped["empty"] == "empty is not a model folder: it has no config.json."
+    assert skipped["someone/broken"] == "someone/broken is not a model folder: it has no config.json."
+    assert not any(str(root) in why or str(tmp_path) in why for why in skipped.values())
+    offer = cat.offers[0]
+    error = f"{offer.info.path / 'tokenizer.json'} is damaged; see {root}"
+    expected = f"{offer.info.name}/tokenizer.json is damaged; see the models folder"
+    assert public_text(error, offer, folder=root) == expected
 
 
-def test_downloads_report_progress_by_bytes(monkeypatch, tmp_path):
-    import huggingface_hub
+def test_org_prefixed_names_in_the_cache_are_the_curated_models(tmp_path):
+    cache = tmp_path / "hub"
+    for repo in ("openai-community--gpt2", "google-bert--bert-base-uncased"):
+        snapshot = cache / f"models--{repo}" / "snapshots" / "abc"
+        (gpt2_folder if "gpt2" in repo else bert_folder)(snapshot)
+        (cache / f"models--{repo}" / "refs").mkdir()
+        (cache / f"models--{repo}" / "refs" / "main").write_text("abc")
+    gpt2_folder(tmp_path / "models" / "gpt2")  # the same model in the models folder too
+    cat = catalogue(folder=tmp_path / "models", cache_dir=cache, profile=LAPTOP)
+    offered = {c.model_id for c, _, _ in cat.downloadable}
+    assert "gpt2" not in offered and "bert-base-uncased" not in offered and "distilgpt2" in offered
+    assert [o.info.name for o in cat.offers] == ["gpt2", "google-bert/bert-base-uncased"]  # one entry per model
+    assert cat.offers[0].where == "models folder"
 
-    class Sibling:
-        def __init__(self, name, size):
-            self.rfilename, self.size = name, size
 
-    class Api:
-        def model_info(self, model_id, files_metadata):
-            return type("Info", (), {"siblings": [Sibling("config.json", 10), Sibling("pytorch_model.bin", 500),
-                                                  Sibling("model.safetensors", 90)]})()
-
-    fetched = []
-    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download",
-                        lambda model_id, name, local_dir: fetched.append((model_id, name, local_dir)))
+def test_downloads_report_progress_by_bytes_and_fetch_only_the_weights_and_settings(monkeypatch, tmp_path):
+    repo = tmp_path / "repo"
+    gpt2_folder(repo)
+    (repo / "pytorch_model.bin").write_bytes(b"pickle" * 100)
+    hub = FakeHub(tmp_path / "cache").install(monkeypatch)
+    hub.commit("a" * 40, repo)
     reports = []
-    folder = download(CURATED[0], folder=tmp_path, progress=lambda *a: reports.append(a))
-    assert folder == tmp_path / "gpt2"
-    assert [f[1] for f in fetched] == ["config.json", "model.safetensors"]
-    assert reports == [(0, 100, "config.json"), (10, 100, "model.safetensors"), (100, 100, "")]
+    folder = download(CURATED[0], folder=tmp_path / "models", profile=LAPTOP, progress=lambda *a: reports.append(a))
+    assert folder == tmp_path / "models" / "gpt2"
+    assert hub.fetched() == ["config.json", "tokenizer.json", "model.safetensors"]
+    small = sum((repo / n).stat().st_size for n in ("config.json", "tokenizer.json"))
+    total = small + (repo / "model.safetensors").stat().st_size
+    assert reports == [(small, total, "model.safetensors"), (total, total, "")]
+
+
+def test_a_download_larger_than_its_catalogue_entry_or_the_host_allows_is_refused(monkeypatch, tmp_path):
+    repo = tmp_path / "repo"
+    gpt2_folder(repo)
+    hub = FakeHub(tmp_path / "cache").install(monkeypatch)
+    hub.commit("a" * 40, repo)
+    tiny = dataclasses.replace(CURATED[0], download_bytes=1000)
+    with pytest.raises(HubError, match="its entry in this app's catalogue allows at most 1 kB"):
+        download(tiny, folder=tmp_path / "models", profile=LAPTOP)
+    starved = HostProfile(cores=1, memory_bytes=GIB, small=True)
+    monkeypatch.setattr("explorer.pretrained.catalogue.SMALL_FILES_BYTES", 0)
+    monkeypatch.setattr("explorer.pretrained.catalogue.SMALL_HOST_MODEL_BYTES", 2000)
+    with pytest.raises(HubError, match="this host's model budget allows at most 2 kB"):
+        download(CURATED[0], folder=tmp_path / "models", profile=starved)
+    assert hub.fetched() == []
 
 
 def test_a_failed_download_says_how_to_get_the_model_elsewhere(monkeypatch, tmp_path):
-    import huggingface_hub
-
-    class Api:
-        def model_info(self, model_id, files_metadata):
-            raise OSError("no network")
-
-    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
-    with pytest.raises(HubError, match="download gpt2 --to models/"):
-        download(CURATED[0], folder=tmp_path)
+    hub = FakeHub(tmp_path / "cache").install(monkeypatch)
+    hub.fail_listing = "offline"
+    with pytest.raises(HubError, match="download gpt2 --to models/") as caught:
+        download(CURATED[0], folder=tmp_path / "models", profile=LAPTOP)
+    assert str(tmp_path) not in str(caught.value)

@@ -63,7 +63,8 @@ def test_cli_download_fails_clearly_without_network(tmp_path):
     done = subprocess.run([sys.executable, "-m", "transformer_core.pretrained", "download", "gpt2", "--to",
                            str(tmp_path / "models")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 1
-    assert "Could not fetch 'gpt2' from the Hugging Face Hub" in done.stderr
+    assert "Could not reach the Hugging Face Hub to fetch 'gpt2'" in done.stderr
+    assert "HF_HUB_OFFLINE is set" in done.stderr and "download gpt2 --to models/" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "models" / "gpt2").exists()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import hub
 from .folders import ModelInfo, inspect_folder, list_model_folders
-from .loader import CONFIG_FILE, check_budget, read_config
+from .loader import check_budget, read_config
 
 
 def _size(n_bytes: int) -> str:
@@ -27,13 +27,12 @@ def _describe(info: ModelInfo) -> str:
 
 
 def download(model_id: str, to: Path, max_params: int | None = None) -> Path:
-    """Fetch ``model_id``'s needed files into ``to/<name>``, after checking from its config that it is supported."""
+    """Fetch ``model_id``'s needed files into ``to/<name>`` from one commit, its config checked before weights."""
     if not hub.looks_like_model_id(model_id):
         raise ValueError(f"{model_id!r} is not a Hugging Face model id (such as gpt2 or google/vit-base-patch16-224).")
-    spec = read_config(hub.fetch_file(model_id, CONFIG_FILE).parent)
-    check_budget(spec, max_params=max_params)
     target = Path(to) / model_id.split("/")[-1]
-    return hub.fetch_model(model_id, local_dir=target)
+    return hub.fetch_model(model_id, local_dir=target,
+                           check=lambda fetched: check_budget(read_config(fetched), max_params=max_params))
 
 
 def _parser() -> argparse.ArgumentParser:

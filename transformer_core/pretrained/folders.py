@@ -75,8 +75,23 @@ def list_model_folders(path: str | Path) -> FolderScan:
         try:
             models.append(inspect_folder(folder))
         except ValueError as exc:
-            skipped.append((folder, str(exc)))
+            skipped.append((folder, without_paths(str(exc), {folder: folder.name}, {root: "the models folder"})))
     return FolderScan(models, skipped)
+
+
+def without_paths(text: str, names: dict[Path, str], roots: dict[Path, str] | None = None) -> str:
+    """``text`` with no path of this machine in it: each path of ``names`` written as its name there, and
+    anything inside a root of ``roots`` written relative to it (the root alone as its description there).
+
+    Reasons may be shown to people who use a server, not run it; where it keeps its files is not theirs to see. Longer
+    paths are replaced first, so a model folder inside the models folder becomes its own name.
+    """
+    places = [(p, n + "/", n) for p, n in names.items()] + [(p, "", d) for p, d in (roots or {}).items()]
+    for path, inside, alone in sorted(places, key=lambda place: -len(str(place[0]))):
+        for form in dict.fromkeys((str(path.resolve()), str(path.absolute()), str(path))):
+            if form not in (".", ""):
+                text = text.replace(form + os.sep, inside).replace(form, alone)
+    return text
 
 
 def models_dir() -> Path:
@@ -111,5 +126,6 @@ def list_cached_models(cache_dir: str | Path | None = None) -> FolderScan:
         try:
             models.append(dataclasses.replace(inspect_folder(snapshot), name=model_id))
         except ValueError as exc:
-            skipped.append((repo, str(exc)))
+            places = {snapshot: model_id, repo: model_id}
+            skipped.append((repo, without_paths(str(exc), places, {cache: "the Hugging Face cache"})))
     return FolderScan(models, skipped)

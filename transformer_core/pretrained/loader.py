@@ -116,9 +116,9 @@ def _resolve(source: str | Path, budget: dict[str, int | None]) -> tuple[Path, s
     text = str(source)
     if not hub.looks_like_model_id(text):
         raise ValueError(f"{text!r} is neither a model folder nor a Hugging Face model id.")
-    spec = read_config(hub.fetch_file(text, CONFIG_FILE).parent)
-    check_budget(spec, **budget)  # before the weights are downloaded
-    return hub.fetch_model(text), text, spec
+    # The budget is checked from config.json before any weight is downloaded; config and weights come from one commit.
+    folder = hub.fetch_model(text, check=lambda fetched: check_budget(read_config(fetched), **budget))
+    return folder, text, read_config(folder)
 
 
 def matched_sources(spec: ModelSpec, stored: dict[str, StoredTensor]) -> dict[str, Source]:

@@ -17,6 +17,8 @@ from explorer.pretrained.catalogue import (
     hub_reachable,
     offline_advice,
     params_text,
+    public_text,
+    same_model,
 )
 from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
 from ui.common.urlstate import add_link_notice, settle_choice
@@ -62,15 +64,16 @@ def load_shared(offer: Offer, budget_bytes: int) -> Pretrained | None:
     try:
         return _shared_model(offer.source, budget_bytes)
     except ValueError as exc:
-        st.error(f"**{offer.info.name}** could not be loaded: {exc}")
+        st.error(f"**{offer.info.name}** could not be loaded: {public_text(str(exc), offer)}")
         return None
 
 
 def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained model") -> Offer | None:
     """A menu of the allowed models of ``families``; the others and how to get more in an expander below.
 
-    The menu's value (``st.session_state[key]``) is the model's name, so it can travel in a share link; a name
-    not on this server becomes the first model, with a notice when a link brought it.
+    The menu's value (``st.session_state[key]``) is the model's name, so it can travel in a share link; another
+    Hub name of the same model (``openai-community/gpt2`` for ``gpt2``) picks it, and a name not on this server
+    becomes the first model, with a notice when a link brought it.
 
     Returns the chosen offer, or ``None`` when there is none (the expander then says how to get one).
     """
@@ -82,6 +85,7 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
         by_name: dict[str, Offer] = {}
         for offer in offers:  # allowed ones come first: a name in both places is the models folder's
             by_name.setdefault(offer.info.name, offer)
+        _follow_alias(key, list(by_name))
         settle_choice(key, list(by_name), why=f"no {kinds} model of that name is on this server; *More models* "
                                               "below says how to get one")
         name = st.selectbox(label, list(by_name), key=key, format_func=lambda n: _label(by_name, n),
@@ -94,6 +98,15 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
     with st.expander("More models", expanded=not offers):
         _more_models(cat, families, key)
     return chosen
+
+
+def _follow_alias(key: str, names: list[str]) -> None:
+    """Point the menu at the offered name of its model when it holds another Hub name of that model."""
+    wanted = st.session_state.get(key)
+    if isinstance(wanted, str) and wanted not in names:
+        match = next((n for n in names if same_model(n, wanted)), None)
+        if match is not None:
+            st.session_state[key] = match
 
 
 def _label(by_name: dict[str, Offer], name: str) -> str:
@@ -112,7 +125,7 @@ def _more_models(cat: Catalogue, families: tuple[str, ...], key: str) -> None:
     for model, ok, why in curated:
         _download_row(model, ok, why, key, online)
     for name, reason in cat.skipped:
-        st.caption(f"Skipped folder **{name}**: {reason}")
+        st.caption(f"Skipped folder **{name}**: {public_text(reason)}")
 
 
 def _download_row(model: Curated, ok: bool, why: str, key: str, online: bool) -> None:
