@@ -20,8 +20,14 @@ from transformer_core.training import Snapshot
 
 def _recording() -> Recording:
     update = _update(1, 4, META)
-    return Recording(key="k", meta=META, state=update.state, lanes=update.lanes + [LaneUpdate(kept=[0, 4])],
-                     timeline=[(0.0, 0), (0.25, 2), (0.5, 4)], checkpoints=[b"\x00\xffsafetensors", b""])
+    state = {**update.state, "lanes": update.state["lanes"] * 2}
+    return Recording(key="k", meta={**META, "labels": ["A", "B"]}, state=state,
+                     lanes=update.lanes + [LaneUpdate(kept=[0, 4])], timeline=[(0.0, 0), (0.25, 2), (0.5, 4)],
+                     checkpoints=[b"\x00\xffsafetensors", b""])
+
+
+def _state(lanes: int = 1) -> dict:
+    return {"status": "running", "step": 1, "lanes": [{"step": 1, "steps": 9, "done": False, "last_eval": None}] * lanes}
 
 
 def _header(data: bytes) -> tuple[dict, memoryview]:
@@ -70,7 +76,7 @@ def test_checkpoints_round_trip() -> None:
 
 def test_layout_is_header_then_raw_arrays() -> None:
     snapshot = _snapshot(5)
-    data = run_codec.encode_update(RunUpdate({"status": "running"}, [LaneUpdate(snapshots=[snapshot])]))
+    data = run_codec.encode_update(RunUpdate(_state(), [LaneUpdate(snapshots=[snapshot])]))
     header, payload = _header(data)
     dtype, shape, offset = header["arrays"][header["body"]["lanes"][0]["snapshots"][0]["attention"]["cross"]]
     raw = snapshot.attention["cross"]
@@ -82,7 +88,7 @@ def test_layout_is_header_then_raw_arrays() -> None:
 def test_big_endian_arrays_are_stored_little_endian() -> None:
     scores = np.arange(6, dtype=">f4").reshape(2, 3)
     lane = LaneUpdate(snapshots=[Snapshot(1, {}, {"s": scores})])
-    decoded = run_codec.decode_update(run_codec.encode_update(RunUpdate({}, [lane])))
+    decoded = run_codec.decode_update(run_codec.encode_update(RunUpdate(_state(), [lane])))
     np.testing.assert_array_equal(decoded.lanes[0].snapshots[0].scores["s"], scores)
 
 

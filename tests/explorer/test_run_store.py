@@ -142,7 +142,7 @@ def test_store_evicts_least_recently_used(make_store) -> None:
     weights = b"x" * 200_000  # the files dominate, so encoded and in-memory sizes agree to within a few percent
 
     def recording(key: str) -> Recording:
-        return Recording(key, META, update.state, update.lanes, [], [weights])
+        return Recording(key, META, update.state, update.lanes, [(0.0, 0), (1.0, 2)], [weights])
 
     store = make_store(recordings_bytes=int(2.5 * recording("x").nbytes()))
     for key in ("a", "b"):
@@ -150,7 +150,7 @@ def test_store_evicts_least_recently_used(make_store) -> None:
     assert store.load_recording("a") is not None  # "a" used last: "b" goes first
     store.save_recording(recording("c"))
     assert store.has_recording("a") and store.has_recording("c") and not store.has_recording("b")
-    store.save_recording(Recording("huge", META, update.state, update.lanes, [], [weights * 3]))
+    store.save_recording(Recording("huge", META, update.state, update.lanes, [(0.0, 0)], [weights * 3]))
     assert not store.has_recording("huge") and store.has_recording("a")  # over the whole budget: not kept
 
 
