@@ -18,18 +18,18 @@ from collections.abc import Sequence
 from explorer.runs import codec as run_codec
 from explorer.runs.updates import READ_BYTES, UPDATE_BYTES, DamagedValue, Recording, RunUpdate, StoreUnavailable
 
-__all__ = ["check_cursor", "decoded_recording", "decoded_updates", "encoded_update", "page_length"]
+__all__ = ["check_cursor", "decoded_recording", "decoded_updates", "encoded_update", "page_length", "too_large"]
 
 TOO_LARGE = ("This run's news is {size:.0f} MB at once, more than the {limit:.0f} MB a shared run may send; "
              "sharing stops, training goes on.")
 
 
-def encoded_update(update: RunUpdate) -> bytes:
-    """``update`` as the bytes a store keeps; :class:`StoreUnavailable` when it is over :data:`UPDATE_BYTES`, as
-    no watcher would read it."""
+def encoded_update(update: RunUpdate, limit: int = UPDATE_BYTES) -> bytes:
+    """``update`` as the bytes a store keeps; :class:`StoreUnavailable` when it is over ``limit`` bytes, as no
+    watcher would read it."""
     value = run_codec.encode_update(update)
-    if len(value) > UPDATE_BYTES:
-        raise StoreUnavailable(TOO_LARGE.format(size=len(value) / 2**20, limit=UPDATE_BYTES / 2**20))
+    if len(value) > limit:
+        raise StoreUnavailable(TOO_LARGE.format(size=len(value) / 2**20, limit=limit / 2**20))
     return value
 
 
@@ -40,21 +40,25 @@ def check_cursor(cursor: int) -> int:
     return cursor
 
 
-def page_length(sizes: Sequence[int]) -> int:
+def page_length(sizes: Sequence[int], update_bytes: int = UPDATE_BYTES, read_bytes: int = READ_BYTES) -> int:
     """How many of the next updates, of ``sizes`` bytes, one read returns: while their total stays within
-    :data:`READ_BYTES` (one at least), stopping before one over :data:`UPDATE_BYTES`, which raises
-    :class:`DamagedValue` when it comes first."""
+    ``read_bytes`` (one at least), stopping before one over ``update_bytes``, which raises :class:`DamagedValue`
+    (:func:`too_large`) when it comes first."""
     total = 0
     for count, size in enumerate(sizes):
-        if size > UPDATE_BYTES:
+        if size > update_bytes:
             if count == 0:
-                raise DamagedValue.because(ValueError(f"an update of {size:,} bytes, over the {UPDATE_BYTES:,} "
-                                                      "allowed"))
+                raise too_large(size, update_bytes)
             return count
         total += size
-        if total > READ_BYTES and count > 0:
+        if total > read_bytes and count > 0:
             return count
     return len(sizes)
+
+
+def too_large(size: int, limit: int) -> DamagedValue:
+    """The exception for a channel update of ``size`` bytes, over ``limit``, left unread."""
+    return DamagedValue.because(ValueError(f"an update of {size:,} bytes, over the {limit:,} allowed, left unread"))
 
 
 def decoded_updates(values: Sequence[bytes], cursor: int, length: int) -> tuple[list[RunUpdate], int]:

@@ -22,9 +22,10 @@ file or note is deleted (a recording with its size and use entries) and reads as
 raises :class:`~explorer.runs.updates.DamagedValue`.
 
 Failures: every method raises :class:`~explorer.runs.store.StoreUnavailable`, with a message a page can show (never
-the address or its password: :mod:`explorer.runs.redis_url`), when Redis cannot be reached or refuses a command; connecting and reading time out after a second or two, and after a
-connection failure the store answers at once with the same exception for ``retry_after_s`` seconds, so a page
-never hangs on a Redis that is down. The ``redis`` package is imported only when a :class:`RedisStore` is made.
+the address or its password: :mod:`explorer.runs.redis_url`), when Redis cannot be reached or refuses a command;
+connecting and reading time out after a second or two, and after a connection failure the store answers at once
+with the same exception for ``retry_after_s`` seconds, so a page never hangs on a Redis that is down. The ``redis``
+package is imported only when a :class:`RedisStore` is made.
 """
 
 from __future__ import annotations
@@ -35,19 +36,18 @@ from contextlib import contextmanager
 from typing import Any
 
 from explorer.runs import codec as run_codec
-from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update
+from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
 from explorer.runs.redis_url import redact
 from explorer.runs.schema import check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
-    CHECKPOINTS_BYTES,
     GONE_TTL_S,
     NOTE_BYTES,
-    READ_BYTES,
+    READ_LIMITS,
     RECORDINGS_BYTES,
-    UPDATE_BYTES,
     WATCHER_TTL_S,
     DamagedValue,
+    ReadLimits,
     Recording,
     RunUpdate,
     StoreUnavailable,
@@ -153,6 +153,7 @@ class RedisStore:
         channel_ttl_s: a channel nobody published to for this long expires.
         clock: wall-clock seconds, for the watchers' last reads (shared by every server, unlike a monotonic clock).
         retry_after_s: after a connection failure, how long calls fail at once before trying Redis again.
+        limits: the largest values read back (a recording's is ``recordings_bytes``).
 
     Every method raises :class:`StoreUnavailable` when Redis does not answer or refuses, and, saying why, when the
     ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
@@ -160,8 +161,9 @@ class RedisStore:
 
     def __init__(self, url: str, *, prefix: str = "te:", recordings_bytes: int = RECORDINGS_BYTES,
                  channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
-                 retry_after_s: float = RETRY_AFTER_S) -> None:
+                 retry_after_s: float = RETRY_AFTER_S, limits: ReadLimits = READ_LIMITS) -> None:
         self.prefix, self.recordings_bytes, self.channel_ttl_s = prefix, recordings_bytes, channel_ttl_s
+        self.limits = limits
         self.retry_after_s = retry_after_s
         self._clock = clock
         self._down_until = 0.0
@@ -178,7 +180,7 @@ class RedisStore:
         self._get_bounded = self._redis.register_script(_GET_BOUNDED)
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
-        value, ttl_ms = encoded_update(update), self._ttl_ms()
+        value, ttl_ms = encoded_update(update, self.limits.update_bytes), self._ttl_ms()
         with self._reach():
             pipe = self._redis.pipeline(transaction=True)
             pipe.rpush(self._key("ch", run_id), value)
@@ -189,12 +191,14 @@ class RedisStore:
     def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
         with self._reach():
             length, size, values = self._read(keys=[self._key("ch", run_id)],
-                                              args=[check_cursor(cursor), UPDATE_BYTES, READ_BYTES])
+                                              args=[check_cursor(cursor), self.limits.update_bytes,
+                                                    self.limits.read_bytes])
         if length == 0:
             return None
-        if length < 0 or size:
-            what = "is not a list of updates" if length < 0 else f"holds an update of {size:,} bytes"
-            raise DamagedValue.because(ValueError(f"channel {run_id[:40]!r} {what} (at most {UPDATE_BYTES:,})"))
+        if length < 0:
+            raise DamagedValue.because(ValueError(f"channel {run_id[:40]!r} is not a list of updates"))
+        if size:
+            raise too_large(size, self.limits.update_bytes)
         return decoded_updates(values, cursor, length)
 
     def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
@@ -214,7 +218,8 @@ class RedisStore:
             self._if_channel(keys=[self._key("ch", run_id), self._key("ck", run_id)], args=["set", value])
 
     def checkpoints(self, run_id: str) -> tuple[int, list[bytes]] | None:
-        return self._bounded(self._key("ck", run_id), CHECKPOINTS_BYTES, run_codec.decode_checkpoints)
+        limit = self.limits.checkpoints_bytes
+        return self._bounded(self._key("ck", run_id), limit, lambda v: run_codec.decode_checkpoints(v, limit=limit))
 
     def touch_watcher(self, run_id: str, watcher_id: str) -> None:
         check_watcher_id(watcher_id)

@@ -29,11 +29,13 @@ from explorer.runs.schema import check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
+    READ_LIMITS,
     RECORDINGS_BYTES,
     WATCHER_TTL_S,
-    LaneUpdate,
-    Recording,
     DamagedValue,
+    LaneUpdate,
+    ReadLimits,
+    Recording,
     RunUpdate,
     StoreUnavailable,
 )
@@ -109,8 +111,8 @@ class MemoryStore:
     """
 
     def __init__(self, *, recordings_bytes: int = RECORDINGS_BYTES, clock: Callable[[], float] = time.monotonic,
-                 channel_ttl_s: float = CHANNEL_TTL_S) -> None:
-        self.recordings_bytes, self.channel_ttl_s = recordings_bytes, channel_ttl_s
+                 channel_ttl_s: float = CHANNEL_TTL_S, limits: ReadLimits = READ_LIMITS) -> None:
+        self.recordings_bytes, self.channel_ttl_s, self.limits = recordings_bytes, channel_ttl_s, limits
         self._clock = clock
         self._channels: dict[str, _Channel] = {}
         self._gone: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
@@ -118,7 +120,7 @@ class MemoryStore:
         self._lock = threading.Lock()
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
-        value = encoded_update(update)
+        value = encoded_update(update, self.limits.update_bytes)
         with self._lock:
             self._expire_locked()
             channel = self._channels.get(run_id)
@@ -135,7 +137,8 @@ class MemoryStore:
                 return None
             values = channel.updates[check_cursor(cursor):]
             length = len(channel.updates)
-        values = values[:page_length([len(v) for v in values])]  # sizes first: len() of the kept bytes
+        sizes = [len(v) for v in values]  # sizes first: len() of the kept bytes
+        values = values[:page_length(sizes, self.limits.update_bytes, self.limits.read_bytes)]
         return decoded_updates(values, cursor, length)
 
     def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
@@ -172,7 +175,7 @@ class MemoryStore:
         if value is None:
             return None
         try:
-            return run_codec.decode_checkpoints(value)
+            return run_codec.decode_checkpoints(value, limit=self.limits.checkpoints_bytes)
         except ValueError:
             with self._lock:
                 if channel.checkpoints is value:

@@ -12,8 +12,9 @@ from typing import Any
 from explorer.runs.frame import SampleSet
 from transformer_core.training import Snapshot
 
-__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "READ_BYTES", "RECORDINGS_BYTES",
-           "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate", "Recording", "RunUpdate", "StoreUnavailable"]
+__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "READ_BYTES", "READ_LIMITS",
+           "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate", "ReadLimits", "Recording",
+           "RunUpdate", "StoreUnavailable"]
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
@@ -26,6 +27,18 @@ UPDATE_BYTES = 64 * 2**20  # one channel update (sharing a finished run sends it
 READ_BYTES = 128 * 2**20  # one read of a channel: later updates wait for the next read (one is always returned)
 CHECKPOINTS_BYTES = 256 * 2**20  # the model files offered on a channel (two of the largest models a host allows)
 NOTE_BYTES = 8 * 2**10  # an ended channel's note
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """The limits a store reads values back within (tests lower them)."""
+
+    update_bytes: int = UPDATE_BYTES  # one channel update
+    read_bytes: int = READ_BYTES  # one read of a channel
+    checkpoints_bytes: int = CHECKPOINTS_BYTES  # a channel's model files
+
+
+READ_LIMITS = ReadLimits()  # the stores' limits unless told otherwise
 
 
 class StoreUnavailable(RuntimeError):

@@ -27,7 +27,8 @@ def _recording() -> Recording:
 
 
 def _state(lanes: int = 1) -> dict:
-    return {"status": "running", "step": 1, "lanes": [{"step": 1, "steps": 9, "done": False, "last_eval": None}] * lanes}
+    lane = {"step": 1, "steps": 9, "done": False, "last_eval": None}
+    return {"status": "running", "step": 1, "lanes": [lane] * lanes}
 
 
 def _header(data: bytes) -> tuple[dict, memoryview]:
