@@ -11,9 +11,11 @@ and bounds on the way, then checks ``state``, ``meta`` and the timeline as :mod:
 them. Bad, truncated, oversized or foreign bytes raise a :class:`ValueError` that says what is wrong, and nothing
 else: whatever a value holds, decoding it fails only that way.
 
-Memory: a header is at most :data:`HEADER_BYTES` (JSON becomes Python objects several times its size, so it is
-bounded before it is parsed, and whole numbers in it at most :data:`DIGITS` digits); arrays and files are copied
-once out of the value, which is read in place (a ``memoryview``, never copied whole).
+Memory: JSON becomes Python objects many times its size (a 4 MB header of empty objects took 190 MB), so before a
+header is parsed its length is bounded (:data:`HEADER_BYTES`) and so is the number of items it can make
+(:data:`HEADER_ITEMS`), which bounds a header's objects to a few tens of MB; whole numbers in it have at most
+:data:`DIGITS` digits. Arrays and files are copied once out of the value, which is read in place (a
+``memoryview``, never copied whole): a value decodes in about twice its size.
 """
 
 from __future__ import annotations
@@ -39,14 +41,15 @@ from explorer.runs.updates import (
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot
 
-__all__ = ["DIGITS", "HEADER_BYTES", "MAGIC", "decode_checkpoints", "decode_note", "decode_recording", "decode_update",
-           "encode_checkpoints", "encode_note", "encode_recording", "encode_update"]
+__all__ = ["DIGITS", "HEADER_BYTES", "HEADER_ITEMS", "MAGIC", "decode_checkpoints", "decode_note", "decode_recording",
+           "decode_update", "encode_checkpoints", "encode_note", "encode_recording", "encode_update"]
 
 MAGIC = b"TE-RUN\x00\x01"  # the format's name and version: bytes written by another version are refused
 _LENGTH = struct.Struct(">I")
 _DTYPES = frozenset({"<f2", "<f4", "<f8", "<i4", "<i8", "|u1", "|b1"})  # what snapshots and scores hold
 _SAMPLE_FIELDS = 5  # input, target, prediction, correct, detail
-HEADER_BYTES = 4 * 2**20  # longest JSON header read: a 5,000-step run's two histories take about 1 MB
+HEADER_BYTES = 2 * 2**20  # longest JSON header read: a 5,000-step run's two histories take about 0.7 MB
+HEADER_ITEMS = 200_000  # most JSON items in a header (counted as its , : { and [), about 4× that run's
 DIGITS = 20  # longest whole number read from a header (a step, an offset, a length)
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError, UnicodeError)
 
@@ -121,8 +124,13 @@ class _Reader:
             raise ValueError(f"stored {kind}: its header of {length:,} bytes is over the {HEADER_BYTES:,} allowed")
         if start + length > len(data):
             raise ValueError(f"stored {kind}: truncated inside its header")
+        text = bytes(data[start:start + length])
+        items = sum(text.count(mark) for mark in (b",", b":", b"{", b"["))
+        if items > HEADER_ITEMS:  # parsed, each would become a Python object: refused before that
+            raise ValueError(f"stored {kind}: its header holds about {items:,} items, over the {HEADER_ITEMS:,} "
+                             "allowed")
         try:
-            header = json.loads(bytes(data[start:start + length]), parse_int=_whole)
+            header = json.loads(text, parse_int=_whole)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as err:
             raise ValueError(f"stored {kind}: unreadable header ({str(err)[:200]})") from err
         header = self.dict(header, "header", keys={"kind", "body", "arrays", "blobs"})
