@@ -74,6 +74,8 @@ def decoded_updates(values: Sequence[bytes], cursor: int, length: int) -> tuple[
 def decoded_recording(value: bytes, key: str, limit: int) -> Recording | None:
     """The recording in ``value``, stored under ``key``, or ``None`` when it is damaged (over ``limit`` bytes,
     unreadable, or kept under another key): the caller then deletes it."""
+    if len(value) > limit:
+        return None  # left unread
     try:
         recording = run_codec.decode_recording(value, limit=limit)
     except ValueError:
