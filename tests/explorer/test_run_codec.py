@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import struct
@@ -250,10 +251,8 @@ def _peak_bytes(decode, data: bytes) -> int:
 
     tracemalloc.start()
     try:
-        try:
+        with contextlib.suppress(ValueError):
             decode(data)
-        except ValueError:
-            pass
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
