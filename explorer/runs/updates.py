@@ -23,7 +23,7 @@ RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_
 
 # The largest values a store reads back, in encoded bytes; each is checked before the value is read (a recording's
 # limit is the store's recordings budget). A value over its limit counts as damaged.
-UPDATE_BYTES = 64 * 2**20  # one channel update (sharing a finished run sends its whole history at once)
+UPDATE_BYTES = 128 * 2**20  # one channel update (sharing a finished run sends its whole history at once)
 READ_BYTES = 128 * 2**20  # one read of a channel: later updates wait for the next read (one is always returned)
 CHECKPOINTS_BYTES = 256 * 2**20  # the model files offered on a channel (two of the largest models a host allows)
 NOTE_BYTES = 8 * 2**10  # an ended channel's note
