@@ -120,9 +120,11 @@ class WatchedRun:
         read = self.store.read(self.run_id, self._cursor)
         if read is None:
             return False
-        updates, self._cursor = read
+        updates, end = read
         for update in updates:
             self._apply(update)
+            self._cursor += 1  # past what was applied only: a damaged update is read (and reported) again
+        self._cursor = end
         self.store.touch_watcher(self.run_id, self.watcher_id)
         return self.meta is not None
 
