@@ -7,7 +7,15 @@ file by its index in ``"blobs"`` (``[offset, length]``); offsets count from the 
 ``meta`` are stored as JSON, so their tuples come back as lists and NumPy numbers as plain ones.
 
 Nothing is pickled: decoding reads JSON and numbers only and rebuilds each dataclass field by field, checking types
-and bounds on the way. Bad, truncated or foreign bytes raise a :class:`ValueError` that says what is wrong.
+and bounds on the way, then checks ``state``, ``meta`` and the timeline as :mod:`explorer.runs.schema` describes
+them. Bad, truncated, oversized or foreign bytes raise a :class:`ValueError` that says what is wrong, and nothing
+else: whatever a value holds, decoding it fails only that way.
+
+Memory: JSON becomes Python objects many times its size (a 4 MB header of empty objects took 190 MB), so before a
+header is parsed its length is bounded (:data:`HEADER_BYTES`) and so is the number of items it can make
+(:data:`HEADER_ITEMS`), which bounds a header's objects to a few tens of MB; whole numbers in it have at most
+:data:`DIGITS` digits. Arrays and files are copied once out of the value, which is read in place (a
+``memoryview``, never copied whole): a value decodes in about twice its size.
 """
 
 from __future__ import annotations
@@ -19,18 +27,31 @@ from typing import Any
 
 import numpy as np
 
+from explorer.runs import schema
 from explorer.runs.frame import SampleSet
-from explorer.runs.updates import LaneUpdate, Recording, RunUpdate
+from explorer.runs.updates import (
+    CHECKPOINTS_BYTES,
+    NOTE_BYTES,
+    RECORDINGS_BYTES,
+    UPDATE_BYTES,
+    LaneUpdate,
+    Recording,
+    RunUpdate,
+)
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot
 
-__all__ = ["MAGIC", "decode_checkpoints", "decode_recording", "decode_update", "encode_checkpoints",
-           "encode_recording", "encode_update"]
+__all__ = ["DIGITS", "HEADER_BYTES", "HEADER_ITEMS", "MAGIC", "decode_checkpoints", "decode_note", "decode_recording",
+           "decode_update", "encode_checkpoints", "encode_note", "encode_recording", "encode_update"]
 
 MAGIC = b"TE-RUN\x00\x01"  # the format's name and version: bytes written by another version are refused
 _LENGTH = struct.Struct(">I")
 _DTYPES = frozenset({"<f2", "<f4", "<f8", "<i4", "<i8", "|u1", "|b1"})  # what snapshots and scores hold
 _SAMPLE_FIELDS = 5  # input, target, prediction, correct, detail
+HEADER_BYTES = 2 * 2**20  # longest JSON header read: a 5,000-step run's two histories take about 0.7 MB
+HEADER_ITEMS = 200_000  # most JSON items in a header (counted as its , : { and [), about 4× that run's
+DIGITS = 20  # longest whole number read from a header (a step, an offset, a length)
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError, UnicodeError)
 
 
 class _Writer:
@@ -76,32 +97,48 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not plain data")
 
 
+def _whole(text: str) -> int:
+    """A whole number of the header, refused when longer than :data:`DIGITS` digits (no float overflows later)."""
+    if len(text.lstrip("-")) > DIGITS:
+        raise ValueError(f"a number of {len(text):,} digits")
+    return int(text)
+
+
 class _Reader:
     """Reads and checks one encoded value; every failure is a ValueError naming what is wrong."""
 
-    def __init__(self, data: bytes, kind: str) -> None:
+    def __init__(self, data: bytes, kind: str, limit: int) -> None:
         self.kind = kind
         if not isinstance(data, bytes | bytearray | memoryview):
             raise ValueError(f"stored {kind}: expected bytes, got {type(data).__name__}")
-        data = bytes(data)
-        if not data.startswith(MAGIC):
+        data = memoryview(data).cast("B")  # read in place: the value is never copied whole
+        if len(data) > limit:
+            raise ValueError(f"stored {kind}: {len(data):,} bytes, over the {limit:,} allowed")
+        if bytes(data[:len(MAGIC)]) != MAGIC:
             raise ValueError(f"stored {kind}: not written by this version of the app (unknown format)")
         start = len(MAGIC) + _LENGTH.size
         if len(data) < start:
             raise ValueError(f"stored {kind}: truncated before its header")
         (length,) = _LENGTH.unpack_from(data, len(MAGIC))
+        if length > HEADER_BYTES:
+            raise ValueError(f"stored {kind}: its header of {length:,} bytes is over the {HEADER_BYTES:,} allowed")
         if start + length > len(data):
             raise ValueError(f"stored {kind}: truncated inside its header")
+        text = bytes(data[start:start + length])
+        items = sum(text.count(mark) for mark in (b",", b":", b"{", b"["))
+        if items > HEADER_ITEMS:  # parsed, each would become a Python object: refused before that
+            raise ValueError(f"stored {kind}: its header holds about {items:,} items, over the {HEADER_ITEMS:,} "
+                             "allowed")
         try:
-            header = json.loads(data[start:start + length])
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-            raise ValueError(f"stored {kind}: unreadable header ({err})") from err
+            header = json.loads(text, parse_int=_whole)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as err:
+            raise ValueError(f"stored {kind}: unreadable header ({str(err)[:200]})") from err
         header = self.dict(header, "header", keys={"kind", "body", "arrays", "blobs"})
         if header["kind"] != kind:
             raise ValueError(f"stored {kind}: holds a {header['kind']!r} instead")
         self.body = self.dict(header["body"], "body")
         self.arrays, self.blobs = self.list(header["arrays"], "arrays"), self.list(header["blobs"], "blobs")
-        self.payload = memoryview(data)[start + length:]
+        self.payload = data[start + length:]
 
     def fail(self, message: str) -> ValueError:
         return ValueError(f"stored {self.kind}: {message}")
@@ -126,6 +163,13 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"{where} is not a number")
         return value
+
+    def checked(self, check: Any, *args: Any) -> Any:
+        """``check(*args)`` (a :mod:`explorer.runs.schema` check), its ValueError naming this value."""
+        try:
+            return check(*args)
+        except ValueError as err:
+            raise self.fail(str(err)) from err
 
     def str(self, value: Any, where: str) -> str:
         if not isinstance(value, str):
@@ -166,12 +210,18 @@ def encode_update(update: RunUpdate) -> bytes:
     return out.finish("update", body)
 
 
-def decode_update(data: bytes) -> RunUpdate:
-    """The :class:`RunUpdate` that :func:`encode_update` wrote; ``ValueError`` for anything else."""
-    r = _Reader(data, "update")
+def decode_update(data: bytes, *, limit: int = UPDATE_BYTES) -> RunUpdate:
+    """The :class:`RunUpdate` that :func:`encode_update` wrote; ``ValueError`` for anything else, and for a value
+    over ``limit`` bytes."""
+    return _decoding("update", _update, data, limit)
+
+
+def _update(r: _Reader) -> RunUpdate:
     body = r.dict(r.body, "update", keys={"state", "meta", "lanes"})
-    return RunUpdate(state=r.dict(body["state"], "state"), lanes=_lanes(r, body["lanes"]),
-                     meta=None if body["meta"] is None else r.dict(body["meta"], "meta"))
+    state, lanes = r.checked(schema.check_state, body["state"]), _lanes(r, body["lanes"])
+    meta = None if body["meta"] is None else r.checked(schema.check_meta, body["meta"])
+    r.checked(schema.lane_count, len(lanes), state, meta)
+    return RunUpdate(state=state, lanes=lanes, meta=meta)
 
 
 def encode_recording(recording: Recording) -> bytes:
@@ -184,18 +234,31 @@ def encode_recording(recording: Recording) -> bytes:
     return out.finish("recording", body)
 
 
-def decode_recording(data: bytes) -> Recording:
-    """The :class:`Recording` that :func:`encode_recording` wrote; ``ValueError`` for anything else."""
-    r = _Reader(data, "recording")
+def decode_recording(data: bytes, *, limit: int = RECORDINGS_BYTES) -> Recording:
+    """The :class:`Recording` that :func:`encode_recording` wrote; ``ValueError`` for anything else, and for a
+    value over ``limit`` bytes."""
+    return _decoding("recording", _recording, data, limit)
+
+
+def _recording(r: _Reader) -> Recording:
     body = r.dict(r.body, "recording", keys={"key", "meta", "state", "lanes", "timeline", "checkpoints"})
     timeline = []
     for i, point in enumerate(r.list(body["timeline"], "timeline")):
         if not isinstance(point, list) or len(point) != 2:
             raise r.fail(f"timeline point {i} is not [seconds, step]")
-        timeline.append((float(r.number(point[0], "timeline seconds")), r.int(point[1], "timeline step")))
-    return Recording(key=r.str(body["key"], "key"), meta=r.dict(body["meta"], "meta"),
-                     state=r.dict(body["state"], "state"), lanes=_lanes(r, body["lanes"]), timeline=timeline,
-                     checkpoints=[r.blob(i, "checkpoint") for i in r.list(body["checkpoints"], "checkpoints")])
+        timeline.append((r.number(point[0], "timeline seconds"), r.int(point[1], "timeline step")))
+    r.checked(schema.check_timeline, timeline)
+    meta, state = r.checked(schema.check_meta, body["meta"]), r.checked(schema.check_state, body["state"])
+    lanes = _lanes(r, body["lanes"])
+    checkpoints = [r.blob(i, "checkpoint") for i in r.list(body["checkpoints"], "checkpoints")]
+    r.checked(schema.lane_count, len(lanes), state, meta)
+    if len(checkpoints) != len(lanes):
+        raise r.fail(f"has {len(checkpoints)} model files for {len(lanes)} lanes")
+    key = r.str(body["key"], "key")
+    if not 0 < len(key) <= schema.ID_CHARS:
+        raise r.fail(f"its key is not 1 to {schema.ID_CHARS} characters")
+    return Recording(key=key, meta=meta, state=state, lanes=lanes, checkpoints=checkpoints,
+                     timeline=[(float(seconds), step) for seconds, step in timeline])
 
 
 def encode_checkpoints(step: int, checkpoints: list[bytes]) -> bytes:
@@ -204,11 +267,45 @@ def encode_checkpoints(step: int, checkpoints: list[bytes]) -> bytes:
     return out.finish("checkpoints", {"step": int(step), "files": [out.blob(c) for c in checkpoints]})
 
 
-def decode_checkpoints(data: bytes) -> tuple[int, list[bytes]]:
-    """``(step, files)`` as :func:`encode_checkpoints` wrote them; ``ValueError`` for anything else."""
-    r = _Reader(data, "checkpoints")
+def decode_checkpoints(data: bytes, *, limit: int = CHECKPOINTS_BYTES) -> tuple[int, list[bytes]]:
+    """``(step, files)`` as :func:`encode_checkpoints` wrote them; ``ValueError`` for anything else, and for a
+    value over ``limit`` bytes."""
+    return _decoding("checkpoints", _checkpoints, data, limit)
+
+
+def encode_note(reason: str, recording: str | None) -> bytes:
+    """An ended channel's note (why it ended, and its recording key) as JSON; a long reason is cut short."""
+    return json.dumps({"reason": reason[:schema.TEXT_CHARS], "recording": recording}).encode()
+
+
+def decode_note(data: bytes) -> dict[str, Any]:
+    """``{"reason", "recording"}`` as :func:`encode_note` wrote it; ``ValueError`` for anything else."""
+    try:
+        if len(data) > NOTE_BYTES:
+            raise ValueError(f"{len(data):,} bytes, over the {NOTE_BYTES:,} allowed")
+        return schema.check_note(json.loads(data, parse_int=_whole))
+    except (*_DECODE_ERRORS, AttributeError) as err:
+        raise ValueError(f"stored note: {str(err)[:300]}") from err
+
+
+def _checkpoints(r: _Reader) -> tuple[int, list[bytes]]:
     body = r.dict(r.body, "checkpoints", keys={"step", "files"})
-    return r.int(body["step"], "step"), [r.blob(i, "file") for i in r.list(body["files"], "files")]
+    files = [r.blob(i, "file") for i in r.list(body["files"], "files")]
+    if not 0 < len(files) <= schema.LANES:
+        raise r.fail(f"does not hold 1 to {schema.LANES} model files")
+    return r.int(body["step"], "step"), files
+
+
+def _decoding(kind: str, read: Any, data: bytes, limit: int) -> Any:
+    """``read(reader)`` on ``data``; any failure at all is a ValueError starting ``stored <kind>:``."""
+    try:
+        return read(_Reader(data, kind, limit))
+    except ValueError as err:
+        if str(err).startswith(f"stored {kind}:"):
+            raise
+        raise ValueError(f"stored {kind}: {str(err)[:300]}") from err
+    except _DECODE_ERRORS as err:
+        raise ValueError(f"stored {kind}: unreadable ({type(err).__name__}: {str(err)[:200]})") from err
 
 
 def _lane_body(lane: LaneUpdate, out: _Writer) -> dict[str, Any]:

@@ -23,11 +23,11 @@ from explorer.runs.frame import LaneFrame, RunFrame
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.store import LaneUpdate, Recording, RunStore
 from explorer.runs.watch import state_of
-from transformer_core.checkpoint import load_checkpoint, save_checkpoint
+from transformer_core.checkpoint import load_checkpoint, read_checkpoint_info, save_checkpoint
 from transformer_core.tasks.base import Task
 
-__all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "find_replay", "keep", "record", "recording_key",
-           "recording_meta"]
+__all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "find_replay", "fits", "keep", "record",
+           "recording_key", "recording_meta"]
 
 FORMAT = 1  # bump when what a recording holds changes: older recordings then simply miss
 RECORDED_STATUSES = ("done", "diverged")  # runs that went their whole way (a stopped run depends on when)
@@ -72,8 +72,27 @@ def find_replay(run: LiveRun, store: RunStore, *, speed: float = 1.0) -> ReplayR
     that cannot be recorded)."""
     if isinstance(run, ReplayRun) or not run.recordable:
         return None
-    recording = store.load_recording(recording_key(run))
+    key = recording_key(run)
+    recording = store.load_recording(key)
+    if recording is not None and not fits(recording, run):
+        store.drop_recording(key)  # not this run's (damaged, or forged): the run trains, and records a good one
+        return None
     return None if recording is None else ReplayRun(run.task, run.specs, recording, speed=speed)
+
+
+def fits(recording: Recording, run: LiveRun) -> bool:
+    """Whether ``recording`` (checked by the store already) replays ``run``: its task, lanes and labels, and one
+    model file per lane whose header describes the lane's model for that task."""
+    if recording.meta["task"] != run.task.name or recording.meta["labels"] != run.labels:
+        return False
+    for checkpoint, spec in zip(recording.checkpoints, run.specs, strict=True):
+        try:
+            info = read_checkpoint_info(checkpoint)
+        except ValueError:
+            return False
+        if info.task_name != run.task.name or info.config != spec.model_config:
+            return False
+    return True
 
 
 def keep(run: LiveRun, store: RunStore) -> Recording | None:

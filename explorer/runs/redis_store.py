@@ -15,26 +15,39 @@
 Values are written by :mod:`explorer.runs.codec` (JSON and raw arrays, never pickles). Steps that read and write
 several keys run as Lua scripts, which Redis runs atomically, so servers sharing one Redis never interleave them.
 
-Failures: every method raises :class:`~explorer.runs.store.StoreUnavailable`, with a message a page can show, when
-Redis cannot be reached or refuses a command; connecting and reading time out after a second or two, and after a
-connection failure the store answers at once with the same exception for ``retry_after_s`` seconds, so a page
-never hangs on a Redis that is down. The ``redis`` package is imported only when a :class:`RedisStore` is made.
+Reading back (:mod:`explorer.runs.reading`): a value's size is checked inside Redis (``STRLEN``, or the length of
+each list item in a script) before it is sent, against the limits in :mod:`explorer.runs.updates` (a recording's
+is the store's ``recordings_bytes``), and a key of the wrong kind counts as damaged. A damaged recording, model
+file or note is deleted (a recording with its size and use entries) and reads as missing; a damaged channel update
+raises :class:`~explorer.runs.updates.DamagedValue`.
+
+Failures: every method raises :class:`~explorer.runs.store.StoreUnavailable`, with a message a page can show (never
+the address or its password: :mod:`explorer.runs.redis_url`), when Redis cannot be reached or refuses a command;
+connecting and reading time out after a second or two, and after a connection failure the store answers at once
+with the same exception for ``retry_after_s`` seconds, so a page never hangs on a Redis that is down. The ``redis``
+package is imported only when a :class:`RedisStore` is made.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from explorer.runs import codec as run_codec
+from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
+from explorer.runs.redis_url import redact
+from explorer.runs.schema import check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
+    NOTE_BYTES,
+    READ_LIMITS,
     RECORDINGS_BYTES,
     WATCHER_TTL_S,
+    DamagedValue,
+    ReadLimits,
     Recording,
     RunUpdate,
     StoreUnavailable,
@@ -48,7 +61,8 @@ RETRY_AFTER_S = 5.0  # after a connection failure, calls fail at once for this l
 STORE = "Redis, the run store the app servers share,"
 DOWN = f"{STORE} does not answer; try again shortly."
 REFUSED = STORE + " refused the request ({error})."
-UNREADABLE = STORE + " holds data this server cannot read ({error}); every app server should run the same version."
+NOT_AN_ADDRESS = ("TE_REDIS_URL is not a Redis address: write redis://[user:password@]host[:port][/db] (or rediss://, "
+                  "unix://), with any # / ? @ : in the password percent-encoded (%23 %2F %3F %40 %3A).")
 
 # KEYS: recording, used, size, clock; ARGV: key, value, nbytes, budget, recording-key prefix.
 _SAVE = """
@@ -66,16 +80,57 @@ while total > tonumber(ARGV[4]) do
   redis.call('ZREM', KEYS[2], oldest)
 end
 """
-# KEYS: recording, used, size, clock; ARGV: key. A load is a use; a recording gone from Redis is forgotten.
+# KEYS: recording, used, size, clock; ARGV: key, size limit. A load is a use; a recording gone from Redis is
+# forgotten; one of the wrong kind or over the limit is deleted unread (its size is returned instead of it).
 _LOAD = """
-local value = redis.call('GET', KEYS[1])
-if not value then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('HDEL', KEYS[3], ARGV[1])
-  return false
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'string' and redis.call('STRLEN', KEYS[1]) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
+  return redis.call('GET', KEYS[1])
 end
-redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
-return value
+local size = kind == 'string' and redis.call('STRLEN', KEYS[1]) or -1
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+if kind == 'none' then return false end
+return size
+"""
+# KEYS: recording, used, size; ARGV: key. Forget a recording.
+_DROP = """
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+"""
+# KEYS: a string key; ARGV: size limit. Its value, false when missing, or (deleted unread) its size or -1 when it
+# is over the limit or not a string.
+_GET_BOUNDED = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'none' then return false end
+local size = kind == 'string' and redis.call('STRLEN', KEYS[1]) or -1
+if size < 0 or size > tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  return size
+end
+return redis.call('GET', KEYS[1])
+"""
+# KEYS: channel; ARGV: cursor, update limit, read limit. {length, 0, values from the cursor while their total stays
+# within the read limit (one at least)}; {length, size, {}} when the first is over the update limit; {-1, -1, {}}
+# for a key that is not a list; {0, 0, {}} for none.
+_READ = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'none' then return {0, 0, {}} end
+if kind ~= 'list' then return {-1, -1, {}} end
+local n, values, total = redis.call('LLEN', KEYS[1]), {}, 0
+for _, value in ipairs(redis.call('LRANGE', KEYS[1], ARGV[1], -1)) do
+  if #value > tonumber(ARGV[2]) then
+    if #values == 0 then return {n, #value, {}} end
+    break
+  end
+  if #values > 0 and total + #value > tonumber(ARGV[3]) then break end
+  total = total + #value
+  values[#values + 1] = value
+end
+return {n, 0, values}
 """
 # KEYS: channel, target. Writes to a channel's companion key only while the channel lives, and lets it expire
 # with the channel. ARGV[1] = 'zadd' (ARGV[2] score, ARGV[3] member) or 'set' (ARGV[2] value).
@@ -98,6 +153,7 @@ class RedisStore:
         channel_ttl_s: a channel nobody published to for this long expires.
         clock: wall-clock seconds, for the watchers' last reads (shared by every server, unlike a monotonic clock).
         retry_after_s: after a connection failure, how long calls fail at once before trying Redis again.
+        limits: the largest values read back (a recording's is ``recordings_bytes``).
 
     Every method raises :class:`StoreUnavailable` when Redis does not answer or refuses, and, saying why, when the
     ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
@@ -105,22 +161,26 @@ class RedisStore:
 
     def __init__(self, url: str, *, prefix: str = "te:", recordings_bytes: int = RECORDINGS_BYTES,
                  channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
-                 retry_after_s: float = RETRY_AFTER_S) -> None:
+                 retry_after_s: float = RETRY_AFTER_S, limits: ReadLimits = READ_LIMITS) -> None:
         self.prefix, self.recordings_bytes, self.channel_ttl_s = prefix, recordings_bytes, channel_ttl_s
+        self.limits = limits
         self.retry_after_s = retry_after_s
         self._clock = clock
         self._down_until = 0.0
         self._broken: str | None = None  # why this store cannot work at all (its configuration), told by every call
+        self._url = url  # only to take its secrets out of messages
         try:
             self._redis, self._down_errors, self._errors = _client(url)
         except StoreUnavailable as err:
-            self._broken, self._redis = str(err), None
+            self._broken, self._redis = redact(str(err), url), None
             return
         self._save, self._load = self._redis.register_script(_SAVE), self._redis.register_script(_LOAD)
         self._if_channel = self._redis.register_script(_IF_CHANNEL)
+        self._drop, self._read = self._redis.register_script(_DROP), self._redis.register_script(_READ)
+        self._get_bounded = self._redis.register_script(_GET_BOUNDED)
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
-        value, ttl_ms = run_codec.encode_update(update), self._ttl_ms()
+        value, ttl_ms = encoded_update(update, self.limits.update_bytes), self._ttl_ms()
         with self._reach():
             pipe = self._redis.pipeline(transaction=True)
             pipe.rpush(self._key("ch", run_id), value)
@@ -130,17 +190,19 @@ class RedisStore:
 
     def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
         with self._reach():
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.llen(self._key("ch", run_id))
-            pipe.lrange(self._key("ch", run_id), cursor, -1)
-            length, values = pipe.execute()
+            length, size, values = self._read(keys=[self._key("ch", run_id)],
+                                              args=[check_cursor(cursor), self.limits.update_bytes,
+                                                    self.limits.read_bytes])
         if length == 0:
             return None
-        with self._decoding():
-            return [run_codec.decode_update(v) for v in values], length
+        if length < 0:
+            raise DamagedValue.because(ValueError(f"channel {run_id[:40]!r} is not a list of updates"))
+        if size:
+            raise too_large(size, self.limits.update_bytes)
+        return decoded_updates(values, cursor, length)
 
     def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
-        note = json.dumps({"reason": reason, "recording": recording})
+        note = run_codec.encode_note(reason, recording)
         with self._reach():
             pipe = self._redis.pipeline(transaction=True)
             pipe.delete(*(self._key(kind, run_id) for kind in ("ch", "ck", "w")))
@@ -148,16 +210,7 @@ class RedisStore:
             pipe.execute()
 
     def gone(self, run_id: str) -> dict[str, Any] | None:
-        with self._reach():
-            value = self._redis.get(self._key("gone", run_id))
-        if value is None:
-            return None
-        with self._decoding():
-            note = json.loads(value)
-            if not isinstance(note, dict) or not isinstance(note.get("reason"), str):
-                raise ValueError("an ended run's note is not {reason, recording}")
-            recording = note.get("recording")
-            return {"reason": note["reason"], "recording": recording if isinstance(recording, str) else None}
+        return self._bounded(self._key("gone", run_id), NOTE_BYTES, run_codec.decode_note)
 
     def put_checkpoints(self, run_id: str, step: int, checkpoints: list[bytes]) -> None:
         value = run_codec.encode_checkpoints(step, checkpoints)
@@ -165,14 +218,11 @@ class RedisStore:
             self._if_channel(keys=[self._key("ch", run_id), self._key("ck", run_id)], args=["set", value])
 
     def checkpoints(self, run_id: str) -> tuple[int, list[bytes]] | None:
-        with self._reach():
-            value = self._redis.get(self._key("ck", run_id))
-        if value is None:
-            return None
-        with self._decoding():
-            return run_codec.decode_checkpoints(value)
+        limit = self.limits.checkpoints_bytes
+        return self._bounded(self._key("ck", run_id), limit, lambda v: run_codec.decode_checkpoints(v, limit=limit))
 
     def touch_watcher(self, run_id: str, watcher_id: str) -> None:
+        check_watcher_id(watcher_id)
         with self._reach():
             self._if_channel(keys=[self._key("ch", run_id), self._key("w", run_id)],
                              args=["zadd", repr(self._clock()), watcher_id])
@@ -197,19 +247,21 @@ class RedisStore:
 
     def load_recording(self, key: str) -> Recording | None:
         with self._reach():
-            value = self._load(keys=self._recording_keys(key), args=[key])
-        if value is None:
-            return None
-        try:
-            return run_codec.decode_recording(value)
-        except ValueError:
-            with self._reach():  # unreadable (another version wrote it): forget it, the run trains again
-                self._redis.delete(self._key("rec", key))
-            return None
+            value = self._load(keys=self._recording_keys(key), args=[key, self.recordings_bytes])
+        if not isinstance(value, bytes):
+            return None  # missing, or deleted unread (too large, or not a string)
+        recording = decoded_recording(value, key, self.recordings_bytes)
+        if recording is None:
+            self.drop_recording(key)  # damaged, or written by another version: the run trains again
+        return recording
 
     def has_recording(self, key: str) -> bool:
         with self._reach():
             return bool(self._redis.exists(self._key("rec", key)))
+
+    def drop_recording(self, key: str) -> None:
+        with self._reach():
+            self._drop(keys=self._recording_keys(key)[:3], args=[key])
 
     def close(self) -> None:
         """Close the connections to Redis (a later call opens new ones)."""
@@ -238,15 +290,21 @@ class RedisStore:
             self._down_until = time.monotonic() + self.retry_after_s
             raise StoreUnavailable(DOWN) from err
         except self._errors as err:
-            raise StoreUnavailable(REFUSED.format(error=err)) from err
+            raise StoreUnavailable(REFUSED.format(error=redact(str(err), self._url))) from err
 
-    @contextmanager
-    def _decoding(self) -> Iterator[None]:
-        """Decode stored values; bytes this server cannot read become :class:`StoreUnavailable`."""
+    def _bounded(self, key: str, limit: int, decode: Callable[[bytes], Any]) -> Any:
+        """``decode`` of the string at ``key``, read only when at most ``limit`` bytes; ``None`` when it is missing
+        or damaged (then deleted)."""
+        with self._reach():
+            value = self._get_bounded(keys=[key], args=[limit])
+        if not isinstance(value, bytes):
+            return None
         try:
-            yield
-        except ValueError as err:
-            raise StoreUnavailable(UNREADABLE.format(error=err)) from err
+            return decode(value)
+        except ValueError:
+            with self._reach():
+                self._redis.delete(key)
+            return None
 
 
 def _client(url: str) -> tuple[Any, tuple[type[Exception], ...], type[Exception]]:
@@ -262,6 +320,6 @@ def _client(url: str) -> tuple[Any, tuple[type[Exception], ...], type[Exception]
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S,
                                       retry=Retry(NoBackoff(), 1), health_check_interval=30)
-    except ValueError as err:
-        raise StoreUnavailable(f"TE_REDIS_URL is not a Redis address ({err}).") from err
+    except ValueError:
+        raise StoreUnavailable(NOT_AN_ADDRESS) from None  # the parser's error may quote a piece of the password
     return client, (redis.ConnectionError, redis.TimeoutError), redis.RedisError

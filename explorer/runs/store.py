@@ -23,19 +23,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from explorer.runs import codec as run_codec
+from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, page_length
+from explorer.runs.schema import check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
+    READ_LIMITS,
     RECORDINGS_BYTES,
     WATCHER_TTL_S,
+    DamagedValue,
     LaneUpdate,
+    ReadLimits,
     Recording,
     RunUpdate,
     StoreUnavailable,
 )
 
-__all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "LaneUpdate", "MemoryStore", "Recording", "RunStore", "RunUpdate",
-           "StoreUnavailable", "run_store"]
+__all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "DamagedValue", "LaneUpdate", "MemoryStore", "Recording", "RunStore",
+           "RunUpdate", "StoreUnavailable", "run_store"]
 
 REDIS_ENV = "TE_REDIS_URL"
 
@@ -53,7 +59,9 @@ class RunStore(Protocol):
     def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
         """The updates after the first ``cursor`` ones and the new cursor; ``None`` if there is no such channel.
 
-        The first update read (cursor 0) carries the channel's ``meta``.
+        The first update read (cursor 0) carries the channel's ``meta``. One read returns at most
+        :data:`~explorer.runs.updates.READ_BYTES` of updates (the rest come with the next); an update that cannot
+        be read raises :class:`DamagedValue`.
         """
 
     def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
@@ -83,34 +91,42 @@ class RunStore(Protocol):
     def has_recording(self, key: str) -> bool:
         """Whether a recording with ``key`` is kept (cheap; does not count as a use)."""
 
+    def drop_recording(self, key: str) -> None:
+        """Forget the recording with ``key`` (it does not fit the run it was kept for)."""
+
 
 @dataclass
 class _Channel:
-    updates: list[RunUpdate]
+    updates: list[bytes]  # each encoded by the codec, as Redis keeps them
     touched: float
     watchers: dict[str, float] = field(default_factory=dict)
-    checkpoints: tuple[int, list[bytes]] | None = None
+    checkpoints: bytes | None = None
 
 
 class MemoryStore:
-    """The store in this process's memory: nothing to install; shared by every session of one server."""
+    """The store in this process's memory: nothing to install; shared by every session of one server.
+
+    It keeps values as the codec's bytes, as Redis does, so that every value read back is checked the same way
+    (its size first, with ``len``) and no session holds another's objects.
+    """
 
     def __init__(self, *, recordings_bytes: int = RECORDINGS_BYTES, clock: Callable[[], float] = time.monotonic,
-                 channel_ttl_s: float = CHANNEL_TTL_S) -> None:
-        self.recordings_bytes, self.channel_ttl_s = recordings_bytes, channel_ttl_s
+                 channel_ttl_s: float = CHANNEL_TTL_S, limits: ReadLimits = READ_LIMITS) -> None:
+        self.recordings_bytes, self.channel_ttl_s, self.limits = recordings_bytes, channel_ttl_s, limits
         self._clock = clock
         self._channels: dict[str, _Channel] = {}
-        self._gone: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
-        self._recordings: OrderedDict[str, tuple[Recording, int]] = OrderedDict()
+        self._gone: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
+        self._recordings: OrderedDict[str, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
+        value = encoded_update(update, self.limits.update_bytes)
         with self._lock:
             self._expire_locked()
             channel = self._channels.get(run_id)
             if channel is None:
                 channel = self._channels[run_id] = _Channel([], self._clock())
-            channel.updates.append(update)
+            channel.updates.append(value)
             channel.touched = self._clock()
 
     def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
@@ -119,12 +135,17 @@ class MemoryStore:
             channel = self._channels.get(run_id)
             if channel is None:
                 return None
-            return channel.updates[cursor:], len(channel.updates)
+            values = channel.updates[check_cursor(cursor):]
+            length = len(channel.updates)
+        sizes = [len(v) for v in values]  # sizes first: len() of the kept bytes
+        values = values[:page_length(sizes, self.limits.update_bytes, self.limits.read_bytes)]
+        return decoded_updates(values, cursor, length)
 
     def end(self, run_id: str, reason: str, recording: str | None = None) -> None:
+        note = run_codec.encode_note(reason, recording)
         with self._lock:
             self._channels.pop(run_id, None)
-            self._gone[run_id] = (self._clock(), {"reason": reason, "recording": recording})
+            self._gone[run_id] = (self._clock(), note)
             while len(self._gone) > 10_000:
                 self._gone.popitem(last=False)
 
@@ -132,19 +153,37 @@ class MemoryStore:
         with self._lock:
             self._expire_locked()
             entry = self._gone.get(run_id)
-            return dict(entry[1]) if entry else None
+        if entry is None:
+            return None
+        try:
+            return run_codec.decode_note(entry[1])
+        except ValueError:
+            with self._lock:
+                self._gone.pop(run_id, None)
+            return None
 
     def put_checkpoints(self, run_id: str, step: int, checkpoints: list[bytes]) -> None:
+        value = run_codec.encode_checkpoints(step, checkpoints)
         with self._lock:
             if (channel := self._channels.get(run_id)) is not None:
-                channel.checkpoints = (step, list(checkpoints))
+                channel.checkpoints = value
 
     def checkpoints(self, run_id: str) -> tuple[int, list[bytes]] | None:
         with self._lock:
             channel = self._channels.get(run_id)
-            return channel.checkpoints if channel is not None else None
+            value = channel.checkpoints if channel is not None else None
+        if value is None:
+            return None
+        try:
+            return run_codec.decode_checkpoints(value, limit=self.limits.checkpoints_bytes)
+        except ValueError:
+            with self._lock:
+                if channel.checkpoints is value:
+                    channel.checkpoints = None
+            return None
 
     def touch_watcher(self, run_id: str, watcher_id: str) -> None:
+        check_watcher_id(watcher_id)
         with self._lock:
             if (channel := self._channels.get(run_id)) is not None:
                 channel.watchers[watcher_id] = self._clock()
@@ -159,26 +198,33 @@ class MemoryStore:
             return len(channel.watchers)
 
     def save_recording(self, recording: Recording) -> None:
-        size = recording.nbytes()
-        if size > self.recordings_bytes:
-            return  # larger than the whole budget: replaying it would evict everything else
+        value = run_codec.encode_recording(recording)
+        if len(value) > self.recordings_bytes:
+            return  # larger than the whole budget: keeping it would evict everything else
         with self._lock:
             self._recordings.pop(recording.key, None)
-            self._recordings[recording.key] = (recording, size)
-            while sum(s for _, s in self._recordings.values()) > self.recordings_bytes:
+            self._recordings[recording.key] = value
+            while sum(len(v) for v in self._recordings.values()) > self.recordings_bytes:
                 self._recordings.popitem(last=False)
 
     def load_recording(self, key: str) -> Recording | None:
         with self._lock:
-            entry = self._recordings.get(key)
-            if entry is None:
+            value = self._recordings.get(key)
+            if value is None:
                 return None
             self._recordings.move_to_end(key)
-            return entry[0]
+        recording = decoded_recording(value, key, self.recordings_bytes)
+        if recording is None:
+            self.drop_recording(key)
+        return recording
 
     def has_recording(self, key: str) -> bool:
         with self._lock:
             return key in self._recordings
+
+    def drop_recording(self, key: str) -> None:
+        with self._lock:
+            self._recordings.pop(key, None)
 
     def _expire_locked(self) -> None:
         now = self._clock()

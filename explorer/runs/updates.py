@@ -12,7 +12,8 @@ from typing import Any
 from explorer.runs.frame import SampleSet
 from transformer_core.training import Snapshot
 
-__all__ = ["CHANNEL_TTL_S", "GONE_TTL_S", "RECORDINGS_BYTES", "WATCHER_TTL_S", "LaneUpdate", "Recording",
+__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "READ_BYTES", "READ_LIMITS",
+           "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate", "ReadLimits", "Recording",
            "RunUpdate", "StoreUnavailable"]
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
@@ -20,9 +21,42 @@ GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recor
 WATCHER_TTL_S = 10.0  # a watcher who has not read for this long no longer counts
 RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
 
+# The largest values a store reads back, in encoded bytes; each is checked before the value is read (a recording's
+# limit is the store's recordings budget). A value over its limit counts as damaged.
+UPDATE_BYTES = 128 * 2**20  # one channel update (sharing a finished run sends its whole history at once)
+READ_BYTES = 128 * 2**20  # one read of a channel: later updates wait for the next read (one is always returned)
+CHECKPOINTS_BYTES = 256 * 2**20  # the model files offered on a channel (two of the largest models a host allows)
+NOTE_BYTES = 8 * 2**10  # an ended channel's note
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """The limits a store reads values back within (tests lower them)."""
+
+    update_bytes: int = UPDATE_BYTES  # one channel update
+    read_bytes: int = READ_BYTES  # one read of a channel
+    checkpoints_bytes: int = CHECKPOINTS_BYTES  # a channel's model files
+
+
+READ_LIMITS = ReadLimits()  # the stores' limits unless told otherwise
+
 
 class StoreUnavailable(RuntimeError):
     """The shared store cannot be reached (e.g. Redis went away); the message says so in words for the page."""
+
+
+class DamagedValue(StoreUnavailable):
+    """A value in the shared store cannot be read: damaged, oversized, or written by another version of the app.
+
+    Every way a stored value can be bad ends in this one exception (a page shows its message, as for any
+    :class:`StoreUnavailable`); a store deletes a damaged recording, model file or note instead of raising.
+    """
+
+    @classmethod
+    def because(cls, error: Exception) -> DamagedValue:
+        """The exception for a value that failed to decode with ``error`` (the codec's ValueError)."""
+        return cls(f"The shared run store holds data this server cannot read ({str(error)[:300]}); every app "
+                   "server should run the same version of the app.")
 
 
 @dataclass

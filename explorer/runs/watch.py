@@ -8,7 +8,13 @@ as the owner's. Watchers only read: nothing in a channel lets them change, pause
 owner's model files reach the store only when the owner allows downloads.
 
 Channel ids come from :func:`secrets.token_urlsafe` (128 bits): a link cannot be guessed, and the store has no
-way to list channels.
+way to list channels. Watcher ids are random too (:func:`new_watcher_id`, one per browser session), never a
+session's own id: whoever can read the store learns nothing that reaches a session.
+
+What a watcher reads is data from elsewhere: the store checks each update (:mod:`explorer.runs.reading`), and
+:class:`WatchedRun` checks that the updates agree with each other and that the task rebuilds from its options;
+anything wrong raises :class:`~explorer.runs.updates.DamagedValue`, which a page shows as it shows a store that
+cannot be reached.
 """
 
 from __future__ import annotations
@@ -18,18 +24,23 @@ import time
 from typing import Any
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet, thin_to
-from explorer.runs.store import CHANNEL_TTL_S, LaneUpdate, RunStore, RunUpdate
+from explorer.runs.store import CHANNEL_TTL_S, DamagedValue, LaneUpdate, RunStore, RunUpdate
 from transformer_core.tasks import get_task
 from transformer_core.tasks.base import Task
 from transformer_core.training import Snapshot
 
-__all__ = ["PUBLISH_INTERVAL_S", "Publisher", "WatchedRun", "new_channel_id", "state_of"]
+__all__ = ["PUBLISH_INTERVAL_S", "Publisher", "WatchedRun", "new_channel_id", "new_watcher_id", "state_of"]
 
 PUBLISH_INTERVAL_S = 0.25  # a running run is published at most this often (a page redraws about 3 times a second)
 
 
 def new_channel_id() -> str:
     """An unguessable channel id (22 URL-safe characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def new_watcher_id() -> str:
+    """A random watcher id (22 URL-safe characters): keep one per browser session, never its session id."""
     return secrets.token_urlsafe(16)
 
 
@@ -89,10 +100,13 @@ class Publisher:
 
 
 class WatchedRun:
-    """A watcher's mirror of channel ``run_id``: call :meth:`sync`, then draw :meth:`frame`."""
+    """A watcher's mirror of channel ``run_id``: call :meth:`sync`, then draw :meth:`frame`.
 
-    def __init__(self, store: RunStore, run_id: str, watcher_id: str) -> None:
-        self.store, self.run_id, self.watcher_id = store, run_id, watcher_id
+    ``watcher_id`` counts this watcher among the channel's (:func:`new_watcher_id`; a new one when not given).
+    """
+
+    def __init__(self, store: RunStore, run_id: str, watcher_id: str | None = None) -> None:
+        self.store, self.run_id, self.watcher_id = store, run_id, watcher_id or new_watcher_id()
         self.meta: dict[str, Any] | None = None
         self.state: dict[str, Any] = {}
         self.history: list[list[dict[str, float]]] = []
@@ -106,17 +120,29 @@ class WatchedRun:
         read = self.store.read(self.run_id, self._cursor)
         if read is None:
             return False
-        updates, self._cursor = read
+        updates, end = read
         for update in updates:
             self._apply(update)
+            self._cursor += 1  # past what was applied only: a damaged update is read (and reported) again
+        self._cursor = end
         self.store.touch_watcher(self.run_id, self.watcher_id)
         return self.meta is not None
 
     def _apply(self, update: RunUpdate) -> None:
+        """Add ``update``; :class:`DamagedValue` when it does not fit the channel (read and checked by the store)."""
         if update.meta is not None and self.meta is None:
-            self.meta = update.meta
+            try:
+                task = get_task(update.meta["task"], **update.meta["task_options"])
+            except ValueError as err:  # options each in bounds, but not together (e.g. min_len > seq_len)
+                raise DamagedValue.because(ValueError(f"shared run: its task cannot be rebuilt ({err})")) from err
+            self.meta, self._task = update.meta, task
             lanes = len(update.lanes)
             self.history, self.snapshots, self.samples = ([[] for _ in range(lanes)] for _ in range(3))
+        if self.meta is None:
+            raise DamagedValue.because(ValueError("shared run: its first update does not describe the run"))
+        if len(update.lanes) != len(self.history):
+            raise DamagedValue.because(ValueError(f"shared run: an update of {len(update.lanes)} lanes in a run of "
+                                                  f"{len(self.history)}"))
         self.state = update.state
         for i, lane in enumerate(update.lanes):
             self.history[i].extend(lane.history)
@@ -133,7 +159,7 @@ class WatchedRun:
     def task(self) -> Task:
         """The watched run's task, rebuilt from its name and options."""
         if self._task is None:
-            self._task = get_task(self.meta["task"], **self.meta.get("task_options", {}))
+            self._task = get_task(self.meta["task"], **self.meta["task_options"])
         return self._task
 
     def watchers(self) -> int:

@@ -55,3 +55,27 @@ def test_the_cli_offers_the_task_and_its_own_option(capsys):
         assert train.main(["--task", "reverse", "--rotate-by", "1", "--steps", "2", *TINY]) == 2
         assert "--rotate-by applies only to the rotate task" in capsys.readouterr().err
     assert "--rotate-by" not in train.build_parser().format_help()
+
+
+@pytest.mark.parametrize("name", TASK_NAMES)
+def test_every_task_declares_the_options_it_is_rebuilt_with(name):
+    """What ``Task.options()`` returns passes the entry's declaration, and rebuilds the same task."""
+    options = get_task(name).options()
+    assert registry.checked_options(name, options) == options
+    assert {o.name for o in registry.entry(name).options} == set(options)
+    assert get_task(name, **registry.checked_options(name, options)).options() == options
+
+
+@pytest.mark.parametrize(("name", "options", "message"), [
+    ("reverse", {"eval_size": 10**8}, "Undeclared option\\(s\\) eval_size"),  # declared by the builder, not shared
+    ("reverse", {"seq_len": 10**400}, "between 1 and 64"),
+    ("reverse", {"seq_len": 8.0}, "must be a whole number"),
+    ("reverse", {"seq_len": True}, "must be a whole number"),
+    ("vit_shapes", {"noise": float("nan")}, "must be a number"),
+    ("protein", {"pool": "max"}, "one of mean, cls"),
+    ("reverse", ["seq_len"], "not a mapping"),
+    ("nope", {}, "Unknown task"),
+])
+def test_options_from_elsewhere_are_checked_against_the_declaration(name, options, message):
+    with pytest.raises(ValueError, match=message):
+        registry.checked_options(name, options)

@@ -11,7 +11,8 @@ import pytest
 from explorer.runs import codec as run_codec
 from explorer.runs import store as run_store
 from explorer.runs.redis_store import DOWN, RedisStore
-from explorer.runs.store import CHANNEL_TTL_S, Recording, StoreUnavailable
+from explorer.runs.redis_url import redact
+from explorer.runs.store import CHANNEL_TTL_S, DamagedValue, Recording, StoreUnavailable
 from tests.explorer.test_run_store import META, _same_update, _update
 from tests.redis_server import free_port
 
@@ -170,3 +171,56 @@ def test_run_store_uses_redis_when_configured(monkeypatch, redis_url) -> None:
     assert isinstance(store, RedisStore) and store.recordings_bytes == 2 * 2**20
     assert run_store.run_store() is store
     store.close()
+
+
+def test_keys_of_the_wrong_kind_count_as_damaged(replicas, client) -> None:
+    a, _ = replicas
+    client.set("te:ch:run", b"a string where a list belongs")
+    with pytest.raises(DamagedValue, match="not a list of updates"):
+        a.read("run", 0)
+    a.save_recording(_recording("rec"))
+    client.delete("te:rec:rec")
+    client.rpush("te:rec:rec", b"a list where a string belongs")
+    client.rpush("te:ck:run2", b"x")
+    client.rpush("te:gone:run3", b"x")
+    assert a.load_recording("rec") is None and a.checkpoints("run2") is None and a.gone("run3") is None
+    assert not client.exists("te:rec:rec", "te:ck:run2", "te:gone:run3")
+    assert client.hkeys("te:rec-size") == [] and client.zrange("te:rec-used", 0, -1) == []  # forgotten whole
+
+
+def test_damaged_recordings_leave_no_size_behind(replicas, client) -> None:
+    a, b = replicas
+    a.save_recording(_recording("rec"))
+    client.set("te:rec:rec", b"not a recording")
+    assert b.load_recording("rec") is None
+    assert client.hkeys("te:rec-size") == [] and client.zrange("te:rec-used", 0, -1) == []
+
+
+SECRET_URLS = [  # passwords with the characters that split an address: each once showed a piece of itself
+    ("redis://:topsecret#pw99@localhost:6379/0", ["topsecret", "pw99"]),
+    ("redis://user:hunter/word99@localhost:6379/0", ["hunter", "word99"]),
+    ("redis://user:zebra?ever1@localhost:6379/0", ["zebra", "ever1"]),
+    ("redis://:p@ss#w/rd?x@localhost:6379/0", ["p@ss#w/rd?x"]),
+    ("rediss://admin:s3cr3t:with:colons@localhost:abc/0", ["s3cr3t:with:colons", "s3cr3t", "colons"]),
+]
+
+
+@pytest.mark.parametrize(("url", "secrets"), SECRET_URLS)
+def test_messages_never_show_the_address_or_its_password(url, secrets) -> None:
+    store = RedisStore(url)
+    with pytest.raises(StoreUnavailable) as info:
+        store.read("run", 0)
+    shown = str(info.value)
+    assert not any(secret in shown for secret in secrets), shown
+    assert info.value.__cause__ is None or not any(s in str(info.value.__cause__) for s in secrets)
+    store.close()
+
+
+@pytest.mark.parametrize(("url", "secrets"), [*SECRET_URLS, (
+    "unix:///run/redis.sock?db=0&password=hunter2%23x", ["hunter2%23x", "hunter2#x"])])
+def test_redact_removes_every_piece_of_the_credentials(url, secrets) -> None:
+    message = " | ".join([url, *secrets, *(f"as '{piece}'" for piece in url.replace("#", "/").split("/"))])
+    redacted = redact(message, url)
+    assert not any(secret in redacted for secret in secrets), redacted
+    assert redact("Redis refused: OOM command not allowed", url) == "Redis refused: OOM command not allowed"
+

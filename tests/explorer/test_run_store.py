@@ -7,8 +7,19 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
+from explorer.runs import codec as run_codec
 from explorer.runs.frame import SampleSet
-from explorer.runs.store import WATCHER_TTL_S, LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate
+from explorer.runs.store import (
+    WATCHER_TTL_S,
+    DamagedValue,
+    LaneUpdate,
+    MemoryStore,
+    Recording,
+    RunStore,
+    RunUpdate,
+    StoreUnavailable,
+)
+from explorer.runs.updates import ReadLimits
 from transformer_core.tasks.base import Sample
 from transformer_core.training import Snapshot
 
@@ -142,7 +153,7 @@ def test_store_evicts_least_recently_used(make_store) -> None:
     weights = b"x" * 200_000  # the files dominate, so encoded and in-memory sizes agree to within a few percent
 
     def recording(key: str) -> Recording:
-        return Recording(key, META, update.state, update.lanes, [], [weights])
+        return Recording(key, META, update.state, update.lanes, [(0.0, 0), (1.0, 2)], [weights])
 
     store = make_store(recordings_bytes=int(2.5 * recording("x").nbytes()))
     for key in ("a", "b"):
@@ -150,7 +161,7 @@ def test_store_evicts_least_recently_used(make_store) -> None:
     assert store.load_recording("a") is not None  # "a" used last: "b" goes first
     store.save_recording(recording("c"))
     assert store.has_recording("a") and store.has_recording("c") and not store.has_recording("b")
-    store.save_recording(Recording("huge", META, update.state, update.lanes, [], [weights * 3]))
+    store.save_recording(Recording("huge", META, update.state, update.lanes, [(0.0, 0)], [weights * 3]))
     assert not store.has_recording("huge") and store.has_recording("a")  # over the whole budget: not kept
 
 
@@ -162,3 +173,121 @@ def test_channels_expire() -> None:
     assert store.read("r", 0) is not None
     now[0] = 200
     assert store.read("r", 0) is None
+
+
+def overwrite(store: RunStore, kind: str, name: str, value: bytes) -> None:
+    """Put raw ``value`` where ``store`` keeps a value of ``kind`` ("rec", "ch" (appended), "ck" or "gone"), as a
+    damaged value, or another writer of the shared store, would."""
+    if isinstance(store, MemoryStore):
+        if kind == "rec":
+            store._recordings[name] = value
+        elif kind == "ch":
+            store._channels[name].updates.append(value)
+        elif kind == "ck":
+            store._channels[name].checkpoints = value
+        else:
+            store._gone[name] = (store._clock(), value)
+    elif kind == "ch":
+        store._redis.rpush(store._key(kind, name), value)
+    else:
+        store._redis.set(store._key(kind, name), value)
+
+
+def _good_recording(key: str = "k", timeline: list | None = None) -> Recording:
+    update = _update(1, 3, META)
+    return Recording(key, META, update.state, update.lanes, [(0.0, 0), (0.5, 3)] if timeline is None else timeline,
+                     [b"weights"])
+
+
+def _seconds_overflow() -> bytes:
+    from tests.explorer.test_run_codec import _reencode
+
+    return _reencode(run_codec.encode_recording(_good_recording()),
+                     lambda h: h["body"]["timeline"][1].__setitem__(0, 10**400))
+
+
+@pytest.mark.parametrize("damaged", [
+    lambda: b"\x80\x04garbage",
+    lambda: run_codec.encode_recording(_good_recording(timeline=[])),  # replaying it raised an IndexError
+    _seconds_overflow,  # decoding it raised an OverflowError
+    lambda: run_codec.encode_recording(_good_recording(key="another")),
+    lambda: run_codec.MAGIC + b"\x00\x00",
+], ids=["garbage", "empty-timeline", "overflow", "other-key", "truncated"])
+def test_a_damaged_recording_is_deleted_so_the_next_start_records_a_good_one(store, damaged) -> None:
+    store.save_recording(_good_recording())
+    overwrite(store, "rec", "k", damaged())
+    assert store.load_recording("k") is None and not store.has_recording("k")
+    store.save_recording(_good_recording())  # the next Start trained for real and kept its run
+    assert store.load_recording("k").timeline == [(0.0, 0), (0.5, 3)]
+
+
+def test_a_recording_over_the_budget_is_deleted_unread(make_store, monkeypatch) -> None:
+    value = run_codec.encode_recording(_good_recording())
+    store = make_store(recordings_bytes=len(value) - 1)
+    overwrite(store, "rec", "k", value)  # valid, but larger than this store keeps
+
+    def never(*args, **kwargs):
+        raise AssertionError("an oversized value was decoded")
+
+    monkeypatch.setattr(run_codec, "decode_recording", never)
+    assert store.load_recording("k") is None and not store.has_recording("k")
+
+
+def test_damaged_model_files_and_notes_read_as_missing(store) -> None:
+    store.publish("r", _update(1, 1, META))
+    store.put_checkpoints("r", 3, [b"weights"])
+    overwrite(store, "ck", "r", run_codec.encode_checkpoints(3, []))  # no file at all
+    assert store.checkpoints("r") is None
+    store.put_checkpoints("r", 4, [b"weights"])
+    assert store.checkpoints("r") == (4, [b"weights"])
+    store.end("r", "released")
+    for note in (b"[]", b'{"reason": 5, "recording": null}', b'{"reason": "r"}', b"not json"):
+        overwrite(store, "gone", "r", note)
+        assert store.gone("r") is None  # the page says the link expired, instead of failing
+
+
+def test_a_damaged_update_raises_the_one_exception(store) -> None:
+    store.publish("r", _update(1, 1, META))
+    overwrite(store, "ch", "r", b"\x80\x04garbage")
+    with pytest.raises(DamagedValue, match="cannot read"):
+        store.read("r", 0)
+    with pytest.raises(StoreUnavailable):  # what every page catches already
+        store.read("r", 1)
+    assert store.read("r", 2) == ([], 2)
+    with pytest.raises(ValueError, match="cursor"):
+        store.read("r", -1)
+
+
+def test_updates_over_their_limit_are_left_unread(make_store, monkeypatch) -> None:
+    small, big = _update(1, 1, META), _update(2, 30)
+    limit = len(run_codec.encode_update(small)) + 10
+    store = make_store(limits=ReadLimits(update_bytes=limit))
+    store.publish("r", small)
+    with pytest.raises(StoreUnavailable, match="more than"):
+        store.publish("r", big)  # the owner is told; no watcher would read it
+    overwrite(store, "ch", "r", run_codec.encode_update(big))
+    updates, cursor = store.read("r", 0)  # the good update before it still arrives
+    assert len(updates) == 1 and cursor == 1
+    decode = run_codec.decode_update
+    monkeypatch.setattr(run_codec, "decode_update", lambda data, **kw: decode(data, **kw) if len(data) <= limit
+                        else pytest.fail("an oversized update was decoded"))
+    with pytest.raises(DamagedValue, match=f"over the {limit:,} allowed, left unread"):
+        store.read("r", 1)
+
+
+def test_a_channel_is_read_in_pages(make_store) -> None:
+    store = make_store(limits=ReadLimits(read_bytes=1))  # every update is over it: one a read
+    for first in (1, 2, 3):
+        store.publish("r", _update(first, 1, META if first == 1 else None))
+    cursor, steps = 0, []
+    for _ in range(3):
+        updates, cursor = store.read("r", cursor)
+        steps += [u.lanes[0].history[0]["step"] for u in updates]
+    assert steps == [1, 2, 3] and store.read("r", cursor) == ([], 3)
+
+
+@pytest.mark.parametrize("watcher", ["", "w" * 500, None])
+def test_watcher_ids_are_checked(store, watcher) -> None:
+    store.publish("r", _update(1, 1, META))
+    with pytest.raises(ValueError, match="watcher id"):
+        store.touch_watcher("r", watcher)

@@ -11,9 +11,9 @@ import pytest
 
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import LiveRun, RunSpec, torch_threads
-from explorer.runs.recording import ReplayRun, record, recording_key
-from explorer.runs.store import MemoryStore, RunStore
-from explorer.runs.watch import Publisher, WatchedRun
+from explorer.runs.recording import ReplayRun, find_replay, keep, record, recording_key
+from explorer.runs.store import DamagedValue, MemoryStore, RunStore
+from explorer.runs.watch import Publisher, WatchedRun, new_watcher_id
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
 from transformer_core.training import TrainConfig
@@ -170,3 +170,55 @@ def test_the_lessons_live_run_trains_what_the_lessons_train() -> None:
             assert all(np.array_equal(a[k], b[k]) for k in a)
     with pytest.raises(ValueError, match="Choose one or two"):
         reverse_lesson_run(["rotary"])
+
+
+def test_watchers_get_random_ids() -> None:
+    store = MemoryStore()
+    ids = {WatchedRun(store, "run").watcher_id for _ in range(3)} | {new_watcher_id()}
+    assert len(ids) == 4 and all(len(i) == 22 for i in ids)
+
+
+def _meta(task, labels=("A",), **options) -> dict:
+    return {"task": task.name, "task_options": {**task.options(), **options}, "labels": list(labels),
+            "config": {}, "recording": None}
+
+
+def test_a_channel_that_does_not_hold_together_raises_the_one_exception(task, stores) -> None:
+    from tests.explorer.test_run_store import _update
+
+    store, watchers_store = stores
+    store.publish("no-meta", _update(1, 1))  # its first update does not say what runs
+    with pytest.raises(DamagedValue, match="does not describe the run"):
+        WatchedRun(watchers_store, "no-meta").sync()
+    store.publish("lanes", _update(1, 1, _meta(task)))
+    two = _update(2, 1)
+    two.lanes *= 2
+    two.state["lanes"] *= 2
+    store.publish("lanes", two)  # a second lane in a run of one
+    lanes = WatchedRun(watchers_store, "lanes")
+    for _ in range(2):  # reported on every read, never skipped
+        with pytest.raises(DamagedValue, match="an update of 2 lanes in a run of 1"):
+            lanes.sync()
+    assert len(lanes.history[0]) == 1  # the good first update stays applied once
+    store.publish("options", _update(1, 1, _meta(task, seq_len=4, min_len=9)))  # each in bounds, not together
+    with pytest.raises(DamagedValue, match="its task cannot be rebuilt"):
+        WatchedRun(watchers_store, "options").sync()
+    store.publish("fine", _update(1, 1, _meta(task)))
+    watched = WatchedRun(watchers_store, "fine")
+    assert watched.sync() and watched.task.options() == task.options()
+
+
+def test_a_recording_that_does_not_fit_its_run_is_dropped(task, stores) -> None:
+    store, other = stores
+    run = make_run(task)
+    train_slices(run, lambda r: None)
+    good = record(run)
+    forgeries = [replace(good, checkpoints=good.checkpoints[::-1]),  # each lane given the other's model
+                 replace(good, checkpoints=[b"not a checkpoint"] * 2),
+                 replace(good, meta={**good.meta, "labels": ["X", "Y"]})]
+    for forged in forgeries:
+        store.save_recording(forged)
+        assert find_replay(make_run(task), other) is None and not other.has_recording(good.key)
+        assert keep(run, other) is not None  # the run trained for real is kept instead
+        assert isinstance(find_replay(make_run(task), store), ReplayRun)
+        other.drop_recording(good.key)

@@ -18,7 +18,7 @@ from .. import patterns
 from ..config import ViTConfig
 from ..vit import VisionTransformer
 from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
-from .registry import TaskEntry, register
+from .registry import TaskEntry, TaskOption, register
 
 SHAPES = ("circle", "square", "triangle", "cross", "ring", "diamond")
 EXAMPLE_SEED = 31
@@ -170,4 +170,6 @@ class ShapesTask(Task):
         return out
 
 
-register(TaskEntry("vit_shapes", ShapesTask))
+register(TaskEntry("vit_shapes", ShapesTask, options=(
+    TaskOption("num_classes", int, 2, len(SHAPES)), TaskOption("image_size", int, 16, 128),
+    TaskOption("noise", float, 0.0, 1.0))))

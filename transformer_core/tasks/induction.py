@@ -33,7 +33,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
-from .registry import CliOption, TaskEntry, register
+from .registry import CliOption, TaskEntry, TaskOption, register
 
 BOS = 0  # start token; letters are ids 1..num_symbols
 IGNORE = -100
@@ -185,4 +185,5 @@ class InductionTask(Task):
         return out
 
 
-register(TaskEntry("induction", InductionTask, (CliOption("--seq-len", "seq_len", int, "sequence length"),)))
+register(TaskEntry("induction", InductionTask, (CliOption("--seq-len", "seq_len", int, "sequence length"),),
+                   options=(TaskOption("seq_len", int, 2, 64), TaskOption("num_symbols", int, 2, 26))))

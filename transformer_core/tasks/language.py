@@ -24,7 +24,7 @@ from ..config import TransformerConfig
 from ..models import CausalLM
 from .base import Batch, Sample, Task, check_config_type, evaluating, generator_for, model_device, squeeze_attention
 from .grammar import generate_corpus, grammar_problem
-from .registry import CliOption, TaskEntry, register
+from .registry import CliOption, TaskEntry, TaskOption, register
 
 MAX_CHARS = 1_000_000  # longer user texts are cut to this many characters
 MAX_VOCAB = 256  # distinct characters kept; rarer ones become UNKNOWN
@@ -307,4 +307,5 @@ def _read_text(path: Path) -> str:
 
 
 register(TaskEntry("char_lm", CharLMTask, (CliOption("--text-file", "text", Path, "train on this UTF-8 text file",
-                                                     read=_read_text),), writes_text=True))
+                                                     read=_read_text),), writes_text=True,
+                   options=(TaskOption("block_size", int, 4, 1024),)))

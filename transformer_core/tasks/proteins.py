@@ -30,7 +30,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
-from .registry import TaskEntry, register
+from .registry import TaskEntry, TaskOption, register
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 PAD = 0  # residues are ids 1..20 in AMINO_ACIDS order
@@ -200,4 +200,6 @@ class ProteinTask(Task):
         return out
 
 
-register(TaskEntry("protein", ProteinTask))
+register(TaskEntry("protein", ProteinTask, options=(
+    TaskOption("property", str, choices=tuple(PROPERTIES)), TaskOption("pool", str, choices=("mean", "cls")),
+    TaskOption("min_len", int, 1, 512), TaskOption("max_len", int, 1, 512))))

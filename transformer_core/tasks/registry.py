@@ -9,6 +9,7 @@ it scores) lives on the :class:`~transformer_core.tasks.base.Task` it builds.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,34 @@ class CliOption:
 
 
 @dataclass(frozen=True)
+class TaskOption:
+    """One option of :meth:`Task.options`, declared so that options read from elsewhere (a shared run, a stored
+    recording) can be checked before a task is built with them."""
+
+    name: str  # keyword of the task's builder, e.g. "seq_len"
+    type: type  # int, float or str; a float option also takes a whole number
+    low: float | None = None  # smallest allowed number (int and float options)
+    high: float | None = None  # largest allowed number (int and float options)
+    choices: tuple[str, ...] = ()  # the allowed texts (str options)
+
+    def check(self, value: Any, task: str) -> Any:
+        """``value`` as this option's type; ``ValueError`` saying what is wrong when it is not allowed."""
+        where = f"Option {self.name!r} of the {task!r} task"
+        if self.type is str:
+            if not isinstance(value, str) or value not in self.choices:
+                raise ValueError(f"{where} must be one of {', '.join(self.choices)}, not {value!r:.40}.")
+            return value
+        number = isinstance(value, int) or (self.type is float and isinstance(value, float))
+        if isinstance(value, bool) or not number or (isinstance(value, float) and not math.isfinite(value)):
+            raise ValueError(f"{where} must be a {'whole ' if self.type is int else ''}number, not {value!r:.40}.")
+        low = -math.inf if self.low is None else self.low
+        high = math.inf if self.high is None else self.high
+        if not low <= value <= high:
+            raise ValueError(f"{where} must be between {low:g} and {high:g}, not {value!r:.40}.")
+        return self.type(value)
+
+
+@dataclass(frozen=True)
 class TaskEntry:
     """One registered task."""
 
@@ -40,6 +69,7 @@ class TaskEntry:
     build: Callable[..., Task]  # build(**options) -> the task; its keyword parameters are the valid options
     cli_options: tuple[CliOption, ...] = ()  # command-line options it understands besides the common ones
     writes_text: bool = False  # the trained model can write text (the CLI's --temperature and --top-k)
+    options: tuple[TaskOption, ...] = ()  # what Task.options() returns: the only options checked_options accepts
 
 
 _ENTRIES: dict[str, TaskEntry] = {}
@@ -83,6 +113,23 @@ def get_task(name: str, **options: Any) -> Task:
         raise ValueError(f"Invalid option(s) {', '.join(unknown)} for the {name!r} task; it accepts: "
                          f"{', '.join(accepted)}.")
     return build(**options)
+
+
+def checked_options(name: str, options: Any) -> dict[str, Any]:
+    """``options`` for task ``name`` read from outside this process, checked against the options its entry
+    declares (:class:`TaskOption`): only those, each of its type and within its bounds.
+
+    Raises:
+        ValueError: for an unknown task, options that are not a mapping, an undeclared option or a bad value.
+    """
+    declared = {option.name: option for option in entry(name).options}
+    if not isinstance(options, dict):
+        raise ValueError(f"The options of the {name!r} task are not a mapping of names to values.")
+    unknown = sorted(str(k)[:40] for k in options if k not in declared)
+    if unknown:
+        raise ValueError(f"Undeclared option(s) {', '.join(unknown)} for the {name!r} task; it declares: "
+                         f"{', '.join(declared) or 'none'}.")
+    return {k: declared[k].check(v, name) for k, v in options.items()}
 
 
 def cli_options() -> dict[str, tuple[CliOption, tuple[str, ...]]]:

@@ -34,7 +34,7 @@ from .base import (
     no_split_notice,
     squeeze_attention,
 )
-from .registry import CliOption, TaskEntry, register
+from .registry import CliOption, TaskEntry, TaskOption, register
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT0 = 3  # id of the digit 0
@@ -270,5 +270,8 @@ def answer_errors(prediction: str, target: str) -> str:
 
 SEQ_LEN_OPTION = CliOption("--seq-len", "seq_len", int, "sequence length, the longest where lengths vary")
 MIN_LEN_OPTION = CliOption("--min-len", "min_len", int, "shortest sequence, by default half of --seq-len")
+SEQUENCE_OPTIONS = (TaskOption("seq_len", int, 1, 64), TaskOption("min_len", int, 1, 64),
+                    TaskOption("num_digits", int, 2, 10))
 for _kind in ("reverse", "copy", "sort"):  # menu order
-    register(TaskEntry(_kind, functools.partial(SequenceTask, _kind), (SEQ_LEN_OPTION, MIN_LEN_OPTION)))
+    register(TaskEntry(_kind, functools.partial(SequenceTask, _kind), (SEQ_LEN_OPTION, MIN_LEN_OPTION),
+                       options=SEQUENCE_OPTIONS))

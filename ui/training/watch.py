@@ -14,12 +14,13 @@ import time
 import streamlit as st
 
 from explorer.runs.store import StoreUnavailable, run_store
-from explorer.runs.watch import WatchedRun
+from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import st_internals
 from ui.training import io as tio
 from ui.training import views as tv
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
+WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
 TICK_S = 0.6  # a watcher reads and redraws more than once a second while the run trains (20 watchers share a core)
 IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
 PAGE_SCRIPT = "pages/training.py"
@@ -29,7 +30,7 @@ LOG = st_internals.logger("transformer_explorer.watch")
 def _mirror(run_id: str) -> WatchedRun:
     held = st.session_state.get(WATCHED)
     if held is None or held.run_id != run_id:
-        held = WatchedRun(run_store(), run_id, st_internals.session_id() or "watcher")
+        held = WatchedRun(run_store(), run_id, st.session_state.setdefault(WATCHER, new_watcher_id()))
         st.session_state[WATCHED] = held
         st.session_state[tv.PIN] = None
     return held
