@@ -1,4 +1,4 @@
-"""Load a published GPT-2, BERT or ViT (Hugging Face layout) as a transformer_core model.
+"""Load a published GPT-2, BERT, DistilBERT, RoBERTa or ViT (Hugging Face layout) as a transformer_core model.
 
 The model is judged from ``config.json`` first: family, architecture and size are checked — against the
 caller's budget too — before any weight is read or downloaded. Weights come only from ``.safetensors`` files;
@@ -18,13 +18,14 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig, ViTConfig
-from . import bert, gpt2, hub, vit
+from . import bert, distilbert, gpt2, hub, roberta, vit
 from .families import Family, ModelSpec, Source
 from .images import ImagePreprocessor
 from .tokenizer import TextTokenizer
-from .weights import StoredTensor, check_sources, fill, stored_tensors
+from .weights import StoredTensor, check_sources, check_ties, fill, stored_tensors
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, vit.FAMILY)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, distilbert.FAMILY, roberta.FAMILY,
+                                                   vit.FAMILY)}
 CONFIG_FILE = "config.json"
 MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this many tensors (GPT-2's: exactly 12)
 
@@ -76,7 +77,9 @@ def read_spec(raw: object) -> ModelSpec:
     if arch and arch not in family.architectures:
         raise ValueError(f"Architecture {arch!r} is not supported; supported are {supported()}.")
     try:
-        return family.read(raw, arch or ("" if family.name == "bert" else family.architectures[0]))
+        # A text encoder without "architectures" may or may not hold its masked-LM head: its weights decide.
+        encoder = family.name in ("bert", "distilbert", "roberta")
+        return family.read(raw, arch or ("" if encoder else family.architectures[0]))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{CONFIG_FILE} describes a model this loader cannot build: {exc}") from exc
 
@@ -131,8 +134,10 @@ def matched_sources(spec: ModelSpec, stored: dict[str, StoredTensor]) -> dict[st
         # Checked first, so that a forged layer count cannot make even the weight map take long.
         raise ValueError(f"config.json describes {spec.config.n_layers:,} layers, but the weights file holds only "
                          f"{len(stored):,} tensors; they do not belong together.")
-    sources = FAMILIES[spec.family].sources(spec, set(stored))
+    family = FAMILIES[spec.family]
+    sources = family.sources(spec, set(stored))
     check_sources(sources, stored)
+    check_ties(family.ties(spec, set(stored)), stored, read=False)
     return sources
 
 
@@ -140,6 +145,7 @@ def build_model(folder: Path, spec: ModelSpec) -> nn.Module:
     """The model with the folder's weights, in eval mode with gradients off (validated from headers first)."""
     stored = stored_tensors(folder)
     sources = matched_sources(spec, stored)
+    check_ties(FAMILIES[spec.family].ties(spec, set(stored)), stored, read=True)
     with torch.device("meta"):  # shapes only: the real tensors come from the file
         model = FAMILIES[spec.family].build(spec, set(stored))
     fill(model, sources, stored)
