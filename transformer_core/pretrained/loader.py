@@ -176,7 +176,7 @@ def load_pretrained(source: str | Path, *, device: str | torch.device | None = N
             raise ValueError(f"preprocessor_config.json makes {preprocess.output_size} pictures, but the model "
                              f"expects {spec.config.image_size}x{spec.config.image_size}.")
     else:
-        tokenizer = TextTokenizer.from_folder(folder)
+        tokenizer = TextTokenizer.from_folder(folder, max_length=spec.config.max_len, family=spec.family)
         if tokenizer.vocab_size > spec.config.vocab_size:
             raise ValueError(f"The tokenizer knows {tokenizer.vocab_size:,} tokens but the model only "
                              f"{spec.config.vocab_size:,}; they do not belong together.")
