@@ -25,24 +25,24 @@ EAGER = {"attn_implementation": "eager"}  # transformers returns attention weigh
 
 # family -> (model class, config, base-model prefix in task-model files, tied copy -> the tensor it copies)
 FAMILIES = {
-    "gpt2": (transformers.GPT2LMHeadModel, lambda: transformers.GPT2Config(
-        n_layer=LAYERS, n_head=HEADS, n_embd=WIDTH, vocab_size=VOCAB, n_positions=POSITIONS, **EAGER),
+    "gpt2": (transformers.GPT2LMHeadModel, lambda vocab: transformers.GPT2Config(
+        n_layer=LAYERS, n_head=HEADS, n_embd=WIDTH, vocab_size=vocab, n_positions=POSITIONS, **EAGER),
         "transformer.", {"lm_head.weight": "transformer.wte.weight"}),
-    "bert": (transformers.BertForMaskedLM, lambda: transformers.BertConfig(
+    "bert": (transformers.BertForMaskedLM, lambda vocab: transformers.BertConfig(
         num_hidden_layers=LAYERS, num_attention_heads=HEADS, hidden_size=WIDTH, intermediate_size=FF,
-        vocab_size=VOCAB, max_position_embeddings=POSITIONS, **EAGER),
+        vocab_size=vocab, max_position_embeddings=POSITIONS, **EAGER),
         "bert.", {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
                   "cls.predictions.decoder.bias": "cls.predictions.bias"}),
-    "bert-model": (transformers.BertModel, lambda: transformers.BertConfig(
+    "bert-model": (transformers.BertModel, lambda vocab: transformers.BertConfig(
         num_hidden_layers=LAYERS, num_attention_heads=HEADS, hidden_size=WIDTH, intermediate_size=FF,
-        vocab_size=VOCAB, max_position_embeddings=POSITIONS, **EAGER), "", {}),
-    "distilbert": (transformers.DistilBertForMaskedLM, lambda: transformers.DistilBertConfig(
-        n_layers=LAYERS, n_heads=HEADS, dim=WIDTH, hidden_dim=FF, vocab_size=VOCAB,
+        vocab_size=vocab, max_position_embeddings=POSITIONS, **EAGER), "", {}),
+    "distilbert": (transformers.DistilBertForMaskedLM, lambda vocab: transformers.DistilBertConfig(
+        n_layers=LAYERS, n_heads=HEADS, dim=WIDTH, hidden_dim=FF, vocab_size=vocab,
         max_position_embeddings=POSITIONS, **EAGER),
         "distilbert.", {"vocab_projector.weight": "distilbert.embeddings.word_embeddings.weight"}),
-    "roberta": (transformers.RobertaForMaskedLM, lambda: transformers.RobertaConfig(
+    "roberta": (transformers.RobertaForMaskedLM, lambda vocab: transformers.RobertaConfig(
         num_hidden_layers=LAYERS, num_attention_heads=HEADS, hidden_size=WIDTH, intermediate_size=FF,
-        vocab_size=VOCAB, max_position_embeddings=POSITIONS + 2, **EAGER),
+        vocab_size=vocab, max_position_embeddings=POSITIONS + 2, **EAGER),
         "roberta.", {"lm_head.decoder.weight": "roberta.embeddings.word_embeddings.weight",
                      "lm_head.decoder.bias": "lm_head.bias"}),
 }
@@ -58,12 +58,12 @@ def applies(family: str, layout: str) -> bool:
         layout, family == "gpt2" if layout.startswith("mask-") else True)
 
 
-def write_layout(family: str, layout: str, folder: Path, *, seed: int = 0):
-    """Save a random ``family`` model into ``folder`` in ``layout``; returns the transformers model to compare
-    with (its weights rounded as the file stores them)."""
+def write_layout(family: str, layout: str, folder: Path, *, seed: int = 0, vocab: int = VOCAB):
+    """Save a random ``family`` model of ``vocab`` tokens into ``folder`` in ``layout``; returns the transformers
+    model to compare with (its weights rounded as the file stores them)."""
     cls, config, prefix, tied = FAMILIES[family]
     torch.manual_seed(seed)
-    model = cls(config()).eval()
+    model = cls(config(vocab)).eval()
     model.save_pretrained(folder)
     path = folder / "model.safetensors"
     tensors = load_file(path)
