@@ -21,6 +21,7 @@ from ..config import TransformerConfig, ViTConfig
 from . import bert, distilbert, gpt2, hub, roberta, vit
 from .families import Family, ModelSpec, Source
 from .images import ImagePreprocessor
+from .pooling import Pooling, read_pooling
 from .tokenizer import TextTokenizer
 from .weights import StoredTensor, check_sources, check_ties, fill, stored_tensors
 
@@ -34,7 +35,7 @@ MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this m
 class Pretrained:
     """A published model running on transformer_core, ready for inference."""
 
-    family: str  # "gpt2", "bert" or "vit"
+    family: str  # a key of FAMILIES: "gpt2", "bert", "distilbert", "roberta" or "vit"
     model: nn.Module  # transformer_core module in eval mode, gradients off; model(x, return_attention=True)
     config: TransformerConfig | ViTConfig  # its transformer_core configuration
     tokenizer: TextTokenizer | None  # the model's own tokenizer (None for ViT)
@@ -43,6 +44,7 @@ class Pretrained:
     name: str  # the folder's name or the Hub model id
     n_params: int  # parameters (tied weights counted once)
     architecture: str  # e.g. "GPT2LMHeadModel"
+    pooling: Pooling | None = None  # a text encoder's sentence pooling (1_Pooling/config.json, else mean)
 
 
 def supported() -> str:
@@ -169,7 +171,7 @@ def load_pretrained(source: str | Path, *, device: str | torch.device | None = N
     """
     folder, name, spec = _resolve(source, {"max_params": max_params, "max_bytes": max_bytes})
     model = build_model(folder, spec)
-    tokenizer = preprocess = None
+    tokenizer = preprocess = pooling = None
     if spec.family == "vit":
         preprocess = ImagePreprocessor.from_folder(folder, spec.config.image_size)
         if preprocess.output_size != (spec.config.image_size,) * 2:
@@ -177,9 +179,10 @@ def load_pretrained(source: str | Path, *, device: str | torch.device | None = N
                              f"expects {spec.config.image_size}x{spec.config.image_size}.")
     else:
         tokenizer = TextTokenizer.from_folder(folder, max_length=spec.config.max_len, family=spec.family)
+        pooling = read_pooling(folder) if spec.family != "gpt2" else None
         if tokenizer.vocab_size > spec.config.vocab_size:
             raise ValueError(f"The tokenizer knows {tokenizer.vocab_size:,} tokens but the model only "
                              f"{spec.config.vocab_size:,}; they do not belong together.")
     n_params = sum(p.numel() for p in model.parameters())
     return Pretrained(spec.family, model.to(device or "cpu"), spec.config, tokenizer, spec.labels, preprocess,
-                      name, n_params, spec.architecture)
+                      name, n_params, spec.architecture, pooling)
