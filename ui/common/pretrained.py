@@ -22,7 +22,8 @@ from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
 from ui.common.urlstate import add_link_notice, settle_choice
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
-FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "vit": "ViT"}  # how the menus name the families
+# how the menus name the families
+FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "distilbert": "DistilBERT", "roberta": "RoBERTa", "vit": "ViT"}
 HUB_CHECK_TTL_S = 300  # whether the Hub is reachable is asked again after this many seconds
 
 
