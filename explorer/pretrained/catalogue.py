@@ -31,7 +31,7 @@ class Curated:
     """A published model the app suggests, with what it is good for."""
 
     model_id: str  # Hugging Face model id
-    family: str  # "gpt2", "bert" or "vit"
+    family: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
     n_params: int  # parameters (tied weights counted once)
     download_bytes: int  # size of the files fetched (config, safetensors weights, tokenizer)
     good_for: str  # one line for the menu
@@ -48,6 +48,10 @@ CURATED = (
     Curated("bert-base-uncased", "bert", 109_514_298, 442 * MIB, "BERT: fill in [MASK], attention both ways"),
     Curated("google/bert_uncased_L-4_H-256_A-4", "bert", 11_200_000, 45 * MIB,
             "a small BERT (4 layers, 4 heads): fill-ins on small machines"),
+    Curated("distilbert/distilbert-base-uncased", "distilbert", 66_985_530, 258 * MIB,
+            "DistilBERT: BERT's fill-ins at half the depth (6 layers)"),
+    Curated("FacebookAI/roberta-base", "roberta", 124_695_897, 480 * MIB,
+            "RoBERTa: fill in <mask>, byte-level BPE tokens"),
     Curated("google/vit-base-patch16-224", "vit", 86_567_656, 347 * MIB, "ViT-B/16: 1,000 ImageNet labels"),
     Curated("facebook/deit-tiny-patch16-224", "vit", 5_717_416, 23 * MIB, "DeiT-tiny: ImageNet labels, tiny"),
 )

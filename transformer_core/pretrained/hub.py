@@ -15,7 +15,7 @@ from pathlib import Path
 # The files a model needs; fnmatch patterns, matched against paths at the top of the repository.
 ALLOW_PATTERNS = ["config.json", "model.safetensors", "model-*.safetensors", "model.safetensors.index.json",
                   "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-                  "preprocessor_config.json"]
+                  "vocab.json", "merges.txt", "modules.json", "1_Pooling/config.json", "preprocessor_config.json"]
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
