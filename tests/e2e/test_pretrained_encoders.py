@@ -42,9 +42,11 @@ def test_a_sentence_embedding_model_shows_no_padding_and_draws_the_similarity_ma
     text = main_text(tab)
     assert "[PAD]" not in text and "[CLS]" in text
     assert "Weights of sentence-bert (BertModel)" in text
-    chart = tab.get_by_test_id("stPlotlyChart").last
+    chart = tab.get_by_test_id("stPlotlyChart").filter(has_text="Cosine similarity of the lines")
+    chart.wait_for()
     chart.scroll_into_view_if_needed()
-    chart.locator(".heatmaplayer, .hm").first.wait_for(state="attached")
+    assert chart.locator(".hm, .heatmaplayer image").count() > 0  # the cells are drawn
+    assert "1. A man is eating food." in chart.inner_text()
     save_screenshot(tab, "pretrained_sentence_similarity.png")
     assert_no_exception(tab)
 

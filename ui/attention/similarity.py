@@ -43,7 +43,8 @@ def similarity_section(pre: Pretrained, name: str) -> None:
     spec = hm.matrix_spec(result.cosine.numpy(), labels, labels, scale=charts.colorscale(), diverging=True,
                           zmin=-1.0, zmax=1.0, title="Cosine similarity of the lines' embeddings",
                           hover_name="cosine")
-    charts.show(charts.spec_figure(spec, numbers=True), key="attn.similarity_chart")
+    height = 220 + 44 * len(labels)  # room for the slanted line labels below the cells
+    charts.show(charts.spec_figure(spec, numbers=True, height=height), key="attn.similarity_chart")
     pooling = {"mean": "the mean of its token vectors", "cls": "its first token's vector ([CLS])",
                "max": "the largest value of each dimension over its tokens",
                "mean_sqrt_len": "the sum of its token vectors over √(tokens)"}[result.pooling.mode]
