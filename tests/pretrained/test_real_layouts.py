@@ -63,3 +63,33 @@ def test_an_integer_tensor_the_model_reads_is_refused(tmp_path, family):
     save_file(tensors, path)
     with pytest.raises(ValueError, match=rf"must be floating point .* stores {name} \(I64\)"):
         inspect_folder(tmp_path)
+
+
+def _forge(path, name, **entry):
+    """Rewrite one header entry of a safetensors file, keeping its data."""
+    import json
+    import struct
+
+    data = path.read_bytes()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    header[name].update(entry)
+    text = json.dumps(header).encode()
+    text += b" " * (size - len(text)) if len(text) <= size else b""
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data[8 + size:])
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"dtype": "I4"}, "stores 'h.0.attn.bias' as I4, which is not a safetensors dtype this loader knows"),
+    ({"data_offsets": [-4, 0], "shape": [1]}, "the data offsets of 'h.0.attn.bias' are not valid"),
+    ({"shape": [1, 1, 3, 3]}, "the size of 'h.0.attn.bias' does not match its shape"),
+])
+def test_every_header_entry_is_validated_even_of_buffers_the_model_skips(tmp_path, entry, message):
+    write_layout("gpt2", "no-prefix", tmp_path)
+    tensors = load_file(tmp_path / "model.safetensors")
+    tensors["h.0.attn.bias"] = torch.ones(1, 1, POSITIONS, POSITIONS, dtype=torch.bool)
+    save_file(tensors, tmp_path / "model.safetensors")
+    inspect_folder(tmp_path)  # a valid bool mask is skipped
+    _forge(tmp_path / "model.safetensors", "h.0.attn.bias", **entry)
+    with pytest.raises(ValueError, match=message):
+        inspect_folder(tmp_path)

@@ -2,7 +2,11 @@
 into a model built on the meta device.
 
 Nothing here ever unpickles: a folder that holds only ``pytorch_model.bin``-style pickles is refused without
-opening them. Headers are checked against the file sizes and the expected shapes before any tensor is read,
+opening them. Every header entry is checked against the file size and its own shape, whatever its dtype; the
+tensors the model reads must then have the expected shapes and be floating point (F16 and BF16 are read as
+float32), while buffers and heads it does not use (int64 ``position_ids``, GPT-2's U8 or BOOL causal mask, a
+pooler) are left unread. Tied weights that an older file stores twice must be equal. All this is checked before
+any tensor is read,
 and each tensor is read, converted and copied into the model one at a time, so that loading needs little more
 memory than the model and the model never depends on the (memory-mapped) file afterwards.
 """
