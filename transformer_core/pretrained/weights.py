@@ -6,9 +6,8 @@ opening them. Every header entry is checked against the file size and its own sh
 tensors the model reads must then have the expected shapes and be floating point (F16 and BF16 are read as
 float32), while buffers and heads it does not use (int64 ``position_ids``, GPT-2's U8 or BOOL causal mask, a
 pooler) are left unread. Tied weights that an older file stores twice must be equal. All this is checked before
-any tensor is read,
-and each tensor is read, converted and copied into the model one at a time, so that loading needs little more
-memory than the model and the model never depends on the (memory-mapped) file afterwards.
+any weight is read, and each tensor is read, converted and copied into the model one at a time, so that loading
+needs little more memory than the model and the model never depends on the (memory-mapped) file afterwards.
 """
 
 from __future__ import annotations
