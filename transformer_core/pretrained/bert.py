@@ -1,7 +1,9 @@
 """BERT (Devlin et al. 2018) on transformer_core: :class:`~transformer_core.bert.BertEncoder` with post-norm
 blocks, learned positions, segment embeddings and, for ``BertForMaskedLM``, the tied masked-LM head.
 
-``BertModel`` files (no head) give the final hidden states instead of logits; their pooler is not used.
+``BertModel`` files (no head) give the final hidden states instead of logits; their pooler is not used. The
+config reading, weight map and tied copies here serve RoBERTa too (:mod:`.roberta`), whose encoder is BERT's
+under another prefix and head names (:data:`LAYOUTS`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ class Layout:
     head_norm: str  # the head's LayerNorm, under ``head``
 
 
-LAYOUT = Layout("bert.", _HEAD, "transform.dense", "transform.LayerNorm")
+LAYOUTS = {"bert": Layout("bert.", _HEAD, "transform.dense", "transform.LayerNorm"),
+           "roberta": Layout("roberta.", "lm_head.", "dense", "layer_norm")}
+# the architecture assumed for a file whose config.json names none
+FAMILY_HEADS = {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM"}
 
 
 def encoder_config(raw: dict[str, Any], *, max_len: int, eps: float = 1e-12) -> TransformerConfig:
@@ -63,9 +68,6 @@ def encoder_spec(family: str, config: TransformerConfig, architecture: str, segm
     head = None if architecture == "" else architecture != base_model
     return ModelSpec(family, architecture or FAMILY_HEADS[family], config,
                      count(config, segments, head is not False), {"segments": segments, "mlm_head": head, **options})
-
-
-FAMILY_HEADS = {"bert": "BertForMaskedLM", "roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM"}
 
 
 def count(c: TransformerConfig, segments: int, head: bool) -> int:
@@ -145,6 +147,5 @@ def ties(spec: ModelSpec, names: set[str]) -> dict[str, str]:
             f"{layout.head}decoder.bias": f"{layout.head}bias"}
 
 
-LAYOUTS = {"bert": LAYOUT, "roberta": Layout("roberta.", "lm_head.", "dense", "layer_norm")}
 FAMILY = Family("bert", ("bert",), ("BertForMaskedLM", "BertModel", "BertForPreTraining"), read, build, sources,
                 ties)
