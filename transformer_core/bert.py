@@ -19,6 +19,8 @@ from .positional import PositionalEncoding
 class SegmentEmbedding(nn.Module):
     """``LayerNorm(token + position + segment)`` followed by dropout, as BERT embeds its input.
 
+    With ``segments=0`` there is no segment table and the input is ``LayerNorm(token + position)`` (DistilBERT).
+
     Shape:
         tokens and token_type_ids ``(B, T)`` long -> ``(B, T, C)``.
     """
@@ -27,12 +29,15 @@ class SegmentEmbedding(nn.Module):
         super().__init__()
         self.tokens = nn.Embedding(config.vocab_size, config.d_model)
         self.positions = PositionalEncoding(config.positional, config.max_len, config.d_model, config.pos_base)
-        self.segments = nn.Embedding(segments, config.d_model)
+        self.segments = nn.Embedding(segments, config.d_model) if segments else None
         self.norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps, bias=config.bias)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, tokens: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-        x = self.positions(self.tokens(tokens) + self.segments(token_type_ids))  # (B, T, C)
+        x = self.tokens(tokens)  # (B, T, C)
+        if self.segments is not None:
+            x = x + self.segments(token_type_ids)
+        x = self.positions(x)
         return self.dropout(self.norm(x))
 
 
@@ -63,7 +68,8 @@ class BertEncoder(nn.Module):
 
     Args:
         config: the text model's configuration.
-        segments: number of segment (token-type) ids; BERT uses 2 (sentence A and sentence B).
+        segments: number of segment (token-type) ids; BERT uses 2 (sentence A and sentence B), RoBERTa 1,
+            DistilBERT 0 (no segment embedding).
         mlm_head: end with the masked-LM head (logits over the vocabulary); without it the model returns the
             final hidden states.
 
@@ -74,8 +80,8 @@ class BertEncoder(nn.Module):
 
     def __init__(self, config: TransformerConfig, *, segments: int = 2, mlm_head: bool = True) -> None:
         super().__init__()
-        if segments <= 0:
-            raise ValueError(f"segments={segments} must be positive.")
+        if segments < 0:
+            raise ValueError(f"segments={segments} must be zero or more.")
         self.config = config
         c = config
         self.embed = SegmentEmbedding(config, segments)

@@ -36,7 +36,7 @@ class Curated:
     """A published model the app suggests, with what it is good for."""
 
     model_id: str  # Hugging Face model id
-    family: str  # "gpt2", "bert" or "vit"
+    family: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
     n_params: int  # parameters (tied weights counted once)
     download_bytes: int  # most bytes its files may list (config, safetensors weights, tokenizer); more is refused
     good_for: str  # one line for the menu
@@ -53,6 +53,10 @@ CURATED = (
     Curated("bert-base-uncased", "bert", 109_514_298, 442 * MIB, "BERT: fill in [MASK], attention both ways"),
     Curated("google/bert_uncased_L-2_H-128_A-2", "bert", 4_416_698, 20 * MIB,
             "BERT-Tiny (2 layers, 2 heads): fill-ins on small machines"),
+    Curated("distilbert/distilbert-base-uncased", "distilbert", 66_985_530, 280 * MIB,
+            "DistilBERT: BERT's fill-ins at half the depth (6 layers)"),
+    Curated("FacebookAI/roberta-base", "roberta", 124_695_897, 500 * MIB,
+            "RoBERTa: fill in <mask>, byte-level BPE tokens"),
     Curated("google/vit-base-patch16-224", "vit", 86_567_656, 347 * MIB, "ViT-B/16: 1,000 ImageNet labels"),
     Curated("WinKawaks/vit-tiny-patch16-224", "vit", 5_717_416, 25 * MIB, "ViT-Ti/16: ImageNet labels, tiny"),
 )

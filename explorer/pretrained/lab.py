@@ -1,5 +1,5 @@
-"""A pretrained GPT-2 or BERT in the Attention Lab: its own subword tokens, its attention replayed step by step,
-GPT-2's next-token distribution and BERT's fill-ins for ``[MASK]``.
+"""A pretrained GPT-2 or text encoder (BERT, DistilBERT, RoBERTa) in the Attention Lab: its own subword tokens,
+its attention replayed step by step, GPT-2's next-token distribution and an encoder's fill-ins for its mask token.
 
 The model is only read: every function runs it under ``torch.no_grad()`` and changes nothing on it, so one
 loaded copy can serve every visitor.
@@ -13,6 +13,8 @@ import torch
 
 from explorer.lab.internals import AttentionSteps, trained_stack, walk_stack
 from transformer_core.pretrained import Pretrained
+
+ENCODER_FAMILIES = ("bert", "distilbert", "roberta")  # text encoders: they fill in masks instead of going on
 
 SPACE_MARK = "Ġ"  # GPT-2's byte-level BPE writes a leading space as this character
 SHOWN_SPACE = "␣"  # how the lab shows it: a visible space
@@ -35,21 +37,16 @@ class PretrainedInput:
 def encode(pre: Pretrained, text: str, max_tokens: int) -> PretrainedInput:
     """``text`` in ``pre``'s tokenizer, at most ``max_tokens`` (and the model's positions) long.
 
-    BERT's ``[CLS]``/``[SEP]`` are kept at both ends when the text is cut.
+    The tokenizer cuts the text before its special tokens are added, so an encoder's ``[CLS]``/``[SEP]`` (or
+    ``<s>``/``</s>``) stay at both ends; its note says what was cut and why.
     """
     if pre.tokenizer is None:
         raise ValueError(f"{pre.name} is a picture model; it reads no text.")
-    enc = pre.tokenizer.encode(text) if text.strip() else None
+    enc = pre.tokenizer.encode(text, max_length=max_tokens) if text.strip() else None
     ids, tokens = (list(enc.ids), list(enc.tokens)) if enc else ([], [])
-    limit = min(max_tokens, pre.config.max_len)
-    notices = []
-    if len(ids) > limit:
-        notices.append(f"Your text makes {len(ids)} tokens; the lab shows the first {limit}.")
-        keep_last = pre.family == "bert"  # [SEP] stays at the end
-        ids = ids[: limit - 1] + ids[-1:] if keep_last else ids[:limit]
-        tokens = tokens[: limit - 1] + tokens[-1:] if keep_last else tokens[:limit]
+    notices = (enc.note,) if enc and enc.note else ()
     shown = tuple(t.replace(SPACE_MARK, SHOWN_SPACE) for t in tokens)
-    return PretrainedInput(tuple(ids), shown, tuple(notices))
+    return PretrainedInput(tuple(ids), shown, notices)
 
 
 @torch.no_grad()
@@ -92,14 +89,15 @@ def next_tokens(pre: Pretrained, inp: PretrainedInput, *, k: int = 10, temperatu
 
 @torch.no_grad()
 def mask_fills(pre: Pretrained, inp: PretrainedInput, *, k: int = 5) -> list[tuple[int, list[Guess]]]:
-    """BERT's ``k`` best fill-ins for each ``[MASK]`` of ``inp``: ``(position, guesses)`` in text order.
+    """An encoder's ``k`` best fill-ins for each mask token (``[MASK]``, ``<mask>``) of ``inp``:
+    ``(position, guesses)`` in text order.
 
     An empty list when the text has no mask token or the model has no masked-LM head.
     """
     mask = pre.tokenizer.mask_token if pre.tokenizer is not None else None
     mask_id = pre.tokenizer.token_to_id(mask) if mask else None
     spots = [i for i, t in enumerate(inp.ids) if t == mask_id]
-    if pre.family != "bert" or not spots or getattr(pre.model, "head", None) is None:
+    if pre.family not in ENCODER_FAMILIES or not spots or getattr(pre.model, "head", None) is None:
         return []
     logits = pre.model(torch.tensor([inp.ids]))  # (1, T, V)
     return [(i, _top(logits[0, i], pre, k, 1.0)) for i in spots]

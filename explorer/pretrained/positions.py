@@ -16,7 +16,8 @@ from explorer.lab.positional import learned_table, similarity_matrix
 from transformer_core.positional import sinusoidal_encoding
 from transformer_core.pretrained import Pretrained
 
-TEXT_FAMILIES = ("gpt2", "bert")  # the families whose position table is a learned (positions, width) matrix
+# the families whose position table is a learned (positions, width) matrix
+TEXT_FAMILIES = ("gpt2", "bert", "distilbert", "roberta")
 SINUSOIDAL_BASE = 10000.0  # the paper's base, for the sinusoidal table set beside a model's
 
 

@@ -1,4 +1,4 @@
-"""Published GPT-2, BERT and ViT models running on transformer_core's own modules.
+"""Published GPT-2, BERT, DistilBERT, RoBERTa and ViT models running on transformer_core's own modules.
 
 ``load_pretrained("models/gpt2")`` (a folder in the Hugging Face layout) or ``load_pretrained("gpt2")`` (a Hub
 model id, cache first) gives a :class:`Pretrained` whose ``model(x, return_attention=True)`` returns
@@ -10,10 +10,11 @@ from .folders import FolderScan, ModelInfo, inspect_folder, list_cached_models, 
 from .hub import HubError
 from .images import ImagePreprocessor
 from .loader import FAMILIES, Pretrained, check_budget, load_pretrained, read_config, read_spec
+from .pooling import Pooling, read_pooling
 from .tokenizer import Encoded, TextTokenizer
 
 __all__ = [
-    "FAMILIES", "Encoded", "FolderScan", "HubError", "ImagePreprocessor", "ModelInfo", "Pretrained", "TextTokenizer",
-    "check_budget", "inspect_folder", "list_cached_models", "list_model_folders", "load_pretrained", "models_dir",
-    "read_config", "read_spec",
+    "FAMILIES", "Encoded", "FolderScan", "HubError", "ImagePreprocessor", "ModelInfo", "Pooling", "Pretrained",
+    "TextTokenizer", "check_budget", "inspect_folder", "list_cached_models", "list_model_folders", "load_pretrained",
+    "models_dir", "read_config", "read_pooling", "read_spec",
 ]

@@ -37,7 +37,8 @@ def download(model_id: str, to: Path, max_params: int | None = None) -> Path:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m transformer_core.pretrained",
-                                     description="Fetch and describe pretrained GPT-2, BERT and ViT models.")
+                                     description="Fetch and describe pretrained GPT-2, BERT, DistilBERT, RoBERTa "
+                                                 "and ViT models.")
     commands = parser.add_subparsers(dest="command", required=True)
     get = commands.add_parser("download", help="download a Hub model's config, safetensors weights and tokenizer")
     get.add_argument("model_id", help="e.g. gpt2, distilgpt2, bert-base-uncased, google/vit-base-patch16-224")

@@ -21,7 +21,7 @@ INDEX = "model.safetensors.index.json"  # the tensor -> shard map of a model sto
 CONFIG = "config.json"
 # The small files a model may need besides its weights: settings, tokenizers of every kind, image settings.
 SMALL_FILES = (CONFIG, INDEX, "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-               "vocab.json", "merges.txt", "preprocessor_config.json", "1_Pooling/config.json")
+               "vocab.json", "merges.txt", "preprocessor_config.json", "modules.json", "1_Pooling/config.json")
 # Weight files that are never fetched: pickles (they can run code when opened) and other frameworks' formats.
 OTHER_WEIGHTS = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".h5", ".msgpack", ".onnx", ".gguf")
 MIB = 2**20

@@ -29,7 +29,7 @@ class Source:
 class ModelSpec:
     """A model described by its config.json, validated; nothing is built or read yet."""
 
-    family: str  # "gpt2", "bert" or "vit"
+    family: str  # the family's name: "gpt2", "bert", "distilbert", "roberta" or "vit"
     architecture: str  # e.g. "GPT2LMHeadModel"
     config: TransformerConfig | ViTConfig  # the transformer_core configuration it maps to
     n_params: int  # parameters of the model we build (an upper bound when the weights decide the head)
@@ -46,12 +46,15 @@ class ModelSpec:
 class Family:
     """One supported model family."""
 
-    name: str  # "gpt2", "bert" or "vit"
+    name: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
     model_types: tuple[str, ...]  # config.json "model_type" values it reads
     architectures: tuple[str, ...]  # config.json "architectures" values it reads
     read: Callable[[dict[str, Any], str], ModelSpec]  # (config.json, architecture) -> spec
     build: Callable[[ModelSpec, set[str]], nn.Module]  # (spec, stored names) -> model (build it on "meta")
     sources: Callable[[ModelSpec, set[str]], dict[str, Source]]  # (spec, stored names) -> our name -> source
+    # (spec, stored names) -> stored copy of a tied weight -> the stored tensor the model reads (older files store
+    # GPT-2's lm_head.weight beside wte.weight); each copy must equal its tensor
+    ties: Callable[[ModelSpec, set[str]], dict[str, str]] = lambda spec, names: {}  # noqa: E731 (none by default)
 
 
 REQUIRED = object()  # marks a config.json setting that has no default

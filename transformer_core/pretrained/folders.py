@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
 from .loader import matched_sources, read_config
 from .weights import stored_tensors, weight_files
 
@@ -21,7 +23,7 @@ class ModelInfo:
 
     name: str  # the folder's name (the model id for models in the Hugging Face cache)
     path: Path  # the folder
-    family: str  # "gpt2", "bert" or "vit"
+    family: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
     architecture: str  # e.g. "GPT2LMHeadModel"
     n_params: int  # parameters of the model it builds (tied weights counted once)
     n_bytes: int  # memory of its float32 weights once loaded
@@ -49,8 +51,9 @@ def inspect_folder(folder: str | Path) -> ModelInfo:
     spec = read_config(folder)
     stored = stored_tensors(folder)
     sources = matched_sources(spec, stored)
-    # Each stored tensor counts once, also when it is split into several of ours (GPT-2's packed Q, K, V).
-    n_params = sum(_numel(stored[name].shape) for name in {s.name for s in sources.values()})
+    # Counted as the model takes them: GPT-2's packed Q, K, V are three of ours, RoBERTa uses part of its table.
+    n_params = sum(_numel(s.shape if s.convert is None else s.convert(torch.empty(s.shape, device="meta")).shape)
+                   for s in sources.values())
     file_bytes = sum(f.stat().st_size for f in weight_files(folder))
     return ModelInfo(folder.name, folder, spec.family, spec.architecture, n_params, 4 * n_params, file_bytes)
 

@@ -98,4 +98,10 @@ def sources(spec: ModelSpec, names: set[str]) -> dict[str, Source]:
     return out
 
 
-FAMILY = Family("gpt2", ("gpt2",), ("GPT2LMHeadModel", "GPT2Model"), read, build, sources)
+def ties(spec: ModelSpec, names: set[str]) -> dict[str, str]:
+    """Older files store the tied head beside the token embedding: ``lm_head.weight`` must equal ``wte``."""
+    pre = prefix_of(names, "transformer.", "wte.weight")
+    return {"lm_head.weight": f"{pre}wte.weight"} if spec.config.tie_weights else {}
+
+
+FAMILY = Family("gpt2", ("gpt2",), ("GPT2LMHeadModel", "GPT2Model"), read, build, sources, ties)

@@ -1,4 +1,4 @@
-"""Load a published GPT-2, BERT or ViT (Hugging Face layout) as a transformer_core model.
+"""Load a published GPT-2, BERT, DistilBERT, RoBERTa or ViT (Hugging Face layout) as a transformer_core model.
 
 The model is judged from ``config.json`` first: family, architecture and size are checked — against the
 caller's budget too — before any weight is read or downloaded. Weights come only from ``.safetensors`` files;
@@ -18,13 +18,15 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig, ViTConfig
-from . import bert, gpt2, hub, vit
+from . import bert, distilbert, gpt2, hub, roberta, vit
 from .families import Family, ModelSpec, Source
 from .images import ImagePreprocessor
+from .pooling import Pooling, read_pooling
 from .tokenizer import TextTokenizer
-from .weights import StoredTensor, check_sources, fill, stored_tensors
+from .weights import StoredTensor, check_sources, check_ties, fill, stored_tensors
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, vit.FAMILY)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, distilbert.FAMILY, roberta.FAMILY,
+                                                   vit.FAMILY)}
 CONFIG_FILE = "config.json"
 MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this many tensors (GPT-2's: exactly 12)
 
@@ -33,7 +35,7 @@ MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this m
 class Pretrained:
     """A published model running on transformer_core, ready for inference."""
 
-    family: str  # "gpt2", "bert" or "vit"
+    family: str  # a key of FAMILIES: "gpt2", "bert", "distilbert", "roberta" or "vit"
     model: nn.Module  # transformer_core module in eval mode, gradients off; model(x, return_attention=True)
     config: TransformerConfig | ViTConfig  # its transformer_core configuration
     tokenizer: TextTokenizer | None  # the model's own tokenizer (None for ViT)
@@ -42,6 +44,7 @@ class Pretrained:
     name: str  # the folder's name or the Hub model id
     n_params: int  # parameters (tied weights counted once)
     architecture: str  # e.g. "GPT2LMHeadModel"
+    pooling: Pooling | None = None  # a text encoder's sentence pooling (1_Pooling/config.json, else mean)
 
 
 def supported() -> str:
@@ -76,7 +79,9 @@ def read_spec(raw: object) -> ModelSpec:
     if arch and arch not in family.architectures:
         raise ValueError(f"Architecture {arch!r} is not supported; supported are {supported()}.")
     try:
-        return family.read(raw, arch or ("" if family.name == "bert" else family.architectures[0]))
+        # A text encoder without "architectures" may or may not hold its masked-LM head: its weights decide.
+        encoder = family.name in ("bert", "distilbert", "roberta")
+        return family.read(raw, arch or ("" if encoder else family.architectures[0]))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{CONFIG_FILE} describes a model this loader cannot build: {exc}") from exc
 
@@ -131,8 +136,10 @@ def matched_sources(spec: ModelSpec, stored: dict[str, StoredTensor]) -> dict[st
         # Checked first, so that a forged layer count cannot make even the weight map take long.
         raise ValueError(f"config.json describes {spec.config.n_layers:,} layers, but the weights file holds only "
                          f"{len(stored):,} tensors; they do not belong together.")
-    sources = FAMILIES[spec.family].sources(spec, set(stored))
+    family = FAMILIES[spec.family]
+    sources = family.sources(spec, set(stored))
     check_sources(sources, stored)
+    check_ties(family.ties(spec, set(stored)), stored, read=False)
     return sources
 
 
@@ -140,6 +147,7 @@ def build_model(folder: Path, spec: ModelSpec) -> nn.Module:
     """The model with the folder's weights, in eval mode with gradients off (validated from headers first)."""
     stored = stored_tensors(folder)
     sources = matched_sources(spec, stored)
+    check_ties(FAMILIES[spec.family].ties(spec, set(stored)), stored, read=True)
     with torch.device("meta"):  # shapes only: the real tensors come from the file
         model = FAMILIES[spec.family].build(spec, set(stored))
     fill(model, sources, stored)
@@ -163,17 +171,18 @@ def load_pretrained(source: str | Path, *, device: str | torch.device | None = N
     """
     folder, name, spec = _resolve(source, {"max_params": max_params, "max_bytes": max_bytes})
     model = build_model(folder, spec)
-    tokenizer = preprocess = None
+    tokenizer = preprocess = pooling = None
     if spec.family == "vit":
         preprocess = ImagePreprocessor.from_folder(folder, spec.config.image_size)
         if preprocess.output_size != (spec.config.image_size,) * 2:
             raise ValueError(f"preprocessor_config.json makes {preprocess.output_size} pictures, but the model "
                              f"expects {spec.config.image_size}x{spec.config.image_size}.")
     else:
-        tokenizer = TextTokenizer.from_folder(folder)
+        tokenizer = TextTokenizer.from_folder(folder, max_length=spec.config.max_len, family=spec.family)
+        pooling = read_pooling(folder) if spec.family != "gpt2" else None
         if tokenizer.vocab_size > spec.config.vocab_size:
             raise ValueError(f"The tokenizer knows {tokenizer.vocab_size:,} tokens but the model only "
                              f"{spec.config.vocab_size:,}; they do not belong together.")
     n_params = sum(p.numel() for p in model.parameters())
     return Pretrained(spec.family, model.to(device or "cpu"), spec.config, tokenizer, spec.labels, preprocess,
-                      name, n_params, spec.architecture)
+                      name, n_params, spec.architecture, pooling)

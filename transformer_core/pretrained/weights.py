@@ -2,9 +2,12 @@
 into a model built on the meta device.
 
 Nothing here ever unpickles: a folder that holds only ``pytorch_model.bin``-style pickles is refused without
-opening them. Headers are checked against the file sizes and the expected shapes before any tensor is read,
-and each tensor is read, converted and copied into the model one at a time, so that loading needs little more
-memory than the model and the model never depends on the (memory-mapped) file afterwards.
+opening them. Every header entry is checked against the file size and its own shape, whatever its dtype; the
+tensors the model reads must then have the expected shapes and be floating point (F16 and BF16 are read as
+float32), while buffers and heads it does not use (int64 ``position_ids``, GPT-2's U8 or BOOL causal mask, a
+pooler) are left unread. Tied weights that an older file stores twice must be equal. All this is checked before
+any weight is read, and each tensor is read, converted and copied into the model one at a time, so that loading
+needs little more memory than the model and the model never depends on the (memory-mapped) file afterwards.
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ INDEX = "model.safetensors.index.json"  # the name -> file map of a model stored
 PICKLES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
 MAX_HEADER = 16 * 2**20  # a safetensors header larger than this is not a supported model's (GPT-2 XL's: ~60 kB)
 MAX_TENSORS = 20_000  # more tensors than this is not a supported model (GPT-2 XL has 580)
-_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}  # weights must be floating point
+# Every dtype safetensors writes, with its size: buffers a model does not read (int64 position_ids, GPT-2's uint8
+# or bool causal mask) are validated like weights and then skipped; the tensors a model reads must be FLOATS.
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "U64": 8, "I32": 4,
+                "U32": 4, "I16": 2, "U16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+FLOATS = ("F64", "F32", "F16", "BF16")  # read as float32
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,7 @@ def read_header(file: Path) -> dict[str, StoredTensor]:
     """Every tensor a safetensors file describes, after checking that the file really holds them all.
 
     Raises:
-        ValueError: for a file that is missing, damaged, truncated or holds non-float tensors.
+        ValueError: for a file that is missing, damaged, truncated or holds a tensor of an unknown dtype.
     """
     if not file.is_file():
         raise ValueError(f"The weights file {file.name} is missing.")
@@ -105,9 +112,11 @@ def _entry(file: Path, name: str, entry: object, data_bytes: int) -> StoredTenso
             or len(offsets) != 2 or not all(isinstance(o, int) for o in offsets):
         raise ValueError(f"{file.name} is damaged: the header entry of {name!r} is not valid.")
     if entry["dtype"] not in _DTYPE_BYTES:
-        raise ValueError(f"{file.name} stores {name!r} as {entry['dtype']}; model weights must be floating point "
-                         f"({', '.join(_DTYPE_BYTES)}).")
+        raise ValueError(f"{file.name} stores {name!r} as {entry['dtype']}, which is not a safetensors dtype this "
+                         f"loader knows ({', '.join(_DTYPE_BYTES)}).")
     begin, end = offsets
+    if not 0 <= begin <= end:
+        raise ValueError(f"{file.name} is damaged: the data offsets of {name!r} are not valid.")
     if end > data_bytes:
         raise ValueError(f"{file.name} is truncated: {name!r} ends at byte {end:,} of the data, but the file "
                          f"holds only {data_bytes:,} bytes of data. Download it again.")
@@ -144,6 +153,38 @@ def check_sources(sources: dict[str, Source], stored: dict[str, StoredTensor]) -
                     for s in sources.values() if stored[s.name].shape != s.shape})
     if wrong:
         raise ValueError(f"The weights do not match config.json — wrong shapes: {_listed(wrong)}.")
+    not_float = sorted({f"{s.name} ({stored[s.name].dtype})" for s in sources.values()
+                        if stored[s.name].dtype not in FLOATS})
+    if not_float:
+        raise ValueError(f"The weights this model reads must be floating point ({', '.join(FLOATS)}), but the file "
+                         f"stores {_listed(not_float)}.")
+
+
+def check_ties(ties: dict[str, str], stored: dict[str, StoredTensor], *, read: bool) -> None:
+    """Refuse a tied weight stored twice (GPT-2's ``lm_head.weight`` beside ``wte.weight``) with two values.
+
+    Args:
+        ties: stored copy -> the stored tensor the model reads instead; copies not in the file are ignored.
+        read: compare the values too (else only shapes, from the headers).
+
+    Raises:
+        ValueError: naming the copy whose shape or values differ from the tensor it is tied to.
+    """
+    from safetensors import safe_open
+
+    for copy, main in ties.items():
+        if copy not in stored or main not in stored:
+            continue
+        same = stored[copy].shape == stored[main].shape
+        if same and read:
+            values = []
+            for name in (copy, main):
+                with safe_open(str(stored[name].file), framework="pt") as fh:
+                    values.append(fh.get_tensor(name).float())
+            same = torch.equal(*values)
+        if not same:
+            raise ValueError(f"The weights file stores the tied weight {main} twice, and its copy {copy} differs "
+                             "from it; the model uses one tensor for both, so this file cannot be loaded as it is.")
 
 
 def fill(model: nn.Module, sources: dict[str, Source], stored: dict[str, StoredTensor]) -> None:

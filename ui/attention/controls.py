@@ -44,6 +44,7 @@ OFF_PICK = "attn.off_pick."  # prefix of each layer's head buttons; + the 0-base
 OFF_SYNCED = "attn.off_synced"  # OFF as last written from the buttons
 OFF_MODE = "attn.off_mode"  # what a switched-off head outputs: "zero" or "mean"
 LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
+SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
 D_MODELS = (8, 16, 32, 64, 128)

@@ -1,20 +1,38 @@
-"""The Attention Lab's *Pretrained* source: a published GPT-2 or BERT, its tokens, attention and predictions."""
+"""The Attention Lab's *Pretrained* source: a published GPT-2 or text encoder (BERT, DistilBERT, RoBERTa), its
+tokens, attention and predictions (or, for a sentence-embedding model, how alike a few lines are)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from explorer.lab.text_input import MAX_TOKENS
-from explorer.pretrained.lab import Guess, PretrainedInput, attention_layers, encode, mask_fills, next_tokens
+from explorer.pretrained.lab import (
+    ENCODER_FAMILIES,
+    Guess,
+    PretrainedInput,
+    attention_layers,
+    encode,
+    mask_fills,
+    next_tokens,
+)
+from explorer.pretrained.similarity import embeds_sentences
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K, LabRun, _arrays
+from ui.attention.similarity import similarity_section
 from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table
 
-TEXT_FAMILIES = ("gpt2", "bert")  # the families the lab takes apart
-MASKS = {"gpt2": "causal (GPT-2 reads left to right)", "bert": "none (BERT reads both ways)"}
-EMBEDDINGS = {"gpt2": "E + P", "bert": r"\mathrm{LN}(E + P + S)"}  # layer 1's input: tokens, positions, segments
+TEXT_FAMILIES = ("gpt2", *ENCODER_FAMILIES)  # the families the lab takes apart
+TITLES = {"gpt2": "GPT-2", "bert": "BERT", "distilbert": "DistilBERT", "roberta": "RoBERTa"}
+MASKS = {"gpt2": "causal (GPT-2 reads left to right)",
+         **{f: f"none ({TITLES[f]} reads both ways)" for f in ENCODER_FAMILIES}}
+# layer 1's input: tokens, positions and (BERT, RoBERTa) segments
+EMBEDDINGS = {"gpt2": "E + P", "bert": r"\mathrm{LN}(E + P + S)", "distilbert": r"\mathrm{LN}(E + P)",
+              "roberta": r"\mathrm{LN}(E + P + S)"}
 EMBEDDING_NOTES = {"gpt2": "E = token embeddings, P = learned positions",
-                   "bert": "E = token embeddings, P = learned positions, S = segment (sentence A)"}
+                   "bert": "E = token embeddings, P = learned positions, S = segment (sentence A)",
+                   "distilbert": "E = token embeddings, P = positions (DistilBERT has no segments)",
+                   "roberta": "E = token embeddings, P = learned positions (from row padding_idx + 1), S = its one "
+                              "segment"}
 
 
 def pretrained_model() -> Pretrained | None:
@@ -62,7 +80,11 @@ def chosen_layer() -> int:
 
 
 def predictions(pre: Pretrained, text: str) -> None:
-    """GPT-2: the next-token distribution for the text. BERT: the best fill-ins for each ``[MASK]``."""
+    """GPT-2: the next-token distribution for the text. An encoder: the best fill-ins for each mask token, or,
+    without a masked-LM head (a sentence-embedding model), how alike a few lines are."""
+    if embeds_sentences(pre):
+        similarity_section(pre, cache_key(pre))
+        return
     inp = encode(pre, text, MAX_TOKENS)
     if inp.empty:
         return
@@ -97,8 +119,8 @@ def _fill_ins(pre: Pretrained, inp: PretrainedInput) -> None:
     fills = mask_fills(pre, inp)
     if not fills:
         why = "" if getattr(pre.model, "head", None) is not None else " (this model has no masked-LM head)"
-        st.info(f"Put **{mask}** in your text (e.g. “the cat sat on the {mask}”) to see what BERT would write "
-                f"there{why}.", icon="🕳️")
+        st.info(f"Put **{mask}** in your text (e.g. “the cat sat on the {mask}”) to see what "
+                f"{TITLES[pre.family]} would write there{why}.", icon="🕳️")
         return
     for position, guesses in fills:
         st.caption(f"Best fill-ins for {mask} at position {position}:")

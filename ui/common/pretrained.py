@@ -24,7 +24,8 @@ from transformer_core.pretrained import Pretrained, load_pretrained, models_dir
 from ui.common.urlstate import add_link_notice, settle_choice
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
-FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "vit": "ViT"}  # how the menus name the families
+# how the menus name the families (DistilBERT and RoBERTa are BERT-style encoders, named as one kind)
+FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "distilbert": "BERT", "roberta": "BERT", "vit": "ViT"}
 HUB_CHECK_TTL_S = 300  # whether the Hub is reachable is asked again after this many seconds
 
 
@@ -79,7 +80,7 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
     """
     cat = models_on_offer()
     offers = [o for o in cat.offers if o.allowed and o.info.family in families]
-    kinds = " or ".join(FAMILY_NAMES.get(f, f) for f in families)
+    kinds = " or ".join(dict.fromkeys(FAMILY_NAMES.get(f, f) for f in families))
     chosen = None
     if offers:
         by_name: dict[str, Offer] = {}
