@@ -207,8 +207,9 @@ class RunSession:
                                    "run is only ever reopened in the browser that started it). Press Start for a "
                                    "new run.")
             return False
-        self.leave_line()
-        self.run, self.token, self.signature = claim.run, token, signature
+        if claim.run is not self.run:
+            self._replace(claim.run, signature)  # the session's own run, if any, is let go as for a new run
+        self.token, self.signature = token, signature
         LOG.info("run taken back at step %d (%s)", claim.run.step, "moved" if claim.moved else "same page")
         if claim.run.status == "paused":
             self.notice = ("success", f"Welcome back: your run was paused at step {claim.run.step:,} when the "

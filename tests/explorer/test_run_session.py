@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import pytest
 
-from explorer.runs import slots as run_slots
 from explorer.runs.clients import Client, browser_id
 from explorer.runs.live import LiveRun, RunSpec
 from explorer.runs.recording import ReplayRun, recording_key
@@ -15,20 +14,12 @@ from explorer.runs.registry import RunRegistry
 from explorer.runs.session import RunSession
 from explorer.runs.slots import RunLine
 from explorer.runs.store import MemoryStore
+from tests.explorer.test_run_slots import no_other_runs  # noqa: F401 - every test starts with no run training
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 
 STORY_A = "the cat sat on the mat. " * 12
 STORY_B = "the mat sat on the cat. " * 12  # the same characters in another order: the same vocabulary
-
-
-@pytest.fixture(autouse=True)
-def no_other_runs():
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
-    yield
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ How a setting reaches the model, e.g. the number of heads: the "Heads" select bo
 ``ModelConfig`` of a :class:`~explorer.runs.live.RunSpec` → Start calls :func:`start`, which hands task, specs and
 settings to :meth:`RunSession.start <explorer.runs.session.RunSession.start>` → a
 :class:`~explorer.runs.live.LiveRun` builds one :class:`~transformer_core.training.Trainer` per spec → the trainer
-builds ``task.build_model(config)`` → each layer's ``MultiHeadAttention(n_heads=...)`` in
-:mod:`transformer_core.attention`.
+builds ``task.build_model(config)`` (:mod:`transformer_core.models`) → each block of
+:mod:`transformer_core.blocks` makes ``MultiHeadAttention(d_model, n_heads)`` (:mod:`transformer_core.attention`).
 
 While the run is running, the page script itself loops — train for about :data:`TICK_S` seconds, redraw the
 placeholders, repeat. Any click (Pause, a slider, another page) makes Streamlit interrupt the script at its next
@@ -135,24 +135,26 @@ def _settings() -> tuple | None:
     return task, specs, controls.settings_signature()
 
 
-def start() -> None:
-    """Start: a new run after a finished one; a replay when these settings were recorded; a place or the line."""
+def _with_settings(action: Callable[..., object]) -> None:
+    """Call the session's ``action`` with the current settings (task, specs, signature) when they are valid."""
     settings = _settings()
     if settings is not None:
-        _act(lambda held: held.start(*settings))
+        _act(lambda held: action(held, *settings))
+
+
+def start() -> None:
+    """Start: a new run after a finished one; a replay when these settings were recorded; a place or the line."""
+    _with_settings(RunSession.start)
 
 
 def train_for_real() -> None:
     """Train the current settings now instead of replaying their recording."""
-    settings = _settings()
-    if settings is not None:
-        _act(lambda held: held.train_for_real(*settings))
+    _with_settings(RunSession.train_for_real)
 
 
 def reset() -> None:
-    settings = _settings()
-    if settings is not None:
-        _act(lambda held: held.reset(*settings))
+    """Fresh weights from the seed."""
+    _with_settings(RunSession.reset)
 
 
 def write_samples() -> None:
