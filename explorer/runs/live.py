@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
+from explorer.runs.user_data import user_data
 from transformer_core.device import trim_memory
 from transformer_core.tasks.base import ModelConfig, Task
 from transformer_core.training import TrainConfig, Trainer
@@ -106,7 +107,9 @@ class LiveRun:
         self._slice_end: float | None = None  # when the last slice ended (None after a pause)
         self.samples: list[list[SampleSet]] = [[] for _ in self.specs]  # per lane, per evaluation
         self._sample_marks: list[tuple | None] = [None for _ in self.specs]
-        self.recordable = True  # whether the settings alone determine the run (not after load_weights)
+        # Whether the run may be kept in, and replayed from, the recordings all sessions share: not after
+        # load_weights (the settings no longer determine it), never on a user's own data (it is private).
+        self.recordable = user_data(self.task) is None
 
     def load_weights(self, state_dict: dict) -> None:
         """Start configuration A from given weights (e.g. a checkpoint's) instead of the seed's.

@@ -35,9 +35,15 @@ WAIT_SLICE_S = 0.05  # a replay's slice waits in steps this long, so a click end
 
 
 def recording_key(run: LiveRun) -> str:
-    """Everything that determines ``run``'s curves, snapshots and samples, hashed (hex)."""
+    """Everything that determines ``run``'s curves, snapshots and samples, hashed (hex): its settings and, for a
+    run on a user's own data, that data's fingerprint (:func:`explorer.runs.user_data.user_data_hash`)."""
+    from explorer.runs.user_data import user_data_hash  # the key alone reads it (see the module's note)
+
     described = {"format": FORMAT, "config": run.config_dict(), "torch": torch.__version__,
                  "threads": LIVE_THREADS}
+    data = user_data_hash(run.task)
+    if data is not None:  # built-in data adds nothing, so the keys of recordings kept so far stay valid
+        described["data"] = data
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 
 

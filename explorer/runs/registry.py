@@ -4,13 +4,16 @@ A browser session keeps its :class:`~explorer.runs.live.LiveRun` in its own stat
 connection ends while the run trains (the tab was reloaded or closed, or the server dropped a browser that
 could not keep up), the page *parks* the run here: paused, with its model and optimiser state intact. The
 tab's address carries the run's token, so a reload finds the run again with :meth:`RunRegistry.claim`, and
-Resume continues exactly where it stopped. Nobody else can: tokens are long random strings that appear only
-in the owner's address bar, and runs cannot be listed.
+Resume continues exactly where it stopped. Nobody else can: a token is honoured only for the browser that
+started the run (its ``browser`` id, a secret the browser's cookie carries and no address shows), so an address
+read off a projector and opened elsewhere finds nothing, and the owner keeps training. Runs cannot be listed.
 
-Memory stays bounded: a parked run nobody claims within ``park_ttl_s`` is released (gradients and optimiser
-state freed) and forgotten, and so is the oldest parked run when more than ``max_parked`` wait; a background
-thread checks while runs are parked, even when no page is visited. Entries whose page has not shown them for
-``stale_s`` are forgotten (not released: their session may still hold them).
+Memory stays bounded, and one client cannot take it all: a parked run nobody claims within ``park_ttl_s`` is
+released (gradients and optimiser state freed) and forgotten; a client (a browser, or an address) keeps at most
+``max_parked_per_client`` parked runs, its oldest going first; when more than ``max_parked`` wait in all, the
+oldest run of the client holding the most goes. A background thread checks while runs are parked, even when no
+page is visited. Entries whose page has not shown them for ``stale_s`` are forgotten (not released: their session
+may still hold them).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = ["Claim", "RunRegistry", "REGISTRY"]
 PARK_TTL_S = 60 * float(os.environ.get("TE_PARK_MINUTES", "15"))
 STALE_S = 60 * 60.0  # an entry not shown for this long is forgotten
 MAX_PARKED = 12  # parked runs kept at once per server (each holds its optimiser state)
+MAX_PARKED_PER_CLIENT = 3  # ... and per client, so that one visitor's tabs cannot push everyone else's out
 MAX_ENTRIES = 256  # entries of any kind; the least recently shown go first
 CLAIM_WAIT_S = 3.0  # a reload may arrive before the old page has parked its run: wait this long for it
 
@@ -39,6 +43,8 @@ class _Entry:
     run: LiveRun
     owner: str  # the browser session showing the run
     seen: float  # when that session last showed it
+    browser: str | None  # the id of the browser that started it: only that browser may take it back
+    client: str  # whom its parked place counts against (the browser, or its address)
     parked: float | None = None  # when its connection ended; None while a page shows it
 
 
@@ -55,20 +61,24 @@ class RunRegistry:
     """The table of live runs; see the module docstring. Thread-safe: every browser session calls it."""
 
     def __init__(self, *, park_ttl_s: float = PARK_TTL_S, stale_s: float = STALE_S, max_parked: int = MAX_PARKED,
-                 max_entries: int = MAX_ENTRIES, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 max_parked_per_client: int = MAX_PARKED_PER_CLIENT, max_entries: int = MAX_ENTRIES,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         self.park_ttl_s, self.stale_s = park_ttl_s, stale_s
-        self.max_parked, self.max_entries = max_parked, max_entries
+        self.max_parked, self.max_parked_per_client, self.max_entries = max_parked, max_parked_per_client, max_entries
         self._clock, self._sleep = clock, sleep
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
 
-    def register(self, run: LiveRun, owner: str) -> str:
-        """Add ``run``, shown by session ``owner``; returns its new token."""
+    def register(self, run: LiveRun, owner: str, *, browser: str | None = None, client: str | None = None) -> str:
+        """Add ``run``, shown by session ``owner`` in ``browser``; returns its new token.
+
+        Only ``browser`` can take the run back (:meth:`claim`); without a browser id only the session itself can.
+        ``client`` is whom its parked place counts against (by default the browser, else the session).
+        """
         token = secrets.token_urlsafe(16)
         with self._lock:
-            self._entries[token] = _Entry(run, owner, self._clock())
+            self._entries[token] = _Entry(run, owner, self._clock(), browser, client or browser or owner)
             self._evict_locked()
         return token
 
@@ -99,8 +109,9 @@ class RunRegistry:
             entry.run.pause()
         return entry.run.step
 
-    def claim(self, token: str, owner: str) -> Claim | None:
-        """Session ``owner`` takes the run with ``token`` (paused), or ``None`` if there is no such run.
+    def claim(self, token: str, owner: str, browser: str | None = None) -> Claim | None:
+        """Session ``owner`` of ``browser`` takes the run with ``token`` (paused), or ``None`` if there is no such
+        run for it: a run started in another browser is left alone, training on for its owner.
 
         A run its old page still shows (a reload that arrived before the old page noticed) is waited for
         briefly, then taken over: it is paused under its lock, so the old page's loop stops after the step in
@@ -111,7 +122,7 @@ class RunRegistry:
             with self._lock:
                 self._sweep_locked()
                 entry = self._entries.get(token)
-                if entry is None:
+                if entry is None or not (entry.owner == owner or (browser is not None and entry.browser == browser)):
                     return None
                 if entry.owner == owner:
                     entry.seen = self._clock()
@@ -125,6 +136,16 @@ class RunRegistry:
             was_parked = entry.parked is not None
             entry.owner, entry.seen, entry.parked = owner, self._clock(), None
         return Claim(entry.run, moved=True, parked=was_parked)
+
+    def latest_parked(self, browser: str | None) -> str | None:
+        """The token of ``browser``'s most recently parked run (for a page whose address carries no token, as in
+        projector mode), or ``None``."""
+        if browser is None:
+            return None
+        with self._lock:
+            self._sweep_locked()
+            parked = [(e.parked, t) for t, e in self._entries.items() if e.parked is not None and e.browser == browser]
+        return max(parked)[1] if parked else None
 
     def sweep(self) -> None:
         """Release parked runs nobody came back for, and forget stale entries."""
@@ -166,9 +187,17 @@ class RunRegistry:
 
     def _evict_locked(self) -> None:
         self._sweep_locked()
-        parked = sorted((e.parked, t) for t, e in self._entries.items() if e.parked is not None)
-        for _, token in parked[: max(0, len(parked) - self.max_parked)]:
-            self._drop_locked(token, release=True)
+        by_client: dict[str, list[tuple[float, str]]] = {}
+        for token, entry in self._entries.items():
+            if entry.parked is not None:
+                by_client.setdefault(entry.client, []).append((entry.parked, token))
+        for parked in by_client.values():  # a client's own oldest go first ...
+            parked.sort()
+            while len(parked) > self.max_parked_per_client:
+                self._drop_locked(parked.pop(0)[1], release=True)
+        while sum(len(p) for p in by_client.values()) > self.max_parked:  # ... then the biggest holder's oldest
+            parked = max((p for p in by_client.values() if p), key=lambda p: (len(p), -p[0][0]))
+            self._drop_locked(parked.pop(0)[1], release=True)
         by_age = sorted((e.seen, t) for t, e in self._entries.items())
         for _, token in by_age[: max(0, len(by_age) - self.max_entries)]:
             self._drop_locked(token, release=self._entries[token].parked is not None)

@@ -6,6 +6,10 @@ line (:data:`LINE`) and asks again every half second, keeping its ticket alive. 
 :data:`TICKET_STALE_S` seconds (its tab was closed) leaves the line by itself, and so does the ticket of a page
 that was left. :func:`estimated_wait_s` tells a waiting page about how long it will wait.
 
+One client (a browser, or an address when the browser is unknown) holds at most :data:`PER_CLIENT` places and
+line entries together, whatever number of tabs it opens: :func:`take_place` refuses more with
+:class:`QuotaExceeded`, whose message says the limit.
+
 The places and the line are per process on purpose: runs train on the server their owner's session is on (sticky
 sessions), so each server's cap protects that server, whatever store shares the watch links.
 """
@@ -22,14 +26,26 @@ from collections.abc import Callable
 
 from explorer.runs.live import UNDRIVEN_S, LiveRun
 
-__all__ = ["LINE", "RunLine", "estimated_wait_s", "running_count", "start_if_free"]
+__all__ = ["LINE", "PER_CLIENT", "QuotaExceeded", "RunLine", "estimated_wait_s", "held_by", "running_count",
+           "start_if_free", "take_place"]
 
 TICKET_STALE_S = 6.0  # a waiting page renews its ticket every half second; one silent this long has gone
+PER_CLIENT = 2  # places and line entries one client holds at once (its runs training plus its tickets waiting)
 LOG = logging.getLogger(__name__)
-# Every run started through start_if_free, process-wide. Weak references: a session's run disappears from it
-# with the session, so a run left behind cannot hold a place for ever. Only their number is shared.
-_STARTED: weakref.WeakSet[LiveRun] = weakref.WeakSet()
+# Every run started through start_if_free, process-wide, with the client it counts against. Weak references: a
+# session's run disappears from it with the session, so a run left behind cannot hold a place for ever.
+_STARTED: weakref.WeakKeyDictionary[LiveRun, str | None] = weakref.WeakKeyDictionary()
 _STARTED_LOCK = threading.Lock()
+
+
+class QuotaExceeded(Exception):
+    """A client asked for more places and line entries than :data:`PER_CLIENT` (the message says so)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"This browser already trains or waits for {limit} run{'s' if limit != 1 else ''}, the "
+                         f"most one visitor may hold at once on this server (so that everyone gets a turn). "
+                         "Pause or stop one of them, or leave the line in another tab, then try again.")
 
 
 class RunLine:
@@ -38,14 +54,22 @@ class RunLine:
     def __init__(self, *, stale_s: float = TICKET_STALE_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.stale_s, self._clock = stale_s, clock
         self._tickets: OrderedDict[str, float] = OrderedDict()  # ticket -> when it was last renewed
+        self._clients: dict[str, str | None] = {}  # ticket -> the client it counts against
         self._lock = threading.Lock()
 
-    def join(self, ticket: str) -> int:
-        """Join the line (or renew the ticket's place in it); returns the place, 1 for the first."""
+    def join(self, ticket: str, client: str | None = None) -> int:
+        """Join the line (or renew the ticket's place in it) for ``client``; returns the place, 1 for the first."""
         with self._lock:
             self._expire_locked()
             self._tickets[ticket] = self._clock()  # an existing ticket keeps its place
+            self._clients[ticket] = client
             return list(self._tickets).index(ticket) + 1
+
+    def held_by(self, client: str, besides: str | None = None) -> int:
+        """Tickets of ``client`` waiting in line (``besides`` not counted)."""
+        with self._lock:
+            self._expire_locked()
+            return sum(1 for t in self._tickets if t != besides and self._clients.get(t) == client)
 
     def place(self, ticket: str) -> int | None:
         """The ticket's place in line (1 for the first), or ``None`` when it is not waiting."""
@@ -64,6 +88,7 @@ class RunLine:
         """Leave the line (the run started, or its page was left)."""
         with self._lock:
             self._tickets.pop(ticket, None)
+            self._clients.pop(ticket, None)
 
     def __len__(self) -> int:
         with self._lock:
@@ -74,6 +99,7 @@ class RunLine:
         now = self._clock()
         for ticket in [t for t, seen in self._tickets.items() if now - seen > self.stale_s]:
             del self._tickets[ticket]
+            self._clients.pop(ticket, None)
             LOG.info("a page left the line without a word (its tab closed)")
 
 
@@ -96,7 +122,31 @@ def running_count(exclude: LiveRun | None = None) -> int:
         return sum(1 for run in list(_STARTED) if run is not exclude and run.status == "running")
 
 
-def start_if_free(run: LiveRun, max_running: int, ticket: str | None = None, line: RunLine = LINE) -> bool:
+def held_by(client: str, *, line: RunLine = LINE, run: LiveRun | None = None, ticket: str | None = None) -> int:
+    """Places and line entries ``client`` holds: its runs training plus its tickets waiting (``run`` and
+    ``ticket``, the ones asking now, not counted)."""
+    with _STARTED_LOCK:
+        _pause_undriven()
+        training = sum(1 for other, owner in list(_STARTED.items())
+                       if owner == client and other is not run and other.status == "running")
+    return training + line.held_by(client, besides=ticket)
+
+
+def take_place(run: LiveRun, max_running: int, ticket: str, client: str, *, line: RunLine = LINE,
+               per_client: int = PER_CLIENT) -> int | None:
+    """Start ``run`` when a place is free for it (returns ``None``), else keep ``ticket`` in line (returns its
+    place, 1 for the first); :class:`QuotaExceeded` when ``client`` holds ``per_client`` places and entries
+    already."""
+    if held_by(client, line=line, run=run, ticket=ticket) >= per_client:
+        line.leave(ticket)
+        raise QuotaExceeded(per_client)
+    if start_if_free(run, max_running, ticket, line, client=client):
+        return None
+    return line.join(ticket, client)
+
+
+def start_if_free(run: LiveRun, max_running: int, ticket: str | None = None, line: RunLine = LINE, *,
+                  client: str | None = None) -> bool:
     """Start (or resume) ``run`` if a place is free for it; returns whether it runs now.
 
     A place is free for it when fewer than ``max_running`` other runs train in this process and fewer pages wait
@@ -109,7 +159,7 @@ def start_if_free(run: LiveRun, max_running: int, ticket: str | None = None, lin
         busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
         if max_running - busy <= line.ahead(ticket):
             return False
-        _STARTED.add(run)
+        _STARTED[run] = client
         run.start()
         if ticket is not None:
             line.leave(ticket)

@@ -123,3 +123,28 @@ def test_training_comparison_feeds_both_training_lessons(monkeypatch):
     assert not [b for b in at.button if b.key == "lessons.heads.train"]  # the run is shared
     assert at.select_slider(key="lessons.heads.step").value == 0
     assert any(c.value.startswith("Highest at the end") for c in at.caption)
+
+
+def test_a_lessons_run_waits_in_line_on_a_full_server_then_trains(monkeypatch):
+    """Lesson runs take a place like any run: on a full server they wait in line, and train once a place frees."""
+    from dataclasses import replace
+
+    from explorer.host import NORMAL_LIMITS
+    from explorer.runs.slots import LINE
+    from ui.lessons import live_runs
+
+    asked, shown = {"n": 0}, []
+
+    def full_then_free():  # no place for the first few asks, then one frees
+        asked["n"] += 1
+        return replace(NORMAL_LIMITS, max_live_runs=0 if asked["n"] < 6 else 6)
+
+    monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)
+    monkeypatch.setattr(live_runs, "limits", full_then_free)
+    monkeypatch.setattr(live_runs, "POLL_S", 0.01)
+    monkeypatch.setattr(live_runs, "wait_text", lambda place: shown.append(place) or f"Place {place} in line")
+    at = app_at(PAGE)
+    at.button(key="lessons.positional.train").click().run()
+    assert_no_exception(at)
+    assert asked["n"] >= 6 and shown and shown[0] == 1  # it waited, first in line
+    assert "reversed exactly" in _metric(at, "With sinusoidal encoding") and len(LINE) == 0

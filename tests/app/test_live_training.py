@@ -48,7 +48,7 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def run_of(at: AppTest):
-    return at.session_state[tr.RUN]
+    return at.session_state[tc.SESSION].run
 
 
 def heatmap_maps(at: AppTest) -> int:

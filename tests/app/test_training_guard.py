@@ -24,6 +24,7 @@ from ui.common import state
 from ui.training import controls as tc
 from ui.training import io as tio
 from ui.training import line
+from ui.training import run as training_run
 from ui.training import text as tt
 
 
@@ -84,16 +85,17 @@ def test_a_full_server_puts_the_run_in_line_and_starts_it_when_a_place_frees(mon
         asked["n"] += 1
         return replace(NORMAL_LIMITS, max_live_runs=0 if asked["n"] < 6 else 6)
 
+    monkeypatch.setattr(training_run, "limits", full_then_free)
     monkeypatch.setattr(line, "limits", full_then_free)
     monkeypatch.setattr(line, "POLL_S", 0.01)
-    text = line._wait_text
-    monkeypatch.setattr(line, "_wait_text", lambda place: shown.append(text(place)) or shown[-1])
+    text = line.wait_text
+    monkeypatch.setattr(line, "wait_text", lambda place: shown.append(text(place)) or shown[-1])
     at = live_at()
     at.button(key="live.start").click().run()
     assert_no_exception(at)
     assert asked["n"] >= 6 and run_of(at).status == "done"
     assert shown and "Place 1 in line" in shown[0] and "You are next" in shown[0]
-    assert not at.session_state[line.WAITING] and len(LINE) == 0
+    assert not at.session_state[tc.SESSION].waiting and len(LINE) == 0
 
 
 def _upload_limit_mb() -> int:

@@ -43,11 +43,11 @@ def test_a_parked_run_is_paused_kept_whole_and_claimed_back_by_a_reload(clock):
     reg, run = registry(clock), tiny_run()
     run.start()
     run.advance(0.05)
-    token = reg.register(run, "tab-1")
+    token = reg.register(run, "tab-1", browser="browser-1")
     assert reg.owns(token, "tab-1") and not reg.owns(token, "tab-2")
     step = reg.park(token, "tab-1")
     assert run.status == "paused" and step == run.step > 0 and run.training_state_bytes > 0
-    claim = reg.claim(token, "tab-1-reloaded")
+    claim = reg.claim(token, "tab-1-reloaded", "browser-1")
     assert claim is not None and claim.run is run and claim.moved and claim.parked
     assert reg.owns(token, "tab-1-reloaded") and not reg.owns(token, "tab-1")
     assert reg.parked_count() == 0
@@ -59,9 +59,9 @@ def test_resuming_a_claimed_run_continues_exactly_where_it_stopped(clock):
         r.start()
     while run.step < 12:
         run.advance(0.01)
-    token = reg.register(run, "a")
+    token = reg.register(run, "a", browser="the-browser")
     reg.park(token, "a")
-    claimed = reg.claim(token, "b").run
+    claimed = reg.claim(token, "b", "the-browser").run
     claimed.resume()
     while claimed.status == "running":
         claimed.advance(1.0)
@@ -83,8 +83,8 @@ def test_unknown_tokens_and_the_owner_itself(clock):
 def test_a_run_still_shown_elsewhere_is_waited_for_then_taken_over_and_paused(clock):
     reg, run = registry(clock), tiny_run()
     run.start()
-    token = reg.register(run, "old-tab")
-    claim = reg.claim(token, "new-tab")  # the old tab never parks it: wait CLAIM_WAIT_S, then take over
+    token = reg.register(run, "old-tab", browser="the-browser")
+    claim = reg.claim(token, "new-tab", "the-browser")  # the old tab never parks it: wait CLAIM_WAIT_S, then take over
     assert claim is not None and claim.moved and not claim.parked
     assert clock.now >= 3.0 and run.status == "paused"
     assert not reg.owns(token, "old-tab")  # the old tab's loop sees this and stops
@@ -93,10 +93,10 @@ def test_a_run_still_shown_elsewhere_is_waited_for_then_taken_over_and_paused(cl
 def test_a_takeover_never_lands_inside_a_training_step():
     reg, run = RunRegistry(), tiny_run(steps=10_000)
     run.start()
-    token = reg.register(run, "old")
+    token = reg.register(run, "old", browser="the-browser")
     trainer = threading.Thread(target=lambda: [run.advance(0.05) for _ in range(200) if run.status == "running"])
     trainer.start()
-    claim = reg.claim(token, "new")
+    claim = reg.claim(token, "new", "the-browser")
     trainer.join(timeout=30)
     assert claim is not None and run.status == "paused" and not trainer.is_alive()
     history = run.trainers[0].history
@@ -151,3 +151,62 @@ def test_a_parked_run_is_released_in_the_background_when_nobody_visits():
     while run.training_state_bytes and time.monotonic() < deadline:
         time.sleep(0.2)
     assert run.training_state_bytes == 0 and len(reg) == 0
+
+
+def test_a_token_opened_in_another_browser_finds_nothing_and_the_owner_trains_on(clock):
+    reg, run = registry(clock), tiny_run(400)
+    run.start()
+    token = reg.register(run, "teacher-tab", browser="teacher-browser")
+    assert reg.claim(token, "student-tab", "student-browser") is None  # the address read off the projector
+    assert reg.claim(token, "student-tab") is None  # a browser without an id is no owner either
+    assert run.status == "running" and reg.owns(token, "teacher-tab") and clock.now == 0.0  # not even waited for
+    reg.park(token, "teacher-tab")
+    assert reg.claim(token, "student-tab", "student-browser") is None and run.status == "paused"
+    claim = reg.claim(token, "teacher-reloaded", "teacher-browser")  # the teacher's own reload takes it back
+    assert claim is not None and claim.run is run and claim.parked
+
+
+def test_a_browser_without_a_token_finds_its_latest_parked_run(clock):
+    reg = registry(clock)
+    tokens = []
+    for i in range(2):
+        run = tiny_run()
+        run.start()
+        tokens.append(reg.register(run, f"tab{i}", browser="projector"))
+        clock.now += 1
+        reg.park(tokens[-1], f"tab{i}")
+    assert reg.latest_parked("projector") == tokens[1]
+    assert reg.latest_parked("another-browser") is None and reg.latest_parked(None) is None
+
+
+def test_one_clients_parked_runs_never_push_out_anyone_elses(clock):
+    reg = registry(clock, max_parked=12, max_parked_per_client=3)
+    other = tiny_run()
+    other.start()
+    other.advance(0.01)
+    reg.park(reg.register(other, "someone", browser="someone-else"), "someone")  # parked first: the oldest
+    mine = []
+    for i in range(12):  # one visitor's twelve tabs all close
+        run = tiny_run()
+        run.start()
+        run.advance(0.01)
+        clock.now += 1
+        reg.park(reg.register(run, f"tab{i}", browser="greedy"), f"tab{i}")
+        mine.append(run)
+    assert other.training_state_bytes > 0 and other.status == "paused"
+    assert [r.training_state_bytes > 0 for r in mine] == [False] * 9 + [True] * 3  # its own oldest went
+    assert reg.parked_count() == 4
+
+
+def test_when_the_server_is_full_the_biggest_holder_gives_way(clock):
+    reg = registry(clock, max_parked=3, max_parked_per_client=2)
+    runs = {}
+    for name in ("a1", "b1", "a2", "c1"):
+        run = tiny_run()
+        run.start()
+        run.advance(0.01)
+        clock.now += 1
+        reg.park(reg.register(run, name, browser=name[0]), name)
+        runs[name] = run
+    assert runs["a1"].training_state_bytes == 0  # client a held two of four: its oldest goes, not b's older one
+    assert all(runs[n].training_state_bytes > 0 for n in ("b1", "a2", "c1"))

@@ -67,3 +67,31 @@ def test_estimated_wait_follows_the_runs_ends(task, monkeypatch) -> None:
     # runs last 20 s on average here (0 s run so far): the third in line waits for the first one after it
     assert estimated_wait_s(3, 2) == pytest.approx(30.0)
     assert estimated_wait_s(3, 2, run_s=5.0) == pytest.approx(20.0)  # 10 -> 15 -> 20
+
+
+def test_one_client_holds_at_most_per_client_places_and_line_entries(task) -> None:
+    """Four tabs of one browser on a server with four places: two train, the others are refused with the limit,
+    and a second visitor still finds a place."""
+    line = RunLine()
+    runs = [make_run(task, lanes=1) for _ in range(4)]
+    assert run_slots.take_place(runs[0], 4, "tab0", "greedy", line=line) is None
+    assert run_slots.take_place(runs[1], 4, "tab1", "greedy", line=line) is None
+    for i in (2, 3):
+        with pytest.raises(run_slots.QuotaExceeded, match=f"most one visitor may hold at once.*{2}|{2} runs"):
+            run_slots.take_place(runs[i], 4, f"tab{i}", "greedy", line=line)
+        assert runs[i].status == "ready" and line.place(f"tab{i}") is None
+    assert str(run_slots.PER_CLIENT) in str(run_slots.QuotaExceeded(run_slots.PER_CLIENT))
+    assert run_slots.take_place(make_run(task, lanes=1), 4, "someone", "someone-else", line=line) is None
+    runs[0].pause()  # a paused run frees its place, and so the client's quota
+    assert run_slots.take_place(runs[2], 4, "tab2", "greedy", line=line) is None
+
+
+def test_line_entries_count_against_the_client_too(task) -> None:
+    line, training = RunLine(), make_run(task, lanes=1)  # held here: a run nobody holds frees its place
+    assert run_slots.take_place(training, 1, "other", "other-visitor", line=line) is None
+    assert run_slots.take_place(make_run(task, lanes=1), 1, "tab0", "greedy", line=line) == 1
+    assert run_slots.take_place(make_run(task, lanes=1), 1, "tab1", "greedy", line=line) == 2
+    with pytest.raises(run_slots.QuotaExceeded):  # a third tab may not queue ahead of everyone who comes next
+        run_slots.take_place(make_run(task, lanes=1), 1, "tab2", "greedy", line=line)
+    assert run_slots.take_place(make_run(task, lanes=1), 1, "late", "late-visitor", line=line) == 3
+    assert run_slots.take_place(make_run(task, lanes=1), 1, "tab1", "greedy", line=line) == 2  # renewing is fine

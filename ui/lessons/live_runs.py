@@ -4,23 +4,30 @@ A lesson's run is a :class:`~explorer.runs.live.LiveRun` (:func:`explorer.lesson
 where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings are
 fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run that
 trains to its end is recorded, and "📡 Share live" publishes it to a watch link that opens it on Live Training,
-read-only, on any device.
+read-only, on any device. A lesson's run that trains (the first one, or "Train again with another seed") takes a
+place among the runs this server trains at once like any other: it waits in the server's line when none is free,
+and counts against the browser's own limit (:func:`explorer.runs.slots.take_place`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import streamlit as st
 
+from explorer.host import limits
 from explorer.lessons.experiments import VariantRun
 from explorer.lessons.runs import reverse_lesson_run, summaries
 from explorer.runs.live import LiveRun
 from explorer.runs.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
+from explorer.runs.slots import LINE, QuotaExceeded, take_place
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import Publisher
 from ui.common import st_internals
 from ui.common.urlstate import view_link
+from ui.training.line import POLL_S, wait_text
+from ui.training.visitor import visitor
 
 SHARING = "lessons.share.on"  # bool: the lesson's runs are shared live (the toggle)
 SHARED = "lessons.share.run"  # (labels, seed, LiveRun, Publisher): the run being shared and its channel
@@ -46,7 +53,7 @@ def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publ
     return run, publisher
 
 
-def _publish(run: LiveRun, publisher: Publisher | None, *, force: bool = False) -> None:
+def _send_news(run: LiveRun, publisher: Publisher | None, *, force: bool = False) -> None:
     if publisher is None:
         return
     key = recording_key(run) if run.recordable else None
@@ -69,7 +76,7 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
         return
     if labels:  # a run to train next: its channel shows it, ready, until it trains
         run, publisher = _shared(labels, seed, steps)
-        _publish(run, publisher, force=True)
+        _send_news(run, publisher, force=True)
     else:  # everything is trained: the last run's link stays, showing it finished
         held = st.session_state.get(SHARED)
         publisher = held[3] if held is not None else None
@@ -78,8 +85,9 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
                     wrap_lines=True)
 
 
-def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun]:
-    """Train (or replay) the lesson's runs for ``labels`` with a progress bar; returns their summaries."""
+def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun] | None:
+    """Train (or replay) the lesson's runs for ``labels`` with a progress bar; returns their summaries, or ``None``
+    when they could not start (the browser holds its limit of runs: the page says so)."""
     run, publisher = _shared(labels, seed, steps)
     try:
         replay = find_replay(run, run_store(), speed=REPLAY_SPEED)
@@ -88,18 +96,43 @@ def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str
     if replay is not None:
         run = replay
     what = "Replaying the recording of this exact run (no training)" if replay is not None else "Training"
+    if replay is not None:
+        run.start()  # a replay trains nothing: it takes no place
+    elif not _wait_for_place(run):
+        return None
     bar = st.progress(0.0, text=f"{what}…")
-    run.start()
     while run.status == "running":
         run.advance(SLICE_S)
-        _publish(run, publisher)
+        _send_news(run, publisher)
         lanes = " · ".join(f"{titles[label]}: step {t.step if replay is None else run.step} of {steps}"
                            for label, t in zip(labels, run.trainers, strict=True))
         bar.progress(run.progress, text=f"{what} — {lanes}")
-    _publish(run, publisher, force=True)
+    _send_news(run, publisher, force=True)
     try:
         keep(run, run_store())
     except StoreUnavailable as err:
         LOG.warning("lesson run not recorded: %s", err)
     bar.empty()
     return summaries(run, labels)
+
+
+def _wait_for_place(run: LiveRun) -> bool:
+    """Start ``run`` once a place is free for it, showing its place in line meanwhile; returns whether it started
+    (not when the browser holds its limit of places and line entries already: that is said instead)."""
+    client = visitor()
+    ticket = f"{client.session}:lesson"  # apart from the same tab's Live Training run
+    slot = st.empty()
+    try:
+        while True:
+            place = take_place(run, limits().max_live_runs, ticket, client.key)
+            if place is None:
+                slot.empty()
+                return True
+            slot.info(wait_text(place))  # also where Streamlit stops or reruns the script
+            time.sleep(POLL_S)
+    except QuotaExceeded as err:
+        slot.error(str(err), icon="⏳")
+        return False
+    except (st_internals.StopException, st_internals.RerunException):  # the tab closed, or a click
+        LINE.leave(ticket)
+        raise

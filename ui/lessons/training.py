@@ -49,11 +49,15 @@ def lesson_steps() -> int:
     return min(REVERSE_STEPS, limits().max_steps)
 
 
-def _train(labels: list[str]) -> None:
-    """Train (or replay) the missing variants with a progress bar and keep their summaries in the session."""
+def _train(labels: list[str]) -> bool:
+    """Train (or replay) the missing variants with a progress bar and keep their summaries in the session; returns
+    whether they trained (not when this browser already holds its limit of runs: the page says so)."""
     runs = live_runs.train(labels, steps=lesson_steps(), seed=st.session_state.get(RUN_SEED, 0),
                            titles=VARIANT_TITLES)
+    if runs is None:
+        return False
     st.session_state.setdefault(RUNS, {}).update(runs)
+    return True
 
 
 def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, VariantRun]:
@@ -61,17 +65,17 @@ def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, Var
     missing = [k for k in labels if k not in runs]
     live_runs.share_toggle(missing, st.session_state.get(RUN_SEED, 0), lesson_steps())
     if missing:
-        if st.button(text, key=key_of(lesson, "train"), type="primary",
-                     help=f"Trains {len(missing)} small model{'s' if len(missing) > 1 else ''} for {lesson_steps()} "
-                          "steps on this server; a progress bar shows how far it is."):
-            _train(missing)
+        pressed = st.button(text, key=key_of(lesson, "train"), type="primary",
+                            help=f"Trains {len(missing)} small model{'s' if len(missing) > 1 else ''} for "
+                                 f"{lesson_steps()} steps on this server; a progress bar shows how far it is.")
+        if pressed and _train(missing):
             st.rerun()
     elif not presentation() and st.button("Train again with another seed", key=key_of(lesson, "retrain"),
                                           help="New initial weights and batches; the results stay similar."):
         st.session_state[RUN_SEED] = st.session_state.get(RUN_SEED, 0) + 1
         st.session_state[RUNS] = {}
-        _train(list(VARIANTS))
-        st.rerun()
+        if _train(list(VARIANTS)):
+            st.rerun()
     return {k: runs[k] for k in labels if k in runs}
 
 

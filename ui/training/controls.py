@@ -25,8 +25,7 @@ from transformer_core.positional import kinds as positional_kinds
 from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, set_by_link, settle_choice
-from ui.training import interventions as ti
-from ui.training import text as tt
+from ui.training import interventions, text
 
 PAGE = "training"  # the page's url path and its name for ui.common.urlstate
 # Widget keys (also the URL settings, under the short names given in URL_PARAMS).
@@ -36,6 +35,7 @@ LR, BATCH, STEPS, SEED, DEVICE = "live.lr", "live.batch", "live.steps", "live.se
 COMPARE, B_LAYERS, B_HEADS = "live.compare", "live.b_layers", "live.b_heads"
 B_POSITIONAL, B_NORM = "live.b_positional", "live.b_norm"
 # Other state of the page.
+SESSION = "live.session"  # RunSession: this browser session's run and its rules (ui.training.run.session)
 SAVED = "live.saved"  # dict key -> value: the settings as last drawn (restored after other pages)
 DEFAULTS_FOR = "live.defaults_for"  # the task whose tuned settings the widgets were last given
 
@@ -64,11 +64,11 @@ URL_PARAMS = (
     UrlParam(B_HEADS, 4, lo=1, hi=MAX_HEADS, name="b_heads"),
     UrlParam(B_POSITIONAL, "none", choices=POSITIONALS, name="b_positional"),
     UrlParam(B_NORM, "pre", choices=NORMS, name="b_norm"),
-    *tt.URL_PARAMS,
-    *ti.URL_PARAMS,
+    *text.URL_PARAMS,
+    *interventions.URL_PARAMS,
 )
 DEFAULTS = {p.key: p.default for p in URL_PARAMS}
-SESSION_DEFAULTS = {**DEFAULTS, **tt.DEFAULTS}  # everything restored after other pages (the text: not in the URL)
+SESSION_DEFAULTS = {**DEFAULTS, **text.DEFAULTS}  # everything restored after other pages (the text: not in the URL)
 
 
 @st.cache_resource(show_spinner=False)
@@ -146,11 +146,11 @@ def restore_settings() -> None:
     settle_choice(D_FF, d_ff_choices(), why=f"this server allows d_ff up to {FF_PER_WIDTH * host.max_d_model}")
     settle_choice(LR, list(LRS))
     settle_choice(BATCH, batch_choices(), why=f"this server trains batches up to {host.max_batch}")
-    settle_choice(tt.SOURCE, list(tt.SOURCES))
-    settle_choice(tt.TEMPERATURE, list(tt.TEMPERATURES))
-    settle_choice(tt.TOP_K, list(tt.TOP_KS))
-    if not isinstance(st.session_state[tt.TEXT], str):
-        st.session_state[tt.TEXT] = ""
+    settle_choice(text.SOURCE, list(text.SOURCES))
+    settle_choice(text.TEMPERATURE, list(text.TEMPERATURES))
+    settle_choice(text.TOP_K, list(text.TOP_KS))
+    if not isinstance(st.session_state[text.TEXT], str):
+        st.session_state[text.TEXT] = ""
     settle_choice(STEPS, range(10, host.max_steps + 1), why=f"this server trains at most {host.max_steps:,} steps")
     for key in (LAYERS, B_LAYERS):
         settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
@@ -208,14 +208,14 @@ def settings_signature() -> tuple:
 
     Sampling settings and the heads switched off are left out: they change only what is shown of the run.
     """
-    keys = [k for k in (*DEFAULTS, DEVICE) if k not in (*tt.SAMPLING_KEYS, *ti.KEYS)]
-    return (*(st.session_state[k] for k in keys), tt.text_signature(st.session_state[TASK]))
+    keys = [k for k in (*DEFAULTS, DEVICE) if k not in (*text.SAMPLING_KEYS, *interventions.KEYS)]
+    return (*(st.session_state[k] for k in keys), text.text_signature(st.session_state[TASK]))
 
 
 def build_specs() -> tuple[Task, list[RunSpec]]:
     """The task and one RunSpec per configuration from the current settings (ValueError if invalid)."""
     s = st.session_state
-    task = tt.user_task() if tt.own_text_selected(s[TASK]) else load_task(s[TASK])
+    task = text.user_task() if text.own_text_selected(s[TASK]) else load_task(s[TASK])
     base = task.default_model_config()
     arch = dict(n_layers=s[LAYERS], n_heads=s[HEADS], d_model=s[D_MODEL], d_ff=s[D_FF], dropout=s[DROPOUT])
     is_vit = isinstance(base, ViTConfig)
@@ -245,13 +245,13 @@ def cadence(steps: int) -> dict[str, int]:
 
 def describe(config: Any) -> str:
     """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
-    text = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
-           f"head{'s' if config.n_heads != 1 else ''}"
+    words = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
+            f"head{'s' if config.n_heads != 1 else ''}"
     if not isinstance(config, ViTConfig):
         spec = positional_kind(config.positional)
         positions = "no positions" if spec.acts == "nothing" else f"{spec.title} positions"
-        text += f", {positions}, {config.norm}-norm"
-    return text
+        words += f", {positions}, {config.norm}-norm"
+    return words
 
 
 def guard(task: Task, specs: list[RunSpec]) -> GuardResult:
@@ -274,7 +274,7 @@ def task_picker() -> Task:
                      on_change=on_task_change,
                      help="What the model learns. Each task needs its own attention pattern; watch it appear.")
     task = load_task(st.session_state[TASK])
-    c_text.caption(tt.OWN_DESCRIPTION if tt.own_text_selected(task.name) else task.description)
+    c_text.caption(text.OWN_DESCRIPTION if text.own_text_selected(task.name) else task.description)
     return task
 
 

@@ -31,17 +31,18 @@ from transformer_core.checkpoint import (
 from transformer_core.tasks import task_names
 from ui.common.charts import colorscale
 from ui.common.exports import colormap
-from ui.training import controls as tc
+from ui.training import controls
 from ui.training.charts import kind_title
-from ui.training.run import NOTICE, build_run, publish
+from ui.training.run import build_run, hand_over_model, session
 from ui.training.views import PIN
 
 FRAME = "live.frame"  # the time-lapse slider (a snapshot's step)
 FRAME_LAST = "live.frame_last"  # the slider's last step when it was drawn: choosing it means "follow"
 UPLOAD = "live.upload"  # the checkpoint uploader
 # Model settings a checkpoint fills into the page's widgets.
-_ARCH_KEYS = {"n_layers": tc.LAYERS, "n_heads": tc.HEADS, "d_model": tc.D_MODEL, "d_ff": tc.D_FF,
-              "dropout": tc.DROPOUT, "norm": tc.NORM, "positional": tc.POSITIONAL}
+_ARCH_KEYS = {"n_layers": controls.LAYERS, "n_heads": controls.HEADS, "d_model": controls.D_MODEL,
+              "d_ff": controls.D_FF, "dropout": controls.DROPOUT,
+              "norm": controls.NORM, "positional": controls.POSITIONAL}
 
 
 def _on_frame() -> None:
@@ -117,15 +118,15 @@ def downloads(run: LiveRun, kind: str) -> None:
 
 def _fill_settings(task_name: str, config) -> None:
     """Point the settings widgets at a checkpoint's task and architecture."""
-    tc.choose_task(task_name)
-    st.session_state[tc.COMPARE] = False
+    controls.choose_task(task_name)
+    st.session_state[controls.COMPARE] = False
     for name, key in _ARCH_KEYS.items():
         if name in {f.name for f in fields(config)}:
             st.session_state[key] = getattr(config, name)
 
 
 def _settings() -> dict[str, Any]:
-    return {k: st.session_state[k] for k in (*tc.SESSION_DEFAULTS, tc.DEVICE) if k in st.session_state}
+    return {k: st.session_state[k] for k in (*controls.SESSION_DEFAULTS, controls.DEVICE) if k in st.session_state}
 
 
 def upload_limit_mb() -> int:
@@ -145,15 +146,15 @@ def _check_fits(info: CheckpointInfo) -> None:
     if too_big:
         raise CheckpointError("Its model is larger than this server trains: " + ", ".join(too_big) + ".")
     _fill_settings(info.task_name, info.config)
-    tc.restore_settings()
+    controls.restore_settings()
     try:
-        task, specs = tc.build_specs()
+        task, specs = controls.build_specs()
     except ValueError as err:
         raise CheckpointError(str(err)) from err
     if specs[0].model_config != info.config:
         raise CheckpointError("This checkpoint's model has settings this page cannot reproduce "
                               "(for example another vocabulary or sequence length).")
-    verdict = tc.guard(task, specs)
+    verdict = controls.guard(task, specs)
     if not verdict.ok:
         raise CheckpointError(verdict.reason)
 
@@ -163,7 +164,7 @@ def _on_upload() -> None:
     if file is None:
         return
     before = _settings()
-    old_task = tc.load_task(before.get(tc.TASK, task_names()[0]))
+    old_task = controls.load_task(before.get(controls.TASK, task_names()[0]))
     try:
         data = file.getvalue()
         if len(data) > upload_limit_mb() * MIB:
@@ -176,15 +177,15 @@ def _on_upload() -> None:
         if error or run is None or verdict is None or not verdict.ok:
             raise CheckpointError(error or (verdict.reason if verdict else "The model does not fit."))
         run.load_weights(loaded.model.state_dict())
-        publish(run, force=True)
+        hand_over_model(run, force=True)
         switched = "" if loaded.task_name == old_task.name else (
             f" It was trained on the {run.task.title} task, so the page switched from {old_task.title} to "
             f"{run.task.title}.")
-        st.session_state[NOTICE] = ("success", f"Loaded {file.name}.{switched} Press Start to train it further, "
-                                               "or open the other pages to explore it.")
+        session().notice = ("success", f"Loaded {file.name}.{switched} Press Start to train it further, or open "
+                                       "the other pages to explore it.")
     except CheckpointError as err:
         st.session_state.update(before)  # a refused file leaves the settings as they were
-        st.session_state[NOTICE] = ("error", f"{file.name} was not loaded. {err}")
+        session().notice = ("error", f"{file.name} was not loaded. {err}")
 
 
 def upload() -> None:

@@ -1,36 +1,43 @@
 """Live Training page: the session's run, the buttons that drive it, and the live training loop.
 
-Design: the run (a :class:`~explorer.runs.live.LiveRun`) lives in ``st.session_state``, so each browser
-session has its own. While it is running, the page script itself loops — train for about
-:data:`TICK_S` seconds, redraw the placeholders, repeat. Any click (Pause, a slider, another page) makes
-Streamlit interrupt the script at its next redraw and run it again; the button's callback then changes the
-run's status before the page is drawn. This needs ``runner.fastReruns = false`` (.streamlit/config.toml):
-fast reruns would stop the loop as if the tab had closed and start a second script thread at once.
-The loop redraws only while the browser keeps up (:func:`_redraw`), so a slow browser skips frames instead of
-being dropped by the server. When the page's connection ends (a reload, a closed tab, a lost network), the run
-is paused and kept for a while, and reloading the tab's address brings it back (:mod:`ui.training.resume`).
-Leaving the page for another page of the app stops a running run and frees its gradients and optimiser state,
-and so does Stop or the end of a run (the trained model stays for the other pages and the downloads). At most
-``Limits.max_live_runs`` runs train at once in the server process: Start and Resume say so when it is busy.
+Every rule of a run's life lives in one plain-Python object, :class:`~explorer.runs.session.RunSession` (one per
+browser session, in ``st.session_state``): one run per session, what a new run lets go of, the line, replays and
+recordings, parking and taking back. This module only reads the settings, calls the session and draws.
+
+How a setting reaches the model, e.g. the number of heads: the "Heads" select box (key
+:data:`~ui.training.controls.HEADS`) → :func:`ui.training.controls.build_specs` puts it into the
+``ModelConfig`` of a :class:`~explorer.runs.live.RunSpec` → Start calls :func:`start`, which hands task, specs and
+settings to :meth:`RunSession.start <explorer.runs.session.RunSession.start>` → a
+:class:`~explorer.runs.live.LiveRun` builds one :class:`~transformer_core.training.Trainer` per spec → the trainer
+builds ``task.build_model(config)`` (:mod:`transformer_core.models`) → each block of
+:mod:`transformer_core.blocks` makes ``MultiHeadAttention(d_model, n_heads)`` (:mod:`transformer_core.attention`).
+
+While the run is running, the page script itself loops — train for about :data:`TICK_S` seconds, redraw the
+placeholders, repeat. Any click (Pause, a slider, another page) makes Streamlit interrupt the script at its next
+redraw and run it again; the button's callback then changes the run before the page is drawn. This needs
+``runner.fastReruns = false`` (.streamlit/config.toml): fast reruns would stop the loop as if the tab had closed
+and start a second script thread at once. The loop redraws only while the browser keeps up (:func:`_redraw`), so a
+slow browser skips frames instead of being dropped by the server. When the page's connection ends (a reload, a
+closed tab, a lost network), the run is parked, paused, and the same browser takes it back on reload
+(:mod:`ui.training.resume`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from explorer.guard import GuardResult
-from explorer.runs.live import LIVE_THREADS, LiveRun
-from explorer.runs.recording import ReplayRun
+from explorer.host import limits
+from explorer.runs.live import LiveRun
+from explorer.runs.session import RunSession
 from ui.common import st_internals
 from ui.common.state import TrainedModel, publish_trained
-from ui.training import controls as tc
-from ui.training import line, replay, resume, share
-from ui.training import text as tt
+from ui.training import controls, share, text
 from ui.training.views import PIN, LiveView
+from ui.training.visitor import visitor
 
-RUN = "live.run"  # LiveRun | None: this session's run
-RUN_SIGNATURE = "live.run_signature"  # the settings the run was built from
-NOTICE = "live.notice"  # (level, text) shown once on the next run: "info", "success" or "error"
 TICK_S = 0.25  # seconds of training between two redraws while running
 SAMPLES = 6  # sample predictions shown per configuration
 SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
@@ -41,65 +48,22 @@ BACKLOG_LIMIT = 60
 LOG = st_internals.logger("transformer_explorer.live")
 
 
+def session() -> RunSession:
+    """This browser session's :class:`RunSession` (made on first use)."""
+    held = st.session_state.get(controls.SESSION)
+    if held is None:
+        held = RunSession(visitor(), max_running=lambda: limits().max_live_runs, hand_over=hand_over_model)
+        st.session_state[controls.SESSION] = held
+    return held
+
+
 def current_run() -> LiveRun | None:
     """This session's run, if one was built."""
-    return st.session_state.get(RUN)
+    held = st.session_state.get(controls.SESSION)
+    return held.run if held is not None else None
 
 
-def leave_page() -> None:
-    """Stop a running run and free its training memory: the router calls this when another page runs.
-
-    Nobody watches the run any more, so its gradients and optimiser state go; the model trained so far stays
-    for the other pages, and a notice on the way back says what happened. A paused run is kept as it is: the
-    user paused it on purpose and may come back to resume.
-    """
-    line.leave_line()
-    run = current_run()
-    if run is None or run.status != "running":
-        return
-    if isinstance(run, ReplayRun):
-        run.pause()  # a replay trains nothing: it waits, paused, for the way back
-        return
-    step = run.step
-    run.release("stopped when the Live Training page was left")
-    publish(run)
-    st.session_state[NOTICE] = ("info", f"Training stopped at step {step} when you left this page, and its training "
-                                        "memory was freed. The model trained so far is still used by the other "
-                                        "pages; press Start for a new run.")
-
-
-def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, str | None]:
-    """Make sure the session's run matches the settings; returns (run, guard verdict, error message).
-
-    A run that has not started follows the settings; one that has trained keeps its own settings until
-    Reset, or Start after it finished (both pass ``force``).
-    """
-    try:
-        task, specs = tc.build_specs()
-    except ValueError as err:
-        return current_run(), None, str(err)
-    verdict = tc.guard(task, specs)
-    run, signature = current_run(), tc.settings_signature()
-    stale = run is None or st.session_state.get(RUN_SIGNATURE) != signature
-    if verdict.ok and (force or (stale and (run is None or run.status == "ready"))):
-        try:
-            new = LiveRun(task, specs, threads=LIVE_THREADS)
-        except ValueError as err:
-            return current_run(), verdict, str(err)
-        if run is not None and run.training_state_bytes:
-            run.release("replaced by a new run")  # frees its place under the server's run limit and its memory
-        if run is not None:
-            share.end_channel("Its owner started a new run.", run)
-        line.leave_line()
-        resume.forget()
-        run = new
-        st.session_state[RUN], st.session_state[RUN_SIGNATURE] = run, signature
-        share.remember_settings()
-        st.session_state[PIN] = None
-    return run, verdict, None
-
-
-def publish(run: LiveRun | None, *, force: bool = False) -> None:
+def hand_over_model(run: LiveRun | None, *, force: bool = False) -> None:
     """Offer configuration A's model to the other pages of this session (once it has trained, or loaded)."""
     if run is None or (run.trainers[0].step == 0 and not force):
         return
@@ -109,83 +73,98 @@ def publish(run: LiveRun | None, *, force: bool = False) -> None:
                                  task=run.task))
 
 
-def _run_if_free(run: LiveRun) -> None:
-    """Start or resume ``run`` when a place is free, else wait in line for one (a replay needs no place)."""
-    if isinstance(run, ReplayRun):
-        run.start()
-    elif line.start_or_wait(run):
-        resume.register(run)  # a reloaded tab finds the run again through its address
+def leave_page() -> None:
+    """Another page runs (the router calls this): the session's run stops and frees its training memory."""
+    held = st.session_state.get(controls.SESSION)
+    if held is not None:
+        held.leave()
 
 
-def _start() -> None:
-    tc.restore_settings()
-    run = current_run()
-    run, verdict, error = build_run(force=run is not None and run.finished)
-    if error or verdict is None or not verdict.ok:
-        st.session_state[NOTICE] = ("error", error or (verdict.reason if verdict else ""))
+def _act(action: Callable[[RunSession], object]) -> None:
+    """Call ``action`` on the session; a new run starts its share link's settings and follows training."""
+    held = session()
+    before = held.run
+    try:
+        action(held)
+    except ValueError as err:  # settings that make no valid model
+        held.notice = ("error", str(err))
         return
-    played = replay.replay_for(run, tc.settings_signature())
-    if played is not run:
-        st.session_state[RUN] = run = played
-    _run_if_free(run)
+    if held.run is not before:
+        held.share_query = share.settings_query()
+        st.session_state[PIN] = None
+
+
+def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, str | None]:
+    """Make sure the session's run matches the settings; returns (run, guard verdict, error message).
+
+    A run that has not started follows the settings; one that has trained keeps its own settings until
+    Reset, or Start after it finished (both pass ``force``).
+    """
+    try:
+        task, specs = controls.build_specs()
+    except ValueError as err:
+        return current_run(), None, str(err)
+    verdict = controls.guard(task, specs)
+    if not verdict.ok:
+        return current_run(), verdict, None
+    error = None
+
+    def prepare(held: RunSession) -> None:
+        nonlocal error
+        try:
+            held.prepare(task, specs, controls.settings_signature(), force=force)
+        except ValueError as err:
+            error = str(err)
+
+    _act(prepare)
+    return current_run(), verdict, error
+
+
+def _settings() -> tuple | None:
+    """(task, specs, signature) of the current settings, or ``None`` with the reason as the session's notice."""
+    controls.restore_settings()
+    try:
+        task, specs = controls.build_specs()
+    except ValueError as err:
+        session().notice = ("error", str(err))
+        return None
+    verdict = controls.guard(task, specs)
+    if not verdict.ok:
+        session().notice = ("error", verdict.reason)
+        return None
+    return task, specs, controls.settings_signature()
+
+
+def _with_settings(action: Callable[..., object]) -> None:
+    """Call the session's ``action`` with the current settings (task, specs, signature) when they are valid."""
+    settings = _settings()
+    if settings is not None:
+        _act(lambda held: action(held, *settings))
+
+
+def start() -> None:
+    """Start: a new run after a finished one; a replay when these settings were recorded; a place or the line."""
+    _with_settings(RunSession.start)
 
 
 def train_for_real() -> None:
     """Train the current settings now instead of replaying their recording."""
-    tc.restore_settings()
-    st.session_state[replay.REAL] = tc.settings_signature()
-    run, verdict, error = build_run(force=True)
-    if run is not None and not error and verdict is not None and verdict.ok:
-        _run_if_free(run)
+    _with_settings(RunSession.train_for_real)
 
 
-def _pause() -> None:
-    run = current_run()
-    if run is not None:
-        run.pause()
-        publish(run)
+def reset() -> None:
+    """Fresh weights from the seed."""
+    _with_settings(RunSession.reset)
 
 
-def _resume() -> None:
-    if current_run() is not None:
-        _run_if_free(current_run())
-
-
-def _step() -> None:
-    run = current_run()
-    if run is not None:
-        run.step_once()
-        publish(run)
-        finish(run)
-
-
-def _stop() -> None:
-    run = current_run()
-    if run is not None:
-        run.release("stopped by the user")
-        publish(run)
-
-
-def finish(run: LiveRun) -> None:
-    """Keep a finished run's recording for replays and free its gradients and optimiser state: it cannot train
-    on (Start makes a new run)."""
-    if not run.finished:
-        return
-    replay.keep_recording(run)
-    if run.training_state_bytes:
-        run.release("finished")
-
-
-def write_samples(run: LiveRun) -> None:
+def write_samples() -> None:
     """Each lane's sample predictions after a new evaluation (a waiting click ends the writing early)."""
-    sampling = tt.sampling(run.task)
-    run.update_samples(sampling, tt.sampling_caption(sampling), SAMPLES, SAMPLE_SEED,
+    held = session()
+    if held.run is None:
+        return
+    sampling = text.sampling(held.run.task)
+    held.write_samples(sampling, text.sampling_caption(sampling), SAMPLES, SAMPLE_SEED,
                        interrupted=st_internals.click_pending)
-
-
-def _reset() -> None:
-    tc.restore_settings()
-    build_run(force=True)
 
 
 def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
@@ -194,36 +173,35 @@ def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
     Only when that button can be pressed: Reset while the run is running or paused (Start is off then), Start
     once it is over (Start makes a new run).
     """
-    if run is None or run.status == "ready" or not ready or st.session_state.get(RUN_SIGNATURE) == \
-            tc.settings_signature():
+    if run is None or run.status == "ready" or not ready or session().signature == controls.settings_signature():
         return
     button = "Start" if run.finished else "Reset"
     st.info(f"The settings changed since this run started. Press **{button}** to train with the new settings.",
             icon="🔁")
 
 
-def control_bar(run: LiveRun | None, ready: bool, projector: bool, waiting: bool = False) -> None:
+def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
     """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset); Start is
-    off while the run ``waiting`` in line for a place."""
+    off while the run waits in line for a place."""
     status = run.status if run is not None else "ready"
     bar = st.container(horizontal=True)
-    bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=_start, key="live.start",
-               disabled=not ready or waiting or status in ("running", "paused"),
+    bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=start, key="live.start",
+               disabled=not ready or session().waiting or status in ("running", "paused"),
                help="Train from the current settings (after a finished run: a new run).")
     if status == "paused":
-        bar.button("Resume", icon=":material/play_circle:", on_click=_resume, key="live.resume",
+        bar.button("Resume", icon=":material/play_circle:", on_click=lambda: session().resume(), key="live.resume",
                    help="Continue exactly where training paused.")
     else:
-        bar.button("Pause", icon=":material/pause:", on_click=_pause, key="live.pause",
+        bar.button("Pause", icon=":material/pause:", on_click=lambda: session().pause(), key="live.pause",
                    disabled=status != "running", help="Stop updating the weights for now; Resume goes on.")
     if not projector:
-        bar.button("Step once", icon=":material/skip_next:", on_click=_step, key="live.step",
+        bar.button("Step once", icon=":material/skip_next:", on_click=lambda: session().step(), key="live.step",
                    disabled=run is None or status not in ("ready", "paused") or (status == "ready" and not ready),
                    help="Do a single optimisation step and look at what changed.")
-        bar.button("Stop", icon=":material/stop:", on_click=_stop, key="live.stop",
+        bar.button("Stop", icon=":material/stop:", on_click=lambda: session().stop(), key="live.stop",
                    disabled=status not in ("running", "paused"),
                    help="End the run; the trained model stays for the other pages and the downloads.")
-    bar.button("Reset", icon=":material/restart_alt:", on_click=_reset, key="live.reset", disabled=not ready,
+    bar.button("Reset", icon=":material/restart_alt:", on_click=reset, key="live.reset", disabled=not ready,
                help="Fresh weights from the seed (the same seed gives the same start).")
 
 
@@ -240,42 +218,44 @@ def _redraw(view: LiveView) -> bool:
     return True
 
 
-def _loop(run: LiveRun, view: LiveView) -> str:
+def _loop(held: RunSession, view: LiveView) -> str:
     """Train and redraw until the run stops running; returns why the loop ended (for the log)."""
-    drawn = len(run.trainers[0].snapshots)
+    drawn = len(held.run.trainers[0].snapshots)
     skipped = 0
     while True:
-        if not resume.still_mine():  # another tab took the run over (and paused it)
-            return "moved"
-        if run.status != "running":
-            return run.status
-        run.advance(TICK_S, interrupted=st_internals.click_pending)
-        write_samples(run)
-        share.publish(run)
+        why = held.train_slice(TICK_S, interrupted=st_internals.click_pending)
+        if why is not None:
+            return why
+        write_samples()
+        share.send_news(held)
         if not _redraw(view):
             skipped += 1
             if skipped % 40 == 1:
                 LOG.info("live loop: browser behind (%d messages queued), frames skipped: %d",
                          st_internals.send_backlog(), skipped)
             continue
-        if view.pinned_step is not None and len(run.trainers[0].snapshots) >= max(2, 2 * drawn):
+        if view.pinned_step is not None and len(held.run.trainers[0].snapshots) >= max(2, 2 * drawn):
             return "snapshots doubled"  # a fresh page run redraws the time-lapse slider with its new range
 
 
-def train_live(run: LiveRun, view: LiveView) -> None:
-    """While the run is running: train a slice, redraw, repeat; then rerun the page.
+def train_live(view: LiveView) -> None:
+    """While the session's run is running: train a slice, redraw, repeat; then rerun the page.
 
     Every way out is logged. A click reruns the script (Streamlit raises ``RerunException`` at the next
     redraw); the end of the page's connection stops it (``StopException``): the run is then parked, paused,
-    for a reload (:mod:`ui.training.resume`). An unexpected error pauses the run and says so instead of
-    leaving it "running" with nobody training it.
+    for a reload. An unexpected error pauses the run and says so instead of leaving it "running" with nobody
+    training it.
     """
-    if run.status != "running":
+    held = session()
+    run = held.run
+    if run is None or run.status != "running":
         return
+    why = "rerun"
     try:
-        why = _loop(run, view)
+        why = _loop(held, view)
     except st_internals.StopException:
-        resume.park(run)
+        why = "connection ended"
+        held.park()
         raise
     except st_internals.RerunException:
         LOG.debug("live loop: a click reruns the page at step %d", run.step)
@@ -284,24 +264,19 @@ def train_live(run: LiveRun, view: LiveView) -> None:
         LOG.exception("live loop failed at step %d; run paused", run.step)
         with run.lock:
             run.pause()
-        st.session_state[NOTICE] = ("error", f"Training paused at step {run.step:,}: the page hit an unexpected "
-                                             f"error ({type(err).__name__}: {err}). Press Resume to go on.")
+        held.notice = ("error", f"Training paused at step {run.step:,}: the page hit an unexpected error "
+                                f"({type(err).__name__}: {err}). Press Resume to go on.")
         why = "error"
     finally:
-        publish(run)
-        finish(run)
-        share.publish(run, force=True)
+        held.loop_ended(why)
     LOG.info("live loop ended (%s) at step %d", why, run.step)
-    if why == "moved":
-        st.session_state[resume.MOVED] = True
-        st.session_state[RUN] = None
-        st.session_state.pop(resume.TOKEN, None)
     st.rerun()
 
 
 def show_notice() -> None:
-    """Show the message left by a callback or by :func:`leave_page`, once."""
-    notice = st.session_state.pop(NOTICE, None)
+    """Show the message the session left (a callback's, a take-back's, a left page's), once."""
+    held = session()
+    notice, held.notice = held.notice, None
     if notice:
-        level, text = notice
-        {"info": st.info, "success": st.success, "error": st.error}.get(level, st.info)(text)
+        level, words = notice
+        {"info": st.info, "success": st.success, "error": st.error}.get(level, st.info)(words)

@@ -1,9 +1,13 @@
 """Live Training page: what the character language model reads — the built-in corpus or the user's own text —
 and how its sample predictions are drawn (temperature and top-k).
 
-The user's text is private and can be large, so it never goes into the URL or a shared cache: it lives in this
-session's state, and the task built from it is kept there too, under a hash of the text, so that it is built
-once per text instead of on every script run.
+The user's text is private and can be large. It never goes into the URL, a link or anything that sessions
+share: it lives in this session's state, and the task built from it is kept there too, under a hash of the
+text, so that it is built once per text instead of on every script run. A run on it is never kept in, nor
+replayed from, the recordings that every session shares (:mod:`explorer.runs.user_data`): another visitor with
+the same settings always trains their own run. Only a live share that its owner turns on shows the run (its
+curves, attention and samples, never the text itself) to whoever opens that link; its model is offered for
+download only when the owner allows it.
 
 These widgets are drawn only for char_lm, and Streamlit drops a widget's state while it is not drawn (on another
 page, or for another task), so their values live under plain session-state keys and each widget gets its own
@@ -45,6 +49,10 @@ URL_PARAMS = (
 SAMPLING_KEYS = (TEMPERATURE, TOP_K)  # they change the samples shown, never the run
 OWN_DESCRIPTION = "Predict the next character of your text, then write new text one character at a time."
 SHOWN_VOCAB = 80  # characters of the vocabulary listed under the text box
+PRIVACY = ("🔒 Your text stays in this browser session: it is never put into the address, links or the recordings "
+           "this server keeps for replays, and a run on it is never replayed to anyone else. Others see the run "
+           "(curves, attention and the samples it writes, not the text) only if you turn on 📡 Share live and give "
+           "them the link.")
 
 
 def widget_key(key: str) -> str:
@@ -197,6 +205,7 @@ def own_text_inputs() -> None:
     summary = text_summary()
     if summary:
         c_text.caption(summary)
+    st.caption(PRIVACY)
 
 
 def text_panel(task_name: str) -> None:
@@ -207,8 +216,8 @@ def text_panel(task_name: str) -> None:
     _bound(
         c_source.radio, "Training text", list(SOURCES), key=SOURCE, format_func=SOURCES.get, horizontal=True,
         help="What the character model learns from: the built-in corpus of grammatical sentences, or text you "
-             "paste or upload (a few pages work best). Your text stays in this browser session and is never "
-             "put into links.")
+             "paste or upload (a few pages work best). Your text stays in this browser session: it is never put "
+             "into links or the server's shared recordings, and runs on it are never replayed to others.")
     with c_sampling:
         sampling_controls()
     if st.session_state[SOURCE] == "own":

@@ -16,8 +16,7 @@ import streamlit as st
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import st_internals
-from ui.training import io as tio
-from ui.training import views as tv
+from ui.training import io, views
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
@@ -32,7 +31,7 @@ def _mirror(run_id: str) -> WatchedRun:
     if held is None or held.run_id != run_id:
         held = WatchedRun(run_store(), run_id, st.session_state.setdefault(WATCHER, new_watcher_id()))
         st.session_state[WATCHED] = held
-        st.session_state[tv.PIN] = None
+        st.session_state[views.PIN] = None
     return held
 
 
@@ -103,18 +102,19 @@ def watch_page(run_id: str, projector: bool) -> None:
         return
     _header(watched)
     frame = watched.frame()
-    with tv.run_container(watched, projector):
-        kind = tv.kind_picker(frame)
-        view = tv.LiveView(watched.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(tv.PIN))
+    with views.run_container(watched, projector):
+        kind = views.kind_picker(frame)
+        view = views.LiveView(watched.frame, projector=projector, kind=kind,
+                              pinned_step=st.session_state.get(views.PIN))
         with view.timelapse:
-            view.frame_label = tio.timelapse_controls(frame, kind, follow=view.follows_training)
+            view.frame_label = io.timelapse_controls(frame, kind, follow=view.follows_training)
         view.refresh()
         view.draw_numbers()
         _downloads(watched)
     _follow(watched, view)
 
 
-def _follow(watched: WatchedRun, view: tv.LiveView) -> None:
+def _follow(watched: WatchedRun, view: views.LiveView) -> None:
     """Read and redraw while the page shows the channel; rerun when it ends, a click waits or snapshots doubled."""
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")

@@ -1,0 +1,332 @@
+"""One browser session's run and every rule of its life, in plain Python: :class:`RunSession`.
+
+A session shows at most one run. Its page calls the methods named for its buttons — :meth:`~RunSession.start`,
+:meth:`~RunSession.pause`, :meth:`~RunSession.resume`, :meth:`~RunSession.step`, :meth:`~RunSession.stop`,
+:meth:`~RunSession.reset` — and for what happens to the page: :meth:`~RunSession.leave` (another page opened),
+:meth:`~RunSession.park` (its connection ended), :meth:`~RunSession.take_back` (a reload). The rules:
+
+- A new run replaces the old one whole: the old run's training memory is freed (and with it its place), its
+  watch channel ends, its ticket leaves the line and its reload token is dropped.
+- A run starts when a place is free and nobody waits before it (:mod:`explorer.runs.slots`), else it waits in
+  line (:meth:`~RunSession.poll_line`). One client holds at most ``per_client`` places and line entries.
+- Settings that were recorded before are replayed (:meth:`~RunSession.replay`): a replay trains nothing and takes
+  no place. A run that went its whole way is recorded (:meth:`~RunSession.finish`) unless it trains on a user's
+  own data: such a run is never kept in, nor replayed from, the recordings all sessions share.
+- A run that trains is entered in the registry under a reload token; only the same browser takes it back. A
+  page whose connection ends parks its run, paused, for that reload.
+
+Where the run trains is the :class:`~explorer.runs.place.TrainingPlace` given (this thread today). The registry,
+the line, the store and the limit on runs training at once are given too, so tests build a session from fakes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from explorer.runs.channel import WatchChannel
+from explorer.runs.clients import Client
+from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.place import ThisThread, TrainingPlace
+from explorer.runs.recording import ReplayRun, find_replay, keep
+from explorer.runs.registry import REGISTRY, RunRegistry
+from explorer.runs.slots import LINE, PER_CLIENT, QuotaExceeded, RunLine, take_place
+from explorer.runs.store import RunStore, StoreUnavailable, run_store
+from transformer_core.tasks.base import Task
+
+__all__ = ["Notice", "RunSession"]
+
+Notice = tuple[str, str]  # (level, text) for the page to show once: level "info", "success" or "error"
+LOG = logging.getLogger(__name__)
+
+
+class RunSession:
+    """A browser session's run, its place in line, its reload token, its watch channel and its recordings.
+
+    Args:
+        client: who the session is (its session, browser and client ids).
+        max_running: how many runs this server trains at once (asked each time: limits may change).
+        registry, line, store: the server's run registry, line and run store (a callable: the store is made on
+            first use).
+        place: where runs train.
+        hand_over: called with the run whenever its model should reach the session's other pages.
+        per_client: places and line entries one client may hold.
+    """
+
+    def __init__(self, client: Client, *, max_running: Callable[[], int], registry: RunRegistry = REGISTRY,
+                 line: RunLine = LINE, store: Callable[[], RunStore] = run_store, place: TrainingPlace | None = None,
+                 hand_over: Callable[[LiveRun], None] | None = None, per_client: int = PER_CLIENT) -> None:
+        self.client = client
+        self.max_running, self.registry, self.line, self.store = max_running, registry, line, store
+        self.place = place if place is not None else ThisThread()
+        self.hand_over = hand_over if hand_over is not None else (lambda run: None)
+        self.per_client = per_client
+        self.run: LiveRun | None = None
+        self.signature: Any = None  # the settings the run was built from
+        self.token: str | None = None  # the run's reload token in the registry
+        self.waiting = False  # the run waits in line for a place
+        self.moved = False  # another tab of this browser took the run over
+        self.real: Any = None  # settings the user chose to train for real rather than replay
+        self.replay_speed = 1.0  # how many times faster than recorded a replay plays
+        self.notice: Notice | None = None
+        self.channel: WatchChannel | None = None  # the run's watch channel while it is shared
+        self.sharing = False  # the owner shares the session's runs live
+        self.downloads = False  # watchers may download the model
+        self.share_query: dict[str, str] | None = None  # the run's settings as a link's query (None: private data)
+
+    # The run and its buttons.
+
+    def prepare(self, task: Task, specs: Sequence[RunSpec], signature: Any, *, force: bool = False) -> LiveRun:
+        """Make sure the run matches the settings (``signature``) and return it.
+
+        A run that has not started follows the settings; one that has trained keeps its own until Reset or Start
+        after its end (both ``force`` a new run). ``ValueError`` when the settings make no valid model.
+        """
+        stale = self.run is None or self.signature != signature
+        if force or (stale and (self.run is None or self.run.status == "ready")):
+            self._replace(LiveRun(task, specs, threads=LIVE_THREADS), signature)
+        return self.run
+
+    def adopt(self, run: LiveRun, signature: Any) -> None:
+        """Show ``run``, built elsewhere (a checkpoint's weights loaded into it), as the session's new run."""
+        self._replace(run, signature)
+
+    def start(self, task: Task, specs: Sequence[RunSpec], signature: Any) -> None:
+        """Start: a new run after a finished one, replayed when recorded, started or put in line."""
+        self.prepare(task, specs, signature, force=self.run is not None and self.run.finished)
+        self.replay()
+        self._run_if_free()
+
+    def train_for_real(self, task: Task, specs: Sequence[RunSpec], signature: Any) -> None:
+        """Train the settings now, even though a recording of them could be replayed."""
+        self.real = signature
+        self.prepare(task, specs, signature, force=True)
+        self._run_if_free()
+
+    def pause(self) -> None:
+        if self.run is not None:
+            self.run.pause()
+            self.hand_over(self.run)
+
+    def resume(self) -> None:
+        if self.run is not None:
+            self._run_if_free()
+
+    def step(self) -> None:
+        """One step of a run that is not running (a replay jumps to its next recorded step)."""
+        if self.run is not None:
+            self.place.step_once(self.run)
+            self.hand_over(self.run)
+            self.finish()
+
+    def stop(self) -> None:
+        if self.run is not None:
+            self.run.release("stopped by the user")
+            self.hand_over(self.run)
+
+    def reset(self, task: Task, specs: Sequence[RunSpec], signature: Any) -> None:
+        """Fresh weights from the seed: a new run of the current settings, ready."""
+        self.prepare(task, specs, signature, force=True)
+
+    def replay(self) -> bool:
+        """Show a recording of the ready run's settings instead of training them, when the store keeps one (and
+        the user did not ask to train them for real); returns whether the run is now a replay."""
+        run = self.run
+        if run is None or isinstance(run, ReplayRun) or run.status != "ready" or self.real == self.signature:
+            return False
+        try:
+            played = find_replay(run, self.store(), speed=self.replay_speed)
+        except StoreUnavailable as err:
+            LOG.warning("no replay: %s", err)
+            return False
+        if played is None:
+            return False
+        self.run = played  # the run built for these settings never trained: nothing to free
+        return True
+
+    def finish(self) -> None:
+        """A run over its whole way is recorded for replays (if it may be) and frees its training memory."""
+        run = self.run
+        if run is None or not run.finished:
+            return
+        try:
+            recording = keep(run, self.store())  # None for a replay, a stopped run or a user's own data
+        except StoreUnavailable as err:
+            LOG.warning("run not recorded: %s", err)
+            recording = None
+        if recording is not None:
+            LOG.info("run recorded for replays (%d steps, %.1f MB)", run.step, recording.nbytes() / 2**20)
+        if run.training_state_bytes:
+            run.release("finished")
+
+    # The page comes and goes.
+
+    def leave(self) -> None:
+        """Another page of the app opened: leave the line, and stop a running run and free its training memory
+        (a replay only pauses). A paused run stays as it is: the user may come back to resume it."""
+        self.leave_line()
+        run = self.run
+        if run is None or run.status != "running":
+            return
+        if isinstance(run, ReplayRun):
+            run.pause()
+            return
+        step = run.step
+        run.release("stopped when the Live Training page was left")
+        self.hand_over(run)
+        self.notice = ("info", f"Training stopped at step {step} when you left this page, and its training memory "
+                               "was freed. The model trained so far is still used by the other pages; press Start "
+                               "for a new run.")
+
+    def park(self) -> None:
+        """The page's connection ended while the run trained: pause it and keep it for a reload."""
+        run = self.run
+        step = self.registry.park(self.token, self.client.session) if self.token is not None else None
+        if step is None and run is not None:  # not registered (or taken over): never leave it running unwatched
+            with run.lock:
+                run.pause()
+            step = run.step
+        LOG.info("the connection ended; run paused and kept for a reload at step %s", step)
+
+    def take_back(self, token: str | None, signature: Any, *, without_token: bool = False) -> bool:
+        """A page opened with the reload ``token`` takes its run back (paused); returns whether it did.
+
+        ``without_token``: a page whose address carries no token (projector mode) takes back this browser's
+        latest parked run instead. A token this browser does not own finds nothing, and its run trains on.
+        """
+        self.registry.sweep()
+        if not token and without_token and self.run is None:
+            token = self.registry.latest_parked(self.client.browser)
+        if not token or token == self.token:
+            return False
+        claim = self.registry.claim(token, self.client.session, self.client.browser)
+        if claim is None:
+            self.notice = ("info", "The run this address pointed to is no longer on the server: it was not reopened "
+                                   f"within {self.registry.park_ttl_s / 60:.0f} minutes, or the server restarted (a "
+                                   "run is only ever reopened in the browser that started it). Press Start for a "
+                                   "new run.")
+            return False
+        if claim.run is not self.run:
+            self._replace(claim.run, signature)  # the session's own run, if any, is let go as for a new run
+        self.token, self.signature = token, signature
+        LOG.info("run taken back at step %d (%s)", claim.run.step, "moved" if claim.moved else "same page")
+        if claim.run.status == "paused":
+            self.notice = ("success", f"Welcome back: your run was paused at step {claim.run.step:,} when the "
+                                      "connection to the page ended. Press **Resume** to continue exactly where it "
+                                      "stopped.")
+        return True
+
+    def still_mine(self) -> bool:
+        """Whether this session still shows its run (False once another tab took it over); also a heartbeat."""
+        return self.token is None or self.registry.owns(self.token, self.client.session)
+
+    # Places and the line.
+
+    def poll_line(self) -> int | None:
+        """While the run waits: renew its ticket and start it when its turn comes; returns its place in line, or
+        ``None`` once it started (or no longer waits)."""
+        if not self.waiting or self.run is None:
+            return None
+        self._run_if_free()
+        return self.line.place(self.client.session) if self.waiting else None
+
+    def leave_line(self) -> None:
+        """Give up the place in line (the page was left, or the user chose to)."""
+        if self.waiting:
+            self.waiting = False
+            self.line.leave(self.client.session)
+
+    def _run_if_free(self) -> bool:
+        """Start or resume the run when a place is free, else wait in line (a replay needs no place)."""
+        run = self.run
+        if isinstance(run, ReplayRun):
+            run.start()
+            return True
+        try:
+            place = take_place(run, self.max_running(), self.client.session, self.client.key, line=self.line,
+                               per_client=self.per_client)
+        except QuotaExceeded as err:
+            self.waiting = False
+            self.notice = ("error", str(err))
+            return False
+        self.waiting = place is not None
+        if place is None:
+            self._register()
+        return place is None
+
+    def _register(self) -> None:
+        """Enter the run in the registry under a reload token (once per run)."""
+        if self.token is not None and self.registry.owns(self.token, self.client.session):
+            return
+        if self.token is not None:
+            self.registry.forget(self.token)
+        self.token = self.registry.register(self.run, self.client.session, browser=self.client.browser,
+                                            client=self.client.key)
+
+    def _replace(self, new: LiveRun, signature: Any) -> None:
+        old = self.run
+        if old is not None and old.training_state_bytes:
+            old.release("replaced by a new run")  # frees its place among the runs training and its memory
+        self.end_channel("Its owner started a new run.")
+        self.leave_line()
+        if self.token is not None:
+            self.registry.forget(self.token)
+        self.run, self.signature, self.token, self.moved = new, signature, None, False
+
+    # The live loop.
+
+    def train_slice(self, budget_s: float, interrupted: Callable[[], bool] | None = None) -> str | None:
+        """Train for about ``budget_s`` seconds; returns why the live loop must end — "moved" (another tab took the
+        run), or the run's status once it no longer runs — else ``None``."""
+        if not self.still_mine():
+            return "moved"
+        if self.run is None or self.run.status != "running":
+            return self.run.status if self.run is not None else "gone"
+        self.place.advance(self.run, budget_s, interrupted)
+        return None
+
+    def write_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int,
+                      interrupted: Callable[[], bool] | None = None) -> bool:
+        """The sample predictions of each lane after a new evaluation (``sampling``: the task's options)."""
+        if self.run is None:
+            return False
+        return self.place.write_samples(self.run, sampling, caption, count, seed, interrupted)
+
+    def loop_ended(self, why: str) -> None:
+        """The live loop stopped (``why``: what :meth:`train_slice` said, "error", ...): hand the model over,
+        record a finished run, and let go of a run another tab took over."""
+        run = self.run
+        if run is not None:
+            self.hand_over(run)
+            self.finish()
+        self.broadcast(force=True)
+        if why == "moved":
+            self.moved, self.run, self.token = True, None, None
+
+    # Sharing live.
+
+    def broadcast(self, *, force: bool = False) -> str | None:
+        """Publish the run to its watch channel when sharing is on; returns why sharing stopped, if it did (the
+        store went away: sharing is then off)."""
+        if not self.sharing or self.run is None:
+            return None
+        try:
+            if self.channel is None or self.channel.run is not self.run:
+                self.end_channel("Its owner started a new run.")
+                self.channel = WatchChannel(self.store(), self.run)
+            self.channel.send(query=self.share_query, downloads=self.downloads, force=force)
+        except StoreUnavailable as err:
+            self.sharing, self.channel = False, None
+            return str(err)
+        return None
+
+    def end_channel(self, reason: str) -> None:
+        """Close the watch channel, if any: its link says ``reason``."""
+        channel, self.channel = self.channel, None
+        if channel is None:
+            return
+        try:
+            channel.end(reason)
+        except StoreUnavailable as err:
+            LOG.warning("could not close a shared channel: %s", err)
