@@ -23,7 +23,7 @@ from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
 from transformer_core.presets import PRESETS
 from transformer_core.sizing import StepEstimate, estimate_training_step, measure_step_time
 
-KIND_TITLES = {f.kind: f.title for f in FAMILIES}
+KIND_TITLES = {f.kind: f.title for f in FAMILIES if f.trainable}
 
 
 @dataclass(frozen=True)

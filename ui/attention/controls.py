@@ -52,7 +52,7 @@ MAX_LAYERS = 4
 # then settles them to the model that runs (a link's layer 9 on a 2-layer random model becomes layer 2, with a note).
 LINK_MAX_LAYERS = 48
 LINK_MAX_HEADS = 32
-LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.self_attention is not None)  # trained models the lab takes apart
+LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.trainable and f.self_attention)  # trained models the lab takes apart
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
 KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
 MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
