@@ -13,9 +13,10 @@ A heatmap shows where a head looks, not whether the model needs it. Three classi
 Heads are named by :data:`HeadRef` ``(stack, layer, head)``: ``stack`` is a key of the attention dict the model
 returns with ``return_attention=True`` ("encoder", "decoder" or "cross"), layer and head count from 0.
 
-Nothing here changes the model: no weights are edited and no hooks are registered. The switched-off heads live in
-a context variable that ``MultiHeadAttention.forward`` reads (see ``attention.HEAD_EDITS``), so each thread sees
-only its own ablations and several threads may ablate different heads of one shared model at the same time.
+Nothing here changes the model: no weights are edited and no PyTorch hooks are registered. The switched-off heads
+live in a context variable that ``MultiHeadAttention.forward`` reads through one small hook
+(``head_edits.edit_heads``), so each thread sees only its own ablations and several threads may ablate different
+heads of one shared model at the same time.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attention import HEAD_EDITS, HeadEdit, MultiHeadAttention
+from .attention import MultiHeadAttention
 from .families import of_model
+from .head_edits import HEAD_EDITS, HeadEdit
 from .lens import LogitLens, logit_lens
 
 HeadRef = tuple[str, int, int]  # (stack, layer, head), e.g. ("cross", 1, 3); layer and head 0-based
