@@ -13,7 +13,7 @@ import math
 import torch
 from torch import nn
 
-from .blocks import DecoderBlock, EncoderBlock
+from .blocks import DecoderBlock, SelfAttentionBlock
 from .config import TransformerConfig
 from .masks import padding_mask, valid_from_tokens
 from .positional import AttentionPositions, PositionalEncoding, attention_positions
@@ -81,7 +81,7 @@ class Seq2SeqTransformer(nn.Module):
             self.tgt_embed.tokens = self.src_embed.tokens
         kw = _block_kwargs(config)
         c = config
-        self.encoder = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.encoder = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.decoder = nn.ModuleList(
             DecoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.decoder_layers)
         )
@@ -174,7 +174,7 @@ class CausalLM(nn.Module):
         c = config
         self.embed = TextEmbedding(config)
         kw = _block_kwargs(config)
-        self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.blocks = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.final_norm = _final_norm(config)
         self.attn_positions = _attn_positions(config)
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
@@ -241,7 +241,7 @@ class SequenceRegressor(nn.Module):
         self.embed = TextEmbedding(config)
         self.cls_token = nn.Parameter(torch.randn(1, 1, c.d_model) * 0.02) if pool == "cls" else None
         kw = _block_kwargs(config)
-        self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.blocks = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.final_norm = _final_norm(config)
         self.attn_positions = _attn_positions(config)
         self.head = nn.Linear(c.d_model, num_outputs)
