@@ -17,7 +17,14 @@ import torch
 
 from explorer.lab.internals import build_lab_encoder, lab_outputs
 from transformer_core.config import TransformerConfig
-from transformer_core.positional import PositionalEncoding, attention_positions, get, kinds, sinusoidal_encoding
+from transformer_core.positional import (
+    PositionalEncoding,
+    PositionSetting,
+    attention_positions,
+    get,
+    kinds,
+    sinusoidal_encoding,
+)
 from transformer_core.seeding import seeded
 
 
@@ -152,7 +159,7 @@ def position_views(kind: str, max_len: int, d_model: int, base: float = 10000.0,
             raise ValueError(f"The learned table has shape {tuple(table.shape)}, expected ({max_len}, {d_model}).")
         vectors = u + table.detach().float().cpu()
     elif spec.table is not None:
-        vectors = u + spec.table(max_len, d_model, base)
+        vectors = u + spec.table(PositionSetting(max_len, d_model, base=base))
     inside = attention_positions(kind, d_model, 1, max_len, base)
     if inside is not None:  # one head as wide as the model: rotate u as queries and keys are rotated
         vectors = inside.rotate_qk(vectors[None, None], vectors[None, None])[0][0, 0]  # (L, C)
