@@ -4,13 +4,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.lessons.frame import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
+from ui.common.theme import projector
+from ui.lessons.frame import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key
 from ui.lessons.views import LESSON_STEPS
 from ui.pages import close_page, open_page, share_page
 
 info = open_page("lessons")
 TITLES = {lesson.key: f"{lesson.icon} {lesson.title}" for lesson in LESSONS}
-if not presentation():  # on a projector the lesson itself comes first
+if not projector():  # on a projector the lesson itself comes first
     intro, link = st.columns([3, 1], vertical_alignment="center")
     intro.markdown(
         "Short guided scenarios for a class. Each one has a goal, a question to **predict** first, two or three "

@@ -19,8 +19,8 @@ from transformer_core import positional as encodings
 from ui.attention import controls as attention
 from ui.builder import controls as builder
 from ui.common import state
-from ui.common.charts import projector
 from ui.common.router import ensure_router
+from ui.common.theme import projector
 from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
 from ui.lessons import frame as lessons
 from ui.positional import views as positional

@@ -26,10 +26,11 @@ from ui.common.chart_style import CATEGORICAL as CATEGORICAL
 from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
 from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
 from ui.common.chart_style import chart_config as chart_config
-from ui.common.chart_style import colorscale, font_size, label_colour, projector, show, stretch_attention, style
+from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style
 from ui.common.chart_style import move_legend as move_legend
 from ui.common.chart_style import series_style as series_style
 from ui.common.chart_style import title_lines as title_lines
+from ui.common.theme import projector
 from ui.common.urlstate import settle_choice
 
 DIVERGING_SCALE = hm.DIVERGING

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from ui.common import state
+from ui.common.theme import projector
 from ui.common.urlstate import UrlParam
 
 T = TypeVar("T")  # what a lesson's first step trains
@@ -56,11 +56,6 @@ class Lesson:
 def key_of(lesson: Lesson, name: str) -> str:
     """Session-state key of a widget that belongs to ``lesson``."""
     return f"lessons.{lesson.key}.{name}"
-
-
-def presentation() -> bool:
-    """Whether projector mode is on."""
-    return bool(st.session_state.get(state.PRESENTATION, False))
 
 
 def step_intro(lesson: Lesson, number: int) -> None:
@@ -127,7 +122,7 @@ def _reveal(lesson: Lesson, choice: int | None) -> None:
 
 
 def _links(lesson: Lesson, pages_dir: str) -> None:
-    if not lesson.links or presentation():
+    if not lesson.links or projector():
         return
     st.subheader("Explore further")
     for link in lesson.links:

@@ -20,8 +20,9 @@ from explorer.lessons.experiments import ScalingDemo, causal_attention, scaling_
 from transformer_core import causal_mask
 from ui.common import charts
 from ui.common.images import load_sample, sample_names
+from ui.common.theme import projector
 from ui.lessons import training as lesson_training
-from ui.lessons.frame import Lesson, key_of, presentation, step_intro
+from ui.lessons.frame import Lesson, key_of, step_intro
 from ui.lessons.head_importance import importance_steps
 from ui.vit.views import grid_overlay, sequence_strip
 
@@ -139,7 +140,7 @@ def _scaling_bars(lesson: Lesson, demo: ScalingDemo) -> None:
     fig.update_yaxes(title="attention weight", range=[0, 1])
     fig = charts.style(fig, title=f"Attention weights over 8 keys, d_k = {demo.d_k}", height=400)
     charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "bars"))
-    if not presentation():
+    if not projector():
         with st.expander("Numbers"):
             st.dataframe({"key": keys, "q·k": np.round(demo.scores, 2),
                           "softmax(q·k)": np.round(demo.weights_unscaled, 3),
