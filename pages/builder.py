@@ -9,7 +9,7 @@ from ui.common import theme
 from ui.common.charts import show
 from ui.pages import close_page, open_page, settings_panel, share_page
 
-info = open_page("builder", caption=(
+info = open_page("builder", kept=controls.KEPT, caption=(
     "Pick a family and its sizes: the page counts every parameter, estimates the cost of a training step, and "
     "draws the architecture — next to famous models counted the same way."
 ))

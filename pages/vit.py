@@ -10,7 +10,7 @@ from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.vit import controls, views
 from ui.vit.pretrained import pretrained_section
 
-info = open_page("vit", init=controls.init_page_state, kept=controls.KEPT, caption=(
+info = open_page("vit", kept=controls.KEPT, caption=(
     "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
     "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
 ))

@@ -80,8 +80,7 @@ KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # sett
 
 
 def init_page_state() -> None:
-    """Put back the settings of an earlier visit, then set this page's defaults (see ``state.restore_settings``)."""
-    state.restore_settings(KEPT)
+    """Set this page's defaults (after ``open_page`` has put back the settings of an earlier visit)."""
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
     st.session_state.setdefault(TOP_K, 10)
