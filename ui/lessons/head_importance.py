@@ -14,7 +14,8 @@ from ui.common import charts
 from ui.common.head_switches import head_switches
 from ui.common.theme import projector
 from ui.lessons import training as lesson_training
-from ui.lessons.frame import Lesson, key_of, model_steps
+from ui.lessons.frame import key_of, model_steps
+from ui.lessons.texts import Lesson
 from ui.training.interventions import importance_caption, importance_spec, pattern_spec, points_text
 from ui.training.samples import samples_html
 

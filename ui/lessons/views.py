@@ -22,8 +22,9 @@ from ui.common import charts
 from ui.common.images import load_sample, sample_names
 from ui.common.theme import projector
 from ui.lessons import training as lesson_training
-from ui.lessons.frame import Lesson, key_of, step_intro
+from ui.lessons.frame import key_of, step_intro
 from ui.lessons.head_importance import importance_steps
+from ui.lessons.texts import Lesson
 from ui.vit.views import grid_overlay, sequence_strip
 
 IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"
