@@ -64,11 +64,6 @@ class BuilderSettings:
                                  n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff, norm=self.norm,
                                  positional=self.positional)
 
-    @property
-    def tokens_per_sequence(self) -> int:
-        """Tokens one example puts through the stack: the sequence, or CLS + patches for a ViT."""
-        return (self.image_size // self.patch_size) ** 2 + 1 if self.kind == "vit" else self.seq_len
-
 
 def preset_settings(name: str, batch_size: int = BuilderSettings.batch_size) -> BuilderSettings:
     """Every setting of the published model ``name`` (a key of ``presets.PRESETS``), at ``batch_size``.

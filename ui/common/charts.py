@@ -210,13 +210,6 @@ def attention_spec(weights: np.ndarray, x: Sequence[str] | None = None, y: Seque
     return hm.attention_spec(weights, y, x, scale=colorscale(), stretch=stretch_attention(), title=title)
 
 
-def attention_heatmap(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
-                      title: str = "", **options: Any) -> go.Figure:
-    """One attention map on the attention colour range (:func:`attention_range`); the title flags a nearly
-    uniform map. ``options`` go to :func:`spec_figure`."""
-    return spec_figure(attention_spec(weights, x, y, title=title), **options)
-
-
 def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.Figure:
     """:func:`heatmap_grid` of attention maps on one attention colour range, nearly uniform panels marked
     :data:`UNIFORM_MARK` in their middle."""
