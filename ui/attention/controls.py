@@ -1,7 +1,8 @@
 """Attention Lab: session-state keys, URL settings, controls and the data the page draws.
 
-The page reads :func:`lab_controls`, gets a :class:`LabRun` from :func:`run_lab` (every intermediate of every
-layer as NumPy arrays, computed by ``explorer.lab.internals``), and draws it with ``ui.attention.charts``.
+The page draws the controls (:func:`input_controls`, :func:`source_control`, :func:`model_controls`), reads them
+with :func:`settings`, gets a :class:`LabRun` from :func:`run_random` or :func:`run_trained` (every intermediate of
+every layer as NumPy arrays, computed by ``explorer.lab.internals``), and draws it with ``ui.attention.charts``.
 """
 
 from __future__ import annotations
