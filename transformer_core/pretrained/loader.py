@@ -24,7 +24,7 @@ from .images import ImagePreprocessor
 from .tokenizer import TextTokenizer
 from .weights import StoredTensor, check_sources, fill, stored_tensors
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, vit.FAMILY)}
+PRETRAINED_FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, vit.FAMILY)}
 CONFIG_FILE = "config.json"
 MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this many tensors (GPT-2's: exactly 12)
 
@@ -46,7 +46,7 @@ class Pretrained:
 
 def supported() -> str:
     """The supported families and architectures, for messages."""
-    return "; ".join(f"{f.name} ({', '.join(f.architectures)})" for f in FAMILIES.values())
+    return "; ".join(f"{f.name} ({', '.join(f.architectures)})" for f in PRETRAINED_FAMILIES.values())
 
 
 def _guess_type(raw: dict[str, Any]) -> str:
@@ -66,7 +66,7 @@ def read_spec(raw: object) -> ModelSpec:
     if not isinstance(raw, dict):
         raise ValueError(f"{CONFIG_FILE} must hold a JSON object.")
     model_type = raw.get("model_type") or _guess_type(raw)
-    family = next((f for f in FAMILIES.values() if model_type in f.model_types), None)
+    family = next((f for f in PRETRAINED_FAMILIES.values() if model_type in f.model_types), None)
     if family is None:
         raise ValueError(f"Model type {model_type or '(none)'!r} is not supported; supported are {supported()}.")
     archs = raw.get("architectures") or []
@@ -131,7 +131,7 @@ def matched_sources(spec: ModelSpec, stored: dict[str, StoredTensor]) -> dict[st
         # Checked first, so that a forged layer count cannot make even the weight map take long.
         raise ValueError(f"config.json describes {spec.config.n_layers:,} layers, but the weights file holds only "
                          f"{len(stored):,} tensors; they do not belong together.")
-    sources = FAMILIES[spec.family].sources(spec, set(stored))
+    sources = PRETRAINED_FAMILIES[spec.family].sources(spec, set(stored))
     check_sources(sources, stored)
     return sources
 
@@ -141,7 +141,7 @@ def build_model(folder: Path, spec: ModelSpec) -> nn.Module:
     stored = stored_tensors(folder)
     sources = matched_sources(spec, stored)
     with torch.device("meta"):  # shapes only: the real tensors come from the file
-        model = FAMILIES[spec.family].build(spec, set(stored))
+        model = PRETRAINED_FAMILIES[spec.family].build(spec, set(stored))
     fill(model, sources, stored)
     return model.eval().requires_grad_(False)
 
