@@ -30,7 +30,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
-from explorer import heatmap as hm  # noqa: E402  (needs ROOT on the path)
+from explorer.render import heatmap as hm  # noqa: E402  (needs ROOT on the path)
 
 CELL = 40  # pixels per cell in the fidelity check
 RUNS = 20

@@ -32,7 +32,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
-from explorer import run_codec  # noqa: E402  (needs ROOT on the path)
+from explorer.runs import codec as run_codec  # noqa: E402  (needs ROOT on the path)
 from explorer.runs.frame import SampleSet  # noqa: E402
 from explorer.runs.store import LaneUpdate, MemoryStore, Recording, RunStore, RunUpdate  # noqa: E402
 from transformer_core.tasks.base import Sample  # noqa: E402

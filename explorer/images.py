@@ -73,11 +73,6 @@ def _registered_formats() -> list[str]:
     return [f for f in FORMATS if f in Image.OPEN]
 
 
-def load_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_side: int = MAX_SIDE) -> Image.Image:
-    """Decode image bytes safely into an RGB picture (see :func:`read_image`, which also returns notes)."""
-    return read_image(data, max_pixels=max_pixels, max_side=max_side).image
-
-
 def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
     """Check the stated size, then count frames, decode, orient and convert; any Pillow failure is an ImageError."""
     size, mode, fmt = img.size, img.mode, img.format or "image"

@@ -2,37 +2,37 @@
 
 import streamlit as st
 
-from ui.attention import controls as av
+from ui.attention import controls
 from ui.attention import pretrained as lab_pretrained
 from ui.attention.find_heads import find_heads_section
 from ui.attention.head_switch import shown_model, switch_off_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
-from ui.common import state
+from ui.common import state, theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 
-info = open_page("attention", init=av.init_page_state, kept=av.KEPT,
+info = open_page("attention", init=controls.init_page_state, kept=controls.KEPT,
                  caption="Type a short sequence and watch one attention layer work, from the token vectors X to the "
                          "output, with the real numbers of a small transformer.")
 share_page(info)
-projector = st.session_state.get(state.PRESENTATION, False)
+projector = theme.projector()
 
-trained = state.trained_models(*av.LAB_FAMILIES)
-entry = av.trained_entry(trained)
-use_pretrained = st.session_state.get(av.SOURCE) == "pretrained"
+trained = state.trained_models(*controls.LAB_FAMILIES)
+entry = controls.trained_entry(trained)
+use_pretrained = st.session_state.get(controls.SOURCE) == "pretrained"
 pre = None
 with settings_panel():
-    text, kind = av.input_controls(entry, pretrained=use_pretrained)
-    av.source_control(trained)
+    text, kind = controls.input_controls(entry, pretrained=use_pretrained)
+    controls.source_control(trained)
     if use_pretrained:
         pre = lab_pretrained.pretrained_model()
     else:
         if not trained and not projector:
             st.page_link("pages/training.py", icon="📈",
                          label="Train a model on the Live Training page to see the patterns it learned here.")
-        av.model_controls(projector=projector, trained=entry)
+        controls.model_controls(projector=projector, trained=entry)
 
-s = av.settings()
+s = controls.settings()
 run = shown_trained = None
 if pre is not None:
     run = lab_pretrained.run_pretrained(pre, lab_pretrained.cache_key(pre), text, lab_pretrained.chosen_layer())
@@ -41,13 +41,13 @@ elif use_pretrained:
     st.warning("No pretrained model is loaded; showing random weights instead.", icon="⚠️")
 if entry is not None:
     try:
-        run, shown_trained = av.run_trained(entry, text), entry
+        run, shown_trained = controls.run_trained(entry, text), entry
         st.caption(f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "
                    f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
     except ValueError as err:
         st.warning(f"{err} Showing random weights instead.", icon="⚠️")
 if run is None:
-    run = av.run_random(text, kind, s.d_model, s.heads, s.layers, s.mask, s.seed)
+    run = controls.run_random(text, kind, s.d_model, s.heads, s.layers, s.mask, s.seed)
 for notice in run.notices:
     st.info(notice, icon="✂️")
 if not run.tokens:
@@ -57,7 +57,7 @@ if not run.tokens:
 
 token_strip(run.tokens)
 layer, head = layer_head_controls(run)
-view = st.radio("View", list(av.VIEWS), format_func=av.VIEWS.get, key=av.VIEW, horizontal=True,
+view = st.radio("View", list(controls.VIEWS), format_func=controls.VIEWS.get, key=controls.VIEW, horizontal=True,
                 label_visibility="collapsed", help="Which picture of the attention to draw.")
 if view == "steps":
     step_by_step(run, layer, head)

@@ -1,16 +1,16 @@
 """Lessons: short guided scenarios for a classroom — predict, explore real models, reveal, notice."""
 
-from pathlib import Path
-
 import streamlit as st
 
-from ui.lessons.frame import LESSON, LESSON_KEYS, LESSONS, draw_lesson, lesson_by_key, presentation
+from ui.common.theme import projector
+from ui.lessons.frame import LESSON, draw_lesson
+from ui.lessons.texts import LESSON_KEYS, LESSONS, lesson_by_key
 from ui.lessons.views import LESSON_STEPS
-from ui.pages import close_page, open_page, share_page
+from ui.pages import close_page, open_page, page_info, share_page
 
 info = open_page("lessons")
 TITLES = {lesson.key: f"{lesson.icon} {lesson.title}" for lesson in LESSONS}
-if not presentation():  # on a projector the lesson itself comes first
+if not projector():  # on a projector the lesson itself comes first
     intro, link = st.columns([3, 1], vertical_alignment="center")
     intro.markdown(
         "Short guided scenarios for a class. Each one has a goal, a question to **predict** first, two or three "
@@ -24,5 +24,5 @@ choice = st.segmented_control(
     help="Pick a lesson; the link to this page remembers which one.", label_visibility="collapsed",
 )
 lesson = lesson_by_key(choice or LESSON_KEYS[0])
-draw_lesson(lesson, LESSON_STEPS[lesson.key], pages_dir=Path(__file__).parent.name)
+draw_lesson(lesson, LESSON_STEPS[lesson.key], page_path=lambda name: page_info(name).path)
 close_page(info)

@@ -2,28 +2,28 @@
 
 import streamlit as st
 
-from ui.common import state
+from ui.common import theme
 from ui.pages import close_page, open_page, settings_panel, share_page
-from ui.positional import views as pv
+from ui.positional import views
 from ui.positional.compare import compare_section, every_encoding_past_max_len, shuffle_section
 from ui.positional.pretrained import pretrained_section
 
-info = open_page("positional", init=pv.init_page_state, kept=pv.KEPT,
+info = open_page("positional", init=views.init_page_state, kept=views.KEPT,
                  caption="Attention by itself is blind to word order. Positional encodings give every position its "
                          "own signature; this page shows what they look like and why they work.")
 share_page(info)
-projector = st.session_state.get(state.PRESENTATION, False)
+projector = theme.projector()
 
 with settings_panel():
-    max_len, d_model, base = pv.table_controls(projector=projector)
-section = st.radio("Section", list(pv.SECTIONS), format_func=pv.SECTIONS.get, key=pv.SECTION, horizontal=True,
+    max_len, d_model, base = views.table_controls(projector=projector)
+section = st.radio("Section", list(views.SECTIONS), format_func=views.SECTIONS.get, key=views.SECTION, horizontal=True,
                    label_visibility="collapsed", help="Which part of the story to show.")
 if section == "table":
-    pv.table_section(max_len, d_model, base)
+    views.table_section(max_len, d_model, base)
 elif section == "relative":
-    pv.relative_section(max_len, d_model, base)
+    views.relative_section(max_len, d_model, base)
 elif section == "beyond":
-    pv.beyond_section(max_len, d_model, base)
+    views.beyond_section(max_len, d_model, base)
     every_encoding_past_max_len(max_len, d_model, base)
 elif section == "compare":
     compare_section(max_len, d_model, base)

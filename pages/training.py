@@ -4,11 +4,12 @@ import dataclasses
 
 import streamlit as st
 
+from ui.common import theme
 from ui.pages import close_page, open_page, share_page
 from ui.training import controls, interventions, io, line, replay, resume, run, share, text, views, watch
 from ui.training.watchdog import live_watchdog
 
-projector = views.projector_state()
+projector = theme.projector()
 CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
            "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
 # A link is read against its task's own tuned defaults, so ?task=x alone trains what choosing x in the list does.

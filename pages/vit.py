@@ -3,39 +3,38 @@
 import streamlit as st
 
 from explorer.lab.vit_walkthrough import attention_scores, num_patches
-from ui.common import state
+from ui.common import theme
 from ui.common.charts import show
 from ui.common.exports import tensor_downloads
 from ui.pages import close_page, open_page, settings_panel, share_page
-from ui.vit import controls as vc
-from ui.vit import views as vv
+from ui.vit import controls, views
 from ui.vit.pretrained import pretrained_section
 
-info = open_page("vit", init=vc.init_page_state, kept=vc.KEPT, caption=(
+info = open_page("vit", kept=controls.KEPT, caption=(
     "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
     "it cuts the picture into square patches, flattens each one, projects it to a token, and lets the tokens attend."
 ))
 share_page(info)
-projector = st.session_state.get(state.PRESENTATION, False)
+projector = theme.projector()
 
-trained = vc.trained_vit()
+trained = controls.trained_vit()
 with settings_panel():
     c_pic, c_geo, c_model = st.columns([1.1, 1, 1], gap="large")
     with c_model:
-        use_trained = vc.weights_control(trained)
+        use_trained = controls.weights_control(trained)
     fixed = trained.config if use_trained and trained is not None else None
-    task = vc.trained_task(trained) if fixed is not None else None
+    task = controls.trained_task(trained) if fixed is not None else None
     with c_pic:
-        picture = vc.picture_controls(task)
+        picture = controls.picture_controls(task)
     with c_geo:
-        size, patch, fit = vc.geometry_controls(fixed, projector)
+        size, patch, fit = controls.geometry_controls(fixed, projector)
     if projector:
-        config = vc.model_controls(fixed, size, patch, projector)
+        config = controls.model_controls(fixed, size, patch, projector)
     else:
         with c_model, st.expander("Model settings", expanded=fixed is None):
-            config = vc.model_controls(fixed, size, patch, projector)
+            config = controls.model_controls(fixed, size, patch, projector)
 
-pixels = vc.fitted_pixels(picture.pixels, size, fit)
+pixels = controls.fitted_pixels(picture.pixels, size, fit)
 n = num_patches(size, patch)
 channels = config.in_channels
 
@@ -49,20 +48,21 @@ m4.metric("Scores per head (N+1)²", f"{attention_scores(n):,}",
                "and the attention cost by about 16.")
 if not projector:
     with st.expander("How N and the attention cost change with the patch size"):
-        show(vv.patch_count_figure(size, vc.patch_choices(size, fixed), patch), key="vit.count_chart")
+        show(views.patch_count_figure(size, controls.patch_choices(size, fixed), patch), key="vit.count_chart")
 
 st.subheader("1 · Cut the picture into patches")
 left, right = st.columns(2, gap="large")
-left.image(vv.grid_overlay(pixels, patch), caption=f"{picture.label}, {fit} to {size}×{size}, {patch}-pixel grid"
-           + (" — numbers give each patch's token position" if n <= vv.MAX_NUMBERED else ""))
-right.image(vv.patch_mosaic(pixels, patch), caption=f"The {n} patches pulled apart: the model sees separate tiles.")
+left.image(views.grid_overlay(pixels, patch), caption=f"{picture.label}, {fit} to {size}×{size}, {patch}-pixel grid"
+           + (" — numbers give each patch's token position" if n <= views.MAX_NUMBERED else ""))
+right.image(views.patch_mosaic(pixels, patch), caption=f"The {n} patches pulled apart: the model sees separate tiles.")
 
 st.subheader("2 · Flatten in reading order")
 st.markdown("Patches are read **left to right, then top to bottom**, and each is unrolled into one row of numbers. "
             "Token 0 is the learned **CLS** token that is put in front.")
-st.image(vv.sequence_strip(pixels, patch), caption="The sequence the transformer reads (long ones shortened with …).")
-walk = vc.run_walkthrough(config, fixed, pixels, task)
-show(vv.patch_matrix_figure(walk.patches.numpy(), channels=channels, patch=patch), key="vit.patch_matrix")
+st.image(views.sequence_strip(pixels, patch),
+         caption="The sequence the transformer reads (long ones shortened with …).")
+walk = controls.run_walkthrough(config, fixed, pixels, task)
+show(views.patch_matrix_figure(walk.patches.numpy(), channels=channels, patch=patch), key="vit.patch_matrix")
 
 st.subheader("3 · Project to tokens, add CLS and positions")
 st.markdown(
@@ -70,15 +70,16 @@ st.markdown(
     f"d_model = {config.d_model} token: $z_0 = [x_{{cls}};\\, x^1 E;\\, \\dots;\\, x^N E] + E_{{pos}}$. "
     "Without the position embeddings the model could not tell the patches' places apart."
 )
-show(vv.token_figure(walk.embedded.numpy(), walk.positions.numpy(), walk.tokens.numpy()), key="vit.tokens")
+show(views.token_figure(walk.embedded.numpy(), walk.positions.numpy(), walk.tokens.numpy()), key="vit.tokens")
 
 st.subheader("4 · Where does the CLS token look?")
-st.markdown(vc.prediction_text(walk, task, fixed is not None, from_task=st.session_state.get(vc.SOURCE) == "task"))
-layer, head = vc.layer_head_controls(walk.num_layers, walk.num_heads)
-vv.attention_section(pixels, walk, layer, head)
+from_task = st.session_state.get(controls.SOURCE) == "task"
+st.markdown(controls.prediction_text(walk, task, fixed is not None, from_task=from_task))
+layer, head = controls.layer_head_controls(walk.num_layers, walk.num_heads)
+views.attention_section(pixels, walk, layer, head)
 if not projector:
     with st.expander(f"Download layer {layer + 1}'s attention weights"):
-        tensor_downloads(vv.attention_array(walk, layer), ["head", "query", "key"],
+        tensor_downloads(views.attention_array(walk, layer), ["head", "query", "key"],
                          name=f"vit_attention_layer{layer + 1}", key="vit.download")
 pretrained_section(picture.pixels, picture.label)
 close_page(info)

@@ -5,7 +5,7 @@ Pure PyTorch; importing it never imports a UI library. See docs/library.md for a
 
 from . import _env  # noqa: F401  (first: sets OpenMP's wait policy before torch is loaded)
 from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .blocks import DecoderBlock, EncoderBlock, FeedForward
+from .blocks import DecoderBlock, FeedForward, SelfAttentionBlock
 from .config import TransformerConfig, ViTConfig, divisors
 from .device import available_devices, configure_threads, pick_device
 from .masks import causal_mask, combine_masks, padding_mask
@@ -28,7 +28,7 @@ from .vit import PatchEmbedding, VisionTransformer, attention_rollout, patchify,
 __all__ = [
     "CausalLM",
     "DecoderBlock",
-    "EncoderBlock",
+    "SelfAttentionBlock",
     "FeedForward",
     "MultiHeadAttention",
     "PRESETS",

@@ -7,22 +7,15 @@ A query whose keys are all masked gets zero weights and a zero output instead of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .config import check_heads, check_positive, whole_number
+from .head_edits import edit_heads
 from .masks import causal_mask, combine_masks
 from .positional.base import AttentionPositions
-
-# Context-local edits of the head outputs, set by ``interventions.py``: attention module -> a function of its
-# per-head outputs ``(B, H, T, D)`` (before the heads are concatenated and mixed by W_O). A context variable,
-# not a hook on the module: each thread (each browser session) sees only its own edits of a shared model.
-HeadEdit = Callable[[torch.Tensor], torch.Tensor]
-HEAD_EDITS: ContextVar[Mapping[nn.Module, HeadEdit] | None] = ContextVar("head_edits", default=None)
 
 
 def _guard_empty_rows(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -154,9 +147,7 @@ class MultiHeadAttention(nn.Module):
             out, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=p, bias=bias)
         else:
             out, weights = self._fused(q, k, v, mask, p, is_causal, bias), None
-        edits = HEAD_EDITS.get()
-        if edits is not None and self in edits:
-            out = edits[self](out)  # (B, H, T, D), e.g. some heads switched off
+        out = edit_heads(self, out)  # (B, H, T, D): unchanged unless an intervention switched heads off
         out = out.transpose(1, 2).reshape(out.size(0), t, self.d_model)  # (B, T, C)
         return self.out_proj(out), weights
 

@@ -1,6 +1,6 @@
 """BERT-style encoder (Devlin et al. 2018): segment embeddings, an embedding LayerNorm and a masked-LM head.
 
-The blocks are this package's post-norm :class:`~transformer_core.blocks.EncoderBlock`; what BERT adds sits at
+The blocks are this package's post-norm :class:`~transformer_core.blocks.SelfAttentionBlock`; what BERT adds sits at
 both ends of the stack: the input is ``LayerNorm(token + position + segment)`` (no √C scaling) and the
 masked-LM head maps each output vector back to the vocabulary through the tied token embedding.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .blocks import EncoderBlock, activation_function
+from .blocks import SelfAttentionBlock, activation_function
 from .config import TransformerConfig
 from .masks import padding_mask
 from .positional import PositionalEncoding
@@ -86,8 +86,8 @@ class BertEncoder(nn.Module):
         c = config
         self.embed = SegmentEmbedding(config, segments)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm=c.norm, activation=c.activation,
-                         bias=c.bias, eps=c.layer_norm_eps)
+            SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm=c.norm, activation=c.activation,
+                               bias=c.bias, eps=c.layer_norm_eps)
             for _ in range(c.n_layers)
         )
         self.head = MaskedLMHead(config, self.embed.tokens) if mlm_head else None

@@ -1,4 +1,8 @@
-"""Transformer blocks: position-wise feed-forward, encoder block and decoder block.
+"""Transformer blocks: position-wise feed-forward, the self-attention block and the encoder–decoder's decoder block.
+
+:class:`SelfAttentionBlock` is the block of every stack that attends only to itself: the encoder of the 2017
+Transformer and of BERT, the decoder-only GPT (called with ``is_causal=True``) and the ViT. :class:`DecoderBlock`
+adds cross-attention to an encoder's output, as the 2017 Transformer's decoder does.
 
 Each block supports both LayerNorm placements:
 
@@ -57,10 +61,10 @@ def _check_norm(norm: str) -> None:
         raise ValueError(f"norm={norm!r} must be 'pre' or 'post'.")
 
 
-class EncoderBlock(nn.Module):
+class SelfAttentionBlock(nn.Module):
     """Self-attention then feed-forward, each wrapped in a residual connection and a LayerNorm.
 
-    Also serves as the decoder-only (GPT) block when called with ``is_causal=True``.
+    An encoder block as it is (every position sees every other), a decoder-only (GPT) block with ``is_causal=True``.
 
     Shape:
         ``x`` ``(B, T, C)`` -> ``(B, T, C)``; weights ``(B, H, T, T)`` when ``need_weights``.

@@ -13,9 +13,10 @@ A heatmap shows where a head looks, not whether the model needs it. Three classi
 Heads are named by :data:`HeadRef` ``(stack, layer, head)``: ``stack`` is a key of the attention dict the model
 returns with ``return_attention=True`` ("encoder", "decoder" or "cross"), layer and head count from 0.
 
-Nothing here changes the model: no weights are edited and no hooks are registered. The switched-off heads live in
-a context variable that ``MultiHeadAttention.forward`` reads (see ``attention.HEAD_EDITS``), so each thread sees
-only its own ablations and several threads may ablate different heads of one shared model at the same time.
+Nothing here changes the model: no weights are edited and no PyTorch hooks are registered. The switched-off heads
+live in a context variable that ``MultiHeadAttention.forward`` reads through one small hook
+(``head_edits.edit_heads``), so each thread sees only its own ablations and several threads may ablate different
+heads of one shared model at the same time.
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attention import HEAD_EDITS, HeadEdit, MultiHeadAttention
-from .bert import BertEncoder
+from .attention import MultiHeadAttention
+from .families import of_model
+from .head_edits import HEAD_EDITS, HeadEdit
 from .lens import LogitLens, logit_lens
-from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
-from .vit import VisionTransformer
 
 HeadRef = tuple[str, int, int]  # (stack, layer, head), e.g. ("cross", 1, 3); layer and head 0-based
 MODES = ("zero", "mean")
@@ -42,25 +42,18 @@ __all__ = ["MODES", "HeadRef", "LogitLens", "ablate_heads", "all_heads", "attent
 
 
 def attention_stacks(model: nn.Module) -> dict[str, list[MultiHeadAttention]]:
-    """The attention modules of ``model`` per stack, in the order and with the keys of its attention dict.
-
-    Any other module whose ``blocks`` are this package's self-attention blocks counts as one ``"encoder"`` stack.
+    """The attention modules of ``model`` per stack, in the order and with the keys of its attention dict, as its
+    family (:mod:`.families`) lists them.
 
     Raises:
         ValueError: for a model that is not one of this package's transformers.
     """
-    if isinstance(model, Seq2SeqTransformer):
-        return {"encoder": [b.self_attn for b in model.encoder], "decoder": [b.self_attn for b in model.decoder],
-                "cross": [b.cross_attn for b in model.decoder]}
-    if isinstance(model, CausalLM):
-        return {"decoder": [b.self_attn for b in model.blocks]}
-    if isinstance(model, SequenceRegressor | BertEncoder | VisionTransformer):
-        return {"encoder": [b.self_attn for b in model.blocks]}
-    blocks = getattr(model, "blocks", None)  # another stack of this package's self-attention blocks
-    if isinstance(blocks, nn.ModuleList) and len(blocks) and all(
-            isinstance(getattr(b, "self_attn", None), MultiHeadAttention) for b in blocks):
-        return {"encoder": [b.self_attn for b in blocks]}
-    raise ValueError(f"{type(model).__name__} is not a transformer of this package; its heads cannot be ablated.")
+    try:
+        entry = of_model(model)
+    except ValueError:
+        raise ValueError(f"{type(model).__name__} is not a transformer of this package; its heads cannot be "
+                         "ablated.") from None
+    return entry.attention_modules(model)
 
 
 def all_heads(model: nn.Module) -> list[HeadRef]:

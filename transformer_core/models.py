@@ -1,6 +1,7 @@
 """The text models: encoder-decoder, decoder-only and encoder-only (sequence regression).
 
-All share one convention: ``forward(..., return_attention=False)``; with ``True`` they return
+All share one convention, for ``forward`` and for the encoder–decoder's ``encode`` and ``decode`` alike: with
+``return_attention=False`` (the default) they return the output alone; with ``True`` they return
 ``(output, attention)`` where ``attention`` maps ``"encoder"``, ``"decoder"`` and/or ``"cross"`` to a per-layer
 list of ``(B, H, T, S)`` weight tensors. Nothing is stored on the modules during ``forward``, so one model can
 serve several callers at once.
@@ -13,7 +14,7 @@ import math
 import torch
 from torch import nn
 
-from .blocks import DecoderBlock, EncoderBlock
+from .blocks import DecoderBlock, SelfAttentionBlock
 from .config import TransformerConfig
 from .masks import padding_mask, valid_from_tokens
 from .positional import AttentionPositions, PositionalEncoding, attention_positions
@@ -81,7 +82,7 @@ class Seq2SeqTransformer(nn.Module):
             self.tgt_embed.tokens = self.src_embed.tokens
         kw = _block_kwargs(config)
         c = config
-        self.encoder = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.encoder = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.decoder = nn.ModuleList(
             DecoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.decoder_layers)
         )
@@ -97,19 +98,20 @@ class Seq2SeqTransformer(nn.Module):
 
     def encode(self, src: torch.Tensor, *, src_valid: torch.Tensor | None = None,
                return_attention: bool = False):
-        """Run the encoder: ``(B, S)`` ids -> memory ``(B, S, C)`` (and per-layer weights if asked)."""
+        """Run the encoder: ``(B, S)`` ids -> memory ``(B, S, C)`` (and ``{"encoder": weights}`` if asked)."""
         mask = _key_mask(self._valid(src, src_valid))
         x, weights = self.src_embed(src), []
         for block in self.encoder:
             x, w = block(x, mask=mask, need_weights=return_attention, positions=self.attn_positions)
             weights.append(w)
         x = self.encoder_norm(x)
-        return (x, weights) if return_attention else x
+        return (x, {"encoder": weights}) if return_attention else x
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *, src_valid: torch.Tensor | None = None,
                tgt_valid: torch.Tensor | None = None, src: torch.Tensor | None = None,
                return_attention: bool = False):
-        """Run the decoder over ``tgt`` ``(B, T)`` attending to ``memory`` ``(B, S, C)``; returns logits."""
+        """Run the decoder over ``tgt`` ``(B, T)`` attending to ``memory`` ``(B, S, C)``: logits ``(B, T, V)`` (and
+        ``{"decoder": ..., "cross": ...}`` weights if asked)."""
         if src_valid is None and src is not None:
             src_valid = self._valid(src, None)
         memory_mask = _key_mask(src_valid)
@@ -121,7 +123,7 @@ class Seq2SeqTransformer(nn.Module):
             self_ws.append(sw)
             cross_ws.append(cw)
         logits = self.generator(self.decoder_norm(x))  # (B, T, V)
-        return (logits, self_ws, cross_ws) if return_attention else logits
+        return (logits, {"decoder": self_ws, "cross": cross_ws}) if return_attention else logits
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, *, src_valid: torch.Tensor | None = None,
                 tgt_valid: torch.Tensor | None = None, return_attention: bool = False):
@@ -129,10 +131,9 @@ class Seq2SeqTransformer(nn.Module):
         if not return_attention:
             memory = self.encode(src, src_valid=src_valid)
             return self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid)
-        memory, enc_ws = self.encode(src, src_valid=src_valid, return_attention=True)
-        logits, dec_ws, cross_ws = self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid,
-                                               return_attention=True)
-        return logits, {"encoder": enc_ws, "decoder": dec_ws, "cross": cross_ws}
+        memory, encoder = self.encode(src, src_valid=src_valid, return_attention=True)
+        logits, decoder = self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid, return_attention=True)
+        return logits, {**encoder, **decoder}
 
     @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, *, bos_id: int, max_new_tokens: int, eos_id: int | None = None,
@@ -174,7 +175,7 @@ class CausalLM(nn.Module):
         c = config
         self.embed = TextEmbedding(config)
         kw = _block_kwargs(config)
-        self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.blocks = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.final_norm = _final_norm(config)
         self.attn_positions = _attn_positions(config)
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
@@ -241,7 +242,7 @@ class SequenceRegressor(nn.Module):
         self.embed = TextEmbedding(config)
         self.cls_token = nn.Parameter(torch.randn(1, 1, c.d_model) * 0.02) if pool == "cls" else None
         kw = _block_kwargs(config)
-        self.blocks = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
+        self.blocks = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
         self.final_norm = _final_norm(config)
         self.attn_positions = _attn_positions(config)
         self.head = nn.Linear(c.d_model, num_outputs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .blocks import EncoderBlock
+from .blocks import SelfAttentionBlock
 from .config import TransformerConfig, ViTConfig
 from .masks import padding_mask, valid_from_tokens
 from .models import CausalLM, Seq2SeqTransformer
@@ -42,8 +42,8 @@ class BertModel(nn.Module):
         self.embed_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm=c.norm,
-                         activation=c.activation, bias=c.bias, eps=c.layer_norm_eps)
+            SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm=c.norm,
+                               activation=c.activation, bias=c.bias, eps=c.layer_norm_eps)
             for _ in range(c.n_layers)
         )
         self.pooler = nn.Linear(c.d_model, c.d_model)

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .blocks import EncoderBlock
+from .blocks import SelfAttentionBlock
 from .config import ViTConfig
 
 
@@ -93,8 +93,8 @@ class VisionTransformer(nn.Module):
         self.pos_embed = nn.Parameter(torch.randn(1, c.num_patches + 1, c.d_model) * 0.02)
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm="pre", activation="gelu",
-                         bias=True, eps=c.layer_norm_eps)
+            SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm="pre", activation="gelu",
+                               bias=True, eps=c.layer_norm_eps)
             for _ in range(c.n_layers)
         )
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)

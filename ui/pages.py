@@ -19,8 +19,8 @@ from transformer_core import positional as encodings
 from ui.attention import controls as attention
 from ui.builder import controls as builder
 from ui.common import state
-from ui.common.charts import projector
 from ui.common.router import ensure_router
+from ui.common.theme import projector
 from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
 from ui.lessons import frame as lessons
 from ui.positional import views as positional
@@ -109,13 +109,15 @@ def open_page(name: str, *, caption: str | None = None, init: Callable[[], None]
         caption: a line under the heading (None for none).
         init: sets the page's session-state defaults before the URL is read.
         reserved: query parameters the page reads itself (not reported as unknown).
-        kept: session-state keys saved once the link is applied, so they outlive visits to other pages.
+        kept: session-state keys kept for the whole session: put back before ``init`` when Streamlit forgot them,
+            saved once the link is applied (see ``ui.common.state``).
         params: the settings the link carries when they depend on the link itself (Live Training: its task's).
     """
     ensure_router()  # a deep link on a fresh server must still go through app.py
     info = page_info(name)
     if params is not None:
         info = dataclasses.replace(info, params=tuple(params))
+    state.restore_settings(kept)
     if init is not None:
         init()
     st.title(info.heading)

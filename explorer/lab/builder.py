@@ -23,7 +23,7 @@ from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
 from transformer_core.presets import PRESETS
 from transformer_core.sizing import StepEstimate, estimate_training_step, measure_step_time
 
-KIND_TITLES = {f.kind: f.title for f in FAMILIES}
+KIND_TITLES = {f.kind: f.title for f in FAMILIES if f.trainable}
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,6 @@ class BuilderSettings:
         return TransformerConfig(vocab_size=self.vocab_size, max_len=self.seq_len, d_model=self.d_model,
                                  n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff, norm=self.norm,
                                  positional=self.positional)
-
-    @property
-    def tokens_per_sequence(self) -> int:
-        """Tokens one example puts through the stack: the sequence, or CLS + patches for a ViT."""
-        return (self.image_size // self.patch_size) ** 2 + 1 if self.kind == "vit" else self.seq_len
 
 
 def preset_settings(name: str, batch_size: int = BuilderSettings.batch_size) -> BuilderSettings:

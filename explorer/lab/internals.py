@@ -2,30 +2,28 @@
 
 :func:`attention_walkthrough` replays ``MultiHeadAttention.forward`` one step at a time
 (X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax → ×V → concatenate heads → W_O) and keeps each step, so a page can
-show them and a student can check a cell by hand. :class:`AttentionStack` describes the self-attention blocks of a
-model together with the input of its first block; :func:`walk_stack` replays every layer of it.
+show them and a student can check a cell by hand. :func:`walk_stack` replays every layer of a model's
+self-attention stack (:class:`~transformer_core.families.SelfAttentionStack`, which the model's family takes apart).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 
 from transformer_core.attention import MultiHeadAttention
-from transformer_core.bert import BertEncoder
-from transformer_core.blocks import EncoderBlock
 from transformer_core.config import TransformerConfig
-from transformer_core.families import SelfAttentionStack, of_model
+from transformer_core.families import SelfAttentionStack, family, of_model
 from transformer_core.masks import causal_mask, combine_masks, padding_mask
-from transformer_core.models import TextEmbedding
-from transformer_core.positional import AttentionPositions, attention_positions
+from transformer_core.positional import AttentionPositions
 from transformer_core.seeding import seeded
 
 MASK_KINDS = ("none", "causal", "padding")
+LAB_FAMILY = "regression"  # the family whose model, with random weights, is the Lab's random encoder
 
 
 @dataclass(frozen=True)
@@ -130,20 +128,8 @@ def _softmax_rows(masked: torch.Tensor, mask: torch.Tensor | None) -> torch.Tens
     return torch.where(has_key, masked.masked_fill(~has_key, 0.0).softmax(dim=-1), 0.0)
 
 
-@dataclass(frozen=True)
-class AttentionStack:
-    """A model's self-attention blocks plus the input of the first one, for one sequence."""
-
-    x: torch.Tensor  # (1, T, C) input of the first block (token embeddings with positions)
-    blocks: Sequence[EncoderBlock]  # the blocks, first to last
-    mask: torch.Tensor | None  # bool broadcastable to (1, H, T, T), True = may attend
-    is_causal: bool  # whether each query sees only itself and earlier positions
-    positions: AttentionPositions | None  # positions acting inside attention (RoPE, ALiBi), if the model has them
-    labels: tuple[str, ...]  # one label per position (CLS included when the model has one)
-
-
 @torch.no_grad()
-def walk_stack(stack: AttentionStack) -> list[AttentionSteps]:
+def walk_stack(stack: SelfAttentionStack) -> list[AttentionSteps]:
     """Replay every block of ``stack``; one :class:`AttentionSteps` per layer, first layer first."""
     x, steps = stack.x, []
     for block in stack.blocks:
@@ -154,45 +140,41 @@ def walk_stack(stack: AttentionStack) -> list[AttentionSteps]:
     return steps
 
 
-class LabEncoder(nn.Module):
-    """Token embedding, positions and a stack of self-attention blocks, without an output head.
+def build_lab_encoder(config: TransformerConfig, seed: int) -> nn.Module:
+    """The model the Attention Lab builds from random weights: the encoder-only family's model in evaluation mode,
+    its weights depending only on ``seed``.
 
-    The model the Attention Lab builds from random weights; any mask (none, causal, padding) can be applied.
-
-    Shape:
-        ids ``(B, T)`` long -> ``(B, T, C)``.
+    The Lab replays its self-attention stack under the mask the reader picks (:func:`lab_stack`) and reads the
+    final vectors (:func:`lab_outputs`); the model's pooling and output head are never used.
     """
-
-    def __init__(self, config: TransformerConfig) -> None:
-        super().__init__()
-        c = config
-        self.config = config
-        self.embed = TextEmbedding(config)
-        self.blocks = nn.ModuleList(
-            EncoderBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm=c.norm, activation=c.activation,
-                         bias=c.bias, eps=c.layer_norm_eps)
-            for _ in range(c.n_layers)
-        )
-        self.attn_positions = attention_positions(c.positional, c.head_dim, c.n_heads, c.max_len, c.pos_base)
-
-    def forward(self, ids: torch.Tensor, *, mask: torch.Tensor | None = None,
-                is_causal: bool = False) -> torch.Tensor:
-        x = self.embed(ids)
-        for block in self.blocks:
-            x, _ = block(x, mask=mask, is_causal=is_causal, positions=self.attn_positions)
-        return x
-
-
-def build_lab_encoder(config: TransformerConfig, seed: int) -> LabEncoder:
-    """A :class:`LabEncoder` in evaluation mode whose random weights depend only on ``seed``."""
     with seeded(seed):
-        return LabEncoder(config).eval()
+        return family(LAB_FAMILY).model_class(config).eval()
 
 
 @torch.no_grad()
-def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask_kind: str = "none",
-              valid: Sequence[bool] | None = None) -> AttentionStack:
-    """The stack of a :class:`LabEncoder` on ``ids`` with the chosen mask.
+def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -> SelfAttentionStack:
+    """The self-attention stack a text model runs on ``ids``, with the model's own mask, labelled ``labels``.
+
+    The model's family says how (``ModelFamily.self_attention``): a decoder-only model (GPT-2 too) is causal; an
+    encoder-decoder model is shown through its encoder; an encoder-only regressor with a CLS token gets ``"CLS"``
+    before the labels; a pretrained BERT sees every position, its input embedded as one segment (its
+    ``[CLS]``/``[SEP]`` come with ``ids``).
+    """
+    try:
+        take_apart = of_model(model).self_attention
+    except ValueError:
+        take_apart = None
+    if take_apart is None:
+        raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
+    device = next(model.parameters()).device
+    idx = torch.tensor([list(ids)], dtype=torch.long, device=device)  # (1, T)
+    return take_apart(model, idx).labelled(labels)
+
+
+@torch.no_grad()
+def lab_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str], mask_kind: str = "none",
+              valid: Sequence[bool] | None = None) -> SelfAttentionStack:
+    """The stack of the Lab's random encoder (:func:`build_lab_encoder`) on ``ids`` with the chosen mask.
 
     Args:
         mask_kind: ``"none"``, ``"causal"`` or ``"padding"`` (hides the positions where ``valid`` is False).
@@ -200,46 +182,19 @@ def lab_stack(model: LabEncoder, ids: Sequence[int], labels: Sequence[str], mask
     """
     if mask_kind not in MASK_KINDS:
         raise ValueError(f"mask={mask_kind!r} is not one of {', '.join(MASK_KINDS)}.")
-    idx = torch.tensor([list(ids)], dtype=torch.long)  # (1, T)
     mask = None
     if mask_kind == "padding":
         if valid is None or len(valid) != len(ids):
             raise ValueError("A padding mask needs one valid flag per token.")
         mask = padding_mask(torch.tensor([list(valid)], dtype=torch.bool))  # (1, 1, 1, T)
-    return AttentionStack(x=model.embed(idx), blocks=list(model.blocks), mask=mask,
-                          is_causal=mask_kind == "causal", positions=model.attn_positions, labels=tuple(labels))
-
-
-def _bert_stack(model: BertEncoder, idx: torch.Tensor) -> SelfAttentionStack:
-    x = model.embed(idx, torch.zeros_like(idx))  # (1, T, C): LayerNorm(token + position + segment 0)
-    return SelfAttentionStack(x, list(model.blocks), None, False, None, ())
-
-
-# Pretrained models that no task trains, so the family registry does not list them: how to take them apart.
-PRETRAINED_STACKS: dict[type[nn.Module], Callable[[nn.Module, torch.Tensor], SelfAttentionStack]] = {
-    BertEncoder: _bert_stack,
-}
+    return replace(trained_stack(model, ids, labels), mask=mask, is_causal=mask_kind == "causal")
 
 
 @torch.no_grad()
-def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -> AttentionStack:
-    """The self-attention stack a trained text model runs on ``ids``, with the model's own mask.
-
-    The model's family says how (``ModelFamily.self_attention``): a decoder-only model (GPT-2 too) is causal; an
-    encoder-decoder model is shown through its encoder; an encoder-only regressor with a CLS token gets ``"CLS"``
-    prepended to the labels. A pretrained BERT encoder, which no task trains, is taken apart by
-    :data:`PRETRAINED_STACKS`: it sees every position, its input embedded as one segment (its ``[CLS]``/``[SEP]``
-    come with ``ids``).
-    """
-    try:
-        take_apart = of_model(model).self_attention
-    except ValueError:
-        take_apart = PRETRAINED_STACKS.get(type(model))
-    if take_apart is None:
-        raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
-    device = next(model.parameters()).device
-    part = take_apart(model, torch.tensor([list(ids)], dtype=torch.long, device=device))  # ids as (1, T)
-    return AttentionStack(part.x, part.blocks, part.mask, part.causal, part.positions, (*part.prefix, *labels))
+def lab_outputs(model: nn.Module, ids: Sequence[int], mask_kind: str = "none",
+                valid: Sequence[bool] | None = None) -> torch.Tensor:
+    """The final vector ``(T, C)`` of every token when the Lab's random encoder reads ``ids`` with that mask."""
+    return lab_stack(model, ids, (), mask_kind, valid).run()[0]
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,16 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer.lab.internals import build_lab_encoder
+from explorer.lab.internals import build_lab_encoder, lab_outputs
 from transformer_core.config import TransformerConfig
-from transformer_core.positional import PositionalEncoding, attention_positions, get, kinds, sinusoidal_encoding
+from transformer_core.positional import (
+    PositionalEncoding,
+    PositionSetting,
+    attention_positions,
+    get,
+    kinds,
+    sinusoidal_encoding,
+)
 from transformer_core.seeding import seeded
 
 
@@ -112,7 +119,7 @@ def run_past_max_len(max_len: int, d_model: int, base: float = 10000.0, *, extra
         config = TransformerConfig(vocab_size=16, max_len=max_len, d_model=d_model, n_heads=2, n_layers=1,
                                    d_ff=2 * d_model, positional=kind, pos_base=base)
         try:
-            out = build_lab_encoder(config, seed)(ids)
+            out = lab_outputs(build_lab_encoder(config, seed), ids[0].tolist())
             runs.append(LengthRun(kind, ids.size(1), "", bool(torch.isfinite(out).all())))
         except ValueError as err:
             runs.append(LengthRun(kind, ids.size(1), str(err), False))
@@ -152,7 +159,7 @@ def position_views(kind: str, max_len: int, d_model: int, base: float = 10000.0,
             raise ValueError(f"The learned table has shape {tuple(table.shape)}, expected ({max_len}, {d_model}).")
         vectors = u + table.detach().float().cpu()
     elif spec.table is not None:
-        vectors = u + spec.table(max_len, d_model, base)
+        vectors = u + spec.table(PositionSetting(max_len, d_model, base=base))
     inside = attention_positions(kind, d_model, 1, max_len, base)
     if inside is not None:  # one head as wide as the model: rotate u as queries and keys are rotated
         vectors = inside.rotate_qk(vectors[None, None], vectors[None, None])[0][0, 0]  # (L, C)
@@ -184,9 +191,8 @@ def shuffle_test(ids: Sequence[int], perm: Sequence[int], *, positional: str = "
     config = TransformerConfig(vocab_size=vocab_size, max_len=max(len(ids), 1), d_model=d_model, n_heads=n_heads,
                                n_layers=n_layers, d_ff=4 * d_model, positional=positional)
     model = build_lab_encoder(config, seed)
-    x = torch.tensor([list(ids)], dtype=torch.long)  # (1, T)
-    out = model(x)[0]  # (T, C)
-    shuffled = model(x[:, list(perm)])[0]
+    out = lab_outputs(model, ids)  # (T, C)
+    shuffled = lab_outputs(model, [ids[p] for p in perm])
     diff = (shuffled - out[list(perm)]).abs().max().item()
     return ShuffleResult(positional, tuple(perm), out, shuffled, diff)
 

@@ -17,12 +17,11 @@ import torch
 from torch import nn
 
 from explorer.lab.head_switch import Outcome, Ranked, Subject, top_ranked
-from explorer.lab.internals import LabEncoder, build_lab_encoder
+from explorer.lab.internals import build_lab_encoder, lab_outputs
 from explorer.lab.text_input import LabInput, pad_input, padded_length, tokenize
 from explorer.pretrained.lab import Guess, PretrainedInput, mask_fills, next_tokens
 from transformer_core.config import TransformerConfig
 from transformer_core.interventions import attention_stacks
-from transformer_core.masks import padding_mask
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
 from transformer_core.pretrained import Pretrained
 from transformer_core.tasks.base import evaluating
@@ -90,7 +89,7 @@ def _answer(model: nn.Module, task: object, src: torch.Tensor, label) -> tuple[s
 
 
 def random_lab(text: str, kind: str, *, d_model: int, heads: int, layers: int, mask: str,
-               seed: int) -> tuple[LabInput, TransformerConfig, LabEncoder | None]:
+               seed: int) -> tuple[LabInput, TransformerConfig, nn.Module | None]:
     """The Lab's random encoder and the text it reads: the tokens (padded for the padding mask), the model's
     configuration, and the model, whose weights depend only on ``seed`` (``None`` when there is no token)."""
     lab = tokenize(text, kind)
@@ -101,19 +100,15 @@ def random_lab(text: str, kind: str, *, d_model: int, heads: int, layers: int, m
     return lab, config, None if lab.empty else build_lab_encoder(config, seed)
 
 
-def random_subject(model: LabEncoder, lab: LabInput, mask: str) -> Subject:
+def random_subject(model: nn.Module, lab: LabInput, mask: str) -> Subject:
     """The Lab's random encoder on ``lab`` with its mask ("none", "causal" or "padding"); its output is the final
     vector of every token."""
-    idx = torch.tensor([list(lab.ids)], dtype=torch.long)
     valid = lab.valid if mask == "padding" else None
-    key_mask = None if valid is None else padding_mask(torch.tensor([list(valid)], dtype=torch.bool))
-    causal = mask == "causal"
 
     def forward(m: nn.Module) -> torch.Tensor:
-        return m(idx, mask=key_mask, is_causal=causal)
+        return lab_outputs(m, lab.ids, mask, valid)  # (T, C)
 
     def read() -> Outcome:
-        with torch.no_grad():
-            return Outcome(vectors=np.asarray(forward(model)[0].float().numpy()))
+        return Outcome(vectors=np.asarray(forward(model).float().numpy()))
 
     return Subject(model, "encoder", forward, read)

@@ -70,9 +70,10 @@ def test_grid_marks_nearly_uniform_maps_only():
     fig = charts.attention_grid([[uniform, sharp], [sharp, uniform]], col_titles=["Head 1", "Head 2"])
     marked = sorted((a.xref, a.yref) for a in fig.layout.annotations if a.text == charts.UNIFORM_MARK)
     assert marked == [("x domain", "y domain"), ("x4 domain", "y4 domain")]
-    titled = charts.attention_heatmap(uniform, title="Layer 1 · head 1")
+    titled = charts.spec_figure(charts.attention_spec(uniform, title="Layer 1 · head 1"))
     assert "nearly uniform: max − min < 0.05 in every row" in titled.layout.title.text
-    assert "nearly uniform" not in (charts.attention_heatmap(sharp, title="Layer 1").layout.title.text or "")
+    plain = charts.spec_figure(charts.attention_spec(sharp, title="Layer 1"))
+    assert "nearly uniform" not in (plain.layout.title.text or "")
 
 
 def test_live_training_names_the_nearly_uniform_maps():

@@ -50,7 +50,8 @@ def test_png_handles_big_matrices_and_long_labels() -> None:
 
 def test_svg_has_one_rect_with_tooltip_per_cell() -> None:
     z = np.arange(6, dtype=float).reshape(2, 3)
-    root = ET.fromstring(exports.matrix_svg(z, ["x", "y"], ["p", "q", "r & s"], title="<title>"))
+    spec = heatmap.matrix_spec(z, ["x", "y"], ["p", "q", "r & s"], title="<title>")
+    root = ET.fromstring(heatmap_image.spec_svg(spec))
     cells = [r for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
     assert len(cells) == 6
     assert cells[5].find(f"{SVG}title").text == "y → r & s: 5"
@@ -87,7 +88,7 @@ def test_npy_round_trip() -> None:
 
 
 def test_heatmaps_need_matrices() -> None:
-    for fn in (exports.matrix_png, exports.matrix_svg, exports.matrix_csv):
+    for fn in (exports.matrix_png, lambda z: heatmap_image.spec_svg(heatmap.matrix_spec(z)), exports.matrix_csv):
         with pytest.raises(ValueError, match="2-D"):
             fn(np.zeros(3))
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import app_at, assert_no_exception
-from tests.conftest import REPO_ROOT
 from ui.lessons import training as lesson_training
-from ui.lessons.frame import LESSON_KEYS, LESSONS, lesson_by_key
+from ui.lessons.texts import LESSON_KEYS, LESSONS, lesson_by_key
+from ui.pages import PAGES, page_info
 
 PAGE = "pages/lessons.py"
 
@@ -33,7 +31,7 @@ def _metric(at: AppTest, label: str) -> str:
 
 def test_every_lesson_has_goal_steps_question_and_notice():
     assert len(LESSONS) >= 4 and len(set(LESSON_KEYS)) == len(LESSONS)
-    pages = {p.name for p in (REPO_ROOT / Path(PAGE).parent).glob("*.py")}
+    pages = {p.name for p in PAGES}
     for lesson in LESSONS:
         assert all(link.page in pages for link in lesson.links)
         assert lesson.goal and 2 <= len(lesson.steps) <= 3 and lesson.notice
@@ -42,12 +40,8 @@ def test_every_lesson_has_goal_steps_question_and_notice():
 
 
 def test_links_carry_settings_their_pages_accept():
-    from ui.attention import controls as attention_views
-    from ui.training import controls as training_controls
-
-    accepted = {"attention.py": attention_views.URL_PARAMS, "training.py": training_controls.URL_PARAMS}
     for link in (link for lesson in LESSONS for link in lesson.links if link.query):
-        params = {p.query_name: p for p in accepted[link.page]}
+        params = {p.query_name: p for p in page_info(link.page).params}
         for name, value in link.query:
             params[name].parse(value)  # raises for an unknown value
 

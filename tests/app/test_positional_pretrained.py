@@ -10,7 +10,7 @@ import pytest
 from tests.app.conftest import app_at, assert_no_exception
 from tests.app.test_positional_encodings import _z
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, vit_folder
-from ui.positional import views as pv
+from ui.positional import views as positional_views
 
 PAGE = "pages/positional.py"
 
@@ -28,9 +28,9 @@ def models_fixture(tmp_path_factory):
 def _section(root, monkeypatch, name: str | None = None):
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
     at = app_at(PAGE)
-    at.radio(key=pv.SECTION).set_value("pretrained").run()
+    at.radio(key=positional_views.SECTION).set_value("pretrained").run()
     if name is not None:
-        menu = at.selectbox(key=pv.PRETRAINED_MODEL)
+        menu = at.selectbox(key=positional_views.PRETRAINED_MODEL)
         menu.set_value(next(o for o in menu.options if o.startswith(name + " "))).run()
     assert_no_exception(at)
     return at
@@ -41,7 +41,7 @@ def test_the_models_own_table_is_drawn_beside_the_sinusoidal_one(models, monkeyp
     root, tables = models
     at = _section(root, monkeypatch, name)
     assert f"learned position table of **{name}" in " ".join(i.value for i in at.info)
-    at.slider(key=pv.PRETRAINED_SHOWN).set_value(16).run()
+    at.slider(key=positional_views.PRETRAINED_SHOWN).set_value(16).run()
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     learned, sinusoidal = (_z(fig["data"][0]) for fig in charts[:2])
     np.testing.assert_allclose(learned, tables[name].detach().numpy()[:16], atol=1e-6)
@@ -55,7 +55,7 @@ def test_the_models_own_table_is_drawn_beside_the_sinusoidal_one(models, monkeyp
 
 def test_the_menu_offers_text_models_only(models, monkeypatch):
     at = _section(models[0], monkeypatch)
-    options = at.selectbox(key=pv.PRETRAINED_MODEL).options
+    options = at.selectbox(key=positional_views.PRETRAINED_MODEL).options
     assert any(o.startswith("tiny-gpt2 ") for o in options) and any(o.startswith("tiny-bert ") for o in options)
     assert not any(o.startswith("tiny-vit ") for o in options)
 

@@ -7,7 +7,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from transformer_core import DecoderBlock, EncoderBlock, FeedForward, MultiHeadAttention, causal_mask, padding_mask
+from transformer_core import (
+    DecoderBlock,
+    FeedForward,
+    MultiHeadAttention,
+    SelfAttentionBlock,
+    causal_mask,
+    padding_mask,
+)
 
 B, T, S, C, H, FF = 3, 6, 5, 16, 4, 32
 
@@ -52,7 +59,7 @@ def _check_same(out: torch.Tensor, ref_out: torch.Tensor, x: torch.Tensor) -> No
 @pytest.mark.parametrize("causal", [False, True])
 def test_encoder_block_matches_nn_encoder_layer(norm_first, activation, causal):
     torch.manual_seed(0)
-    ours = EncoderBlock(C, H, FF, norm="pre" if norm_first else "post", activation=activation)
+    ours = SelfAttentionBlock(C, H, FF, norm="pre" if norm_first else "post", activation=activation)
     _randomize_norms(ours)
     ref = nn.TransformerEncoderLayer(C, H, FF, dropout=0.0, activation=activation, batch_first=True,
                                      norm_first=norm_first)
@@ -116,6 +123,6 @@ def test_invalid_block_arguments():
     with pytest.raises(ValueError, match="activation='swish'"):
         FeedForward(C, FF, activation="swish")
     with pytest.raises(ValueError, match="norm='sandwich'"):
-        EncoderBlock(C, H, FF, norm="sandwich")
+        SelfAttentionBlock(C, H, FF, norm="sandwich")
     with pytest.raises(ValueError, match="not divisible"):
         MultiHeadAttention(C, 5)

@@ -27,12 +27,14 @@ def test_each_family_builds_from_its_config_and_returns_the_attention_it_declare
         inputs = (torch.randint(0, 11, (2, 5)),)
     _, attention = model(*inputs, return_attention=True)
     assert tuple(attention) == fam.attention
-    assert family(fam.name) is fam and by_kind(fam.kind) is fam
+    assert tuple(fam.attention_modules(model)) == fam.attention
+    assert family(fam.name) is fam and (not fam.trainable or by_kind(fam.kind) is fam)
 
 
 def test_every_task_names_a_registered_family_and_the_other_names_agree():
     assert {get_task(name).family for name in TASK_NAMES} <= {f.name for f in FAMILIES}
-    assert tuple(KIND_TITLES) == KINDS and set(checkpoint._MODELS.values()) == {f.model_class for f in FAMILIES}
+    assert tuple(KIND_TITLES) == KINDS and set(checkpoint._MODELS.values()) == {
+        f.model_class for f in FAMILIES if f.trainable}
     for kind in KINDS:
         assert type(build(BuilderSettings(kind=kind))) is by_kind(kind).model_class
     with pytest.raises(ValueError, match="family='audio' is not one of"):
@@ -49,8 +51,8 @@ def test_each_family_names_its_attention_and_says_how_its_text_stack_is_taken_ap
         assert fam.self_attention is None and fam.config_class is ViTConfig
         return
     stack = fam.self_attention(model, torch.randint(0, 11, (1, 5)))
-    assert stack.x.shape == (1, 5 + len(stack.prefix), TEXT.d_model) and fam.mask_title
-    assert stack.causal == (fam.attention == ("decoder",))  # decoder-only models are causal, the others not
+    assert stack.x.shape == (1, 5 + len(stack.labels), TEXT.d_model) and fam.mask_title
+    assert stack.is_causal == (fam.attention == ("decoder",))  # decoder-only models are causal, the others not
 
 
 def test_a_model_of_no_family_is_refused():

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tests.core.intervention_models import MODELS, build, value_edited
-from transformer_core.attention import HEAD_EDITS
+from transformer_core.head_edits import HEAD_EDITS
 from transformer_core.interventions import ablate_heads, all_heads, attention_stacks, head_importance, head_means
 
 

@@ -78,6 +78,11 @@ def test_seq2seq_return_attention_shapes_and_same_logits():
     assert [a.shape for a in attention["cross"]] == [(B, 2, T, S)] * 3
     assert all(torch.all(a.triu(diagonal=1) == 0) for a in attention["decoder"])
     torch.testing.assert_close(model(src, tgt), logits)
+    memory, encoder = model.encode(src, return_attention=True)
+    decoded, decoder = model.decode(tgt, memory, src=src, return_attention=True)
+    assert tuple(encoder) == ("encoder",) and tuple(decoder) == ("decoder", "cross")
+    torch.testing.assert_close(decoded, logits)
+    assert all(torch.equal(a, b) for a, b in zip(decoder["cross"], attention["cross"], strict=True))
 
 
 def _paper_positions(n: int, d: int) -> torch.Tensor:

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from explorer.lab.head_switch import Outcome, Subject, compare, describe_change, format_heads, parse_heads
-from explorer.lab.internals import build_lab_encoder
+from explorer.lab.internals import build_lab_encoder, lab_outputs
 from explorer.lab.lens_grid import lens_grid
 from explorer.lab.subjects import pretrained_subject, random_subject, trained_subject
 from explorer.lab.text_input import LabInput
@@ -93,7 +93,7 @@ def test_random_encoder_outputs_move_as_a_model_with_those_values_zeroed():
     off = [(1, 2)]
     result = compare(random_subject(model, _lab(ids), "causal"), off)
     with torch.no_grad():
-        expected = value_edited(model, {("encoder", 1, 2): None})(torch.tensor([ids]), is_causal=True)[0]
+        expected = lab_outputs(value_edited(model, {("encoder", 1, 2): None}), ids, "causal")
     np.testing.assert_allclose(result.after.vectors, expected.numpy(), atol=1e-5)
     change = result.vector_change()
     moved = np.linalg.norm(expected.numpy() - result.before.vectors, axis=-1)
@@ -110,7 +110,7 @@ def test_mean_mode_replaces_heads_with_their_mean_over_the_text():
         _, att = model.blocks[0].self_attn(*(model.blocks[0].norm1(model.embed(idx)),) * 3, need_weights=True)
         v = model.blocks[0].self_attn.v_proj(model.blocks[0].norm1(model.embed(idx))).view(1, 4, 4, 4)
         mean = (att[0, 2] @ v[0, :, 2]).mean(dim=0)  # head 2's output, averaged over the positions
-        expected = value_edited(model, {("encoder", 0, 2): mean})(idx)[0]
+        expected = lab_outputs(value_edited(model, {("encoder", 0, 2): mean}), ids)
     result = compare(random_subject(model, _lab(ids), "none"), [(0, 2)], mode="mean")
     np.testing.assert_allclose(result.after.vectors, expected.numpy(), atol=1e-5)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import GifImagePlugin, Image
 
-from explorer.images import MAX_SIDE, ImageError, image_to_tensor_array, load_image, prepare_image, read_image, to_rgb
+from explorer.images import MAX_SIDE, ImageError, image_to_tensor_array, prepare_image, read_image, to_rgb
 
 
 def encode(img: Image.Image, fmt: str = "PNG", **kw) -> bytes:
@@ -165,10 +165,10 @@ def test_exif_orientation_is_applied():
 
 
 def test_one_pixel_and_extreme_aspect_ratio():
-    one = load_image(encode(Image.new("RGB", (1, 1), (10, 20, 30))))
+    one = read_image(encode(Image.new("RGB", (1, 1), (10, 20, 30)))).image
     assert prepare_image(one, 32).shape == (32, 32, 3)
     assert (prepare_image(one, 32) == [10, 20, 30]).all()
-    strip = load_image(encode(Image.new("RGB", (4000, 10), (0, 0, 255))))
+    strip = read_image(encode(Image.new("RGB", (4000, 10), (0, 0, 255)))).image
     assert strip.size == (4000, 10)  # small enough in pixels: kept as it is
     for mode in ("center-crop", "resize", "pad"):
         out = prepare_image(strip, 48, mode)

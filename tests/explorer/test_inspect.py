@@ -9,7 +9,6 @@ import torch
 from torch import nn
 
 from explorer.lab.internals import (
-    AttentionStack,
     attention_walkthrough,
     build_lab_encoder,
     lab_stack,
@@ -132,8 +131,13 @@ def test_lab_stack_replays_every_layer(mask_kind: str) -> None:
         x, weights = block(x, mask=stack.mask, need_weights=True, is_causal=stack.is_causal)
         assert torch.allclose(step.weights, weights[0], atol=ATOL)
     mask = padding_mask(torch.tensor([valid])) if mask_kind == "padding" else None
-    final = model(torch.tensor([ids]), mask=mask, is_causal=mask_kind == "causal")
+    assert (stack.mask is None) == (mask is None) and (mask is None or torch.equal(stack.mask, mask))
+    final = stack.run()
     assert torch.allclose(x, final, atol=ATOL)
+    if mask_kind == "padding":  # the encoder-only model's own forward hides its padding the same way
+        _, att = model(torch.tensor([ids]), return_attention=True)
+        for step, weights in zip(steps, att["encoder"], strict=True):
+            assert torch.allclose(step.weights, weights[0], atol=ATOL)
 
 
 def test_same_seed_same_weights() -> None:
@@ -143,7 +147,7 @@ def test_same_seed_same_weights() -> None:
     assert not torch.equal(a.embed.tokens.weight, c.embed.tokens.weight)
 
 
-def _check_trained(model: nn.Module, stack: AttentionStack, expected: list[torch.Tensor]) -> None:
+def _check_trained(model: nn.Module, stack: families.SelfAttentionStack, expected: list[torch.Tensor]) -> None:
     steps = walk_stack(stack)
     assert len(steps) == len(expected)
     for step, w in zip(steps, expected, strict=True):
@@ -199,6 +203,7 @@ def test_a_new_family_is_taken_apart_through_its_entry_alone(monkeypatch) -> Non
     entry = families.ModelFamily(name="prefix_lm", kind="prefix", title="Prefix LM", short="prefix",
                                  config_class=TransformerConfig, model_class=PrefixLM, attention=("decoder",),
                                  attention_titles=("Self-attention after <s>",), self_attention=_prefix_stack,
+                                 attention_modules=lambda m: {"decoder": [b.self_attn for b in m.lm.blocks]},
                                  mask_title="causal (after a start token)")
     model = PrefixLM(TransformerConfig(vocab_size=13, max_len=8, d_model=16, n_heads=2, n_layers=2, d_ff=32)).eval()
     with pytest.raises(ValueError, match="Attention Lab cannot take apart a PrefixLM"):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from explorer.images import FIT_MODES, MAX_SIDE, ImageError, load_image, prepare_image, read_image
+from explorer.images import FIT_MODES, MAX_SIDE, ImageError, prepare_image, read_image
 from tests.app.conftest import app_at, assert_no_exception
 from tests.hardening.bad_files import (
     BAD_IMAGES,
@@ -52,7 +52,7 @@ def test_unusable_file_gets_a_clear_message(name: str) -> None:
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_unusual_file_is_decoded_to_small_rgb(name: str) -> None:
     _, build, _ = BAD_IMAGES[name]
-    img = load_image(build())
+    img = read_image(build()).image
     assert img.mode == "RGB"
     assert img.width * img.height <= MAX_SIDE**2
     for mode in FIT_MODES:
@@ -88,7 +88,7 @@ def test_cmyk_colours_survive_the_conversion() -> None:
 def test_palette_image_is_expanded_exactly() -> None:
     data = palette_png()
     reference = Image.open(__import__("io").BytesIO(data)).convert("RGB")
-    np.testing.assert_array_equal(np.asarray(load_image(data)), np.asarray(reference))
+    np.testing.assert_array_equal(np.asarray(read_image(data).image), np.asarray(reference))
 
 
 def test_transparency_is_composited_on_white() -> None:
@@ -145,13 +145,13 @@ def test_exif_orientation_turns_the_photo_upright() -> None:
 
 
 def test_one_pixel_image_fills_the_square() -> None:
-    img = load_image(one_pixel_png())
+    img = read_image(one_pixel_png()).image
     for mode in ("center-crop", "resize"):
         np.testing.assert_array_equal(prepare_image(img, 32, mode), np.full((32, 32, 3), (200, 30, 30)))
 
 
 def test_extreme_aspect_ratio_is_fitted_without_distortion_when_padded() -> None:
-    img = load_image(BAD_IMAGES["extreme_aspect"][1]())
+    img = read_image(BAD_IMAGES["extreme_aspect"][1]()).image
     padded = prepare_image(img, 64, "pad")
     assert (padded[:20] == 255).all() and (padded[-20:] == 255).all()  # a thin strip across the middle
 

@@ -22,8 +22,7 @@ import math
 
 import torch
 
-from .base import AttentionPositions
-from .registry import PositionalKind
+from .base import AttentionPositions, PositionalKind, PositionSetting
 
 
 def alibi_slopes(n_heads: int) -> torch.Tensor:
@@ -71,14 +70,13 @@ class ALiBi(AttentionPositions):
         return -(slopes * behind + slopes.flip(0) * ahead)  # (H, T, S)
 
 
-def _alibi(head_dim: int, n_heads: int, max_len: int, base: float) -> ALiBi:
-    return ALiBi(n_heads)
+def _alibi(setting: PositionSetting) -> ALiBi:
+    return ALiBi(setting.n_heads)
 
 
 KIND = PositionalKind(
     name="alibi", title="ALiBi", short="ALiBi", acts="bias",
     summary="adds nothing to the vectors; each head subtracts slope × distance from its attention scores, "
             "so it works past max_len",
-    attention=_alibi, embed_note=" · positions: ALiBi, a bias on the scores",
-    attention_note=" · ALiBi bias −m·distance",
+    attention=_alibi,
 )

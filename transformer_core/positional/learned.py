@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from .registry import PositionalKind
+from .base import PositionalKind, PositionSetting
 
 
-def learned_start(max_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """The random starting table ``(max_len, d_model)``, std 0.02 as in GPT-2 (``base`` is unused)."""
-    return torch.randn(max_len, d_model) * 0.02
+def learned_start(setting: PositionSetting) -> torch.Tensor:
+    """The random starting table ``(max_len, d_model)``, std 0.02 as in GPT-2."""
+    return torch.randn(setting.max_len, setting.d_model) * 0.02
 
 
 KIND = PositionalKind(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from .registry import PositionalKind
+from .base import PositionalKind
 
 KIND = PositionalKind(
     name="none", title="none", short="None", acts="nothing",
     summary="leaves every token vector as it is, so all positions look the same",
-    embed_note=" · no positions at all",
 )

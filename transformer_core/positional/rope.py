@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .base import AttentionPositions
-from .registry import PositionalKind
+from .base import AttentionPositions, PositionalKind, PositionSetting
 
 
 class RotaryEmbedding(AttentionPositions):
@@ -52,13 +51,12 @@ class RotaryEmbedding(AttentionPositions):
         return self.rotate(q, offset=max(k.size(-2) - q.size(-2), 0)), self.rotate(k)
 
 
-def _rotary(head_dim: int, n_heads: int, max_len: int, base: float) -> RotaryEmbedding:
-    return RotaryEmbedding(head_dim, max_len, base)
+def _rotary(setting: PositionSetting) -> RotaryEmbedding:
+    return RotaryEmbedding(setting.head_dim, setting.max_len, setting.base)
 
 
 KIND = PositionalKind(
     name="rope", title="rotary (RoPE)", short="RoPE", acts="rotate",
     summary="rotates each pair of numbers in the queries and keys by an angle proportional to the position",
     attention=_rotary, even_head_reason="Rotary positions rotate pairs of numbers",
-    embed_note=" · positions: RoPE, inside attention", attention_note=" · RoPE on q, k",
 )

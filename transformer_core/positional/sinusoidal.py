@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .registry import PositionalKind
+from .base import PositionalKind, PositionSetting
 
 
 def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
@@ -26,8 +26,12 @@ def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> to
     return table.float()
 
 
+def _table(setting: PositionSetting) -> torch.Tensor:
+    return sinusoidal_encoding(setting.max_len, setting.d_model, setting.base)
+
+
 KIND = PositionalKind(
     name="sinusoidal", title="sinusoidal", short="Sinusoidal", acts="add",
     summary="adds a fixed row of sines and cosines to each token vector",
-    table=sinusoidal_encoding,
+    table=_table,
 )

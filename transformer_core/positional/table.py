@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .base import PositionSetting
 from .registry import get
 
 
@@ -24,7 +25,7 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", None, persistent=False)
         if spec.table is None:
             return
-        start = spec.table(max_len, d_model, base)  # (L, C)
+        start = spec.table(PositionSetting(max_len, d_model, base=base))  # (L, C)
         if spec.learnable:
             self.table = nn.Parameter(start)
         else:

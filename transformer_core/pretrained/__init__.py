@@ -9,12 +9,12 @@ models and describes model folders.
 from .folders import FolderScan, ModelInfo, inspect_folder, list_cached_models, list_model_folders, models_dir
 from .hub import HubError
 from .images import ImagePreprocessor
-from .loader import FAMILIES, Pretrained, check_budget, load_pretrained, read_config, read_spec
+from .loader import PRETRAINED_FAMILIES, Pretrained, check_budget, load_pretrained, read_config, read_spec
 from .pooling import Pooling, read_pooling
 from .tokenizer import Encoded, TextTokenizer
 
 __all__ = [
-    "FAMILIES", "Encoded", "FolderScan", "HubError", "ImagePreprocessor", "ModelInfo", "Pooling", "Pretrained",
-    "TextTokenizer", "check_budget", "inspect_folder", "list_cached_models", "list_model_folders", "load_pretrained",
-    "models_dir", "read_config", "read_pooling", "read_spec",
+    "PRETRAINED_FAMILIES", "Encoded", "FolderScan", "HubError", "ImagePreprocessor", "ModelInfo", "Pooling",
+    "Pretrained", "TextTokenizer", "check_budget", "inspect_folder", "list_cached_models", "list_model_folders",
+    "load_pretrained", "models_dir", "read_config", "read_pooling", "read_spec",
 ]

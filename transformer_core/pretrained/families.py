@@ -1,7 +1,9 @@
 """What every supported model family tells the loader: how to read its config.json, count its parameters,
 build the matching transformer_core module and find each of its weights in the stored file.
 
-Each family lives in its own module (``gpt2``, ``bert``, ``vit``) and is listed in :data:`FAMILIES`.
+Each family lives in its own module (``gpt2``, ``bert``, ``vit``) and is listed in
+:data:`~.loader.PRETRAINED_FAMILIES`. (The models they build belong to the model families of
+``transformer_core.families``, which say how each is taken apart.)
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from .pooling import Pooling, read_pooling
 from .tokenizer import TextTokenizer
 from .weights import StoredTensor, check_sources, check_ties, fill, stored_tensors
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (gpt2.FAMILY, bert.FAMILY, distilbert.FAMILY, roberta.FAMILY,
-                                                   vit.FAMILY)}
+PRETRAINED_FAMILIES: dict[str, Family] = {
+    f.name: f for f in (gpt2.FAMILY, bert.FAMILY, distilbert.FAMILY, roberta.FAMILY, vit.FAMILY)}
 CONFIG_FILE = "config.json"
 MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this many tensors (GPT-2's: exactly 12)
 
@@ -35,7 +35,7 @@ MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this m
 class Pretrained:
     """A published model running on transformer_core, ready for inference."""
 
-    family: str  # a key of FAMILIES: "gpt2", "bert", "distilbert", "roberta" or "vit"
+    family: str  # a key of PRETRAINED_FAMILIES: "gpt2", "bert", "distilbert", "roberta" or "vit"
     model: nn.Module  # transformer_core module in eval mode, gradients off; model(x, return_attention=True)
     config: TransformerConfig | ViTConfig  # its transformer_core configuration
     tokenizer: TextTokenizer | None  # the model's own tokenizer (None for ViT)
@@ -49,7 +49,7 @@ class Pretrained:
 
 def supported() -> str:
     """The supported families and architectures, for messages."""
-    return "; ".join(f"{f.name} ({', '.join(f.architectures)})" for f in FAMILIES.values())
+    return "; ".join(f"{f.name} ({', '.join(f.architectures)})" for f in PRETRAINED_FAMILIES.values())
 
 
 def _guess_type(raw: dict[str, Any]) -> str:
@@ -69,7 +69,7 @@ def read_spec(raw: object) -> ModelSpec:
     if not isinstance(raw, dict):
         raise ValueError(f"{CONFIG_FILE} must hold a JSON object.")
     model_type = raw.get("model_type") or _guess_type(raw)
-    family = next((f for f in FAMILIES.values() if model_type in f.model_types), None)
+    family = next((f for f in PRETRAINED_FAMILIES.values() if model_type in f.model_types), None)
     if family is None:
         raise ValueError(f"Model type {model_type or '(none)'!r} is not supported; supported are {supported()}.")
     archs = raw.get("architectures") or []
@@ -136,7 +136,7 @@ def matched_sources(spec: ModelSpec, stored: dict[str, StoredTensor]) -> dict[st
         # Checked first, so that a forged layer count cannot make even the weight map take long.
         raise ValueError(f"config.json describes {spec.config.n_layers:,} layers, but the weights file holds only "
                          f"{len(stored):,} tensors; they do not belong together.")
-    family = FAMILIES[spec.family]
+    family = PRETRAINED_FAMILIES[spec.family]
     sources = family.sources(spec, set(stored))
     check_sources(sources, stored)
     check_ties(family.ties(spec, set(stored)), stored, read=False)
@@ -147,9 +147,9 @@ def build_model(folder: Path, spec: ModelSpec) -> nn.Module:
     """The model with the folder's weights, in eval mode with gradients off (validated from headers first)."""
     stored = stored_tensors(folder)
     sources = matched_sources(spec, stored)
-    check_ties(FAMILIES[spec.family].ties(spec, set(stored)), stored, read=True)
+    check_ties(PRETRAINED_FAMILIES[spec.family].ties(spec, set(stored)), stored, read=True)
     with torch.device("meta"):  # shapes only: the real tensors come from the file
-        model = FAMILIES[spec.family].build(spec, set(stored))
+        model = PRETRAINED_FAMILIES[spec.family].build(spec, set(stored))
     fill(model, sources, stored)
     return model.eval().requires_grad_(False)
 

@@ -16,6 +16,7 @@ import streamlit as st
 from explorer.render import heatmap as hm
 from ui.attention.controls import LabRun
 from ui.common import charts, exports
+from ui.common.theme import projector
 from ui.common.vega_heatmap import show_vega, text_fits, vega_heatmap, vega_row
 
 LINE_BINS = 8  # opacity/width levels of the lines view (one plotly trace per level)
@@ -46,7 +47,7 @@ def matrix(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, key: str,
     else:
         spec = hm.matrix_spec(z, rows, cols, scale=charts.colorscale(), diverging=diverging, zmin=zmin, zmax=zmax,
                               hover_name=hover)
-    show_vega(vega_heatmap(spec, height=_height(len(rows)), projector=charts.projector(), extra=extra), key=key)
+    show_vega(vega_heatmap(spec, height=_height(len(rows)), projector=projector(), extra=extra), key=key)
 
 
 def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[str], *, key: str) -> None:
@@ -55,7 +56,7 @@ def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[
     z = np.where(allowed, scaled, np.nan)
     text = np.where(allowed, hm.cell_texts(scaled), "-∞").astype(object)
     spec = hm.matrix_spec(z, tokens, tokens, diverging=True, hover_name="score", text=text)
-    show_vega(vega_heatmap(spec, height=_height(len(tokens)), projector=charts.projector()), key=key)
+    show_vega(vega_heatmap(spec, height=_height(len(tokens)), projector=projector()), key=key)
 
 
 STEP_CHART_PX = 520  # about the width of a step's right-hand column, in the wide layout and in projector mode
@@ -71,7 +72,7 @@ def matrix_row(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence
     size = charts.font_size()
     stacked = not text_fits(specs[0], across, size - 3) and text_fits(specs[0], STEP_CHART_PX - 60, size - 1)
     chart = vega_row(specs, titles, height=_height(len(rows)), width=STEP_CHART_PX - 60 if stacked else across,
-                     projector=charts.projector(), stacked=stacked)
+                     projector=projector(), stacked=stacked)
     show_vega(chart, key=key, stretch=False)
 
 

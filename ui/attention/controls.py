@@ -1,7 +1,8 @@
 """Attention Lab: session-state keys, URL settings, controls and the data the page draws.
 
-The page reads :func:`lab_controls`, gets a :class:`LabRun` from :func:`run_lab` (every intermediate of every
-layer as NumPy arrays, computed by ``explorer.lab.internals``), and draws it with ``ui.attention.charts``.
+The page draws the controls (:func:`input_controls`, :func:`source_control`, :func:`model_controls`), reads them
+with :func:`settings`, gets a :class:`LabRun` from :func:`run_random` or :func:`run_trained` (every intermediate of
+every layer as NumPy arrays, computed by ``explorer.lab.internals``), and draws it with ``ui.attention.charts``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ MAX_LAYERS = 4
 # then settles them to the model that runs (a link's layer 9 on a 2-layer random model becomes layer 2, with a note).
 LINK_MAX_LAYERS = 48
 LINK_MAX_HEADS = 32
-LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.self_attention is not None)  # trained models the lab takes apart
+LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.trainable and f.self_attention)  # trained models the lab takes apart
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
 KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
 MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
@@ -81,8 +82,7 @@ KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # sett
 
 
 def init_page_state() -> None:
-    """Put back the settings of an earlier visit, then set this page's defaults (see ``state.restore_settings``)."""
-    state.restore_settings(KEPT)
+    """Set this page's defaults (after ``open_page`` has put back the settings of an earlier visit)."""
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
     st.session_state.setdefault(TOP_K, 10)

@@ -10,7 +10,6 @@ from explorer.heads import head_choices
 from explorer.lab.builder import KIND_TITLES, BuilderSettings, preset_settings
 from transformer_core import divisors, positional
 from transformer_core.presets import PRESETS
-from ui.common import state
 from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
 
 KIND = "mb.kind"  # "encoder", "decoder", "seq2seq" or "vit"
@@ -151,7 +150,6 @@ def input_controls(kind: str) -> None:
 
 def builder_controls(projector: bool = False) -> BuilderSettings:
     """All controls (in projector mode only the shape ones); returns the settings they describe."""
-    state.restore_settings(KEPT)  # Streamlit forgets the state of widgets that are not drawn
     _settle_all()
     preset_buttons()
     shape_controls()
@@ -159,9 +157,7 @@ def builder_controls(projector: bool = False) -> BuilderSettings:
         st.caption(_summary())
     else:
         input_controls(st.session_state[KIND])
-    settings = _settings()
-    state.save_settings(KEPT)
-    return settings
+    return _settings()
 
 
 def _settings() -> BuilderSettings:

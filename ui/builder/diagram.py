@@ -70,16 +70,23 @@ class Column:
         return start
 
 
+# What the embedding row and each self-attention row add for an encoding that does not add a table, by its name.
+EMBED_NOTES = {"rope": " · positions: RoPE, inside attention", "alibi": " · positions: ALiBi, a bias on the scores",
+               "none": " · no positions at all"}
+ATTENTION_NOTES = {"rope": " · RoPE on q, k", "alibi": " · ALiBi bias −m·distance"}
+
+
 def _embedding(col: Column, s: BuilderSettings, what: str) -> None:
     col.add(Row(f"{what} ({s.seq_len:,} tokens)", "io"))
     spec = positional.get(s.positional)
-    col.add(Row("Token embedding × √d_model", "embed", f"{s.vocab_size:,} tokens → {s.d_model}{spec.embed_note}"))
+    col.add(Row("Token embedding × √d_model", "embed",
+                f"{s.vocab_size:,} tokens → {s.d_model}{EMBED_NOTES.get(s.positional, '')}"))
     if spec.table is not None:
         col.add(Row(f"+ {s.positional} positions", "embed", spec.summary))
 
 
 def _attention(s: BuilderSettings, kind: str) -> Row:
-    rope = positional.get(s.positional).attention_note if s.kind != "vit" else ""
+    rope = ATTENTION_NOTES.get(s.positional, "") if s.kind != "vit" else ""
     heads = f"{s.n_heads} heads of {s.d_model // max(s.n_heads, 1)}"
     if kind == "masked":
         return Row("Masked multi-head self-attention", "attention", f"causal mask · {heads}{rope}")

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.common import state
+from ui.common.theme import projector
 
 # Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
 CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
@@ -21,11 +22,6 @@ TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and i
 def colorscale() -> str:
     """The sequential colour scale the user chose in the sidebar."""
     return st.session_state.get(state.COLORSCALE, state.SEQUENTIAL_SCALES[0])
-
-
-def projector() -> bool:
-    """Whether projector mode is on."""
-    return bool(st.session_state.get(state.PRESENTATION, False))
 
 
 def stretch_attention() -> bool:

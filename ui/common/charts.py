@@ -26,10 +26,11 @@ from ui.common.chart_style import CATEGORICAL as CATEGORICAL
 from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
 from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
 from ui.common.chart_style import chart_config as chart_config
-from ui.common.chart_style import colorscale, font_size, label_colour, projector, show, stretch_attention, style
+from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style
 from ui.common.chart_style import move_legend as move_legend
 from ui.common.chart_style import series_style as series_style
 from ui.common.chart_style import title_lines as title_lines
+from ui.common.theme import projector
 from ui.common.urlstate import settle_choice
 
 DIVERGING_SCALE = hm.DIVERGING
@@ -207,13 +208,6 @@ def attention_spec(weights: np.ndarray, x: Sequence[str] | None = None, y: Seque
                    title: str = "") -> hm.HeatmapSpec:
     """The spec of one attention map with the sidebar's colour scale and its fixed or stretched range."""
     return hm.attention_spec(weights, y, x, scale=colorscale(), stretch=stretch_attention(), title=title)
-
-
-def attention_heatmap(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
-                      title: str = "", **options: Any) -> go.Figure:
-    """One attention map on the attention colour range (:func:`attention_range`); the title flags a nearly
-    uniform map. ``options`` go to :func:`spec_figure`."""
-    return spec_figure(attention_spec(weights, x, y, title=title), **options)
 
 
 def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.Figure:

@@ -45,15 +45,6 @@ def matrix_png(z: np.ndarray, row_labels: Sequence[str] | None = None, col_label
     return spec_png(spec, cell_px=cell_px)
 
 
-def matrix_svg(z: np.ndarray, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None, *,
-               title: str = "", colorscale: str = "Viridis", diverging: bool = False, zmin: float | None = None,
-               zmax: float | None = None, decimals: int = 2, cell_px: int | None = None) -> str:
-    """The same heatmap as :func:`matrix_png`, as SVG text; every cell has a tooltip with its exact value."""
-    spec = _spec(z, row_labels, col_labels, title=title, colorscale=colorscale, diverging=diverging, zmin=zmin,
-                 zmax=zmax, decimals=decimals)
-    return spec_svg(spec, cell_px=cell_px)
-
-
 def matrix_csv(z: np.ndarray, row_labels: Sequence[str] | None = None,
                col_labels: Sequence[str] | None = None) -> str:
     """A 2-D matrix as CSV: a header of column labels, then one labelled row per matrix row (full precision)."""

@@ -14,7 +14,7 @@ from explorer.host import GIB, host_profile, limits
 from transformer_core import available_devices, configure_threads
 from ui.common import state
 from ui.common.charts import ATTENTION_SCALES
-from ui.common.theme import apply_theme
+from ui.common.theme import apply_theme, projector
 from ui.common.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
 
 _COLLAPSED = "app.sidebar_collapsed"  # bool: projector mode was on in the previous run (sidebar already collapsed)
@@ -36,7 +36,7 @@ def app_settings() -> None:
     """
     count_run()
     bind_url(APP_PARAMS, page=APP_PAGE)
-    presentation = bool(st.session_state.get(state.PRESENTATION, False))
+    presentation = projector()
     if presentation and not st.session_state.get(_COLLAPSED, False):
         # Collapse once when projector mode starts; later runs leave the sidebar as the presenter put it.
         st.set_page_config(initial_sidebar_state="collapsed")
@@ -64,7 +64,7 @@ def app_settings() -> None:
                  "that stays sharp at any size.",
         )
         _host_caption()
-    apply_theme(bool(st.session_state.get(state.PRESENTATION, False)))
+    apply_theme()
     push_url(APP_PARAMS)
 
 

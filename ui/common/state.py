@@ -1,6 +1,13 @@
-"""Every session-state key of the app, defined in one place, and the hand-over of trained models between pages.
+"""Every app-wide session-state key, the one way settings are kept across pages, and the hand-over of trained
+models between pages.
 
 Per-user objects (models, optimisers, runs) live in ``st.session_state`` only; nothing per-user is cached.
+
+Settings kept across pages: Streamlit forgets the state of every widget a run does not draw (all of a page's
+widgets while another page runs, and those a page hides in projector mode). A page lists the keys to keep in
+``KEPT`` (in its ``controls.py``) and passes them to ``ui.pages.open_page(kept=KEPT)``, which calls
+:func:`restore_settings` before the page's defaults and :func:`save_settings` once the link is applied. Both keep
+the values under :data:`SAVED`, a key no widget owns.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ def restore_settings(keys: Iterable[str]) -> None:
 
     Streamlit forgets the state of every widget a run does not draw: all of a page's widgets while another page
     runs, and those a page hides (projector mode, a trained model's fixed settings). Saving the values in a key
-    no widget owns (:func:`save_settings`) keeps them for the whole session, as Live Training keeps its own.
+    no widget owns (:func:`save_settings`) keeps them for the whole session.
     """
     saved = st.session_state.get(SAVED, {})
     for key in keys:

@@ -1,13 +1,16 @@
-"""Projector mode's look: larger type, more room for the main visual, less chrome; and small-screen fixes.
+"""Projector mode: whether it is on, and its look (larger type, more room for the main visual, less chrome); and
+small-screen fixes.
 
-The page colours come from ``.streamlit/config.toml`` and Streamlit's light/dark switch (app menu → Settings);
-this module only adds the style sheet that projector mode needs. Charts size their own fonts
-(``ui.common.charts.font_size``).
+Every page, chart and lesson asks :func:`projector` whether projector mode is on. The page colours come from
+``.streamlit/config.toml`` and Streamlit's light/dark switch (app menu → Settings); this module only adds the style
+sheet that projector mode needs. Charts size their own fonts (``ui.common.charts.font_size``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
+
+from ui.common import state
 
 PROJECTOR_SCALE = 1.3  # text size in projector mode relative to the normal size
 
@@ -41,6 +44,11 @@ BASE_CSS = """
 """
 
 
-def apply_theme(presentation: bool) -> None:
-    """Add the base style sheet, and projector mode's when ``presentation`` is on (once per run, before the page)."""
-    st.html(BASE_CSS + (PROJECTOR_CSS if presentation else ""))
+def projector() -> bool:
+    """Whether projector mode is on (the sidebar's switch, or ``present=1`` in the address)."""
+    return bool(st.session_state.get(state.PRESENTATION, False))
+
+
+def apply_theme() -> None:
+    """Add the base style sheet, and projector mode's when it is on (once per run, before the page)."""
+    st.html(BASE_CSS + (PROJECTOR_CSS if projector() else ""))

@@ -306,11 +306,6 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def forget_visit(page: str) -> None:
-    """Make the next run of ``page`` read the URL again, as if the page had just been entered."""
-    st.session_state.setdefault(_SEEN, {}).pop(page, None)
-
-
 def current_params(params: Sequence[UrlParam]) -> dict[str, str]:
     """The settings that differ from their defaults, as query-parameter text."""
     out = {}

@@ -12,8 +12,10 @@ from explorer.lessons.head_importance import findings, head_lesson_probe
 from explorer.runs.heads_off import HeadProbe, head_label, refs_from_keys
 from ui.common import charts
 from ui.common.head_switches import head_switches
+from ui.common.theme import projector
 from ui.lessons import training as lesson_training
-from ui.lessons.frame import Lesson, key_of, model_steps, presentation
+from ui.lessons.frame import key_of, model_steps
+from ui.lessons.texts import Lesson
 from ui.training.interventions import importance_caption, importance_spec, pattern_spec, points_text
 from ui.training.samples import samples_html
 
@@ -66,7 +68,7 @@ def _switch_visual(lesson: Lesson, probe: HeadProbe) -> None:
     right.metric(f"Reversed exactly · {', '.join(head_label(h) for h in now.heads)} off",
                  f"{now.metrics['accuracy']:.1%}", delta=f"{change:+.1f} points",
                  help="The same 512 sequences with the chosen heads switched off.")
-    if not presentation():
+    if not projector():
         st.html(samples_html(now.samples, probe.task.family, "With those heads off"))
 
 

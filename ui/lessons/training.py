@@ -13,8 +13,10 @@ from explorer.host import limits
 from explorer.lab.positional import shuffle_test
 from explorer.lessons.experiments import REVERSE_STEPS, REVERSE_VARIANTS, VariantRun, output_labels
 from ui.common import charts
+from ui.common.theme import projector
 from ui.lessons import live_runs
-from ui.lessons.frame import Lesson, key_of, model_steps, presentation, step_intro
+from ui.lessons.frame import key_of, model_steps, step_intro
+from ui.lessons.texts import Lesson
 
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
 RUN_SEED = "lessons.run_seed"  # int: seed of those runs; "train again" moves to the next seed
@@ -70,7 +72,7 @@ def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, Var
                                  f"{lesson_steps()} steps on this server; a progress bar shows how far it is.")
         if pressed and _train(missing):
             st.rerun()
-    elif not presentation() and st.button("Train again with another seed", key=key_of(lesson, "retrain"),
+    elif not projector() and st.button("Train again with another seed", key=key_of(lesson, "retrain"),
                                           help="New initial weights and batches; the results stay similar."):
         st.session_state[RUN_SEED] = st.session_state.get(RUN_SEED, 0) + 1
         st.session_state[RUNS] = {}

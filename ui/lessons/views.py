@@ -20,9 +20,11 @@ from explorer.lessons.experiments import ScalingDemo, causal_attention, scaling_
 from transformer_core import causal_mask
 from ui.common import charts
 from ui.common.images import load_sample, sample_names
+from ui.common.theme import projector
 from ui.lessons import training as lesson_training
-from ui.lessons.frame import Lesson, key_of, presentation, step_intro
+from ui.lessons.frame import key_of, step_intro
 from ui.lessons.head_importance import importance_steps
+from ui.lessons.texts import Lesson
 from ui.vit.views import grid_overlay, sequence_strip
 
 IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"
@@ -139,7 +141,7 @@ def _scaling_bars(lesson: Lesson, demo: ScalingDemo) -> None:
     fig.update_yaxes(title="attention weight", range=[0, 1])
     fig = charts.style(fig, title=f"Attention weights over 8 keys, d_k = {demo.d_k}", height=400)
     charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "bars"))
-    if not presentation():
+    if not projector():
         with st.expander("Numbers"):
             st.dataframe({"key": keys, "q·k": np.round(demo.scores, 2),
                           "softmax(q·k)": np.round(demo.weights_unscaled, 3),

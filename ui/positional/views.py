@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.lab.positional import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
 from transformer_core.positional import sinusoidal_encoding
-from ui.common import charts, exports, state
+from ui.common import charts, exports
 from ui.common.urlstate import UrlParam, add_link_notice, settle_choice
 
 MAX_LEN = "pe.max_len"
@@ -57,8 +57,7 @@ KEPT = (*(p.key for p in URL_PARAMS), LEARNED_SOURCE, PRETRAINED_MODEL, PRETRAIN
 
 
 def init_page_state() -> None:
-    """Put back the settings of an earlier visit, then set the defaults (see ``state.restore_settings``)."""
-    state.restore_settings(KEPT)
+    """Set the page's defaults (after ``open_page`` has put back the settings of an earlier visit)."""
     for p in URL_PARAMS:
         st.session_state[p.key] = st.session_state.get(p.key, p.default)
 

@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from explorer.render import heatmap as hm
 from explorer.render.grid_image import GAP, GridLayout, grid_html, tick_labels
 from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
-from ui.common import state
+from ui.common import theme
 from ui.common.charts import (
     NEAR_UNIFORM,
     attention_range,
@@ -130,7 +129,7 @@ def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Char
 
 def _lane_width(run: RunFrame) -> int:
     """Pixels the heatmaps of one configuration may take."""
-    return (PROJECTOR_WIDTH_PX if st.session_state.get(state.PRESENTATION) else MAIN_WIDTH_PX) // len(run.lanes)
+    return (PROJECTOR_WIDTH_PX if theme.projector() else MAIN_WIDTH_PX) // len(run.lanes)
 
 
 def _panel_size(room: int, heads: int, t: int, s: int, gap: int) -> tuple[int, int]:

@@ -42,11 +42,6 @@ STATUS_TEXT = {
 }
 
 
-def projector_state() -> bool:
-    """Whether projector mode is on."""
-    return bool(st.session_state.get(state.PRESENTATION, False))
-
-
 def snapshot_at(snapshots: list[Snapshot], step: int | None) -> Snapshot | None:
     """The snapshot taken at ``step`` (the nearest one if it was thinned out), or the latest when ``None``."""
     if not snapshots:

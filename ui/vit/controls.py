@@ -84,11 +84,6 @@ def patch_choices(size: int, fixed: ViTConfig | None = None) -> list[int]:
     return [fixed.patch_size] if fixed is not None else valid_patch_sizes(size)
 
 
-def init_page_state() -> None:
-    """Put back the settings of an earlier visit or of hidden widgets (see ``state.restore_settings``)."""
-    state.restore_settings(KEPT)
-
-
 def _keep_upload() -> None:
     file = st.session_state.get(UPLOAD)
     st.session_state[UPLOADED] = None if file is None else (file.name, file.getvalue())
