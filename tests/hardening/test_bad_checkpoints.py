@@ -224,4 +224,4 @@ def test_a_checkpoint_of_another_task_switches_the_page_with_a_notice() -> None:
     assert not errors and any(
         "Loaded sorter.safetensors. It was trained on the Sort task, so the page switched from Reverse to Sort."
         in s for s in successes), successes
-    assert at.session_state["live.task"] == "sort" and at.session_state["live.run"].task.name == "sort"
+    assert at.session_state["live.task"] == "sort" and at.session_state["live.session"].run.task.name == "sort"
