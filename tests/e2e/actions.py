@@ -28,7 +28,13 @@ def widget(page, testid: str, label: str):
 
 def choose(page, label: str, option: str) -> None:
     """Pick ``option`` in the select box labelled ``label``."""
-    widget(page, "stSelectbox", label).first.click()
+    box = widget(page, "stSelectbox", label).first
+    box.scroll_into_view_if_needed()
+    box.click()
+    if not page.get_by_role("listbox").is_visible():  # a click that scrolled the page can leave the menu shut
+        page.wait_for_timeout(300)
+        if not page.get_by_role("listbox").is_visible():
+            box.click()
     page.get_by_role("option", name=option, exact=True).click()
     wait_for_app(page)
 
