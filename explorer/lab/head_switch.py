@@ -107,7 +107,10 @@ def switched_off(subject: Subject, heads: Sequence[Pair], mode: str = "zero") ->
     In ``"mean"`` mode each head outputs its mean over the positions of the text instead of zeros.
     """
     refs = [(subject.stack, layer, head) for layer, head in heads]
-    means = head_means(subject.model, subject.forward) if mode == "mean" and refs else None
+    if not refs:  # nothing to switch off: no means to compute, and the model runs as it is
+        yield
+        return
+    means = head_means(subject.model, subject.forward) if mode == "mean" else None
     with ablate_heads(subject.model, refs, mode=mode, means=means):
         yield
 
