@@ -9,7 +9,14 @@ import streamlit as st
 
 from explorer.lab.internals import head_summary
 from explorer.lab.text_input import PAD_TOKEN
-from ui.attention.charts import GRID_LONG_TITLES, MIN_LINE_WEIGHT, grid_figure, lines_figure, numbers_table
+from ui.attention.charts import (
+    GRID_LONG_TITLES,
+    MIN_LINE_WEIGHT,
+    grid_figure,
+    grid_label_step,
+    lines_figure,
+    numbers_table,
+)
 from ui.attention.controls import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
 from ui.common import charts, exports
 
@@ -58,7 +65,8 @@ def all_heads(run: LabRun) -> None:
     st.caption("Every layer (rows) and head (columns"
                + (", H1 = head 1" if run.n_heads > GRID_LONG_TITLES else "")
                + f") at once, on one colour scale {scale}. Hover a cell for its query, key and weight. "
-               f"“{charts.UNIFORM_MARK}” marks a map whose rows barely vary (max − min < {charts.NEAR_UNIFORM:g}).")
+               f"“{charts.UNIFORM_MARK}” marks a map whose rows barely vary (max − min < {charts.NEAR_UNIFORM:g})."
+               + _grid_labels_note(run))
     charts.show(grid_figure(run), key="attn.grid")
     weights = run.weights()
     tok = list(run.tokens)
@@ -72,6 +80,18 @@ def all_heads(run: LabRun) -> None:
                       "mean weight on itself": np.round(summary.self_weight.numpy().ravel(), 3),
                       "mean entropy (nats)": np.round(summary.entropy.numpy().ravel(), 3)},
                      width="stretch", hide_index=True)
+
+
+def _grid_labels_note(run: LabRun) -> str:
+    """Why the grid labels only every k-th key or query, when it does."""
+    _, x_step, y_step = grid_label_step(run)
+    nth = {2: "second", 3: "third"}
+    parts = [f"every {nth.get(k, f'{k}th')} {side}" for k, side in ((x_step, "key along the bottom"),
+                                                                   (y_step, "query down the side")) if k > 1]
+    if not parts:
+        return ""
+    return (f" Labelled: {' and '.join(parts)}, since {len(run.tokens)} labels do not fit beside maps this small "
+            "(hover a cell, or use the One head view, for every token).")
 
 
 def token_lines(run: LabRun, layer: int, head: int) -> None:

@@ -15,6 +15,7 @@ from ui.common import state
 CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
 DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
 LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
+STRONG_COLOURS = {"light": "#0072B2", "dark": "#56B4E9"}  # the themes' primary colours (.streamlit/config.toml)
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
 
 
@@ -38,10 +39,20 @@ def font_size() -> int:
     return 18 if projector() else 13
 
 
+def _theme() -> str:
+    """"dark" or "light": the theme the visitor's browser shows."""
+    theme = getattr(getattr(st, "context", None), "theme", None)
+    return "dark" if getattr(theme, "type", None) == "dark" else "light"
+
+
 def label_colour() -> str:
     """A dark label colour on the light theme and a light one on the dark theme (readable from the back)."""
-    theme = getattr(getattr(st, "context", None), "theme", None)
-    return LABEL_COLOURS["dark" if getattr(theme, "type", None) == "dark" else "light"]
+    return LABEL_COLOURS[_theme()]
+
+
+def strong_colour() -> str:
+    """The theme's primary colour, for the one series a chart draws (strong on either background)."""
+    return STRONG_COLOURS[_theme()]
 
 
 def title_lines(title: str, width: int | None = None) -> list[str]:
