@@ -17,6 +17,7 @@ DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours da
 LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
 STRONG_COLOURS = {"light": "#0072B2", "dark": "#56B4E9"}  # the themes' primary colours (.streamlit/config.toml)
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
+TOOLBAR_PX = 30  # Plotly's modebar spans the top ~28 px of a chart, at its right; titles start below it
 
 
 def colorscale() -> str:
@@ -79,7 +80,8 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
     legend = shown > 1 and fig.layout.showlegend is not False
     top = _top_margin(titled=bool(title), legend=legend)
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=10))
+        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
+                   pad=dict(t=TOOLBAR_PX + 6))
         if title else None,
         height=height, margin=dict(l=10, r=10, t=top, b=10),
         font=dict(size=font_size()),
@@ -89,8 +91,14 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
 
 
 def _top_margin(*, titled: bool, legend: bool) -> int:
-    """The title sits at the very top; a legend above the plot gets its own line under it instead of covering it."""
-    return (16 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+    """The title sits under the modebar's strip, so that the toolbar never covers it however long the title or
+    narrow the chart; a legend above the plot gets its own line under the title instead of covering it."""
+    return (TOOLBAR_PX + 12 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+
+
+def top_margin(*, titled: bool) -> int:
+    """The top margin :func:`style` gives a chart without a legend on top (for layouts built on it)."""
+    return _top_margin(titled=titled, legend=False)
 
 
 LEGEND_PLACES = {
