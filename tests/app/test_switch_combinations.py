@@ -8,6 +8,7 @@ combination must draw the section without an exception (mean mode with no head o
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 import torch
@@ -53,6 +54,11 @@ def folders_fixture(tmp_path, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     return root
+
+
+def _chart_spec(at, key: str) -> dict:
+    """The Plotly figure (as JSON) of the chart whose key contains ``key``."""
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id and key in c.proto.id)
 
 
 def _section_drawn(at) -> bool:
