@@ -56,11 +56,16 @@ class PageInfo:
         return self.headline or f"{self.icon} {self.title}"
 
 
+def lessons_blurb() -> str:
+    """The Lessons page's line on Home, naming every lesson of the one registry (``ui.lessons.frame.LESSONS``)."""
+    return (f"{len(lessons.LESSONS)} short guided scenarios for a classroom: "
+            + " · ".join(f"{lesson.icon} {lesson.title}" for lesson in lessons.LESSONS) + ".")
+
+
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("home", "pages/home.py", "Home", "🏠", "", "Start", headline="🔭 Transformer Explorer"),
     PageInfo("lessons", "pages/lessons.py", "Lessons", "🎓", "lessons", "Start",
-             "Short guided scenarios for a classroom: positional encoding matters, heads specialise, which head does "
-             "the work, patches are tokens, causal masks.", lessons.URL_PARAMS),
+             lessons_blurb(), lessons.URL_PARAMS),
     PageInfo("attention", "pages/attention.py", "Attention Lab", "🔍", "attention", "Explore",
              "Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax "
              "→ ×V → concatenate heads → W_O — with the real numbers, causal and padding masks, and every layer × "
