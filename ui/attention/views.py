@@ -17,7 +17,7 @@ from ui.attention.charts import (
     lines_figure,
     numbers_table,
 )
-from ui.attention.controls import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
+from ui.attention.controls import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
 from ui.common import charts, exports
 
 
@@ -44,8 +44,25 @@ def _padding_note(run: LabRun, weights: np.ndarray) -> None:
                "padding mask hides them from every query, so they change nothing.", icon="🧱")
 
 
+HEAD_ANCHOR = "attn-one-head"  # the id of the One head view's place on the page
+# Scrolls the One head view into sight once the page has drawn it (the chart arrives a moment after the anchor).
+_JUMP_SCRIPT = """<div id="%(id)s" style="scroll-margin-top: 5rem"></div><script>
+setTimeout(() => { const a = document.getElementById('%(id)s');
+  if (a) a.scrollIntoView({behavior: 'smooth', block: 'start'}); }, 400);
+</script>"""
+
+
+def _jump_here(layer: int, head: int) -> None:
+    """After a *Find the heads* button: scroll to this view and say what changed (once)."""
+    if not st.session_state.pop(JUMP_TO_HEAD, False):
+        return
+    st.html(_JUMP_SCRIPT % {"id": HEAD_ANCHOR}, unsafe_allow_javascript=True)
+    st.toast(f"Layer {layer + 1}, head {head + 1} is now in the One head view.", icon="🔍")
+
+
 def one_head(run: LabRun, layer: int, head: int) -> None:
     """The chosen head's attention heatmap, its numbers as a table, and downloads."""
+    _jump_here(layer, head)
     w, tok = run.steps[layer]["weights"][head], list(run.tokens)
     spec = charts.attention_spec(w, tok, tok, title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1")
     fig = charts.spec_figure(spec, x_title="key (attended to)", y_title="query (attending)",
