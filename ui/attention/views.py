@@ -17,7 +17,7 @@ from ui.attention.charts import (
     lines_figure,
     numbers_table,
 )
-from ui.attention.controls import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
+from ui.attention.controls import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, VIEW, VIEWS, LabRun
 from ui.common import charts, exports
 
 
@@ -27,9 +27,24 @@ def token_strip(tokens: Sequence[str]) -> None:
     st.markdown(f"**Tokens ({len(tokens)}):** {chips}")
 
 
-def layer_head_controls(run: LabRun) -> tuple[int, int]:
-    """Which layer and head the step-by-step, one-head and lines views show; returns 0-based indices."""
-    return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), helps=(
+def view_controls(run: LabRun, *, projector: bool = False) -> tuple[int, int, str]:
+    """Layer, head (0-based) and view; in projector mode all three share one row, so the chart starts on the
+    first screen of a 1024 × 768 projector."""
+    columns = st.columns([1, 1, 3], vertical_alignment="bottom") if projector else None
+    layer, head = layer_head_controls(run, columns=columns[:2] if columns else None)
+    with columns[2] if columns else st.container():
+        view = st.radio("View", list(VIEWS), format_func=VIEWS.get, key=VIEW, horizontal=True,
+                        label_visibility="collapsed", help="Which picture of the attention to draw.")
+    return layer, head, view
+
+
+def layer_head_controls(run: LabRun, columns: Sequence | None = None) -> tuple[int, int]:
+    """Which layer and head the step-by-step, one-head and lines views show; returns 0-based indices.
+
+    In the given ``columns`` (a row shared with other controls) they are drop-downs, which take one line.
+    """
+    return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), columns=columns,
+                                    radio_max=0 if columns else charts.RADIO_MAX, helps=(
         "The block to take apart. Layer 1 reads the token embeddings; later layers read the output of the layer "
         "before.",
         "The head to take apart. Every head has its own W^Q, W^K, W^V, so each attends in its own way."))
