@@ -17,7 +17,8 @@ DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours da
 LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
 STRONG_COLOURS = {"light": "#0072B2", "dark": "#56B4E9"}  # the themes' primary colours (.streamlit/config.toml)
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
-TOOLBAR_PX = 30  # Plotly's modebar spans the top ~28 px of a chart, at its right; titles start below it
+TOOLBAR_PX = {False: 30, True: 40}  # Plotly's modebar spans the top 28 px of a chart at its right (35 px in
+# projector mode, whose larger root font enlarges it); titles start below it
 
 
 def colorscale() -> str:
@@ -81,7 +82,7 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
     top = _top_margin(titled=bool(title), legend=legend)
     fig.update_layout(
         title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
-                   pad=dict(t=TOOLBAR_PX + 6))
+                   pad=dict(t=TOOLBAR_PX[projector()] + 6))
         if title else None,
         height=height, margin=dict(l=10, r=10, t=top, b=10),
         font=dict(size=font_size()),
@@ -93,7 +94,7 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
 def _top_margin(*, titled: bool, legend: bool) -> int:
     """The title sits under the modebar's strip, so that the toolbar never covers it however long the title or
     narrow the chart; a legend above the plot gets its own line under the title instead of covering it."""
-    return (TOOLBAR_PX + 12 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+    return (TOOLBAR_PX[projector()] + 12 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
 
 
 def top_margin(*, titled: bool) -> int:
@@ -121,9 +122,15 @@ def image_format() -> str:
     return "svg" if st.session_state.get(state.IMAGE_FORMAT) == "SVG" else "png"
 
 
+# Buttons the modebar leaves out: with the camera, zoom and reset (and Streamlit's full-screen button) it stays
+# one short row, even above a chart in a third of a 1024-pixel page, where the full row wrapped onto the title.
+MODEBAR_REMOVED = ("zoomIn2d", "zoomOut2d", "autoScale2d", "pan2d", "lasso2d", "select2d")
+
+
 def chart_config() -> dict[str, Any]:
-    """Plotly's modebar: no logo, and a camera button that saves PNG or SVG (see image_format)."""
-    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
+    """Plotly's modebar: no logo, few buttons, and a camera button that saves PNG or SVG (see image_format)."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2},
+            "modeBarButtonsToRemove": list(MODEBAR_REMOVED)}
 
 
 def show(fig: go.Figure, *, key: str | None = None) -> None:
