@@ -7,7 +7,7 @@ from ui.attention import pretrained as lab_pretrained
 from ui.attention.find_heads import find_heads_section
 from ui.attention.head_switch import shown_model, switch_off_section
 from ui.attention.steps import step_by_step
-from ui.attention.views import all_heads, layer_head_controls, one_head, token_lines, token_strip
+from ui.attention.views import all_heads, one_head, token_lines, token_strip, view_controls
 from ui.common import state, theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 
@@ -34,20 +34,23 @@ with settings_panel():
 
 s = controls.settings()
 run = shown_trained = None
+about = ""  # which weights run, said above the chart (below it in projector mode: the chart comes first)
 if pre is not None:
     run = lab_pretrained.run_pretrained(pre, lab_pretrained.cache_key(pre), text, lab_pretrained.chosen_layer())
-    st.caption(lab_pretrained.describe(pre))
+    about = lab_pretrained.describe(pre)
 elif use_pretrained:
     st.warning("No pretrained model is loaded; showing random weights instead.", icon="⚠️")
 if entry is not None:
     try:
         run, shown_trained = controls.run_trained(entry, text), entry
-        st.caption(f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "
-                   f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
+        about = (f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "
+                 f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
     except ValueError as err:
         st.warning(f"{err} Showing random weights instead.", icon="⚠️")
 if run is None:
     run = controls.run_random(text, kind, s.d_model, s.heads, s.layers, s.mask, s.seed)
+if about and not projector:
+    st.caption(about)
 for notice in run.notices:
     st.info(notice, icon="✂️")
 if not run.tokens:
@@ -56,9 +59,7 @@ if not run.tokens:
     st.stop()
 
 token_strip(run.tokens)
-layer, head = layer_head_controls(run)
-view = st.radio("View", list(controls.VIEWS), format_func=controls.VIEWS.get, key=controls.VIEW, horizontal=True,
-                label_visibility="collapsed", help="Which picture of the attention to draw.")
+layer, head, view = view_controls(run, projector=projector)
 if view == "steps":
     step_by_step(run, layer, head)
 elif view == "head":
@@ -67,6 +68,8 @@ elif view == "grid":
     all_heads(run)
 else:
     token_lines(run, layer, head)
+if about and projector:
+    st.caption(about)
 if pre is not None:
     lab_pretrained.predictions(pre, text)
 shown = shown_model(pre, shown_trained, text, s)

@@ -23,6 +23,7 @@ from ui.common.router import ensure_router
 from ui.common.theme import projector
 from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
 from ui.lessons import frame as lessons
+from ui.lessons.texts import LESSONS
 from ui.positional import views as positional
 from ui.training import controls as training
 from ui.vit import controls as vit
@@ -56,11 +57,16 @@ class PageInfo:
         return self.headline or f"{self.icon} {self.title}"
 
 
+def lessons_blurb() -> str:
+    """The Lessons page's line on Home, naming every lesson of the one registry (``ui.lessons.texts.LESSONS``)."""
+    return (f"{len(LESSONS)} short guided scenarios for a classroom: "
+            + " · ".join(f"{lesson.icon} {lesson.title}" for lesson in LESSONS) + ".")
+
+
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("home", "pages/home.py", "Home", "🏠", "", "Start", headline="🔭 Transformer Explorer"),
     PageInfo("lessons", "pages/lessons.py", "Lessons", "🎓", "lessons", "Start",
-             "Short guided scenarios for a classroom: positional encoding matters, heads specialise, which head does "
-             "the work, patches are tokens, causal masks.", lessons.URL_PARAMS),
+             lessons_blurb(), lessons.URL_PARAMS),
     PageInfo("attention", "pages/attention.py", "Attention Lab", "🔍", "attention", "Explore",
              "Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax "
              "→ ×V → concatenate heads → W_O — with the real numbers, causal and padding masks, and every layer × "

@@ -76,3 +76,13 @@ def test_the_navigation_follows_the_registry(app_at):
     at = app_at(page_info("positional").path)
     assert_no_exception(at)
     assert at.title[0].value == page_info("positional").heading
+
+
+def test_home_names_every_lesson_of_the_registry(app_at):
+    from ui.lessons.texts import LESSONS
+
+    at = app_at()
+    shown = " ".join(m.value for m in at.markdown)
+    for lesson in LESSONS:
+        assert lesson.title in shown, lesson.title
+    assert f"{len(LESSONS)} short guided scenarios" in shown

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception, link_notices, opened_from_link
+from tests.app.conftest import app_at, assert_no_exception, link_notices, opened_from_link, vega_heatmaps
 from transformer_core import CausalLM, TransformerConfig
 from transformer_core.positional import kinds
 from ui.common import state
@@ -30,6 +30,12 @@ def _z(trace: dict) -> np.ndarray:
     return np.array(z, dtype=float)
 
 
+def _table(at) -> np.ndarray:
+    """The sinusoidal table's values, from its Vega-Lite heatmap."""
+    (table,) = [m["z"] for m in vega_heatmaps(at) if "Sinusoidal table" in json.dumps(m["spec"])]
+    return table
+
+
 @pytest.fixture
 def page():
     return app_at(PAGE)
@@ -37,18 +43,18 @@ def page():
 
 def test_table_follows_max_len_d_model_and_dims(page) -> None:
     assert_no_exception(page)
-    assert _z(_traces(page)[0]).shape == (64, 32)
-    assert len(_traces(page, 1)) == 4  # the default curves: dims 0, 1, 10, 20
-    assert _z(_traces(page, 2)[0]).shape == (64, 64)  # the similarity matrix
+    assert _table(page).shape == (64, 32)
+    assert len(_traces(page, 0)) == 4  # the default curves: dims 0, 1, 10, 20
+    assert _z(_traces(page, 1)[0]).shape == (64, 64)  # the similarity matrix
     page.slider(key="pe.max_len").set_value(20)
     page.select_slider(key="pe.d_model").set_value(16).run()
     assert_no_exception(page)
-    table = _z(_traces(page)[0])
+    table = _table(page)
     assert table.shape == (20, 16)
     assert table[3, 0] == pytest.approx(np.sin(3), abs=1e-6) and table[3, 1] == pytest.approx(np.cos(3), abs=1e-6)
     assert page.multiselect(key="pe.dims_pick").value == [0, 1, 10]
     page.multiselect(key="pe.dims_pick").set_value([2, 3]).run()
-    assert [t["name"] for t in _traces(page, 1)] == ["dim 2 (sin)", "dim 3 (cos)"]
+    assert [t["name"] for t in _traces(page, 0)] == ["dim 2 (sin)", "dim 3 (cos)"]
     assert page.query_params["pe.dims"] in ("2,3", ["2,3"])
     for widget in (page.slider(key="pe.max_len"), page.select_slider(key="pe.d_model"),
                    page.select_slider(key="pe.base"), page.multiselect(key="pe.dims_pick")):
@@ -87,7 +93,7 @@ def test_link_values_are_applied_or_explained() -> None:
     assert_no_exception(at)
     notices = " ".join(i.value for i in at.info)
     assert "pe.d_model" in notices and "99" in notices
-    assert _z(_traces(at)[0]).shape == (16, 32)
+    assert _table(at).shape == (16, 32)
     assert at.multiselect(key="pe.dims_pick").value == [1]
 
 
@@ -210,3 +216,15 @@ def test_alibi_shows_its_score_bias_in_compare_and_runs_past_max_len(page) -> No
     runs = {name: ok for name, ok in zip(rows["encoding"], rows[f"runs on {64 + 32} tokens"], strict=True)}
     assert runs == {"sinusoidal": "no", "learned": "no", "rotary (RoPE)": "no", "none": "yes",
                     "ALiBi": "yes"}
+
+
+def test_the_table_draws_with_the_page_not_after_plotly_loads(page) -> None:
+    """A Vega-Lite chart draws with the page; a Plotly chart first shows a blank grey box while its library loads."""
+    assert not [c for c in page.get("plotly_chart") if c.proto.id and "pe.table" in c.proto.id]
+    (chart,) = [c for c in page.get("vega_lite_chart") if "Sinusoidal table" in c.proto.spec]
+    axes = json.loads(chart.proto.spec)["layer"][0]["encoding"]
+    assert axes["x"]["axis"]["title"] == "dimension" and axes["y"]["axis"]["title"] == "position"
+    page.slider(key="pe.max_len").set_value(256)
+    page.select_slider(key="pe.d_model").set_value(256).run()  # 65,536 cells: Plotly's single image is faster
+    assert_no_exception(page)
+    assert [c for c in page.get("plotly_chart") if c.proto.id and "pe.table" in c.proto.id]

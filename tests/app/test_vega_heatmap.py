@@ -79,3 +79,15 @@ def test_every_scale_the_sidebar_offers_has_stops() -> None:
     from ui.common import state
 
     assert set(state.SEQUENTIAL_SCALES) <= set(hm.SCALES)
+
+
+def test_rows_and_columns_decide_apart_whether_to_turn_their_labels() -> None:
+    """Long query labels ("␣the␣mat") stay upright, one per row, while the same labels turn on the columns."""
+    tokens = ["␣the␣mat", "␣tired␣was", "␣on␣the", "␣cat␣sat", "␣a␣dog", "␣ran␣far", "␣away", "␣all", "␣you", "␣is"]
+    _, chart = vega_heatmap(hm.attention_spec(np.full((10, 10), 0.1), tokens, tokens), height=440)
+    x, y = (chart["layer"][0]["encoding"][axis]["axis"] for axis in "xy")
+    assert x["labelAngle"] == -90 and y["labelAngle"] == 0
+    assert y["tickCount"] == len(tokens)  # every row labelled
+    _, narrow = vega_heatmap(hm.attention_spec(np.full((10, 2), 0.5), tokens, ["a", "b"]), height=440)
+    rows, cols = (narrow["layer"][0]["encoding"][axis]["axis"] for axis in "yx")
+    assert rows["labelAngle"] == 0 and cols["labelAngle"] == 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from PIL import Image
 
 from tests.app.conftest import app_at
+from tests.app.test_attention_lab import _z
 from tests.pretrained.hf_folders import vit_folder
 from ui.common.images import SAMPLES_DIR
 from ui.vit import controls as vc
@@ -61,3 +64,24 @@ def test_without_a_vit_the_section_says_how_to_get_one(tmp_path, monkeypatch):
     texts = " ".join(m.value for m in at.markdown)
     assert "download google/vit-base-patch16-224 --to models/" in texts
     assert "WinKawaks/vit-tiny-patch16-224" in texts
+
+
+def test_the_section_names_the_model_and_its_labels(models):
+    at = app_at(PAGE)
+    intro = next(m.value for m in at.markdown if "reads the same picture" in m.value)
+    assert intro.startswith("**tiny-vit**") and "8 labels" in intro and "ImageNet" not in intro
+
+
+def test_a_large_patch_grid_gets_its_numbers_in_every_patch(tmp_path, monkeypatch):
+    """A 14 × 14 grid (as ViT-B/16's) is drawn page-wide with a number in each patch, not one flat block."""
+    root = tmp_path / "models"
+    vit_folder(root / "fine-vit", layers=1, heads=2, image=56, patch=4)  # 14 × 14 patches
+    monkeypatch.setenv("TE_MODELS_DIR", str(root))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    at = app_at(PAGE)
+    assert not at.exception, [e.message for e in at.exception]
+    chart = next(c for c in at.get("plotly_chart") if "vit.pre_cls_numbers" in c.proto.id)
+    spec = json.loads(chart.proto.spec)
+    trace = spec["data"][0]
+    assert _z(trace).shape == (14, 14) and len(trace["text"]) == 14 and trace["texttemplate"] == "%{text}"
+    assert spec["layout"]["title"]["text"] == "CLS attention of layer 1, head 1, per patch (%)"

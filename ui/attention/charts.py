@@ -6,6 +6,7 @@ download next to it, so nothing depends on reading colours.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +17,7 @@ import streamlit as st
 from explorer.render import heatmap as hm
 from ui.attention.controls import LabRun
 from ui.common import charts, exports
+from ui.common.chart_style import label_colour, strong_colour
 from ui.common.theme import projector
 from ui.common.vega_heatmap import show_vega, text_fits, vega_heatmap, vega_row
 
@@ -111,16 +113,33 @@ def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4)
     return f"exp({row[j]:.2f}) / ({shown}) = {weight:.3f}"
 
 
+GRID_PANEL_PX = 900  # about the width the grid's panels share, and the most rows the page gives it (1400 px)
+GRID_MAX_PX = 1330
+
+
+def grid_label_step(run: LabRun) -> tuple[int, int, int]:
+    """(panel height in pixels, k_x, k_y): the grid labels every k-th key along the bottom and every k-th query
+    down the side; every one (k = 1) whenever a panel leaves one label's height per token. Rows grow, up to the
+    page's height, to make room for the query labels; the panels' width is the page's."""
+    cell = max(56, min(220, GRID_PANEL_PX // max(run.n_heads, 1)))  # about square maps: a row as high as a column
+    need = len(run.tokens) * (max(11, charts.font_size() - 2) + 3)  # one label per token, a little apart
+    cell = max(cell, min(need, GRID_MAX_PX // max(len(run.steps), 1)))  # taller rows when the page allows
+    width = GRID_PANEL_PX // max(run.n_heads, 1) - 10  # the bottom row's labels turn sideways when they must
+    return cell, max(1, math.ceil(need / max(width, 1))), max(1, math.ceil(need / cell))
+
+
 def grid_figure(run: LabRun) -> go.Figure:
-    """Layers x heads grid of every attention map (like BertViz's model view), on one attention colour scale."""
+    """Layers x heads grid of every attention map (like BertViz's model view), on one attention colour scale,
+    every token labelled where the panels leave room (see :func:`grid_label_step`)."""
     weights = run.weights()  # (L, H, T, S)
     head = "H" if run.n_heads > GRID_LONG_TITLES else "Head "  # "Head 10" is wider than a column of 16
+    cell, x_step, y_step = grid_label_step(run)
     fig = charts.attention_grid(
         [list(layer) for layer in weights], row_titles=[f"Layer {i + 1}" for i in range(len(weights))],
-        col_titles=[f"{head}{h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens,
-        cell_px=max(56, min(220, 900 // max(run.n_heads, 1))),  # about square maps: a row as high as a column
-    )
+        col_titles=[f"{head}{h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens, cell_px=cell)
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")
+    fig.update_xaxes(tickmode="linear", tick0=0, dtick=x_step)  # Plotly would thin them on its own, unsaid
+    fig.update_yaxes(tickmode="linear", tick0=0, dtick=y_step)
     return fig
 
 
@@ -147,13 +166,15 @@ def lines_figure(heads: dict[int, np.ndarray], tokens: Sequence[str], *, focus: 
     edges[-1] = 1.0 + 1e-6
     for h, w in heads.items():
         colour, dash = charts.series_style(h)
+        if len(heads) == 1:  # one head: the theme's strong colour, whichever head it is
+            colour, dash = strong_colour(), "solid"
         for lo, hi in zip(edges[:-1], edges[1:], strict=True):
             xs, ys = _line_segments(w, lo, hi, focus)
             if xs:
                 mid = (lo + min(hi, 1.0)) / 2
                 fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
                                          line=dict(color=colour, width=1 + 7 * mid, dash=dash),
-                                         opacity=0.15 + 0.85 * mid))
+                                         opacity=line_opacity(mid)))
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"head {h + 1}",
                                  line=dict(color=colour, width=4, dash=dash)))
     _token_columns(fig, heads, tokens)
@@ -166,6 +187,12 @@ def lines_figure(heads: dict[int, np.ndarray], tokens: Sequence[str], *, focus: 
     return fig
 
 
+def line_opacity(weight: float) -> float:
+    """How opaque a line of attention ``weight`` is drawn: never fainter than 0.45, so that the lines of an evenly
+    spread head (every weight near 1/T) still read on a white page; heavier weights stay darker."""
+    return 0.45 + 0.55 * math.sqrt(weight)
+
+
 def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequence[str]) -> None:
     mean = np.mean(list(heads.values()), axis=0)  # (T, S)
     hover_left = [_top_keys(mean[i], tokens) for i in range(len(tokens))]
@@ -173,11 +200,13 @@ def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequenc
     for x, pos, hover in ((0.0, "middle left", hover_left), (1.0, "middle right", hover_right)):
         fig.add_trace(go.Scatter(
             x=[x] * len(tokens), y=list(range(len(tokens))), mode="markers+text", text=list(tokens),
-            textposition=pos, marker=dict(size=9, color="#444"), hovertext=hover, hoverinfo="text",
+            textposition=pos, marker=dict(size=9, color=label_colour()), hovertext=hover, hoverinfo="text",
+            textfont=dict(color=label_colour(), size=charts.font_size()),
             showlegend=False, cliponaxis=False,
         ))
-    fig.add_annotation(x=0.0, y=-0.9, text="<b>query</b>", showarrow=False, yref="y", xref="x")
-    fig.add_annotation(x=1.0, y=-0.9, text="<b>key</b>", showarrow=False, yref="y", xref="x")
+    for x, name in ((0.0, "query"), (1.0, "key")):
+        fig.add_annotation(x=x, y=-0.9, text=f"<b>{name}</b>", showarrow=False, yref="y", xref="x",
+                           font=dict(color=label_colour()))
 
 
 def _top_keys(row: np.ndarray, tokens: Sequence[str], k: int = 3) -> str:

@@ -46,6 +46,8 @@ OFF_SYNCED = "attn.off_synced"  # OFF as last written from the buttons
 OFF_MODE = "attn.off_mode"  # what a switched-off head outputs: "zero" or "mean"
 LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
 SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
+JUMP_TO_HEAD = "attn.jump_to_head"  # bool, once: a Find-the-heads button picked a head; scroll to its view
+HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
 D_MODELS = (8, 16, 32, 64, 128)

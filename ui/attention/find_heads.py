@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer.pretrained.find_heads import SCORES, HeadScores, head_scores
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import FIND_SEED, HEAD, LAYER, VIEW
+from ui.attention.controls import FIND_SEED, HEAD, JUMP_TO_HEAD, LAYER, VIEW
 from ui.common import charts
 
 REPEAT = 20  # random tokens in the part that is repeated (fewer when the model has fewer positions)
@@ -21,7 +21,9 @@ def _scores(_pre: Pretrained, name: str, seed: int) -> HeadScores:
 
 
 def _show_head(layer: int, head: int) -> None:
+    """Open the head in the One head view, far up the page: the next run scrolls there (``ui.attention.views``)."""
     st.session_state[LAYER], st.session_state[HEAD], st.session_state[VIEW] = layer + 1, head + 1, "head"
+    st.session_state[JUMP_TO_HEAD] = True
 
 
 def find_heads_section(pre: Pretrained) -> None:
@@ -47,4 +49,4 @@ def find_heads_section(pre: Pretrained) -> None:
         layer, head, score = result.best(name)
         col.button(f"Best {SCORES[name]} head: layer {layer + 1}, head {head + 1} ({score:.0%})",
                    key=f"attn.find.{name}", on_click=_show_head, args=(layer, head), width="stretch",
-                   help="Shows this head's attention on your text in the One head view above.")
+                   help="Shows this head's attention on your text in the One head view above, and scrolls there.")

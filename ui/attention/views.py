@@ -9,8 +9,15 @@ import streamlit as st
 
 from explorer.lab.internals import head_summary
 from explorer.lab.text_input import PAD_TOKEN
-from ui.attention.charts import GRID_LONG_TITLES, MIN_LINE_WEIGHT, grid_figure, lines_figure, numbers_table
-from ui.attention.controls import HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, LabRun
+from ui.attention.charts import (
+    GRID_LONG_TITLES,
+    MIN_LINE_WEIGHT,
+    grid_figure,
+    grid_label_step,
+    lines_figure,
+    numbers_table,
+)
+from ui.attention.controls import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, VIEW, VIEWS, LabRun
 from ui.common import charts, exports
 
 
@@ -20,9 +27,24 @@ def token_strip(tokens: Sequence[str]) -> None:
     st.markdown(f"**Tokens ({len(tokens)}):** {chips}")
 
 
-def layer_head_controls(run: LabRun) -> tuple[int, int]:
-    """Which layer and head the step-by-step, one-head and lines views show; returns 0-based indices."""
-    return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), helps=(
+def view_controls(run: LabRun, *, projector: bool = False) -> tuple[int, int, str]:
+    """Layer, head (0-based) and view; in projector mode all three share one row, so the chart starts on the
+    first screen of a 1024 × 768 projector."""
+    columns = st.columns([1, 1, 3], vertical_alignment="bottom") if projector else None
+    layer, head = layer_head_controls(run, columns=columns[:2] if columns else None)
+    with columns[2] if columns else st.container():
+        view = st.radio("View", list(VIEWS), format_func=VIEWS.get, key=VIEW, horizontal=True,
+                        label_visibility="collapsed", help="Which picture of the attention to draw.")
+    return layer, head, view
+
+
+def layer_head_controls(run: LabRun, columns: Sequence | None = None) -> tuple[int, int]:
+    """Which layer and head the step-by-step, one-head and lines views show; returns 0-based indices.
+
+    In the given ``columns`` (a row shared with other controls) they are drop-downs, which take one line.
+    """
+    return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), columns=columns,
+                                    radio_max=0 if columns else charts.RADIO_MAX, helps=(
         "The block to take apart. Layer 1 reads the token embeddings; later layers read the output of the layer "
         "before.",
         "The head to take apart. Every head has its own W^Q, W^K, W^V, so each attends in its own way."))
@@ -37,8 +59,25 @@ def _padding_note(run: LabRun, weights: np.ndarray) -> None:
                "padding mask hides them from every query, so they change nothing.", icon="🧱")
 
 
+HEAD_ANCHOR = "attn-one-head"  # the id of the One head view's place on the page
+# Scrolls the One head view into sight once the page has drawn it (the chart arrives a moment after the anchor).
+_JUMP_SCRIPT = """<div id="%(id)s" style="scroll-margin-top: 5rem"></div><script>
+setTimeout(() => { const a = document.getElementById('%(id)s');
+  if (a) a.scrollIntoView({behavior: 'smooth', block: 'start'}); }, 400);
+</script>"""
+
+
+def _jump_here(layer: int, head: int) -> None:
+    """After a *Find the heads* button: scroll to this view and say what changed (once)."""
+    if not st.session_state.pop(JUMP_TO_HEAD, False):
+        return
+    st.html(_JUMP_SCRIPT % {"id": HEAD_ANCHOR}, unsafe_allow_javascript=True)
+    st.toast(f"Layer {layer + 1}, head {head + 1} is now in the One head view.", icon="🔍")
+
+
 def one_head(run: LabRun, layer: int, head: int) -> None:
     """The chosen head's attention heatmap, its numbers as a table, and downloads."""
+    _jump_here(layer, head)
     w, tok = run.steps[layer]["weights"][head], list(run.tokens)
     spec = charts.attention_spec(w, tok, tok, title=f"Layer {layer + 1} · head {head + 1} — each row sums to 1")
     fig = charts.spec_figure(spec, x_title="key (attended to)", y_title="query (attending)",
@@ -58,7 +97,8 @@ def all_heads(run: LabRun) -> None:
     st.caption("Every layer (rows) and head (columns"
                + (", H1 = head 1" if run.n_heads > GRID_LONG_TITLES else "")
                + f") at once, on one colour scale {scale}. Hover a cell for its query, key and weight. "
-               f"“{charts.UNIFORM_MARK}” marks a map whose rows barely vary (max − min < {charts.NEAR_UNIFORM:g}).")
+               f"“{charts.UNIFORM_MARK}” marks a map whose rows barely vary (max − min < {charts.NEAR_UNIFORM:g})."
+               + _grid_labels_note(run))
     charts.show(grid_figure(run), key="attn.grid")
     weights = run.weights()
     tok = list(run.tokens)
@@ -72,6 +112,18 @@ def all_heads(run: LabRun) -> None:
                       "mean weight on itself": np.round(summary.self_weight.numpy().ravel(), 3),
                       "mean entropy (nats)": np.round(summary.entropy.numpy().ravel(), 3)},
                      width="stretch", hide_index=True)
+
+
+def _grid_labels_note(run: LabRun) -> str:
+    """Why the grid labels only every k-th key or query, when it does."""
+    _, x_step, y_step = grid_label_step(run)
+    nth = {2: "second", 3: "third"}
+    parts = [f"every {nth.get(k, f'{k}th')} {side}" for k, side in ((x_step, "key along the bottom"),
+                                                                   (y_step, "query down the side")) if k > 1]
+    if not parts:
+        return ""
+    return (f" Labelled: {' and '.join(parts)}, since {len(run.tokens)} labels do not fit beside maps this small "
+            "(hover a cell, or use the One head view, for every token).")
 
 
 def token_lines(run: LabRun, layer: int, head: int) -> None:

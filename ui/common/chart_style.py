@@ -16,7 +16,10 @@ from ui.common.theme import projector
 CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
 DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
 LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
+STRONG_COLOURS = {"light": "#0072B2", "dark": "#56B4E9"}  # the themes' primary colours (.streamlit/config.toml)
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
+TOOLBAR_PX = {False: 30, True: 40}  # Plotly's modebar spans the top 28 px of a chart at its right (35 px in
+# projector mode, whose larger root font enlarges it); titles start below it
 
 
 def colorscale() -> str:
@@ -34,10 +37,20 @@ def font_size() -> int:
     return 18 if projector() else 13
 
 
+def _theme() -> str:
+    """"dark" or "light": the theme the visitor's browser shows."""
+    theme = getattr(getattr(st, "context", None), "theme", None)
+    return "dark" if getattr(theme, "type", None) == "dark" else "light"
+
+
 def label_colour() -> str:
     """A dark label colour on the light theme and a light one on the dark theme (readable from the back)."""
-    theme = getattr(getattr(st, "context", None), "theme", None)
-    return LABEL_COLOURS["dark" if getattr(theme, "type", None) == "dark" else "light"]
+    return LABEL_COLOURS[_theme()]
+
+
+def strong_colour() -> str:
+    """The theme's primary colour, for the one series a chart draws (strong on either background)."""
+    return STRONG_COLOURS[_theme()]
 
 
 def title_lines(title: str, width: int | None = None) -> list[str]:
@@ -64,7 +77,8 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
     legend = shown > 1 and fig.layout.showlegend is not False
     top = _top_margin(titled=bool(title), legend=legend)
     fig.update_layout(
-        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=10))
+        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
+                   pad=dict(t=TOOLBAR_PX[projector()] + 6))
         if title else None,
         height=height, margin=dict(l=10, r=10, t=top, b=10),
         font=dict(size=font_size()),
@@ -74,8 +88,14 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
 
 
 def _top_margin(*, titled: bool, legend: bool) -> int:
-    """The title sits at the very top; a legend above the plot gets its own line under it instead of covering it."""
-    return (16 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+    """The title sits under the modebar's strip, so that the toolbar never covers it however long the title or
+    narrow the chart; a legend above the plot gets its own line under the title instead of covering it."""
+    return (TOOLBAR_PX[projector()] + 12 + 2 * font_size() if titled else 20) + (2 * font_size() if legend else 0)
+
+
+def top_margin(*, titled: bool) -> int:
+    """The top margin :func:`style` gives a chart without a legend on top (for layouts built on it)."""
+    return _top_margin(titled=titled, legend=False)
 
 
 LEGEND_PLACES = {
@@ -98,9 +118,15 @@ def image_format() -> str:
     return "svg" if st.session_state.get(state.IMAGE_FORMAT) == "SVG" else "png"
 
 
+# Buttons the modebar leaves out: with the camera, zoom and reset (and Streamlit's full-screen button) it stays
+# one short row, even above a chart in a third of a 1024-pixel page, where the full row wrapped onto the title.
+MODEBAR_REMOVED = ("zoomIn2d", "zoomOut2d", "autoScale2d", "pan2d", "lasso2d", "select2d")
+
+
 def chart_config() -> dict[str, Any]:
-    """Plotly's modebar: no logo, and a camera button that saves PNG or SVG (see image_format)."""
-    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2}}
+    """Plotly's modebar: no logo, few buttons, and a camera button that saves PNG or SVG (see image_format)."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": image_format(), "scale": 2},
+            "modeBarButtonsToRemove": list(MODEBAR_REMOVED)}
 
 
 def show(fig: go.Figure, *, key: str | None = None) -> None:

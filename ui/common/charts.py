@@ -26,7 +26,7 @@ from ui.common.chart_style import CATEGORICAL as CATEGORICAL
 from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
 from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
 from ui.common.chart_style import chart_config as chart_config
-from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style
+from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style, top_margin
 from ui.common.chart_style import move_legend as move_legend
 from ui.common.chart_style import series_style as series_style
 from ui.common.chart_style import title_lines as title_lines
@@ -200,7 +200,7 @@ def panel_titles(fig: go.Figure, *, titled: bool, row_titles: bool) -> None:
     """
     size = font_size() + 1
     fig.update_annotations(font=dict(size=size, color=label_colour()))
-    top = (48 if titled else 38) + size + 12  # the toolbar takes the top ~35 px; the panel titles sit below it
+    top = (top_margin(titled=True) + 6 if titled else 38) + size + 12  # below the toolbar and the chart's title
     fig.update_layout(margin=dict(t=top, r=10 + (size + 12 if row_titles else 0)))
 
 

@@ -40,17 +40,24 @@ def _frame(spec: hm.HeatmapSpec, panel: int = 0) -> pd.DataFrame:
                          "t": spec.text.ravel().astype(str), "ink": ink})
 
 
-def _axis(labels: Sequence[str], title: str, room_px: int = 480) -> dict[str, Any]:
+def _axis(labels: Sequence[str], title: str, room_px: int = 480, *, rows: bool = False) -> dict[str, Any]:
     """Ticks at the cells' middles, labelled with ``labels`` (all of them, or none when there are too many for
-    ``room_px`` pixels)."""
-    if len(labels) > MAX_TICK_LABELS or room_px / max(len(labels), 1) < max(11, font_size() - 2) + 2:
+    ``room_px`` pixels).
+
+    Columns (``rows=False``) and rows decide apart: column labels turn upright-to-sideways when they do not fit
+    side by side across ``room_px``; row labels stack one under the other, so their length never matters and they
+    are never turned (``room_px`` is then the chart's height).
+    """
+    size = max(11, font_size() - 2)
+    if len(labels) > MAX_TICK_LABELS or room_px / max(len(labels), 1) < size + 2:
         # too many, or too narrow to stand side by side even upright: hover names each cell
         return {"title": title or None, "labels": False, "ticks": False, "grid": False}
+    upright = rows or _fit_across(labels, room_px)
     # Vega thins explicit tick values down to the tick count, which it otherwise derives from the chart's size.
     return {"title": title or None, "values": [i + 0.5 for i in range(len(labels))], "tickCount": len(labels),
             "grid": False, "labelExpr": f"{json.dumps(list(labels))}[floor(datum.value)]",
-            "labelFontSize": max(11, font_size() - 2), "labelColor": label_colour(), "labelOverlap": False,
-            "labelAngle": 0 if _fit_across(labels, room_px) else -90, "domain": False, "ticks": False}
+            "labelFontSize": size, "labelColor": label_colour(), "labelOverlap": False,
+            "labelAngle": 0 if upright else -90, "domain": False, "ticks": False}
 
 
 def _fit_across(labels: Sequence[str], room_px: int = 480) -> bool:
@@ -68,14 +75,14 @@ CELL_EDGES = [{"calculate": "datum.c + 1", "as": "c1"}, {"calculate": "datum.r +
 
 
 def _layers(spec: hm.HeatmapSpec, *, x_title: str, y_title: str, numbers: bool, panel: int | None = None,
-            text_size: int | None = None, width: int = 480) -> list[dict[str, Any]]:
+            text_size: int | None = None, width: int = 480, height: int = 480) -> list[dict[str, Any]]:
     """The cells (colour, tooltip) and, when ``numbers``, their text; ``panel``: draw only that panel's cells."""
     rows, cols = spec.values.shape
     transform = ([{"filter": f"datum.p == {panel}"}] if panel is not None else []) + CELL_EDGES
     x = {"field": "c", "type": "quantitative", "scale": {"domain": [0, cols], "nice": False, "zero": False},
          "axis": _axis(spec.cols, x_title, width)}
     y = {"field": "r", "type": "quantitative", "scale": {"domain": [rows, 0], "nice": False, "zero": False},
-         "axis": _axis(spec.rows, y_title)}
+         "axis": _axis(spec.rows, y_title, height, rows=True)}
     # Colour by the value's place in the spec's range ("n", 0..1, computed here): the chart's spec then stays the
     # same when only the numbers change, and the browser updates the chart's data instead of building it anew.
     # Without numbers in the cells, a colour bar labelled with the values (read back from "n") keys the colours.
@@ -107,7 +114,7 @@ def vega_heatmap(spec: hm.HeatmapSpec, *, height: int, x_title: str = "", y_titl
 
     ``extra`` layers are drawn on top, on the same axes (e.g. rules between column blocks).
     """
-    layers = _layers(spec, x_title=x_title, y_title=y_title, numbers=_texts(spec, projector))
+    layers = _layers(spec, x_title=x_title, y_title=y_title, numbers=_texts(spec, projector), height=height)
     chart = {"width": "container", "height": height, "layer": layers + list(extra)}
     if spec.title:
         chart["title"] = {"text": spec.title, "anchor": "start", "fontSize": font_size() + 1,
@@ -130,7 +137,8 @@ def vega_row(specs: Sequence[hm.HeatmapSpec], titles: Sequence[str], *, height: 
     panels = []
     for k, (spec, title) in enumerate(zip(specs, titles, strict=True)):
         numbers = _texts(spec, projector) and text_fits(spec, width, size)
-        layers = _layers(spec, x_title="", y_title="", numbers=numbers, panel=k, text_size=size, width=width)
+        layers = _layers(spec, x_title="", y_title="", numbers=numbers, panel=k, text_size=size, width=width,
+                         height=height)
         if k and not stacked:
             layers[0]["encoding"]["y"]["axis"] = {"labels": False, "ticks": False, "title": None, "domain": False}
         panels.append({"width": width, "height": height,

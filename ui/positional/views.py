@@ -7,9 +7,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.lab.positional import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
+from explorer.render import heatmap as hm
 from transformer_core.positional import sinusoidal_encoding
 from ui.common import charts, exports
 from ui.common.urlstate import UrlParam, add_link_notice, settle_choice
+from ui.common.vega_heatmap import show_vega, vega_heatmap
 
 MAX_LEN = "pe.max_len"
 D_MODEL = "pe.d_model"
@@ -127,15 +129,35 @@ def _dims_notice(dims: list[int], bad: list[str], d_model: int) -> None:
         st.info(f"Dimensions changed to {kept}: {'; '.join(reasons)}.", icon="🔗")
 
 
+VEGA_TABLE_CELLS = 16_384  # up to this many cells the table is a Vega-Lite chart: it draws with the page, where
+# Plotly's library loads first (a grey box for a second); beyond, Plotly's one-image heatmap draws them faster
+
+
+def _table_chart(table: np.ndarray) -> None:
+    """The sinusoidal table as a heatmap, positions down and dimensions across, the value on hover."""
+    max_len, d_model = table.shape
+    title = f"Sinusoidal table: {max_len} positions × {d_model} dimensions"
+    height = min(640, 120 + 6 * max_len)
+    if table.size > VEGA_TABLE_CELLS:
+        charts.show(charts.heatmap(table, None, None, diverging=True, x_title="dimension", y_title="position",
+                                   title=title, height=height, hover_name="PE"), key="pe.table")
+        return
+    spec = hm.matrix_spec(table, diverging=True, title=title, hover_name="PE")
+    data, chart = vega_heatmap(spec, height=height - 80, x_title="dimension", y_title="position",
+                               projector=charts.projector())
+    for axis, title_text in (("x", "dimension"), ("y", "position")):  # numbers on the axes, not one label per cell
+        chart["layer"][0]["encoding"][axis]["axis"] = {
+            "title": title_text, "grid": False, "tickMinStep": 1, "format": "d", "labelColor": charts.label_colour(),
+            "labelFontSize": max(11, charts.font_size() - 2), "titleColor": charts.label_colour()}
+    show_vega((data, chart), key="pe.table")
+
+
 def table_section(max_len: int, d_model: int, base: float) -> None:
     """The table as a heatmap, curves of chosen dimensions and the position-to-position dot products."""
     table = sinusoidal_encoding(max_len, d_model, base).numpy()
     st.latex(r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right) \qquad "
              r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)")
-    fig = charts.heatmap(table, None, None, diverging=True, x_title="dimension", y_title="position",
-                         title=f"Sinusoidal table: {max_len} positions × {d_model} dimensions",
-                         height=min(640, 120 + 6 * max_len), hover_name="PE")
-    charts.show(fig, key="pe.table")
+    _table_chart(table)
     with st.expander("The numbers and downloads"):
         exports.matrix_downloads(table, None, None, name=f"sinusoidal_{max_len}x{d_model}", key="pe.dl.table",
                                  title="Sinusoidal positional encoding", diverging=True)

@@ -19,15 +19,23 @@ def _classified(_pre: Pretrained, name: str, pixels: np.ndarray) -> PretrainedVi
     return classify(_pre, pixels)
 
 
+def introduction(pre: Pretrained) -> str:
+    """What the chosen model is, from its own folder: its name and how many labels its head chooses among."""
+    labels = len(pre.labels or ())
+    among = f"chooses among its {labels:,} labels" if labels else "has no label names in its config.json"
+    return (f"**{pre.name}**, a published ViT that {among}, reads the same picture, prepared as in its training "
+            "(its own resize, crop and colour normalisation; the size and fit above are for the small model).")
+
+
 def pretrained_section(pixels: np.ndarray, label: str) -> None:
     """Pick a pretrained ViT, run it on the original picture and draw its labels and attention."""
     st.subheader("5 · A pretrained ViT on this picture")
-    st.markdown("A published ViT trained on ImageNet reads the same picture, prepared as in its training "
-                "(its own resize, crop and colour normalisation; the size and fit above are for the small model).")
     offer = pick_model(PRETRAINED, ("vit",), label="Pretrained ViT")
     pre = None if offer is None else load_shared(offer, models_on_offer().budget_bytes)
     if pre is None:
+        st.markdown("A published ViT reads the same picture, prepared as in its training.")
         return
+    st.markdown(introduction(pre))
     run = _classified(pre, pre.name, pixels)
     c = pre.config
     st.caption(f"**{pre.name}** ({pre.architecture}): {pre.n_params:,} parameters, {c.image_size}×{c.image_size} "

@@ -16,6 +16,7 @@ from explorer.lab.vit_walkthrough import ViTWalkthrough, attention_scores, num_p
 from ui.common.charts import (
     attention_range,
     colorscale,
+    font_size,
     heatmap_trace,
     nearly_uniform,
     panel_titles,
@@ -197,28 +198,36 @@ def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) ->
     return style(fig, height=300)
 
 
+MAX_NUMBERS = 32  # the CLS attention of up to this many patches a side is drawn page-wide, a number per patch
+
+
 def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
-    """The CLS token's attention to each patch as numbers on the patch grid."""
+    """The CLS token's attention to each patch as numbers (percent, one decimal) on the patch grid, page-wide."""
     grid = weights.shape[0]
     zmin, zmax = attention_range(weights)
-    trace = heatmap_trace(weights, None, None, zmin=zmin, zmax=zmax, numbers=grid <= 10).update(
+    names = [str(i + 1) for i in range(grid)]
+    trace = heatmap_trace(weights, names, names, zmin=zmin, zmax=zmax, numbers=True).update(
         customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
         hovertemplate="patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}<extra></extra>",
-    )
+        # many patches share the attention (1/196 = 0.5% each): one decimal tells them apart
+        text=np.vectorize(lambda w: f"{100 * w:.1f}")(weights).astype(object),
+        textfont=dict(size=max(9, min(font_size(), 600 // grid))))
     fig = go.Figure(trace)
-    fig.update_yaxes(autorange="reversed", scaleanchor="x", showticklabels=False)
-    fig.update_xaxes(showticklabels=False)
-    return style(fig, title=title, height=DISPLAY_PX)
+    fig.update_yaxes(autorange="reversed", scaleanchor="x", type="category", showticklabels=False,
+                     title="patch row")
+    fig.update_xaxes(type="category", showticklabels=False, title="patch column")
+    return style(fig, title=title, height=min(1100, 140 + 48 * grid))
 
 
 def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head: int, *,
                       key: str = "vit.cls_numbers") -> None:
-    """The chosen head and the rollout over the picture, the head's numbers, then every head of the layer.
+    """The chosen head and the rollout over the picture, the head's numbers page-wide below them, then every head
+    of the layer.
 
     ``key`` names the numbers chart (a page showing two sections gives each its own).
     """
     own = walk.cls_self_attention(layer, head)
-    big = st.columns(3, gap="medium")
+    big = st.columns(2, gap="medium")
     chosen, rollout = walk.cls_attention(layer, head).numpy(), walk.cls_rollout().numpy()
     big[0].image(attention_overlay(pixels, chosen),
                  caption=f"Layer {layer + 1}, head {head + 1}: CLS → each patch, {weight_range(chosen)} "
@@ -226,8 +235,8 @@ def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head
     big[1].image(attention_overlay(pixels, rollout),
                  caption=f"Attention rollout through all {walk.num_layers} layers (heads averaged), "
                          f"{weight_range(rollout)}")
-    with big[2]:
-        show(cls_weights_figure(walk.cls_attention(layer, head).numpy(), "CLS attention, as numbers"),
+    if walk.grid_size <= MAX_NUMBERS:
+        show(cls_weights_figure(chosen, f"CLS attention of layer {layer + 1}, head {head + 1}, per patch (%)"),
              key=key)
     scale = "stretched from the least to the most attended patch of each map" if stretch_attention() else (
         "from 0 (dark) to 1 (bright), the same for every map")
