@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -155,8 +155,10 @@ class LiveView:
                 loss = float(np.mean(recent)) if recent else math.nan
                 cols[2 + 2 * i].metric(f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
                                        help="Mean training loss over the last 20 steps.")
+                evaluated = eval_step(lane.history, task.metric_name)
                 cols[3 + 2 * i].metric(
-                    f"{metric_title}{charts.short_label(run, i)}",
+                    f"{metric_title}{charts.short_label(run, i)}"
+                    + (f" · step {evaluated:,}" if evaluated is not None else ""),
                     metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
                     help=f"On held-out data at the last evaluation; the task counts as learned at "
                          f"{metric_text(task.metric_name, task.metric_target)}.")
@@ -253,9 +255,14 @@ class LiveView:
                 continue
             latest = lane.samples[-1]
             if shown.get(i, (None, ""))[0] != (id(latest), latest.step):
-                caption = f"Sample predictions{charts.short_label(self.run, i)}{latest.caption}"
+                caption = f"Sample predictions{charts.short_label(self.run, i)} · step {latest.step:,}{latest.caption}"
                 shown[i] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
             self.samples[i].html(shown[i][1])
+
+
+def eval_step(history: Sequence[dict[str, float]], metric: str) -> int | None:
+    """The step of the latest evaluation in ``history`` (the row that holds ``metric``), or ``None``."""
+    return next((int(row["step"]) for row in reversed(history) if metric in row), None)
 
 
 def status_text(run: RunFrame) -> str:
