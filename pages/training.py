@@ -13,16 +13,22 @@ projector = theme.projector()
 CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
            "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
 # A link is read against its task's own tuned defaults, so ?task=x alone trains what choosing x in the list does.
-info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM, share.WATCH_PARAM),
+info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM, share.WATCH_PARAM, share.CLASS_PARAM),
                  params=controls.url_params(st.query_params.get("task")))
 if watch_id := st.query_params.get(share.WATCH_PARAM):  # someone else's run, read-only
     watch.watch_page(watch_id, projector)
+    st.stop()
+if class_id := st.query_params.get(share.CLASS_PARAM):  # a class link: the teacher's runs, one after another
+    watch.class_page(class_id, projector)
     st.stop()
 controls.restore_settings()
 session = run.session()  # this browser session's run and its rules (explorer.runs.session.RunSession)
 resume.take_back_from_address(session, projector)  # a reloaded tab takes its paused run back
 info = dataclasses.replace(info, params=controls.url_params(st.session_state[controls.TASK]))
 share_page(info)
+if not projector and (session.run is None or session.run.status == "ready"):
+    with st.expander("👀 Join a class: watch your teacher's run"):
+        watch.join_box()
 if not projector:
     with st.expander("⚙️ Task, model and training", expanded=session.run is None or session.run.status == "ready"):
         task = controls.task_picker()
