@@ -127,8 +127,9 @@ class Trainer:
         history: one row per step (``step``, ``loss``, ``lr``, ``seconds``); evaluation rows add ``eval_loss``
             and the task's metrics.
         snapshots: attention snapshots (at most ``max_snapshots``; older ones are thinned out evenly).
-        weights: ``(step, state_dict)`` copies of the model at snapshot steps, oldest first, within
-            ``keep_weights_bytes`` (none when 0): when over, every other one goes, as snapshots are thinned.
+        weights: ``(step, state_dict)`` copies of the model before training and at evaluation steps, oldest first,
+            within ``keep_weights_bytes`` (none when 0): when over, the interval between kept steps doubles and
+            those off it go, so the kept steps stay evenly spread and each has its evaluation row.
         status: ``"ready"``, ``"running"``, ``"done"``, ``"stopped"`` or ``"diverged"``.
         stop_reason: why a run ended early, in words, or ``None``.
     """
@@ -155,7 +156,7 @@ class Trainer:
         self.weights: list[tuple[int, dict[str, torch.Tensor]]] = []
         model_bytes = sum(t.nbytes for t in self.model.state_dict().values())
         self._max_weights = keep_weights_bytes // max(1, model_bytes)  # copies that fit in the budget
-        self._weights_every = self._snapshot_every
+        self._weights_every = self.config.eval_every
         self._dropout = getattr(self.model_config, "dropout", 0.0) > 0
 
     @property
@@ -216,6 +217,7 @@ class Trainer:
         every = self.config.eval_every
         if finished or (every and self.step % every == 0):
             row.update(self._eval_row())
+            self._keep_weights()
         if self._snapshot_every and (finished or self.step % self._snapshot_every == 0):
             self.snapshot()
         self.status = "done" if finished else "running"
@@ -243,11 +245,12 @@ class Trainer:
             self.snapshots = self.snapshots[::2]
             if self._snapshot_every:
                 self._snapshot_every *= 2
-        self._keep_weights()
+        if self.step == 0:
+            self._keep_weights()  # the untrained model, where a replay starts
         return snap
 
     def _keep_weights(self) -> None:
-        """Copy the model's weights at this snapshot step when they are due (see ``weights``)."""
+        """Copy the model's weights at this step when they are due (see ``weights``)."""
         if self._max_weights < 1 or not self._weights_every or self.step % self._weights_every:
             return
         if self.weights and self.weights[-1][0] == self.step:

@@ -264,7 +264,7 @@ def _recording(r: _Reader) -> Recording:
 
 
 def _models(r: _Reader, value: Any, lanes: int) -> list[list[tuple[int, bytes]]]:
-    """A recording's models at its snapshot steps: per lane, ``[step, file]`` pairs with steps rising."""
+    """A recording's models at its evaluation steps: per lane, ``[step, file]`` pairs with steps rising."""
     models = r.list(value, "models")
     if len(models) not in (0, lanes):
         raise r.fail(f"has recorded models for {len(models)} lanes of {lanes}")

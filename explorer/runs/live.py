@@ -43,7 +43,7 @@ __all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "thin_series", "torch_threads"]
 # (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
 LIVE_THREADS = 1
 
-KEPT_WEIGHTS_BYTES = 8 * 2**20  # per lane: copies of the model at snapshot steps, so a replay is a model too
+KEPT_WEIGHTS_BYTES = 8 * 2**20  # per lane: copies of the model at evaluation steps, so a replay is a model too
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
 STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")

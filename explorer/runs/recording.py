@@ -3,7 +3,7 @@
 Runs are deterministic: the same task, model and training settings (seed included) on the same device and
 PyTorch give the same curves, snapshots and samples. :func:`recording_key` hashes everything that determines a run;
 :func:`record` keeps a finished run whole (history, snapshots, samples, its pace, its trained weights and its
-model at snapshot steps, as far as :data:`~explorer.runs.live.KEPT_WEIGHTS_BYTES` allows) under that key in the
+model at evaluation steps, as far as :data:`~explorer.runs.live.KEPT_WEIGHTS_BYTES` allows) under that key in the
 run store. Starting the same settings again makes a :class:`ReplayRun` instead of training: it
 plays the recording back at the recorded pace (or faster), shows exactly what training showed, takes no place
 among the runs training at once, and at its end holds the recorded trained model, as a finished run does.

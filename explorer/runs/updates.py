@@ -94,7 +94,7 @@ class Recording:
     lanes: list[LaneUpdate]  # each lane's whole history, kept snapshots and samples
     timeline: list[tuple[float, int]]  # (seconds of training, step): the recorded pace
     checkpoints: list[bytes]  # one safetensors checkpoint per lane, as the Downloads give it
-    # per lane, (step, checkpoint) of the model at recorded snapshot steps, oldest first: a paused replay's model
+    # per lane, (step, checkpoint) of the model at recorded evaluation steps, oldest first: a paused replay's model
     models: list[list[tuple[int, bytes]]] = field(default_factory=list)
 
     def nbytes(self) -> int:

@@ -165,7 +165,11 @@ def test_a_paused_replay_is_the_model_of_the_step_it_shows(task) -> None:
         assert torch_equal(value, trained[step][name]), name
     at_step = copy.deepcopy(run.trainers[0].model)
     at_step.load_state_dict(trained[step])
-    assert HeadProbe(task, model, step).outcome().metrics == task.evaluate(at_step, seed=EVAL_SEED)
+    measured = HeadProbe(task, model, step).outcome()
+    assert measured.metrics == task.evaluate(at_step, seed=EVAL_SEED)
+    lane = replay.frame().lanes[0]  # the live view's numbers at that step: its evaluation and its samples
+    assert lane.history[-1]["step"] == step and lane.last_eval == pytest.approx(measured.metrics)
+    assert lane.samples[-1].step == step
 
 
 def test_runs_that_cannot_be_replayed(task) -> None:
