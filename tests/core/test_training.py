@@ -282,7 +282,7 @@ def test_the_trainer_keeps_its_model_at_evaluation_steps_within_a_budget() -> No
         seen[row["step"]] = {k: v.clone() for k, v in trainer.model.state_dict().items()}
     steps = [s for s, _ in trainer.weights]
     assert len(steps) <= 4 and steps == sorted(steps) and steps[0] == 0
-    assert all(s % 4 == 0 for s in steps) and len(set(s2 - s1 for s1, s2 in zip(steps, steps[1:]))) == 1
+    assert all(s % 4 == 0 for s in steps) and len(set(s2 - s1 for s1, s2 in zip(steps, steps[1:], strict=False))) == 1
     evaluated = {int(r["step"]) for r in trainer.history if "eval_loss" in r}
     for step, weights in trainer.weights[1:]:
         assert step in evaluated and all(bool((weights[k] == seen[step][k]).all()) for k in weights)
