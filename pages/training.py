@@ -29,12 +29,16 @@ share_page(info)
 if not projector and (session.run is None or session.run.status == "ready"):
     with st.expander("👀 Join a class: watch your teacher's run"):
         watch.join_box()
-if not projector:
-    with st.expander("⚙️ Task, model and training", expanded=session.run is None or session.run.status == "ready"):
-        task = controls.task_picker()
-        text.text_panel(task.name)
-        controls.settings_panel(task)
-        controls.compare_panel(task)
+# Projector mode keeps the settings in a folded panel in the control bar's row: the first screen is the run.
+bar = st.container(horizontal=True, vertical_alignment="center") if projector else None
+settings = (bar.popover("⚙️ Settings", help="The task, the model and training: what Start trains.") if projector
+            else st.expander("⚙️ Task, model and training",
+                             expanded=session.run is None or session.run.status == "ready"))
+with settings:
+    task = controls.task_picker()
+    text.text_panel(task.name)
+    controls.settings_panel(task)
+    controls.compare_panel(task)
 controls.save_settings()
 close_page(info)
 
@@ -54,7 +58,7 @@ with views.swapped_container(views.NOTICES, object()):  # no notice of an earlie
                    f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
     ready = verdict is not None and verdict.ok and not error
     run.settings_changed_notice(live_run, ready)
-run.control_bar(live_run, ready=ready, projector=projector)
+run.control_bar(live_run, ready=ready, projector=projector, bar=bar)
 resume.show_token(session, projector)
 if live_run is None:
     st.stop()

@@ -69,7 +69,7 @@ def _look_first(lesson: Lesson, probe: HeadProbe) -> None:
     scored = scores_of_kind(snap, "cross")
     if scored is not None:
         data, spec = scores_chart(snap, scored, "cross-attention")
-        right.vega_lite_chart(data, spec, width="stretch", height=scores_height(snap), key=key_of(lesson, "bet"))
+        right.vega_lite_chart(data, spec, width="stretch", height=scores_height(snap, spec), key=key_of(lesson, "bet"))
 
 
 def _switch_visual(lesson: Lesson, probe: HeadProbe) -> None:

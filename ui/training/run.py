@@ -25,6 +25,7 @@ closed tab, a lost network), the run is parked, paused, and the same browser tak
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -181,11 +182,12 @@ def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
             icon="🔁")
 
 
-def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
+def control_bar(run: LiveRun | None, ready: bool, projector: bool, bar: Any = None) -> None:
     """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset); Start is
-    off while the run waits in line for a place."""
+    off while the run waits in line for a place. ``bar``: a horizontal container to add them to (a new one by
+    default)."""
     status = run.status if run is not None else "ready"
-    bar = st.container(horizontal=True)
+    bar = bar if bar is not None else st.container(horizontal=True)
     bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=start, key="live.start",
                disabled=not ready or session().waiting or status in ("running", "paused"),
                help="Train from the current settings (after a finished run: a new run).")

@@ -96,7 +96,11 @@ class LiveView:
 
     def _lay_out(self, lanes: int, projector: bool) -> None:
         self.status, self.progress, self.message = st.empty(), st.empty(), st.empty()
-        cols = st.columns(3 if self.run.task.pattern_names else 2, gap="medium")
+        count = 3 if self.run.task.pattern_names else 2
+        if projector:  # two curves to a row: each half the projector's width, read from the back row
+            cols = [c for row in range(0, count, 2) for c in st.columns(2, gap="medium")][:count]
+        else:
+            cols = st.columns(count, gap="medium")
         self.curves = [c.empty() for c in cols]
         self.timelapse = st.container()
         columns = st.columns(lanes, gap="medium")
@@ -206,7 +210,7 @@ class LiveView:
         if scored is not None:
             short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
             data, spec = heatmaps.scores_chart(snap, scored, short, live=self.follows_training)
-            self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
+            self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap, spec),
                                               key=f"live.scores{lane}.{self._draws}")
         elif snap.scores and lane == 0:
             key = next(iter(snap.scores))
