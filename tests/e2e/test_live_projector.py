@@ -19,7 +19,6 @@ PROJECTOR = {"width": 1024, "height": 768}
 MIN_VISIBLE_PX = 150  # a chart counts as "on the first screen" when at least this much of it shows
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 URL = "/training?present=true&task=reverse&steps=300&d_model=32&d_ff=64&batch=32&seed=5"
-CURVES = "[data-testid=stVegaLiteChart]:has(.role-title-text)"
 
 
 def _charts(page, text: str) -> list[dict]:
@@ -46,7 +45,8 @@ def test_live_training_on_a_projector(page) -> None:
     loss = _charts(page, "Loss")
     assert loss and loss[0]["top"] < PROJECTOR["height"] - MIN_VISIBLE_PX, loss  # the main chart, first screen
     assert loss[0]["width"] >= 420, loss  # half the projector's width each, not a third
-    sizes = page.locator(f"{CURVES} .role-axis-label text").evaluate_all(
+    curves = page.locator("[data-testid=stVegaLiteChart]").filter(has_text=re.compile("Loss|held-out|Best head"))
+    sizes = curves.locator(".role-axis-label text").evaluate_all(
         "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
     assert sizes and min(sizes) >= 16, sizes
 

@@ -80,11 +80,15 @@ def _send_news(run: LiveRun, publisher: Publisher | None, *, force: bool = False
 def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
     """"📡 Share live" and the watch link of the lesson's next run (for ``labels``; watchers see it, ready, as
     soon as sharing is on), or of the last one when everything is trained (``labels`` empty)."""
+    if SHARING not in st.session_state:  # the class link Live Training shares stays on here until turned off
+        st.session_state[SHARING] = training_run.session().class_link is not None
     st.toggle("📡 Share live with a class", key=SHARING,
               help="Show the lesson's training on the class link that students open on their own devices to "
                    "watch it train, read-only, on the Live Training page (the same link and code as Live "
                    "Training's, which follows your next run).")
     if not st.session_state.get(SHARING):
+        if training_run.session().class_link is not None:  # turned off here: the class link ends
+            training_run.session().stop_sharing()
         return
     if labels:  # a run to train next: its channel shows it, ready, until it trains
         run, publisher = _shared(labels, seed, steps)

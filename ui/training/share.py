@@ -93,6 +93,8 @@ def share_panel(held: RunSession) -> None:
     if lost := st.session_state.pop(LOST, None):
         st.session_state[SHARING] = False
         st.warning(f"Live sharing stopped: {lost} Turn it on again when the store is back.", icon="📡")
+    if SHARING not in st.session_state:  # a class link made on a lesson stays on here until turned off
+        st.session_state[SHARING] = held.class_link is not None
     st.toggle("📡 Share live with a class", key=SHARING,
               help="Give your runs one class link that anyone can open to watch them train, read-only: students "
                    "see the curves, heatmaps and samples update on their own devices, and follow your next run, "

@@ -22,7 +22,7 @@ import streamlit as st
 from explorer.runs.frame import RunFrame
 from transformer_core.families import family
 from transformer_core.training import Snapshot
-from ui.common import state
+from ui.common import state, theme
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, heatmaps
@@ -70,7 +70,8 @@ def kind_picker(run: RunFrame) -> str:
     if len(kinds) > 1:
         st.radio("Attention shown", kinds, key=KIND, horizontal=True,
                  format_func=lambda k: charts.kind_title(k, run.task.family),
-                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
+                 help="Which attention the heatmaps show: every layer (rows) × head (columns).",
+                 label_visibility="collapsed" if theme.projector() else "visible")  # the first screen is the curves
     return st.session_state[KIND]
 
 
