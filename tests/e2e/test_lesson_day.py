@@ -110,7 +110,7 @@ def test_a_class_link_follows_three_new_runs_with_three_students(tabs) -> None:
     students = [tabs(path, finishes=False) for _ in range(2)]
     joining = tabs("/training")
     joining.get_by_text("👀 Join a class").first.click()
-    joining.get_by_label("Class code").fill(code.lower())
+    joining.get_by_label("Class code", exact=True).and_(joining.get_by_test_id("stTextInputField")).fill(code.lower())
     joining.get_by_role("button", name="👀 Join a class").click()
     students.append(joining)
     for student in students:
