@@ -82,6 +82,19 @@ def _chart(data: pd.DataFrame, title: str, layers: list[dict[str, Any]], marker:
     }
 
 
+def waiting_chart(text: str) -> Chart:
+    """An empty frame titled ``text`` (one of :data:`WAITING`): where a curve will be drawn, kept on a projector's
+    first screen before there is anything to draw."""
+    size = font_size()
+    return pd.DataFrame({"note": ["no point yet"]}), {
+        "title": {"text": title_lines(text), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
+                  "limit": 0},
+        "mark": {"type": "text", "fontSize": size, "color": label_colour()},
+        "encoding": {"text": {"field": "note"}},
+        "height": CURVE_HEIGHT - 80,
+    }
+
+
 def loss_chart(run: RunFrame, marker: int | None) -> Chart:
     """Training loss (thin, thinned to a few hundred points) and held-out loss (dashed, dots), log scale."""
     rows = []

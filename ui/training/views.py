@@ -177,7 +177,9 @@ class LiveView:
         builders = [curves.loss_chart, curves.metric_chart, curves.pattern_chart]
         for i, slot in enumerate(self.curves):
             data, spec = builders[i](self.run, self.shown_step)
-            if data.empty:  # nothing measured yet: an empty chart makes Vega warn about infinite extents
+            if data.empty and self.projector:  # the chart's frame stays on the first screen, titled
+                data, spec = curves.waiting_chart(curves.WAITING[i])
+            elif data.empty:  # nothing measured yet: an empty chart makes Vega warn about infinite extents
                 with slot.container(height=curves.CURVE_HEIGHT, border=True):
                     st.caption(curves.WAITING[i])
                 continue
