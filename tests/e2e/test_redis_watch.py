@@ -51,10 +51,10 @@ def test_watch_and_replay_across_servers(browser, servers) -> None:
     with tab(browser, first, RUN) as owner:
         owner.get_by_text("📡 Share live").click()
         wait_for_app(owner)
-        link = owner.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text().strip()
-        assert link.startswith(first)
+        link = owner.get_by_test_id("stCode").filter(has_text="class=").first.inner_text().strip()
         owner.get_by_role("button", name="Start", exact=True).click()
-        with tab(browser, second, link[len(first):], finishes=False) as watcher:  # the other server
+        path = link[link.index("/training"):]  # the class link, followed on the other server
+        with tab(browser, second, path, finishes=False) as watcher:
             expect(watcher.get_by_text("Watching a live run, read-only")).to_be_visible()
             expect(owner.get_by_text(re.compile(r"👀 1 watching"))).to_be_visible(timeout=30_000)
             expect(metric(watcher, "Step")).to_have_text(re.compile(r"^300 / 300"), timeout=120_000)
