@@ -39,6 +39,8 @@ def test_live_training_on_a_projector(page) -> None:
     wait_for_app(page)
     expect(metric(page, "Step")).to_have_text(re.compile(r"^\d+ / 300"))
     page.get_by_test_id("stMain").evaluate("main => main.scrollTo(0, 0)")
+    page.mouse.move(1000, 700)  # no button's tooltip over the picture
+    page.wait_for_timeout(500)
     DOCS.mkdir(exist_ok=True)
     page.screenshot(path=str(DOCS / "live_training_projector_1024.png"))
 
