@@ -13,22 +13,32 @@ projector = theme.projector()
 CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
            "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
 # A link is read against its task's own tuned defaults, so ?task=x alone trains what choosing x in the list does.
-info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM, share.WATCH_PARAM),
+info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM, share.WATCH_PARAM, share.CLASS_PARAM),
                  params=controls.url_params(st.query_params.get("task")))
 if watch_id := st.query_params.get(share.WATCH_PARAM):  # someone else's run, read-only
     watch.watch_page(watch_id, projector)
+    st.stop()
+if class_id := st.query_params.get(share.CLASS_PARAM):  # a class link: the teacher's runs, one after another
+    watch.class_page(class_id, projector)
     st.stop()
 controls.restore_settings()
 session = run.session()  # this browser session's run and its rules (explorer.runs.session.RunSession)
 resume.take_back_from_address(session, projector)  # a reloaded tab takes its paused run back
 info = dataclasses.replace(info, params=controls.url_params(st.session_state[controls.TASK]))
 share_page(info)
-if not projector:
-    with st.expander("⚙️ Task, model and training", expanded=session.run is None or session.run.status == "ready"):
-        task = controls.task_picker()
-        text.text_panel(task.name)
-        controls.settings_panel(task)
-        controls.compare_panel(task)
+if not projector and (session.run is None or session.run.status == "ready"):
+    with st.expander("👀 Join a class: watch your teacher's run"):
+        watch.join_box()
+# Projector mode keeps the settings in a folded panel in the control bar's row: the first screen is the run.
+bar = st.container(horizontal=True, vertical_alignment="center") if projector else None
+settings = (bar.popover("⚙️ Settings", help="The task, the model and training: what Start trains.") if projector
+            else st.expander("⚙️ Task, model and training",
+                             expanded=session.run is None or session.run.status == "ready"))
+with settings:
+    task = controls.task_picker()
+    text.text_panel(task.name)
+    controls.settings_panel(task)
+    controls.compare_panel(task)
 controls.save_settings()
 close_page(info)
 
@@ -48,7 +58,7 @@ with views.swapped_container(views.NOTICES, object()):  # no notice of an earlie
                    f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
     ready = verdict is not None and verdict.ok and not error
     run.settings_changed_notice(live_run, ready)
-run.control_bar(live_run, ready=ready, projector=projector)
+run.control_bar(live_run, ready=ready, projector=projector, bar=bar)
 resume.show_token(session, projector)
 if live_run is None:
     st.stop()

@@ -127,12 +127,15 @@ class Trainer:
         history: one row per step (``step``, ``loss``, ``lr``, ``seconds``); evaluation rows add ``eval_loss``
             and the task's metrics.
         snapshots: attention snapshots (at most ``max_snapshots``; older ones are thinned out evenly).
+        weights: ``(step, state_dict)`` copies of the model before training and at evaluation steps, oldest first,
+            within ``keep_weights_bytes`` (none when 0): when over, the interval between kept steps doubles and
+            those off it go, so the kept steps stay evenly spread and each has its evaluation row.
         status: ``"ready"``, ``"running"``, ``"done"``, ``"stopped"`` or ``"diverged"``.
         stop_reason: why a run ended early, in words, or ``None``.
     """
 
     def __init__(self, task: Task, model_config: ModelConfig | None = None,
-                 train_config: TrainConfig | None = None) -> None:
+                 train_config: TrainConfig | None = None, *, keep_weights_bytes: int = 0) -> None:
         self.task = task
         self.model_config = model_config if model_config is not None else task.default_model_config()
         self.config = train_config if train_config is not None else default_train_config(task)
@@ -150,6 +153,10 @@ class Trainer:
         self.target_step: int | None = None  # first evaluated step at which the task's target was met
         self.seconds = 0.0  # time spent inside train_step (evaluation and snapshots included)
         self._snapshot_every = self.config.snapshot_every
+        self.weights: list[tuple[int, dict[str, torch.Tensor]]] = []
+        model_bytes = sum(t.nbytes for t in self.model.state_dict().values())
+        self._max_weights = keep_weights_bytes // max(1, model_bytes)  # copies that fit in the budget
+        self._weights_every = self.config.eval_every
         self._dropout = getattr(self.model_config, "dropout", 0.0) > 0
 
     @property
@@ -210,6 +217,7 @@ class Trainer:
         every = self.config.eval_every
         if finished or (every and self.step % every == 0):
             row.update(self._eval_row())
+            self._keep_weights()
         if self._snapshot_every and (finished or self.step % self._snapshot_every == 0):
             self.snapshot()
         self.status = "done" if finished else "running"
@@ -237,7 +245,21 @@ class Trainer:
             self.snapshots = self.snapshots[::2]
             if self._snapshot_every:
                 self._snapshot_every *= 2
+        if self.step == 0:
+            self._keep_weights()  # the untrained model, where a replay starts
         return snap
+
+    def _keep_weights(self) -> None:
+        """Copy the model's weights at this step when they are due (see ``weights``)."""
+        if self._max_weights < 1 or not self._weights_every or self.step % self._weights_every:
+            return
+        if self.weights and self.weights[-1][0] == self.step:
+            return
+        self.weights.append((self.step, {k: v.detach().to("cpu", copy=True) for k, v in
+                                         self.model.state_dict().items()}))
+        while len(self.weights) > self._max_weights:
+            self._weights_every *= 2
+            self.weights = [(s, w) for s, w in self.weights if s % self._weights_every == 0]
 
     def steps(self, n_steps: int | None = None) -> Iterator[dict[str, float]]:
         """Train lazily: yield each step's row as it is made, up to ``n_steps`` rows (default: to the end).

@@ -230,7 +230,8 @@ def encode_recording(recording: Recording) -> bytes:
     body = {"key": recording.key, "meta": recording.meta, "state": recording.state,
             "lanes": [_lane_body(lane, out) for lane in recording.lanes],
             "timeline": [[float(seconds), int(step)] for seconds, step in recording.timeline],
-            "checkpoints": [out.blob(c) for c in recording.checkpoints]}
+            "checkpoints": [out.blob(c) for c in recording.checkpoints],
+            "models": [[[int(step), out.blob(c)] for step, c in lane] for lane in recording.models]}
     return out.finish("recording", body)
 
 
@@ -241,7 +242,7 @@ def decode_recording(data: bytes, *, limit: int = RECORDINGS_BYTES) -> Recording
 
 
 def _recording(r: _Reader) -> Recording:
-    body = r.dict(r.body, "recording", keys={"key", "meta", "state", "lanes", "timeline", "checkpoints"})
+    body = r.dict(r.body, "recording", keys={"key", "meta", "state", "lanes", "timeline", "checkpoints", "models"})
     timeline = []
     for i, point in enumerate(r.list(body["timeline"], "timeline")):
         if not isinstance(point, list) or len(point) != 2:
@@ -258,7 +259,27 @@ def _recording(r: _Reader) -> Recording:
     if not 0 < len(key) <= schema.ID_CHARS:
         raise r.fail(f"its key is not 1 to {schema.ID_CHARS} characters")
     return Recording(key=key, meta=meta, state=state, lanes=lanes, checkpoints=checkpoints,
-                     timeline=[(float(seconds), step) for seconds, step in timeline])
+                     timeline=[(float(seconds), step) for seconds, step in timeline],
+                     models=_models(r, body["models"], len(lanes)))
+
+
+def _models(r: _Reader, value: Any, lanes: int) -> list[list[tuple[int, bytes]]]:
+    """A recording's models at its evaluation steps: per lane, ``[step, file]`` pairs with steps rising."""
+    models = r.list(value, "models")
+    if len(models) not in (0, lanes):
+        raise r.fail(f"has recorded models for {len(models)} lanes of {lanes}")
+    out = []
+    for lane in models:
+        pairs = []
+        for pair in r.list(lane, "models of a lane"):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise r.fail("a recorded model is not [step, file]")
+            step = r.int(pair[0], "recorded model step")
+            if pairs and step <= pairs[-1][0]:
+                raise r.fail("recorded model steps do not rise")
+            pairs.append((step, r.blob(pair[1], "recorded model")))
+        out.append(pairs)
+    return out
 
 
 def encode_checkpoints(step: int, checkpoints: list[bytes]) -> bytes:

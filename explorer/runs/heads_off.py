@@ -191,18 +191,21 @@ class HeadProbe:
 
 def probe_for(store: MutableMapping[int, tuple[Any, HeadProbe]], lane: int, trainer: Trainer, *,
               lock: AbstractContextManager | None = None, threads: int | None = None,
-              sampling: Mapping[str, Any] | None = None) -> HeadProbe:
+              sampling: Mapping[str, Any] | None = None, at: tuple[nn.Module, int] | None = None) -> HeadProbe:
     """Lane ``lane``'s probe kept in ``store``: the same one while its trainer stays at the same step.
 
-    ``store`` maps lane -> (weak reference to the trainer, probe); a new run, a further step or other sampling
-    settings replace the entry.
+    ``store`` maps lane -> (weak reference to the trainer, probe); a new run, a further step, another model
+    (``at``: the model and step to measure instead of the trainer's own, e.g. a paused replay's recorded model)
+    or other sampling settings replace the entry.
     """
+    model, step = at if at is not None else (trainer.model, trainer.step)
     kept = store.get(lane)
     if kept is not None:
         ref, probe = kept
-        if ref() is trainer and probe.step == trainer.step and probe.sampling == dict(sampling or {}):
+        if (ref() is trainer and probe.model is model and probe.step == step
+                and probe.sampling == dict(sampling or {})):
             return probe
-    probe = HeadProbe(trainer.task, trainer.model, trainer.step, lock=lock, threads=threads, sampling=sampling)
+    probe = HeadProbe(trainer.task, model, step, lock=lock, threads=threads, sampling=sampling)
     store[lane] = (weakref.ref(trainer), probe)
     return probe
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
 from explorer.runs.user_data import user_data
@@ -42,6 +43,7 @@ __all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "thin_series", "torch_threads"]
 # (measured on 2 busy cores: 4 steps/s with 2 threads, 54 with 1).
 LIVE_THREADS = 1
 
+KEPT_WEIGHTS_BYTES = 8 * 2**20  # per lane: copies of the model at evaluation steps, so a replay is a model too
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
 STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
@@ -94,7 +96,8 @@ class LiveRun:
 
         Each trainer records a snapshot of its untrained model's attention right away.
         """
-        self.trainers = [Trainer(self.task, s.model_config, s.train_config) for s in self.specs]
+        self.trainers = [Trainer(self.task, s.model_config, s.train_config, keep_weights_bytes=KEPT_WEIGHTS_BYTES)
+                         for s in self.specs]
         for trainer in self.trainers:
             if trainer.config.snapshot_every:
                 trainer.snapshot()  # the untrained model's attention, shown before the first step
@@ -124,6 +127,11 @@ class LiveRun:
         trainer.snapshots = []
         if trainer.config.snapshot_every:
             trainer.snapshot()
+
+    def model_at(self, lane: int) -> tuple[nn.Module, int]:
+        """Lane ``lane``'s model at the step the page shows, and that step (a replay's is a recorded model)."""
+        trainer = self.trainers[lane]
+        return trainer.model, trainer.step
 
     @property
     def labels(self) -> list[str]:

@@ -2,15 +2,21 @@
 
 Runs are deterministic: the same task, model and training settings (seed included) on the same device and
 PyTorch give the same curves, snapshots and samples. :func:`recording_key` hashes everything that determines a run;
-:func:`record` keeps a finished run whole (history, snapshots, samples, its pace and its trained weights) under
-that key in the run store. Starting the same settings again makes a :class:`ReplayRun` instead of training: it
+:func:`record` keeps a finished run whole (history, snapshots, samples, its pace, its trained weights and its
+model at evaluation steps, as far as :data:`~explorer.runs.live.KEPT_WEIGHTS_BYTES` allows) under that key in the
+run store. Starting the same settings again makes a :class:`ReplayRun` instead of training: it
 plays the recording back at the recorded pace (or faster), shows exactly what training showed, takes no place
 among the runs training at once, and at its end holds the recorded trained model, as a finished run does.
+
+A replay is a model too: paused, it rests on a step whose model was recorded (:meth:`ReplayRun.pause` goes back to
+the latest one), "Step once" moves to the next such step, and :meth:`ReplayRun.model_at` gives that step's model,
+so switching heads off on a paused replay measures the model of the step on screen.
 """
 
 from __future__ import annotations
 
 import bisect
+import copy
 import hashlib
 import json
 import time
@@ -18,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 import torch
+from torch import nn
 
 from explorer.runs.frame import LaneFrame, RunFrame
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
@@ -29,7 +36,7 @@ from transformer_core.tasks.base import Task
 __all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "find_replay", "fits", "keep", "record",
            "recording_key", "recording_meta"]
 
-FORMAT = 1  # bump when what a recording holds changes: older recordings then simply miss
+FORMAT = 2  # bump when what a recording holds changes: older recordings then simply miss
 RECORDED_STATUSES = ("done", "diverged")  # runs that went their whole way (a stopped run depends on when)
 WAIT_SLICE_S = 0.05  # a replay's slice waits in steps this long, so a click ends it quickly
 
@@ -70,7 +77,22 @@ def record(run: LiveRun) -> Recording | None:
                         samples=list(lane.samples)) for lane in frame.lanes]
     key = recording_key(run)
     return Recording(key=key, meta=recording_meta(run, key), state=state_of(frame), lanes=lanes,
-                     timeline=list(run.timeline), checkpoints=[checkpoint_bytes(run, i) for i in range(len(lanes))])
+                     timeline=list(run.timeline), checkpoints=[checkpoint_bytes(run, i) for i in range(len(lanes))],
+                     models=[_step_models(run, i) for i in range(len(lanes))])
+
+
+def _step_models(run: LiveRun, lane: int) -> list[tuple[int, bytes]]:
+    """Lane ``lane``'s model at each step its trainer kept weights of, as checkpoints."""
+    trainer = run.trainers[lane]
+    if not trainer.weights:
+        return []
+    scratch = copy.deepcopy(trainer.model)
+    files = []
+    for step, weights in trainer.weights:
+        scratch.load_state_dict(weights)
+        files.append((step, save_checkpoint(scratch, trainer.model_config, task_name=run.task.name,
+                                            extra={"task_options": run.task.options(), "step": step})))
+    return files
 
 
 def find_replay(run: LiveRun, store: RunStore, *, speed: float = 1.0) -> ReplayRun | None:
@@ -143,6 +165,43 @@ class ReplayRun(LiveRun):
         super().reset()
         self.played_s = 0.0  # recorded seconds played so far
         self._replay_step = 0
+        self._models: dict[tuple[int, int], nn.Module] = {}  # (lane, step) -> recorded model, loaded once
+
+    def recorded_steps(self) -> list[int]:
+        """The steps whose model every lane recorded (where a paused replay can rest), rising."""
+        lanes = [{step for step, _ in lane} for lane in self.recording.models] or [{0}]
+        return sorted(set.intersection(*lanes) | {0})
+
+    def model_at(self, lane: int) -> tuple[nn.Module, int]:
+        """Lane ``lane``'s recorded model at the latest recorded step not after the step shown, and that step."""
+        if self._replay_step >= self.final_step:
+            return super().model_at(lane)
+        kept = [(step, data) for step, data in (self.recording.models[lane] if self.recording.models else ())
+                if step <= self._replay_step]
+        if not kept:
+            return self.trainers[lane].model, 0  # the untrained model, as the replay starts from
+        step, data = kept[-1]
+        if (lane, step) not in self._models:
+            self._models[(lane, step)] = load_checkpoint(data, expected_task=self.task.name).model.eval()
+        return self._models[(lane, step)], step
+
+    def next_recorded_step(self) -> int:
+        """Where "Step once" moves a paused replay: the next recorded model's step, or the end."""
+        later = [s for s in self.recorded_steps() if s > self._replay_step]
+        return later[0] if later else self.final_step
+
+    def pause(self) -> None:
+        """Pause on the latest step whose model was recorded, so every number shown is that model's."""
+        if self.status != "running":
+            return
+        super().pause()
+        self._rest_at(max(s for s in self.recorded_steps() if s <= self._replay_step))
+
+    def _rest_at(self, step: int) -> None:
+        """Show ``step`` (its recorded time: the replay resumes from there)."""
+        steps = [s for _, s in self.recording.timeline]
+        at = bisect.bisect_right(steps, step) - 1
+        self.played_s, self._replay_step = self._times[max(0, at)], step
 
     @property
     def final_step(self) -> int:
@@ -185,15 +244,16 @@ class ReplayRun(LiveRun):
         return False
 
     def step_once(self) -> int:
-        """Jump to the next recorded step while paused (or ready)."""
+        """Move to the next step whose model was recorded while paused (or ready); returns the steps moved."""
         if self.status == "running" or self.finished:
             return 0
-        steps = [s for _, s in self.recording.timeline]
-        later = [i for i, s in enumerate(steps) if s > self._replay_step]
-        if later:
-            self._move_to(self._times[later[0]])
+        before, target = self._replay_step, self.next_recorded_step()
+        if target >= self.final_step:
+            self._move_to(self._times[-1])
+        else:
+            self._rest_at(target)
         self.status = "paused" if not self.finished else self.status
-        return 1
+        return self._replay_step - before
 
     def advance(self, time_budget_s: float, *, interrupted: Callable[[], bool] | None = None) -> int:
         """Play about ``time_budget_s`` seconds of the recording (waiting, not training); returns steps moved."""
@@ -214,7 +274,7 @@ class ReplayRun(LiveRun):
     def _move_to(self, played_s: float) -> None:
         self.played_s = min(played_s, self._times[-1])
         at = bisect.bisect_right(self._times, self.played_s) - 1
-        self._replay_step = self.recording.timeline[max(0, at)][1]
+        self._replay_step = max(self._replay_step, self.recording.timeline[max(0, at)][1])
         if self.played_s >= self._times[-1]:
             self._finish()
 

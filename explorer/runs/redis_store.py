@@ -8,6 +8,7 @@
   Each publish renews its expiry (:data:`~explorer.runs.store.CHANNEL_TTL_S`) and that of the next two keys.
 - ``te:ck:<run>`` the model files its owner offers; ``te:w:<run>`` its watchers, a sorted set of watcher id by the
   time they last read (wall clock, seconds).
+- ``te:ptr:<name>`` what a name points to (a class link's channel, a class code's link), renewed by its owner.
 - ``te:gone:<run>`` the note an ended channel leaves, as JSON, kept :data:`~explorer.runs.store.GONE_TTL_S`.
 - ``te:rec:<key>`` a recording; ``te:rec-used`` (recording key by last use, from the counter ``te:rec-clock``) and
   ``te:rec-size`` (bytes per recording) let a save evict the least recently used until the total fits the budget.
@@ -38,7 +39,7 @@ from typing import Any
 from explorer.runs import codec as run_codec
 from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
 from explorer.runs.redis_url import redact
-from explorer.runs.schema import check_watcher_id
+from explorer.runs.schema import ID_CHARS, check_pointer, check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
@@ -236,6 +237,24 @@ class RedisStore:
             pipe.zcard(watchers)
             exists, _, count = pipe.execute()
         return int(count) if exists else 0
+
+    def point(self, name: str, target: str) -> None:
+        target = check_pointer(target)
+        with self._reach():
+            self._redis.set(self._key("ptr", name), target.encode(), px=self._ttl_ms())
+
+    def pointer(self, name: str) -> str | None:
+        def decode(value: bytes) -> str:
+            try:
+                return check_pointer(value.decode())
+            except UnicodeDecodeError as err:
+                raise ValueError(str(err)) from err
+
+        return self._bounded(self._key("ptr", name), ID_CHARS * 4, decode)
+
+    def drop_pointer(self, name: str) -> None:
+        with self._reach():
+            self._redis.delete(self._key("ptr", name))
 
     def save_recording(self, recording: Recording) -> None:
         value = run_codec.encode_recording(recording)

@@ -188,3 +188,8 @@ def check_note(value: Any) -> dict[str, Any]:
 def check_watcher_id(value: Any) -> str:
     """A watcher id: text of 1 to :data:`ID_CHARS` characters."""
     return _text(value, "watcher id", limit=ID_CHARS, empty=False)
+
+
+def check_pointer(value: Any) -> str:
+    """What a store's pointer names (a channel or a class link id): text of 1 to :data:`ID_CHARS` characters."""
+    return _text(value, "pointer", limit=ID_CHARS, empty=False)

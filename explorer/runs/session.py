@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from explorer.runs.channel import WatchChannel
+from explorer.runs.classes import ClassLink
 from explorer.runs.clients import Client
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.place import ThisThread, TrainingPlace
@@ -72,6 +73,7 @@ class RunSession:
         self.notice: Notice | None = None
         self.channel: WatchChannel | None = None  # the run's watch channel while it is shared
         self.sharing = False  # the owner shares the session's runs live
+        self.class_link: ClassLink | None = None  # the one link that follows the shared runs (see classes.py)
         self.downloads = False  # watchers may download the model
         self.share_query: dict[str, str] | None = None  # the run's settings as a link's query (None: private data)
 
@@ -316,10 +318,24 @@ class RunSession:
                 self.end_channel("Its owner started a new run.")
                 self.channel = WatchChannel(self.store(), self.run)
             self.channel.send(query=self.share_query, downloads=self.downloads, force=force)
+            if self.class_link is None:
+                self.class_link = ClassLink()
+            self.class_link.follow(self.store(), self.channel.run_id)
         except StoreUnavailable as err:
             self.sharing, self.channel = False, None
             return str(err)
         return None
+
+    def stop_sharing(self) -> None:
+        """The owner stopped sharing: the run's channel ends and the class link leads nowhere any more."""
+        self.sharing = False
+        self.end_channel("Its owner stopped sharing it.")
+        link, self.class_link = self.class_link, None
+        if link is not None:
+            try:
+                link.end(self.store())
+            except StoreUnavailable as err:
+                LOG.warning("could not end a class link: %s", err)
 
     def end_channel(self, reason: str) -> None:
         """Close the watch channel, if any: its link says ``reason``."""

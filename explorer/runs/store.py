@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from explorer.runs import codec as run_codec
 from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, page_length
-from explorer.runs.schema import check_watcher_id
+from explorer.runs.schema import check_pointer, check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
@@ -82,6 +82,15 @@ class RunStore(Protocol):
     def watcher_count(self, run_id: str) -> int:
         """Watchers who read channel ``run_id`` within the last :data:`WATCHER_TTL_S` seconds."""
 
+    def point(self, name: str, target: str) -> None:
+        """Let ``name`` (e.g. a class link's id) name ``target`` (e.g. a channel id) for :data:`CHANNEL_TTL_S`."""
+
+    def pointer(self, name: str) -> str | None:
+        """What ``name`` names now, or ``None`` (never set, dropped or expired)."""
+
+    def drop_pointer(self, name: str) -> None:
+        """Forget ``name``."""
+
     def save_recording(self, recording: Recording) -> None:
         """Keep ``recording`` (the least recently used ones go when the store is full)."""
 
@@ -117,7 +126,23 @@ class MemoryStore:
         self._channels: dict[str, _Channel] = {}
         self._gone: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
         self._recordings: OrderedDict[str, bytes] = OrderedDict()
+        self._pointers: dict[str, tuple[str, float]] = {}  # name -> (target, when set)
         self._lock = threading.Lock()
+
+    def point(self, name: str, target: str) -> None:
+        target = check_pointer(target)
+        with self._lock:
+            self._pointers[name] = (target, self._clock())
+
+    def pointer(self, name: str) -> str | None:
+        with self._lock:
+            self._expire_locked()
+            kept = self._pointers.get(name)
+        return kept[0] if kept is not None else None
+
+    def drop_pointer(self, name: str) -> None:
+        with self._lock:
+            self._pointers.pop(name, None)
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
         value = encoded_update(update, self.limits.update_bytes)
@@ -230,6 +255,8 @@ class MemoryStore:
         now = self._clock()
         for run_id in [r for r, c in self._channels.items() if now - c.touched > self.channel_ttl_s]:
             del self._channels[run_id]
+        for name in [n for n, (_, at) in self._pointers.items() if now - at > self.channel_ttl_s]:
+            del self._pointers[name]
         while self._gone and now - next(iter(self._gone.values()))[0] > GONE_TTL_S:
             self._gone.popitem(last=False)
 

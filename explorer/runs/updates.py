@@ -94,10 +94,13 @@ class Recording:
     lanes: list[LaneUpdate]  # each lane's whole history, kept snapshots and samples
     timeline: list[tuple[float, int]]  # (seconds of training, step): the recorded pace
     checkpoints: list[bytes]  # one safetensors checkpoint per lane, as the Downloads give it
+    # per lane, (step, checkpoint) of the model at recorded evaluation steps, oldest first: a paused replay's model
+    models: list[list[tuple[int, bytes]]] = field(default_factory=list)
 
     def nbytes(self) -> int:
         """Approximate bytes held (arrays, checkpoints and about 100 bytes a metric row)."""
         arrays = sum(a.nbytes for lane in self.lanes for s in lane.snapshots
                      for a in (*s.attention.values(), *s.scores.values()))
         rows = sum(len(lane.history) for lane in self.lanes) * 100
-        return arrays + rows + sum(len(c) for c in self.checkpoints)
+        models = sum(len(c) for lane in self.models for _, c in lane)
+        return arrays + rows + models + sum(len(c) for c in self.checkpoints)

@@ -32,6 +32,11 @@ def test_the_student_trains_picks_a_head_then_measures_every_head(lesson):
     seed, probe = at.session_state[head_importance.PROBE]
     assert seed == 0 and probe.step == 30
     assert at.button(key="lessons.importance.measure").disabled  # the prediction comes first
+    # before the bet: the cross-attention heads and how anti-diagonal each one is, drawn at the step trained
+    assert any("How anti-diagonal is each head?" in c.proto.spec and "step 30" in c.proto.spec
+               for c in at.get("vega_lite_chart"))
+    assert any('aria-label="Cross-attention' in h.proto.body and "2 layers × 4 heads" in h.proto.body
+               for h in at.get("html"))
     at.button_group(key=f"{OFF}.cross.0").set_value([1]).run()
     assert at.session_state[OFF] == ["cross.1.2"]
     with ablate_heads(probe.model, [("cross", 0, 1)]):

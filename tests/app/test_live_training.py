@@ -124,7 +124,7 @@ def test_compare_mode_trains_two_configurations():
     assert run_of(at).specs[1].model_config.positional == "none"
     at.button(key="live.start").click().run()
     assert_no_exception(at)
-    assert {"Accuracy · A", "Accuracy · B"} <= {m.label for m in at.metric}
+    assert {"Accuracy · A · step 10", "Accuracy · B · step 10"} <= {m.label for m in at.metric}
     assert len(at.get("vega_lite_chart")) == 3 + 4  # curves; heatmaps and head scores side by side
 
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from transformer_core import attention as attention_module
+from transformer_core.config import TransformerConfig
 from transformer_core.optim import AdamW
 from transformer_core.tasks import get_task
 from transformer_core.training import TrainConfig, Trainer, default_train_config, learning_rate
@@ -267,3 +268,22 @@ def test_adamw_matches_torch_step_by_step():
             opt.step()
         torch.testing.assert_close(ours_model.weight, ref_model.weight, rtol=1e-6, atol=1e-7)
         torch.testing.assert_close(ours_model.bias, ref_model.bias, rtol=1e-6, atol=1e-7)
+
+
+def test_the_trainer_keeps_its_model_at_evaluation_steps_within_a_budget() -> None:
+    task = get_task("reverse", seq_len=4, eval_size=16)
+    config = TransformerConfig(vocab_size=13, max_len=5, d_model=16, n_heads=2, n_layers=1, d_ff=32, pad_id=0)
+    train = TrainConfig(steps=40, batch_size=8, eval_every=4, snapshot_every=2, seed=1)
+    model_bytes = sum(t.nbytes for t in Trainer(task, config, train).model.state_dict().values())
+    trainer = Trainer(task, config, train, keep_weights_bytes=4 * model_bytes)  # room for four copies
+    trainer.snapshot()
+    seen = {}
+    for row in trainer.steps():
+        seen[row["step"]] = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    steps = [s for s, _ in trainer.weights]
+    assert len(steps) <= 4 and steps == sorted(steps) and steps[0] == 0
+    assert all(s % 4 == 0 for s in steps) and len(set(s2 - s1 for s1, s2 in zip(steps, steps[1:], strict=False))) == 1
+    evaluated = {int(r["step"]) for r in trainer.history if "eval_loss" in r}
+    for step, weights in trainer.weights[1:]:
+        assert step in evaluated and all(bool((weights[k] == seen[step][k]).all()) for k in weights)
+    assert Trainer(task, config, train).weights == []  # none without a budget

@@ -165,15 +165,15 @@ def _route(page, base: str, value: str) -> None:
 
 
 def _share_and_start(owner) -> str:
-    """Open Live Training, switch on Share live, press Start; the watch link's id once training runs."""
+    """Open Live Training, switch on Share live, press Start; the class link's id once training runs."""
     owner.goto(TRAINING)
     wait_for_app(owner)
     owner.get_by_test_id("stCheckbox").filter(has_text="Share live").first.click()
     wait_for_app(owner)
-    link = owner.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text()
+    link = owner.get_by_test_id("stCode").filter(has_text="class=").first.inner_text()
     owner.get_by_role("button", name="Start", exact=True).click()
     expect(metric(owner, "Step")).not_to_have_text(re.compile(r"^0 /"), timeout=120_000)
-    return re.search(r"watch=([\w-]+)", link).group(1)
+    return re.search(r"class=([\w-]+)", link).group(1)
 
 
 @contextlib.contextmanager
@@ -192,8 +192,8 @@ def test_a_watch_link_made_on_one_replica_plays_on_the_other(proxy, shared_redis
     with new_tab(browser, proxy) as owner, new_tab(browser, proxy) as watcher:
         _route(owner, proxy, owner_route)
         _route(watcher, proxy, watcher_route)
-        watch_id = _share_and_start(owner)
-        watcher.goto(f"/training?watch={watch_id}")
+        class_id = _share_and_start(owner)
+        watcher.goto(f"/training?class={class_id}")
         expect(metric(watcher, "Step")).to_have_text(re.compile(r"^[1-9][\d,]* / 2,000$"), timeout=120_000)
         first = metric(watcher, "Step").inner_text()
         expect(metric(watcher, "Step")).not_to_have_text(first, timeout=60_000)  # it follows the training

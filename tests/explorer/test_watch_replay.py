@@ -4,6 +4,7 @@ one real Redis (every value through the codec)."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import numpy as np
@@ -16,7 +17,7 @@ from explorer.runs.store import DamagedValue, MemoryStore, RunStore
 from explorer.runs.watch import Publisher, WatchedRun, new_watcher_id
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
-from transformer_core.training import TrainConfig
+from transformer_core.training import EVAL_SEED, TrainConfig
 
 TINY = TransformerConfig(vocab_size=13, max_len=5, d_model=16, n_heads=2, n_layers=1, d_ff=32, pad_id=0)
 TRAIN = TrainConfig(steps=24, batch_size=8, lr=3e-3, eval_every=4, snapshot_every=1, seed=3, max_snapshots=8)
@@ -135,8 +136,40 @@ def test_replay_plays_at_the_recorded_pace(task) -> None:
     assert replay.step == 0 and replay.eta_s == pytest.approx(6.0)  # 12 recorded seconds left, at 2×
     replay._move_to(12.0)
     assert replay.step == 12 and replay.status == "running"
+    replay.pause()  # rests on the latest step whose model was recorded
+    assert replay.step in replay.recorded_steps() and replay.step <= 12 and replay.status == "paused"
+    while replay.status == "paused":  # "Step once" moves from recorded model to recorded model, then to the end
+        before, target = replay.step, replay.next_recorded_step()
+        assert replay.step_once() == target - before and replay.step == target
+    assert replay.step == 24 and replay.status == "done"
+
+
+def test_a_paused_replay_is_the_model_of_the_step_it_shows(task) -> None:
+    """Switching heads off on a replay paused at step N measures the step-N model, bit for bit."""
+    from explorer.runs.heads_off import HeadProbe
+
+    trained: dict[int, dict] = {}
+    run = make_run(task, lanes=1)
+    train_slices(run, lambda r: trained.setdefault(r.step, {k: v.clone() for k, v in
+                                                            r.trainers[0].model.state_dict().items()}))
+    recording = record(run)
+    assert [s for s, _ in recording.models[0]] == [s for s, _ in run.trainers[0].weights]
+    replay = ReplayRun(task, run.specs, recording)
+    replay.start()
+    replay._move_to(recording.timeline[len(recording.timeline) // 2][0])
+    shown = replay.step
     replay.pause()
-    assert replay.step_once() == 1 and replay.step == 24 and replay.status == "done"
+    model, step = replay.model_at(0)
+    assert step == replay.step and 0 < step <= shown and replay.frame().step == step
+    for name, value in model.state_dict().items():
+        assert torch_equal(value, trained[step][name]), name
+    at_step = copy.deepcopy(run.trainers[0].model)
+    at_step.load_state_dict(trained[step])
+    measured = HeadProbe(task, model, step).outcome()
+    assert measured.metrics == task.evaluate(at_step, seed=EVAL_SEED)
+    lane = replay.frame().lanes[0]  # the live view's numbers at that step: its evaluation and its samples
+    assert lane.history[-1]["step"] == step and lane.last_eval == pytest.approx(measured.metrics)
+    assert lane.samples[-1].step == step
 
 
 def test_runs_that_cannot_be_replayed(task) -> None:

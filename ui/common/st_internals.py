@@ -33,7 +33,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 __all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
-           "runs_pages_directory", "send_backlog", "session_id", "streamlit_version"]
+           "network_url", "runs_pages_directory", "send_backlog", "session_id", "streamlit_version"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 
@@ -60,6 +60,19 @@ def leave_pages_directory() -> None:
     from streamlit.runtime.pages_manager import PagesManager
 
     PagesManager.uses_pages_directory = False
+
+
+def network_url() -> str | None:
+    """The server's address on the local network as ``streamlit run`` prints it ("Network URL", with the port and
+    base path), or ``None`` when the machine has no network address."""
+    from streamlit import net_util
+    from streamlit.web.server import server_util
+
+    try:
+        ip = net_util.get_internal_ip()
+        return server_util.get_url(ip) if ip else None
+    except Exception:  # noqa: BLE001 - an internal that changed only costs the network address
+        return None
 
 
 def session_id() -> str | None:

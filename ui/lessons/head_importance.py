@@ -9,13 +9,16 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.lessons.head_importance import findings, head_lesson_probe
+from explorer.runs.frame import LaneFrame, RunFrame
 from explorer.runs.heads_off import HeadProbe, head_label, refs_from_keys
+from transformer_core.training import take_snapshot
 from ui.common import charts
 from ui.common.head_switches import head_switches
 from ui.common.theme import projector
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, model_steps
 from ui.lessons.texts import Lesson
+from ui.training.heatmaps import attention_picture, scores_chart, scores_height, scores_of_kind
 from ui.training.interventions import importance_caption, importance_spec, pattern_spec, points_text
 from ui.training.samples import samples_html
 
@@ -52,7 +55,25 @@ def _probe(lesson: Lesson) -> HeadProbe | None:
     return None
 
 
+def _look_first(lesson: Lesson, probe: HeadProbe) -> None:
+    """What students bet on: every cross-attention head's heatmap and how anti-diagonal each one is, on screen
+    above the switches."""
+    snap = take_snapshot(probe.task, probe.model, probe.task.attention_example(), probe.step)
+    frame = RunFrame(probe.task, (LaneFrame("A", (), (snap,), (), None, probe.step, probe.step, True),), "done")
+    st.markdown(f"**Look before you bet.** The cross-attention of the trained model (step {probe.step}) on one "
+                "sequence, and how anti-diagonal each head is: the higher the score, the clearer its pattern.")
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    with left:
+        html, _ = attention_picture(frame, 0, snap, "cross")
+        st.html(html)
+    scored = scores_of_kind(snap, "cross")
+    if scored is not None:
+        data, spec = scores_chart(snap, scored, "cross-attention")
+        right.vega_lite_chart(data, spec, width="stretch", height=scores_height(snap, spec), key=key_of(lesson, "bet"))
+
+
 def _switch_visual(lesson: Lesson, probe: HeadProbe) -> None:
+    _look_first(lesson, probe)
     key = key_of(lesson, "off")
     off = probe.known(refs_from_keys(st.session_state.get(key) or ()))
     st.caption("A highlighted head is off; click it again to switch it back on.")

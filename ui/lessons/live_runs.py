@@ -1,12 +1,13 @@
 """The training lessons' runs on the page: trained (or replayed) with a progress bar, shareable live.
 
-A lesson's run is a :class:`~explorer.runs.live.LiveRun` (:func:`explorer.lessons.runs.reverse_lesson_run`), so it goes
-where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings are
-fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run that
-trains to its end is recorded, and "📡 Share live" publishes it to a watch link that opens it on Live Training,
-read-only, on any device. A lesson's run that trains (the first one, or "Train again with another seed") takes a
-place among the runs this server trains at once like any other: it waits in the server's line when none is free,
-and counts against the browser's own limit (:func:`explorer.runs.slots.take_place`).
+A lesson's run is a :class:`~explorer.runs.live.LiveRun` (:func:`explorer.lessons.runs.reverse_lesson_run`), so it
+goes where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings
+are fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run
+that trains to its end is recorded, and "📡 Share live" publishes it to the session's class link (the one Live
+Training shows), which opens it on Live Training, read-only, on any device. A lesson's run that trains (the first
+one, or "Train again with another seed") takes a place among the runs this server trains at once like any other:
+it waits in the server's line when none is free, and counts against the browser's own limit
+(:func:`explorer.runs.slots.take_place`).
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ import streamlit as st
 from explorer.host import limits
 from explorer.lessons.experiments import VariantRun
 from explorer.lessons.runs import reverse_lesson_run, summaries
+from explorer.runs.classes import ClassLink
 from explorer.runs.live import LiveRun
 from explorer.runs.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
 from explorer.runs.slots import LINE, QuotaExceeded, take_place
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import Publisher
 from ui.common import st_internals
-from ui.common.urlstate import view_link
+from ui.training import run as training_run
 from ui.training.line import POLL_S, wait_text
+from ui.training.share import class_link_box
 from ui.training.visitor import visitor
 
 SHARING = "lessons.share.on"  # bool: the lesson's runs are shared live (the toggle)
@@ -53,6 +56,14 @@ def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publ
     return run, publisher
 
 
+def _class_link() -> ClassLink:
+    """The session's class link (the one Live Training shows), made when the lesson shares first."""
+    held = training_run.session()
+    if held.class_link is None:
+        held.class_link = ClassLink()
+    return held.class_link
+
+
 def _send_news(run: LiveRun, publisher: Publisher | None, *, force: bool = False) -> None:
     if publisher is None:
         return
@@ -61,6 +72,7 @@ def _send_news(run: LiveRun, publisher: Publisher | None, *, force: bool = False
     try:
         run.update_samples({}, "", SAMPLES, SAMPLE_SEED)
         publisher.publish(run.frame(), meta, force=force, downloads=False, replay=isinstance(run, ReplayRun))
+        _class_link().follow(publisher.store, publisher.run_id)  # the class follows the lesson's run
     except StoreUnavailable as err:
         LOG.warning("lesson run not shared: %s", err)
 
@@ -68,11 +80,15 @@ def _send_news(run: LiveRun, publisher: Publisher | None, *, force: bool = False
 def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
     """"📡 Share live" and the watch link of the lesson's next run (for ``labels``; watchers see it, ready, as
     soon as sharing is on), or of the last one when everything is trained (``labels`` empty)."""
-    c_toggle, c_link = st.columns([1, 3], vertical_alignment="center")
-    c_toggle.toggle("📡 Share live", key=SHARING,
-                    help="Give the lesson's training a link that students open on their own devices to watch it "
-                         "train, read-only, on the Live Training page.")
+    if SHARING not in st.session_state:  # the class link Live Training shares stays on here until turned off
+        st.session_state[SHARING] = training_run.session().class_link is not None
+    st.toggle("📡 Share live with a class", key=SHARING,
+              help="Show the lesson's training on the class link that students open on their own devices to "
+                   "watch it train, read-only, on the Live Training page (the same link and code as Live "
+                   "Training's, which follows your next run).")
     if not st.session_state.get(SHARING):
+        if training_run.session().class_link is not None:  # turned off here: the class link ends
+            training_run.session().stop_sharing()
         return
     if labels:  # a run to train next: its channel shows it, ready, until it trains
         run, publisher = _shared(labels, seed, steps)
@@ -81,8 +97,7 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
         held = st.session_state.get(SHARED)
         publisher = held[3] if held is not None else None
     if publisher is not None:
-        c_link.code(view_link("training", {"watch": publisher.run_id}, shown_path="lessons"), language=None,
-                    wrap_lines=True)
+        class_link_box(_class_link())
 
 
 def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun] | None:

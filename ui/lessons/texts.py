@@ -128,7 +128,8 @@ IMPORTANCE = Lesson(
     steps=(
         "Train the reverse model (the same run as in *Many heads, one pattern*). It has 24 heads: 2 layers × 4 "
         "heads in the encoder's self-attention, in the decoder's self-attention and in the cross-attention.",
-        "Which head can the model not do without? Click it below to switch it off: its output becomes zero before "
+        "Which head can the model not do without? Look at the cross-attention heatmaps and how anti-diagonal each "
+        "head is, then click the head you bet on to switch it off: its output becomes zero before "
         "W_O, the weights stay as they are. See how many of 512 new sequences are still reversed exactly, then "
         "try other heads, and several at once.",
         "Now measure every head: each of the 24 is switched off alone and the accuracy measured again. Set the "

@@ -27,10 +27,12 @@ import pandas as pd
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import thin_series
 from ui.common.charts import font_size, label_colour, title_lines
+from ui.common.theme import projector
 from ui.training.charts import LANE_COLOURS, METRIC_TITLES, pattern_title
 
 MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
 CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
+AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a screen and on a projector
 MARKER_COLOUR = "#6B7280"  # the dotted line at the step the heatmaps show
 TARGET_COLOUR = "#009E73"  # Okabe-Ito bluish green: the metric's target
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
@@ -74,8 +76,22 @@ def _chart(data: pd.DataFrame, title: str, layers: list[dict[str, Any]], marker:
         "title": {"text": title_lines(title), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
                   "limit": 0},  # whole words on as many lines as needed, never "held-out (…"
         "layer": layers,
-        "config": {"axis": {"labelFontSize": size - 1, "titleFontSize": size},
+        "config": {"axis": {"labelFontSize": max(size - 1, AXIS_LABEL_MIN_PX[projector()]), "titleFontSize": size,
+                            "labelColor": label_colour(), "titleColor": label_colour()},
                    "legend": {"labelFontSize": size - 1, "symbolStrokeWidth": 3}},
+    }
+
+
+def waiting_chart(text: str) -> Chart:
+    """An empty frame titled ``text`` (one of :data:`WAITING`): where a curve will be drawn, kept on a projector's
+    first screen before there is anything to draw."""
+    size = font_size()
+    return pd.DataFrame({"note": ["no point yet"]}), {
+        "title": {"text": title_lines(text), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
+                  "limit": 0},
+        "mark": {"type": "text", "fontSize": size, "color": label_colour()},
+        "encoding": {"text": {"field": "note"}},
+        "height": CURVE_HEIGHT - 80,
     }
 
 

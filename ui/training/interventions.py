@@ -30,6 +30,7 @@ from explorer.runs.heads_off import (
     stacked_rows,
 )
 from explorer.runs.live import LiveRun
+from explorer.runs.recording import ReplayRun
 from transformer_core.tasks import Task
 from ui.common import charts as common_charts
 from ui.common.exports import spec_downloads
@@ -68,16 +69,20 @@ def heads_off_panel(run: LiveRun, *, sampling: dict[str, Any] | None = None) -> 
 def _lane(run: LiveRun, lane: int, sampling: dict[str, Any] | None) -> None:
     """One configuration's switches and results; a click reruns only this, not the whole page."""
     store = st.session_state.setdefault(PROBES, {})
-    probe = probe_for(store, lane, run.trainers[lane], lock=run.lock, threads=run.threads, sampling=sampling)
+    probe = probe_for(store, lane, run.trainers[lane], lock=run.lock, threads=run.threads, sampling=sampling,
+                      at=run.model_at(lane))
     key = OFF_KEYS[lane]
-    if len(run.trainers) > 1:
-        st.markdown(f"**{run.labels[lane]}** · step {probe.step}")
+    name = f"**{run.labels[lane]}** · " if len(run.trainers) > 1 else ""
+    st.markdown(f"{name}Measured now on the model at **step {probe.step:,}**"
+                + (" (a recorded model of this replay)" if isinstance(run, ReplayRun) else ""),
+                help="Every number in this panel comes from this one model at this step; the numbers above it "
+                     "say which step they were measured at.")
     titles = {s: kind_title(s, run.task.family).split(" (")[0] for s in probe.heads}  # one line each
     off = probe.known(refs_from_keys(st.session_state.get(key) or ()))
     head_switches(probe.heads, off, key=key, titles=titles, side_by_side=len(run.trainers) == 1)
     base, now = probe.outcome(), probe.outcome(off)
     _numbers(run, base, now)
-    _samples(run, lane, base, now)
+    _samples(run, lane, base, now, probe.step)
     _importance(run, lane, probe)
     push_url(URL_PARAMS)  # a click reruns only this fragment: the address bar follows it here
 
@@ -109,10 +114,10 @@ def _change_text(metric: str, before: float | None, after: float | None) -> str 
     return f"{100 * change:+.1f} points" if metric == "accuracy" else f"{change:+.3f}"
 
 
-def _samples(run: LiveRun, lane: int, base: Outcome, now: Outcome) -> None:
+def _samples(run: LiveRun, lane: int, base: Outcome, now: Outcome, step: int) -> None:
     family = run.task.family
     label = short_label(run, lane)
-    tables = [samples_html(base.samples, family, f"All heads on{label}")]
+    tables = [samples_html(base.samples, family, f"All heads on{label} · step {step:,}")]
     if now.heads:
         tables.append(samples_html(now.samples, family, f"{len(now.heads)} off{label}: "
                                    + ", ".join(f"{s} L{la + 1} H{h + 1}" for s, la, h in now.heads)))

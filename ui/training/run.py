@@ -25,12 +25,14 @@ closed tab, a lost network), the run is parked, paused, and the same browser tak
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
 from explorer.guard import GuardResult
 from explorer.host import limits
 from explorer.runs.live import LiveRun
+from explorer.runs.recording import ReplayRun
 from explorer.runs.session import RunSession
 from ui.common import st_internals
 from ui.common.state import TrainedModel, publish_trained
@@ -180,11 +182,12 @@ def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
             icon="🔁")
 
 
-def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
+def control_bar(run: LiveRun | None, ready: bool, projector: bool, bar: Any = None) -> None:
     """Start, Pause/Resume, Step once, Stop and Reset (projector mode: Start, Pause/Resume and Reset); Start is
-    off while the run waits in line for a place."""
+    off while the run waits in line for a place. ``bar``: a horizontal container to add them to (a new one by
+    default)."""
     status = run.status if run is not None else "ready"
-    bar = st.container(horizontal=True)
+    bar = bar if bar is not None else st.container(horizontal=True)
     bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=start, key="live.start",
                disabled=not ready or session().waiting or status in ("running", "paused"),
                help="Train from the current settings (after a finished run: a new run).")
@@ -197,12 +200,20 @@ def control_bar(run: LiveRun | None, ready: bool, projector: bool) -> None:
     if not projector:
         bar.button("Step once", icon=":material/skip_next:", on_click=lambda: session().step(), key="live.step",
                    disabled=run is None or status not in ("ready", "paused") or (status == "ready" and not ready),
-                   help="Do a single optimisation step and look at what changed.")
+                   help=step_help(run))
         bar.button("Stop", icon=":material/stop:", on_click=lambda: session().stop(), key="live.stop",
                    disabled=status not in ("running", "paused"),
                    help="End the run; the trained model stays for the other pages and the downloads.")
     bar.button("Reset", icon=":material/restart_alt:", on_click=reset, key="live.reset", disabled=not ready,
                help="Fresh weights from the seed (the same seed gives the same start).")
+
+
+def step_help(run: LiveRun | None) -> str:
+    """What "Step once" does: one optimisation step, or in a replay the move to the next recorded model."""
+    if isinstance(run, ReplayRun):
+        return (f"A replay trains nothing: this moves to step {run.next_recorded_step():,}, the next step whose "
+                "model was recorded, so switching heads off there measures that model.")
+    return "Do a single optimisation step and look at what changed."
 
 
 def _redraw(view: LiveView) -> bool:

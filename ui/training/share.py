@@ -1,21 +1,25 @@
 """Live Training page, the owner's side of watching: share the run live, see how many watch, allow downloads.
 
-"📡 Share live" gives the session's run a watch channel (:class:`~explorer.runs.channel.WatchChannel`) and a
-link with ``?watch=<id>``. The live loop then sends the run's news after every slice (:func:`send_news`);
-watchers see it read-only. A new run (Reset, Start after the end, new settings) closes the old channel: its link
-then says so and offers the recording when the run was recorded. Downloads for watchers are off until the owner
-allows them; then the model files are offered whenever the run pauses or ends.
+"📡 Share live" gives the session's run a watch channel (:class:`~explorer.runs.channel.WatchChannel`) and the
+session a class link (:class:`~explorer.runs.classes.ClassLink`): one address with ``?class=<id>``, its QR code
+and a short code, which follow the session's next runs and replays until sharing is turned off, so a class gets
+one link per lesson. The address is one students can open (:mod:`ui.training.address`). The live loop sends the
+run's news after every slice (:func:`send_news`); watchers see it read-only and move to each new run by
+themselves. Downloads for watchers are off until the owner allows them; then the model files are offered
+whenever the run pauses or ends.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import streamlit as st
 
+from explorer.runs.classes import ClassLink
 from explorer.runs.session import RunSession
-from ui.common.urlstate import current_params, view_link
-from ui.training import controls, text
+from ui.common.urlstate import current_params
+from ui.training import address, controls, text
 from ui.training.controls import PAGE
 
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
@@ -23,7 +27,8 @@ LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went a
 DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
 COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn): the watcher count, kept current by the loop
 COUNT_EVERY_S = 2.0  # the live loop redraws the watcher count this often
-WATCH_PARAM = "watch"  # the query parameter of watch links
+WATCH_PARAM = "watch"  # the query parameter of one run's watch link
+CLASS_PARAM = "class"  # the query parameter of a class link
 
 
 def settings_query() -> dict[str, str] | None:
@@ -44,45 +49,70 @@ def send_news(held: RunSession, *, force: bool = False) -> None:
     _draw_count(held)
 
 
-def _draw_count(held: RunSession) -> None:
+def _draw_count(held: RunSession, *, now: bool = False) -> None:
     """Redraw "👀 N watching" when it is due (it changes as students open or close the link)."""
     slot = st.session_state.get(COUNT_SLOT)
-    now = time.monotonic()
-    if held.channel is None or slot is None or now - slot[1] < COUNT_EVERY_S:
+    at = time.monotonic()
+    if held.channel is None or slot is None or (not now and at - slot[1] < COUNT_EVERY_S):
         return
     slot[0].markdown(f"👀 **{held.channel.watchers()}** watching",
                      help="Devices that showed this run in the last 10 seconds.")
-    st.session_state[COUNT_SLOT] = (slot[0], now)
+    st.session_state[COUNT_SLOT] = (slot[0], at)
+
+
+def _count_while_still(held: RunSession) -> None:
+    """The watcher count of a run that is not training: no loop redraws it, so it redraws itself."""
+    st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
+    _draw_count(held, now=True)
+
+
+def class_link_box(link: ClassLink) -> Any:
+    """The class link as students reach it: its QR code, its short code and its address; returns the column
+    beside the QR code, for what the caller adds."""
+    url, note = address.reachable_link(PAGE, {CLASS_PARAM: link.class_id})
+    c_qr, c_text = st.columns([2, 3], vertical_alignment="center")
+    png = address.qr_png(url)
+    if png is not None:
+        c_qr.image(png, width=address.QR_PIXELS, caption="Scan to watch")
+    with c_text:
+        st.markdown(f"Class code: <span style='font:700 2.6rem monospace;letter-spacing:.25em'>{link.code}</span>",
+                    unsafe_allow_html=True,
+                    help="Students type it into *Join a class* on Live Training, or scan the QR code. It stays the "
+                         "same for your next runs, replays and lesson runs until you turn sharing off.")
+        st.code(url, language=None, wrap_lines=True)
+        if note:
+            st.warning(note, icon="🌐")
+    return c_text
 
 
 def share_panel(held: RunSession) -> None:
-    """The "Share live" toggle and, when on, the watch link, the number of watchers and the downloads switch."""
+    """The "Share live" toggle and, when on, the class link with its QR code and short code, the number of
+    watchers and the downloads switch."""
     if held.run is None:
         return
     if lost := st.session_state.pop(LOST, None):
         st.session_state[SHARING] = False
         st.warning(f"Live sharing stopped: {lost} Turn it on again when the store is back.", icon="📡")
-    c_toggle, c_link = st.columns([1, 3], vertical_alignment="center")
-    c_toggle.toggle("📡 Share live", key=SHARING,
-                    help="Give this run a link that anyone can open to watch it train, read-only: students see "
-                         "the curves, heatmaps and samples update on their own devices, and training costs "
-                         "nothing more.")
+    if SHARING not in st.session_state:  # a class link made on a lesson stays on here until turned off
+        st.session_state[SHARING] = held.class_link is not None
+    st.toggle("📡 Share live with a class", key=SHARING,
+              help="Give your runs one class link that anyone can open to watch them train, read-only: students "
+                   "see the curves, heatmaps and samples update on their own devices, and follow your next run, "
+                   "replay or lesson run by themselves until you turn this off. Training costs nothing more.")
     held.sharing, held.downloads = bool(st.session_state.get(SHARING)), bool(st.session_state.get(DOWNLOADS))
     if not held.sharing:
-        held.end_channel("Its owner stopped sharing it.")
+        held.stop_sharing()
         return
     send_news(held, force=True)
-    if held.channel is None:
+    if held.channel is None or held.class_link is None:
         return
-    link = view_link(PAGE, {WATCH_PARAM: held.channel.run_id})
-    with c_link:
-        st.code(link, language=None, wrap_lines=True)
-    c_count, c_downloads = st.columns([1, 3], vertical_alignment="center")
-    st.session_state[COUNT_SLOT] = (c_count.empty(), 0.0)
-    _draw_count(held)
-    c_downloads.checkbox("Let watchers download the model", key=DOWNLOADS,
-                         help="Watchers may then download this run's trained weights (a checkpoint) whenever it "
-                              "is paused or finished. Off by default: a watch link alone never gives your model "
-                              "away.")
+    with class_link_box(held.class_link):
+        if held.run.status == "running":
+            st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
+            _draw_count(held)
+        else:
+            st.fragment(_count_while_still, run_every=COUNT_EVERY_S)(held)
+        st.checkbox("Let watchers download the model", key=DOWNLOADS,
+                    help="Watchers may then download this run's trained weights (a checkpoint) whenever it is "
+                         "paused or finished. Off by default: a class link alone never gives your model away.")
     held.downloads = bool(st.session_state.get(DOWNLOADS))
-

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ import streamlit as st
 from explorer.runs.frame import RunFrame
 from transformer_core.families import family
 from transformer_core.training import Snapshot
-from ui.common import state
+from ui.common import state, theme
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, heatmaps
@@ -70,7 +70,8 @@ def kind_picker(run: RunFrame) -> str:
     if len(kinds) > 1:
         st.radio("Attention shown", kinds, key=KIND, horizontal=True,
                  format_func=lambda k: charts.kind_title(k, run.task.family),
-                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
+                 help="Which attention the heatmaps show: every layer (rows) × head (columns).",
+                 label_visibility="collapsed" if theme.projector() else "visible")  # the first screen is the curves
     return st.session_state[KIND]
 
 
@@ -96,7 +97,11 @@ class LiveView:
 
     def _lay_out(self, lanes: int, projector: bool) -> None:
         self.status, self.progress, self.message = st.empty(), st.empty(), st.empty()
-        cols = st.columns(3 if self.run.task.pattern_names else 2, gap="medium")
+        count = 3 if self.run.task.pattern_names else 2
+        if projector:  # two curves to a row: each half the projector's width, read from the back row
+            cols = [c for row in range(0, count, 2) for c in st.columns(2, gap="medium")][:count]
+        else:
+            cols = st.columns(count, gap="medium")
         self.curves = [c.empty() for c in cols]
         self.timelapse = st.container()
         columns = st.columns(lanes, gap="medium")
@@ -155,8 +160,10 @@ class LiveView:
                 loss = float(np.mean(recent)) if recent else math.nan
                 cols[2 + 2 * i].metric(f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
                                        help="Mean training loss over the last 20 steps.")
+                evaluated = eval_step(lane.history, task.metric_name)
                 cols[3 + 2 * i].metric(
-                    f"{metric_title}{charts.short_label(run, i)}",
+                    f"{metric_title}{charts.short_label(run, i)}"
+                    + (f" · step {evaluated:,}" if evaluated is not None else ""),
                     metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
                     help=f"On held-out data at the last evaluation; the task counts as learned at "
                          f"{metric_text(task.metric_name, task.metric_target)}.")
@@ -170,7 +177,9 @@ class LiveView:
         builders = [curves.loss_chart, curves.metric_chart, curves.pattern_chart]
         for i, slot in enumerate(self.curves):
             data, spec = builders[i](self.run, self.shown_step)
-            if data.empty:  # nothing measured yet: an empty chart makes Vega warn about infinite extents
+            if data.empty and self.projector:  # the chart's frame stays on the first screen, titled
+                data, spec = curves.waiting_chart(curves.WAITING[i])
+            elif data.empty:  # nothing measured yet: an empty chart makes Vega warn about infinite extents
                 with slot.container(height=curves.CURVE_HEIGHT, border=True):
                     st.caption(curves.WAITING[i])
                 continue
@@ -204,7 +213,7 @@ class LiveView:
         if scored is not None:
             short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
             data, spec = heatmaps.scores_chart(snap, scored, short, live=self.follows_training)
-            self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap),
+            self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap, spec),
                                               key=f"live.scores{lane}.{self._draws}")
         elif snap.scores and lane == 0:
             key = next(iter(snap.scores))
@@ -253,9 +262,14 @@ class LiveView:
                 continue
             latest = lane.samples[-1]
             if shown.get(i, (None, ""))[0] != (id(latest), latest.step):
-                caption = f"Sample predictions{charts.short_label(self.run, i)}{latest.caption}"
+                caption = f"Sample predictions{charts.short_label(self.run, i)} · step {latest.step:,}{latest.caption}"
                 shown[i] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
             self.samples[i].html(shown[i][1])
+
+
+def eval_step(history: Sequence[dict[str, float]], metric: str) -> int | None:
+    """The step of the latest evaluation in ``history`` (the row that holds ``metric``), or ``None``."""
+    return next((int(row["step"]) for row in reversed(history) if metric in row), None)
 
 
 def status_text(run: RunFrame) -> str:

@@ -1,7 +1,11 @@
-"""Live Training page opened with ``?watch=<id>``: someone else's run, live and read-only.
+"""Live Training page opened with ``?watch=<id>`` or a class link's ``?class=<id>``: someone else's run, live and
+read-only.
 
 The page mirrors the run's channel (:class:`~explorer.runs.watch.WatchedRun`) and draws it with the same live view as
-the owner's page, updating while its owner trains. The watcher picks the attention kind, layer and head and scrubs
+the owner's page, updating while its owner trains. A class link (:class:`~explorer.runs.classes.FollowedClass`)
+moves to the owner's next run by itself, and waits between two runs; a student joins one by its short code
+(:func:`join_box`). A page whose script stopped (Streamlit's Stop, a lost connection) says so and offers to
+reconnect (:mod:`ui.training.watchdog`). The watcher picks the attention kind, layer and head and scrubs
 the time-lapse for themselves; nothing here can change, pause or download the owner's model unless the owner
 allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
 of one's own with the same settings (which replays the recording when the server still keeps it).
@@ -10,15 +14,20 @@ of one's own with the same settings (which replays the recording when the server
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
+from explorer.runs.classes import FollowedClass, class_for_code
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import st_internals
 from ui.training import io, views
+from ui.training.watchdog import live_watchdog
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
+FOLLOWED = "live.watch.class"  # FollowedClass: the class link this session follows
+CODE = "live.watch.code"  # str: the class code typed into Join a class
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
 TICK_S = 0.6  # a watcher reads and redraws more than once a second while the run trains (20 watchers share a core)
 IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
@@ -98,8 +107,66 @@ def watch_page(run_id: str, projector: bool) -> None:
         st.error(f"The shared store cannot be reached, so this watch link cannot be shown now: {err}", icon="📡")
         return
     if not alive:
+        live_watchdog(views.STATUS_TEXT["running"])  # nothing follows now: no banner once the page rests
         _ended(watched)
         return
+    _show(watched, projector)
+
+
+def class_page(class_id: str, projector: bool) -> None:
+    """Follow a class link: the owner's current run, the next one by itself, a note between two runs."""
+    followed = st.session_state.get(FOLLOWED)
+    if followed is None or followed.class_id != class_id:
+        followed = FollowedClass(run_store(), class_id, st.session_state.setdefault(WATCHER, new_watcher_id()))
+        st.session_state[FOLLOWED] = followed
+        st.session_state[views.PIN] = None
+    try:
+        watched = followed.current()
+        alive = watched is not None and watched.sync()
+    except StoreUnavailable as err:
+        st.error(f"The shared store cannot be reached, so this class link cannot be shown now: {err}", icon="📡")
+        return
+    if watched is None:
+        live_watchdog(views.STATUS_TEXT["running"])
+        st.info("Your teacher is not sharing with this link now: sharing was turned off, or the link expired. Ask "
+                "for the new class code.", icon="🏁")
+        join_box()
+        return
+    if not alive:
+        live_watchdog(views.STATUS_TEXT["running"], following=True)
+        st.info("⏳ Your teacher's run ended; this page moves to their next run as soon as it starts.")
+        _wait_for(followed.moved)
+        return
+    _show(watched, projector, moved=followed.moved)
+
+
+def join_box() -> None:
+    """A box for a class code: a student types what the teacher's screen shows and watches that class."""
+    with st.form("live.watch.join", border=False, enter_to_submit=True):
+        c_code, c_go = st.columns([3, 1], vertical_alignment="bottom")
+        c_code.text_input("Class code", key=CODE, max_chars=12, placeholder="e.g. K7M3QX",
+                          help="The 6 letters and digits your teacher's screen shows beside the QR code.")
+        joined = c_go.form_submit_button("👀 Join a class")
+    if not joined:
+        return
+    typed = st.session_state.get(CODE) or ""
+    try:
+        class_id = class_for_code(run_store(), typed)
+    except ValueError as err:
+        st.error(str(err))
+        return
+    except StoreUnavailable as err:
+        st.error(f"The shared store cannot be reached, so classes cannot be joined now: {err}", icon="📡")
+        return
+    if class_id is None:
+        st.error(f"No class is shared with the code {typed.strip().upper()} now: check it on your teacher's screen.")
+        return
+    st.switch_page(PAGE_SCRIPT, query_params={"class": class_id})
+
+
+def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None = None) -> None:
+    """The watched run, drawn and followed (``moved``: whether a class link moved on to another run)."""
+    live_watchdog(views.STATUS_TEXT["running"], following=True)
     _header(watched)
     frame = watched.frame()
     with views.run_container(watched, projector):
@@ -111,11 +178,25 @@ def watch_page(run_id: str, projector: bool) -> None:
         view.refresh()
         view.draw_numbers()
         _downloads(watched)
-    _follow(watched, view)
+    _follow(watched, view, moved)
 
 
-def _follow(watched: WatchedRun, view: views.LiveView) -> None:
-    """Read and redraw while the page shows the channel; rerun when it ends, a click waits or snapshots doubled."""
+def _wait_for(moved: Callable[[], bool]) -> None:
+    """Between two runs of a class: look once a second for the next one, then show it."""
+    while True:
+        time.sleep(IDLE_TICK_S)
+        if st_internals.click_pending():
+            st.rerun()
+        try:
+            if moved():
+                st.rerun()
+        except StoreUnavailable:
+            st.rerun()
+
+
+def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool] | None = None) -> None:
+    """Read and redraw while the page shows the channel; rerun when it ends, a click waits, snapshots doubled or
+    the class moved on."""
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
     while True:
@@ -124,7 +205,7 @@ def _follow(watched: WatchedRun, view: views.LiveView) -> None:
             st.rerun()
         before = watched.state
         try:
-            alive = watched.sync()
+            alive = watched.sync() and not (moved is not None and moved())
         except StoreUnavailable:
             alive = False
         if not alive or watched.state.get("status") != status:

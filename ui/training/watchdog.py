@@ -19,6 +19,8 @@ ENDED_S = 4  # seconds the script may be finished while the bar still says "Trai
 BANNER_ID = "te-live-stalled"  # the banner's element id (the browser tests look for it)
 MESSAGE = ("The live view stopped updating: the connection to the server was lost. Your run is paused on the "
            "server and waits for you.")
+FOLLOWING_MESSAGE = ("This page stopped following the run: it was stopped (the toolbar's Stop), or the connection "
+                     "to the server was lost. Reconnect to see the run as it is now.")
 
 _SCRIPT = """
 <script>
@@ -49,6 +51,7 @@ _SCRIPT = """
       'max-width:640px;padding:14px 18px;border-radius:10px;background:#FFF4E5;color:#4A2C00;' +
       'border:2px solid #E69F00;box-shadow:0 6px 24px rgba(0,0,0,.25);font:16px/1.45 sans-serif;';
     const text = document.createElement('div');
+    text.id = dog.cfg.id + '-text';
     text.textContent = '\\u26a0\\ufe0f ' + dog.cfg.message;
     const button = document.createElement('button');
     button.textContent = 'Reconnect';
@@ -64,9 +67,9 @@ _SCRIPT = """
     const app = document.querySelector('[data-testid="stApp"]');
     const state = app ? app.getAttribute('data-test-script-state') : null;
     const now = Date.now();
-    if (!training()) { dog.ended = null; hide(); return; }
+    if (!dog.cfg.following && !training()) { dog.ended = null; hide(); return; }
     dog.ended = state === 'notRunning' ? (dog.ended || now) : null;
-    const silent = state === 'running' && now - dog.changed > dog.cfg.stall * 1000;
+    const silent = !dog.cfg.following && state === 'running' && now - dog.changed > dog.cfg.stall * 1000;
     const ended = dog.ended !== null && now - dog.ended > dog.cfg.endedAfter * 1000;
     if (silent || ended) show(); else hide();
   }, 1000);
@@ -75,12 +78,17 @@ _SCRIPT = """
 """
 
 
-def watchdog_html(running_text: str) -> str:
-    """The watchdog's script; ``running_text`` is how the progress bar's text starts while training."""
-    cfg = {"running": running_text, "stall": STALL_S, "endedAfter": ENDED_S, "id": BANNER_ID, "message": MESSAGE}
+def watchdog_html(running_text: str, *, following: bool = False) -> str:
+    """The watchdog's script; ``running_text`` is how the progress bar's text starts while training.
+
+    ``following``: a watcher's page, whose script always runs while it follows a run (paused or not); the banner
+    then shows whenever the script has ended, and says the page stopped following.
+    """
+    cfg = {"running": running_text, "stall": STALL_S, "endedAfter": ENDED_S, "id": BANNER_ID,
+           "message": FOLLOWING_MESSAGE if following else MESSAGE, "following": following}
     return _SCRIPT % {"cfg": json.dumps(cfg)}
 
 
-def live_watchdog(running_text: str) -> None:
+def live_watchdog(running_text: str, *, following: bool = False) -> None:
     """Draw the watchdog once per script run (it installs itself once per browser tab)."""
-    st.html(watchdog_html(running_text), unsafe_allow_javascript=True, width="content")
+    st.html(watchdog_html(running_text, following=following), unsafe_allow_javascript=True, width="content")
