@@ -2,7 +2,8 @@
 
 The page mirrors the run's channel (:class:`~explorer.runs.watch.WatchedRun`) and draws it with the same live view as
 the owner's page, updating while its owner trains. The watcher picks the attention kind, layer and head and scrubs
-the time-lapse for themselves; nothing here can change, pause or download the owner's model unless the owner
+the time-lapse for themselves. The drawings are built once for every watcher of the same view
+(:mod:`ui.training.drawn`), and a tick that brings nothing new sends nothing. Nothing here can change, pause or download the owner's model unless the owner
 allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
 of one's own with the same settings (which replays the recording when the server still keeps it).
 """
@@ -20,7 +21,7 @@ from ui.training import io, views
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
-TICK_S = 0.6  # a watcher reads and redraws more than once a second while the run trains (20 watchers share a core)
+TICK_S = 0.5  # a watcher reads and redraws twice a second while the run trains (its drawings are shared: cheap)
 IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
 PAGE_SCRIPT = "pages/training.py"
 LOG = st_internals.logger("transformer_explorer.watch")
@@ -105,7 +106,7 @@ def watch_page(run_id: str, projector: bool) -> None:
     with views.run_container(watched, projector):
         kind = views.kind_picker(frame)
         view = views.LiveView(watched.frame, projector=projector, kind=kind,
-                              pinned_step=st.session_state.get(views.PIN))
+                              pinned_step=st.session_state.get(views.PIN), shared=watched.run_id)
         with view.timelapse:
             view.frame_label = io.timelapse_controls(frame, kind, follow=view.follows_training)
         view.refresh()
@@ -118,8 +119,11 @@ def _follow(watched: WatchedRun, view: views.LiveView) -> None:
     """Read and redraw while the page shows the channel; rerun when it ends, a click waits or snapshots doubled."""
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
-    while True:
-        time.sleep(TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S)
+    due = time.monotonic()
+    while True:  # ticks at a steady pace: the time a tick takes comes out of the wait for the next one
+        due += TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S
+        time.sleep(max(0.05, due - time.monotonic()))
+        due = max(due, time.monotonic() - TICK_S)  # after a long stall, no burst of catching-up ticks
         if st_internals.click_pending():
             st.rerun()
         before = watched.state
