@@ -260,13 +260,17 @@ def verdict(value: float, target: float, *, at_least: bool, unit: str = "") -> s
 
 def profile(phase: Phase) -> str:
     """Where the tree's CPU went in ``phase``: per process, its total and its busiest threads, in cores."""
-    per_process: dict[str, list[float]] = {}
+    totals = {key: used / phase.seconds for key, used in phase.cpu.items() if "/" not in key}
+    threads: dict[str, list[float]] = {}
     for key, used in phase.cpu.items():
-        per_process.setdefault(key.split("/", 1)[0], []).append(used / phase.seconds)
+        if "/" in key:
+            threads.setdefault(key.split("/", 1)[0], []).append(used / phase.seconds)
     lines = []
-    for process, threads in sorted(per_process.items(), key=lambda kv: -sum(kv[1]))[:4]:
-        busiest = ", ".join(f"{t:.2f}" for t in sorted(threads, reverse=True)[:3])
-        lines.append(f"    {process}: {sum(threads):.2f} cores over {len(threads)} threads (busiest {busiest})")
+    for process, total in sorted(totals.items(), key=lambda kv: -kv[1])[:4]:
+        alive = sorted(threads.get(process, []), reverse=True)
+        busiest = ", ".join(f"{t:.2f}" for t in alive[:3])
+        lines.append(f"    {process}: {total:.2f} cores; its {len(alive)} threads alive at the end used "
+                     f"{sum(alive):.2f} (busiest {busiest}); the rest went to threads that ended (script runs)")
     return "\n".join(lines)
 
 

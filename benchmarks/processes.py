@@ -92,15 +92,17 @@ def tree_pss_bytes(pid: int) -> int:
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds used so far by each thread of ``pid``'s process tree, keyed ``"process[pid]/tid:name"`` (Linux
-    keeps 15 characters of a thread's name; Python's own threads are named after their process)."""
+    """CPU seconds used so far in ``pid``'s process tree: each process's under ``"process[pid]"`` (its threads that
+    ended included), and each live thread's under ``"process[pid]/tid:name"`` (Linux keeps 15 characters of a
+    thread's name; Python's own threads are named after their process)."""
     ticks = os.sysconf("SC_CLK_TCK")
     used: dict[str, float] = {}
     for member in process_tree(pid):
         try:
             process = Path(f"/proc/{member}/comm").read_text().strip()
+            used[f"{process}[{member}]"] = cpu_seconds(member)
             tasks = list(Path(f"/proc/{member}/task").iterdir())
-        except OSError:
+        except (OSError, IndexError):
             continue
         for task in tasks:
             try:
