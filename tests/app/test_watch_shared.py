@@ -8,8 +8,9 @@ import threading
 import time
 
 import pyarrow as pa
+
 from explorer.render.shared import SharedRenders
-from explorer.runs.store import RunUpdate, run_store
+from explorer.runs.store import LaneUpdate, RunUpdate, run_store
 from tests.app.conftest import opened_from_link
 from tests.explorer.test_run_store import META, _update
 from ui.training import curves, drawn, heatmaps, views
@@ -25,12 +26,16 @@ def _count_builds(monkeypatch) -> dict[str, int]:
     counts: dict[str, int] = {}
     for module, name in ((heatmaps, "attention_chart"), (heatmaps, "scores_chart"), (curves, "loss_chart"),
                          (curves, "metric_chart"), (curves, "pattern_chart")):
-        def counted(*args, _real=getattr(module, name), _name=name, **kwargs):
-            counts[_name] = counts.get(_name, 0) + 1
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(module, name, counted)
+        monkeypatch.setattr(module, name, _counted(counts, name, getattr(module, name)))
     return counts
+
+
+def _counted(counts: dict[str, int], name: str, real):
+    def counted(*args, **kwargs):
+        counts[name] = counts.get(name, 0) + 1
+        return real(*args, **kwargs)
+
+    return counted
 
 
 def test_the_watchers_of_one_view_share_its_drawings(monkeypatch) -> None:
@@ -74,7 +79,9 @@ def test_a_watcher_follows_the_run_and_redraws_only_what_is_new(monkeypatch) -> 
         first.wait(60)
         time.sleep(0.3)
         store.publish("live", _update(6, 5))
-        time.sleep(1.0)  # five ticks with nothing new
+        time.sleep(0.5)  # ticks with nothing new
+        store.publish("live", RunUpdate(state=_update(6, 5).state, lanes=[LaneUpdate([], [], [])]))
+        time.sleep(0.5)  # news that moves nothing: no redraw either
         store.publish("live", _paused(_update(11, 5)))
         time.sleep(1.0)
         store.end("live", "released by its owner")

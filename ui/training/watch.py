@@ -3,9 +3,10 @@
 The page mirrors the run's channel (:class:`~explorer.runs.watch.WatchedRun`) and draws it with the same live view as
 the owner's page, updating while its owner trains. The watcher picks the attention kind, layer and head and scrubs
 the time-lapse for themselves. The drawings are built once for every watcher of the same view
-(:mod:`ui.training.drawn`), and a tick that brings nothing new sends nothing. Nothing here can change, pause or download the owner's model unless the owner
-allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
-of one's own with the same settings (which replays the recording when the server still keeps it).
+(:mod:`ui.training.drawn`), and a tick that brings nothing new sends nothing. Nothing here can change, pause or
+download the owner's model unless the owner allowed downloads. A channel that ended or expired says so and offers
+the recording, when one was kept, or a run of one's own with the same settings (which replays the recording when
+the server still keeps it).
 """
 
 from __future__ import annotations
@@ -115,10 +116,18 @@ def watch_page(run_id: str, projector: bool) -> None:
     _follow(watched, view)
 
 
+def _marks(watched: WatchedRun) -> tuple:
+    """What the live view shows of ``watched`` moves exactly when these do: its step, rows, snapshots, samples."""
+    return (watched.state.get("step"), tuple(len(rows) for rows in watched.history),
+            tuple((len(s), s[-1].step if s else -1) for s in watched.snapshots),
+            tuple(len(s) for s in watched.samples))
+
+
 def _follow(watched: WatchedRun, view: views.LiveView) -> None:
     """Read and redraw while the page shows the channel; rerun when it ends, a click waits or snapshots doubled."""
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
+    shown = _marks(watched)
     due = time.monotonic()
     while True:  # ticks at a steady pace: the time a tick takes comes out of the wait for the next one
         due += TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S
@@ -137,6 +146,9 @@ def _follow(watched: WatchedRun, view: views.LiveView) -> None:
             continue  # nothing new
         if watched.state.get("downloads") != before.get("downloads"):
             st.rerun()
+        if _marks(watched) == shown:
+            continue  # news that changes nothing on the page (the step has not moved): send nothing
+        shown = _marks(watched)
         view.refresh()
         if view.pinned_step is not None and watched.frame().snapshot_count()[0] >= max(2, 2 * drawn[0]):
             st.rerun()  # the time-lapse slider needs its new range
