@@ -7,13 +7,15 @@ import dataclasses
 import threading
 import time
 
+import numpy as np
 import pyarrow as pa
 
 from explorer.render.shared import SharedRenders
 from explorer.runs.store import LaneUpdate, RunUpdate, run_store
 from tests.app.conftest import opened_from_link
 from tests.explorer.test_run_store import META, _update
-from ui.training import curves, drawn, heatmaps, views
+from transformer_core.training import Snapshot
+from ui.training import charts, curves, drawn, heatmaps, views
 from ui.training import watch as twatch
 
 
@@ -92,3 +94,20 @@ def test_a_watcher_follows_the_run_and_redraws_only_what_is_new(monkeypatch) -> 
     thread.join()
     assert seen == [("running", 5), ("running", 10), ("paused", 15)], "one redraw per update, none in between"
     assert any("has ended" in i.value for i in at.info)
+
+
+def test_the_watchers_of_a_vit_share_a_copy_of_its_picture_view(monkeypatch) -> None:
+    """The ViT's figure is the builder's own, updated in place by its next draw: watchers share a copy."""
+    cache = SharedRenders(drawn.MAX_BYTES, drawn.weigh)
+    monkeypatch.setattr(drawn, "renders", lambda: cache)
+    monkeypatch.setattr(twatch, "_follow", lambda watched, view: None)
+    counts = {}
+    monkeypatch.setattr(charts, "vit_attention_figure", _counted(counts, "vit", charts.vit_attention_figure))
+    maps = np.random.default_rng(0).random((3, 4, 17, 17)).astype(np.float16)  # 4 × 4 patches and CLS
+    update = _paused(_update(1, 5, {**META, "task": "vit_shapes"}))
+    lane = LaneUpdate(update.lanes[0].history, [Snapshot(step=5, attention={"encoder": maps}, scores={})], [])
+    run_store().publish("vit", dataclasses.replace(update, lanes=[lane]))
+    pages = [opened_from_link("pages/training.py", {"watch": "vit"}) for _ in range(2)]
+    assert counts == {"vit": 1}
+    figures = [at.get("plotly_chart")[0].proto.spec for at in pages]
+    assert figures[0] == figures[1]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.runs.frame import RunFrame, SampleSet
@@ -217,8 +218,7 @@ class LiveView:
                       self.heat_titles[i].markdown)
             key = f"live.attn{i}.{self._draws}"
             if family(self.run.task.family).reads_images:
-                self._put(f"attn{i}", ("vit", i, snap.step),
-                          lambda i=i, snap=snap: charts.vit_attention_figure(self.run, i, snap),
+                self._put(f"attn{i}", ("vit", i, snap.step), lambda i=i, snap=snap: self._vit_figure(i, snap),
                           lambda fig, i=i, key=key: self.heatmaps[i].plotly_chart(
                               fig, width="stretch", config=chart_config(), key=key))
             elif self.follows_training:  # a picture: far cheaper for the browser than a chart to redraw
@@ -230,6 +230,11 @@ class LiveView:
                           lambda i=i, snap=snap: heatmaps.attention_chart(self.run, i, snap, self.kind),
                           lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(*chart, key=key))
             self.draw_scores(i, snap)
+
+    def _vit_figure(self, lane: int, snap: Snapshot) -> go.Figure:
+        """The ViT's picture view; shared, a copy: the session's own figure is updated in place by its next draw."""
+        fig = charts.vit_attention_figure(self.run, lane, snap)
+        return go.Figure(fig) if self._shared is not None else fig
 
     def draw_scores(self, lane: int, snap: Snapshot) -> None:
         """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
