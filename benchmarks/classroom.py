@@ -46,6 +46,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+
 from benchmarks.processes import thread_cpu, tree_pss_bytes  # noqa: E402
 from benchmarks.protocol_client import Client, ServerProcess  # noqa: E402
 from explorer.host import ENV_CGROUP_ROOT, NORMAL_LIMITS, SMALL_LIMITS, detect_host  # noqa: E402
@@ -94,13 +96,26 @@ class Teacher:
         """Open a fresh run (seed ``seed``), share it, start it; returns its watch link's query."""
         self.page.goto(f"{self.base}/training?{TEACHER.format(steps=self.steps, seed=seed)}")
         self.page.locator("[data-testid=stMain] h1").first.wait_for()
+        self._idle()
         self.page.get_by_text("📡 Share live").click()
         code = self.page.get_by_test_id("stCode").filter(has_text="watch=").first
         code.wait_for()
         link = code.inner_text().strip()
-        self.page.get_by_role("button", name="Start", exact=True).click()
-        self.page.get_by_text("Training…").first.wait_for()
+        for _ in range(3):  # a click that lands while the page reruns can be lost: click again
+            self._idle()
+            self.page.get_by_role("button", name="Start", exact=True).click()
+            try:
+                self.page.get_by_text("Training…").first.wait_for(timeout=30_000)
+                break
+            except PlaywrightTimeout:
+                continue
+        else:
+            raise RuntimeError(f"the teacher's run (seed {seed}) did not start")
         return link.split("?", 1)[1]
+
+    def _idle(self) -> None:
+        """Wait until the page's script run has finished."""
+        self.page.wait_for_selector("[data-testid=stStatusWidgetRunningIcon]", state="detached", timeout=60_000)
 
     def stop(self) -> None:
         """Stop the run (its place is free for the next phase's run) and count the exceptions it showed."""
