@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test (library, AppTest and headless-browser tests) on a fresh machine:
-# create .venv if needed, install requirements-dev.txt, make sure a Chromium and a redis-server exist (apt-get, as
-# root; without them the tests that need them skip), run pytest.
+# create .venv if needed, install requirements-dev.txt, make sure a Chromium, a redis-server and nginx exist
+# (apt-get, as root; without them the tests that need them skip, with the reason), run pytest.
 # Extra arguments go to pytest, e.g. ./test.sh -m "not browser" or ./test.sh tests/core -x -q
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -67,6 +67,10 @@ fi
 # The Redis run-store tests start and stop their own redis-server on a free port.
 if ! command -v redis-server >/dev/null 2>&1; then
     apt_install "the Redis run-store tests" redis-server || true
+fi
+# The proxy tests put nginx in front of two app servers (deploy/nginx.conf); Debian's nginx-light is enough.
+if ! command -v nginx >/dev/null 2>&1 && [[ ! -x /usr/sbin/nginx ]]; then
+    apt_install "the proxy tests" nginx-light || true
 fi
 echo "Install phase: $((SECONDS - install_start)) s"
 

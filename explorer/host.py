@@ -10,7 +10,10 @@ A host is small when it has less than 1 GB of memory, at most one core, less tha
 Community Cloud checks out every app. An ordinary two-core laptop with 8 GB or more is not small.
 
 The environment variable ``TE_SMALL_HOST`` overrides the detection: ``1`` forces the small-host limits, ``0``
-the normal ones.
+the normal ones. ``TE_CGROUP_ROOT`` points the detection at another cgroup folder than ``/sys/fs/cgroup``: a
+folder holding a ``memory.max`` and a ``cpu.max`` (cgroup v2) or v1's ``memory/memory.limit_in_bytes`` and
+``cpu/cpu.cfs_quota_us`` gives the app those limits, as a container would (the classroom benchmark runs the app
+under Community Cloud's this way).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ SHARED_CORES = 2  # ... with this many cores or fewer also makes a host "small" 
 CLOUD_SOURCE = Path("/mount/src")  # Streamlit Community Cloud checks the app out here and runs it from there
 UNLIMITED = 2**60  # cgroup v1 reports "no limit" as a number near 2**63
 ENV_OVERRIDE = "TE_SMALL_HOST"  # "1" forces the small-host limits, "0" the normal ones
+ENV_CGROUP_ROOT = "TE_CGROUP_ROOT"  # where the cgroup file system is read from, when not /sys/fs/cgroup
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 @dataclass(frozen=True)
@@ -161,17 +166,21 @@ def on_community_cloud(cwd: str | Path) -> bool:
     return path == CLOUD_SOURCE or CLOUD_SOURCE in path.parents
 
 
-def detect_host(*, proc_root: str | Path = "/proc", cgroup_root: str | Path = "/sys/fs/cgroup",
+def detect_host(*, proc_root: str | Path = "/proc", cgroup_root: str | Path | None = None,
                 cores: int | None = None, environ: Mapping[str, str] | None = None,
                 cwd: str | Path | None = None) -> HostProfile:
     """Measure the CPU cores and memory this process may use and decide whether the host is small.
 
     Args:
-        proc_root, cgroup_root: where ``/proc`` and the cgroup file system are mounted (tests pass folders).
+        proc_root, cgroup_root: where ``/proc`` and the cgroup file system are mounted (tests pass folders);
+            ``cgroup_root`` defaults to ``TE_CGROUP_ROOT``, else ``/sys/fs/cgroup``.
         cores: CPU cores from the affinity mask; measured when ``None``.
         environ: environment to read ``TE_SMALL_HOST`` from; ``os.environ`` when ``None``.
         cwd: the folder the app runs from; the current working directory when ``None``.
     """
+    environ = os.environ if environ is None else environ
+    if cgroup_root is None:
+        cgroup_root = environ.get(ENV_CGROUP_ROOT, "").strip() or CGROUP_ROOT
     proc_root, cgroup_root = Path(proc_root), Path(cgroup_root)
     cores = _affinity_cores() if cores is None else cores
     quota = cgroup_cpu_quota(cgroup_root, proc_root)
@@ -182,7 +191,7 @@ def detect_host(*, proc_root: str | Path = "/proc", cgroup_root: str | Path = "/
     small = (memory < SMALL_MEMORY_BYTES or cores <= SMALL_CORES or (quota is not None and quota < 1)
              or (memory < SHARED_MEMORY_BYTES and cores <= SHARED_CORES)
              or on_community_cloud(_cwd() if cwd is None else cwd))
-    override = (os.environ if environ is None else environ).get(ENV_OVERRIDE, "").strip()
+    override = environ.get(ENV_OVERRIDE, "").strip()
     if override in ("0", "1"):
         small = override == "1"
     return HostProfile(cores=max(1, cores), memory_bytes=memory, small=small)

@@ -1,4 +1,5 @@
-"""Pictures of attention as plain data: the heatmap spec and its one colour mapping, PNG/SVG drawings, grids, GIFs.
+"""Pictures of attention as plain data: the heatmap spec and its one colour mapping, PNG/SVG drawings, grids, GIFs;
+and the bounded cache through which sessions share the drawings they all show.
 
 Imports NumPy and Pillow only (and `transformer_core` for shapes); never Streamlit.
 """

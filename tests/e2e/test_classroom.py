@@ -79,8 +79,11 @@ def test_several_students_watch_the_teachers_run(tabs) -> None:
         assert student.get_by_role("button", name="Start", exact=True).count() == 0
     expect(teacher.get_by_text(re.compile(r"👀 2 watching"))).to_be_visible(timeout=30_000)
     students[0].get_by_test_id("stRadioOption").filter(has_text="Encoder self-attention").click()  # their own view
-    expect(students[0].get_by_text(re.compile(r"^Encoder self-attention · step \d+"))).to_be_visible()
+    expect(students[0].get_by_text(re.compile(r"^Encoder self-attention · step \d+"))).to_be_visible(timeout=30_000)
     expect(teacher.get_by_text(re.compile(r"^Cross-attention .* · step \d+")).first).to_be_visible()
+    title = students[1].get_by_text(re.compile(r"^Cross-attention .* · step \d+")).first  # shared drawings move on
+    shown = title.inner_text()
+    expect(title).not_to_have_text(shown, timeout=30_000)
     teacher.get_by_role("button", name="Pause").click()
     for student in students:
         expect(student.get_by_text("Paused", exact=True)).to_be_visible(timeout=30_000)

@@ -162,3 +162,24 @@ def test_limits_follow_the_profile_and_cap_threads_at_the_cores():
 def test_this_machine_is_measured_once():
     assert host_profile() is host_profile()
     assert limits().threads >= 1
+
+
+def test_a_container_with_community_clouds_limits_is_small_without_the_environment_switch(roots):
+    """A container's own limits (cgroup v2 memory.max and cpu.max) on a big machine make a small host."""
+    proc, cgroup = roots
+    _write(cgroup, "memory.max", f"{2700 * MIB}\n")
+    _write(cgroup, "cpu.max", "200000 100000\n")  # two cores' worth of time
+    profile = detect_host(proc_root=proc, cores=16, environ={"TE_CGROUP_ROOT": str(cgroup)}, cwd="/srv/app")
+    assert profile == HostProfile(cores=2, memory_bytes=2700 * MIB, small=True)
+    _write(cgroup, "cpu.max", "max 100000\n")  # no quota: the 16 cores, and 2.7 GB alone is not small
+    assert not detect_host(proc_root=proc, cores=16, environ={"TE_CGROUP_ROOT": str(cgroup)}, cwd="/srv/app").small
+
+
+def test_cgroup_v1_limits_of_a_container_from_the_environment(roots):
+    proc, cgroup = roots
+    _write(proc, "self/cgroup", "4:memory:/docker/abc\n2:cpu:/docker/abc\n")
+    _write(cgroup, "memory/docker/abc/memory.limit_in_bytes", f"{900 * MIB}\n")
+    _write(cgroup, "cpu/docker/abc/cpu.cfs_quota_us", "50000\n")
+    _write(cgroup, "cpu/docker/abc/cpu.cfs_period_us", "100000\n")
+    profile = detect_host(proc_root=proc, cores=4, environ={"TE_CGROUP_ROOT": str(cgroup)}, cwd="/srv/app")
+    assert profile == HostProfile(cores=1, memory_bytes=900 * MIB, small=True)

@@ -13,19 +13,20 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.runs.frame import RunFrame
+from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import state, theme
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
-from ui.training import charts, curves, heatmaps
+from ui.training import charts, curves, drawn, heatmaps
 from ui.training.samples import samples_html
 
 KIND = "live.kind"  # which attention the heatmaps show
@@ -79,12 +80,16 @@ class LiveView:
     """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
 
     ``source`` gives the run's frame as it is now (the owner's run, a watched channel or a replay): every refresh
-    draws a fresh one.
+    draws a fresh one. ``shared`` names the watch channel the frame comes from, for a watcher: its drawings are then
+    built once for every watcher of that view (:mod:`ui.training.drawn`). Either way, a drawing that has not changed
+    since it was last put in its place is not sent again.
     """
 
     def __init__(self, source: Callable[[], RunFrame], *, projector: bool, kind: str,
-                 pinned_step: int | None) -> None:
+                 pinned_step: int | None, shared: str | None = None) -> None:
         self._source = source
+        self._shared = shared
+        self._sent: dict[str, Hashable] = {}  # place -> what was last drawn there
         self.run, self.projector, self.kind, self.pinned_step = source(), projector, kind, pinned_step
         self._draws = 0
         self._drawn_snapshots: tuple | None = None
@@ -145,6 +150,21 @@ class LiveView:
             self._drawn_evals = evals
             self.draw_samples()
 
+    def _put(self, place: str, what: tuple[Hashable, ...], build: Callable[[], Any],
+             draw: Callable[[Any], object]) -> None:
+        """Draw ``build()`` (the drawing named ``what``) at ``place``, unless that drawing is already there."""
+        if self._sent.get(place) == what:
+            return
+        value = drawn.shared(self._shared, what, build) if self._shared is not None else build()
+        draw(value)
+        self._sent[place] = what
+
+    def _lane_marks(self, i: int) -> tuple[Hashable, ...]:
+        """What lane ``i``'s drawings are made from: its rows, snapshot steps and sample sets so far."""
+        lane = self.run.lanes[i]
+        rows = (len(lane.history), lane.history[0]["step"], lane.history[-1]["step"]) if lane.history else (0,)
+        return rows, tuple(s.step for s in lane.snapshots), len(lane.samples)
+
     def draw_status(self) -> None:
         run, task = self.run, self.run.task
         metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
@@ -175,16 +195,23 @@ class LiveView:
 
     def draw_curves(self) -> None:
         builders = [curves.loss_chart, curves.metric_chart, curves.pattern_chart]
+        marks = [self._lane_marks(i) for i in range(len(self.run.lanes))]
         for i, slot in enumerate(self.curves):
-            data, spec = builders[i](self.run, self.shown_step)
-            if data.empty and self.projector:  # the chart's frame stays on the first screen, titled
-                data, spec = curves.waiting_chart(curves.WAITING[i])
-            elif data.empty:  # nothing measured yet: an empty chart makes Vega warn about infinite extents
-                with slot.container(height=curves.CURVE_HEIGHT, border=True):
-                    st.caption(curves.WAITING[i])
-                continue
-            slot.vega_lite_chart(data, spec, width="stretch", height=curves.CURVE_HEIGHT,
-                                 key=f"live.curve{i}.{self._draws}")
+            made_from = tuple(m[1] if i == 2 else m[0] for m in marks)  # the pattern curve follows the snapshots
+            what = ("curve", i, self.shown_step, self.run.total_steps, made_from)
+            self._put(f"curve{i}", what, lambda b=builders[i]: b(self.run, self.shown_step),
+                      lambda chart, i=i, slot=slot: self._draw_curve(i, slot, chart))
+
+    def _draw_curve(self, i: int, slot: Any, chart: curves.Chart) -> None:
+        data, spec = chart
+        if drawn.is_empty(data) and self.projector:  # the chart's frame stays on the first screen, titled
+            data, spec = curves.waiting_chart(curves.WAITING[i])
+        elif drawn.is_empty(data):  # nothing measured yet: an empty chart makes Vega warn about infinite extents
+            with slot.container(height=curves.CURVE_HEIGHT, border=True):
+                st.caption(curves.WAITING[i])
+            return
+        slot.vega_lite_chart(data, spec, width="stretch", height=curves.CURVE_HEIGHT,
+                             key=f"live.curve{i}.{self._draws}")
 
     def draw_attention(self) -> None:
         """Every lane's heatmaps and head scores at :attr:`shown_step`, and the time-lapse line that names it."""
@@ -195,27 +222,43 @@ class LiveView:
             snap = snapshot_at(lane.snapshots, self.shown_step)
             if snap is None or self.kind not in snap.attention:
                 continue
-            self.heat_titles[i].markdown(heatmaps.attention_title(self.run, i, snap, self.kind))
+            self._put(f"title{i}", ("title", i, snap.step, self.kind),
+                      lambda i=i, snap=snap: heatmaps.attention_title(self.run, i, snap, self.kind),
+                      self.heat_titles[i].markdown)
             key = f"live.attn{i}.{self._draws}"
             if family(self.run.task.family).reads_images:
-                fig = charts.vit_attention_figure(self.run, i, snap)
-                self.heatmaps[i].plotly_chart(fig, width="stretch", config=chart_config(), key=key)
+                self._put(f"attn{i}", ("vit", i, snap.step), lambda i=i, snap=snap: self._vit_figure(i, snap),
+                          lambda fig, i=i, key=key: self.heatmaps[i].plotly_chart(
+                              fig, width="stretch", config=chart_config(), key=key))
             elif self.follows_training:  # a picture: far cheaper for the browser than a chart to redraw
-                self.heatmaps[i].html(heatmaps.attention_picture(self.run, i, snap, self.kind)[0])
+                self._put(f"attn{i}", ("picture", i, snap.step, self.kind),
+                          lambda i=i, snap=snap: heatmaps.attention_picture(self.run, i, snap, self.kind)[0],
+                          self.heatmaps[i].html)
             else:
-                data, spec = heatmaps.attention_chart(self.run, i, snap, self.kind)
-                self.heatmaps[i].vega_lite_chart(data, spec, key=key)
+                self._put(f"attn{i}", ("chart", i, snap.step, self.kind),
+                          lambda i=i, snap=snap: heatmaps.attention_chart(self.run, i, snap, self.kind),
+                          lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(*chart, key=key))
             self.draw_scores(i, snap)
+
+    def _vit_figure(self, lane: int, snap: Snapshot) -> go.Figure:
+        """The ViT's picture view; shared, a copy: the session's own figure is updated in place by its next draw."""
+        fig = charts.vit_attention_figure(self.run, lane, snap)
+        return go.Figure(fig) if self._shared is not None else fig
 
     def draw_scores(self, lane: int, snap: Snapshot) -> None:
         """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
             short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
-            data, spec = heatmaps.scores_chart(snap, scored, short, live=self.follows_training)
-            self.scores[lane].vega_lite_chart(data, spec, width="stretch", height=heatmaps.scores_height(snap, spec),
-                                              key=f"live.scores{lane}.{self._draws}")
-        elif snap.scores and lane == 0:
+            live = self.follows_training
+            self._put(f"scores{lane}", ("scores", lane, snap.step, self.kind, live),
+                      lambda: heatmaps.scores_chart(snap, scored, short, live=live),
+                      lambda chart: self.scores[lane].vega_lite_chart(
+                          *chart, width="stretch", height=heatmaps.scores_height(snap, chart[1]),
+                          key=f"live.scores{lane}.{self._draws}"))
+            return
+        self._sent.pop(f"scores{lane}", None)
+        if snap.scores and lane == 0:
             key = next(iter(snap.scores))
             where = charts.kind_title(key.split(":")[0], self.run.task.family)
             self.scores[lane].caption(f"Head scores rate how {charts.pattern_title(key)} each head is in the "
@@ -261,10 +304,15 @@ class LiveView:
             if not lane.samples:
                 continue
             latest = lane.samples[-1]
-            if shown.get(i, (None, ""))[0] != (id(latest), latest.step):
-                caption = f"Sample predictions{charts.short_label(self.run, i)} · step {latest.step:,}{latest.caption}"
-                shown[i] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
-            self.samples[i].html(shown[i][1])
+            self._put(f"samples{i}", ("samples", i, len(lane.samples), latest.step),
+                      lambda i=i, latest=latest: self._samples_table(shown, i, latest), self.samples[i].html)
+
+    def _samples_table(self, shown: dict, lane: int, latest: SampleSet) -> str:
+        """Lane ``lane``'s sample table, made once per sample set in this session (see :data:`SAMPLES_SHOWN`)."""
+        if shown.get(lane, (None, ""))[0] != (id(latest), latest.step):
+            caption = f"Sample predictions{charts.short_label(self.run, lane)} · step {latest.step:,}{latest.caption}"
+            shown[lane] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
+        return shown[lane][1]
 
 
 def eval_step(history: Sequence[dict[str, float]], metric: str) -> int | None:

@@ -6,8 +6,9 @@ the owner's page, updating while its owner trains. A class link (:class:`~explor
 moves to the owner's next run by itself, and waits between two runs; a student joins one by its short code
 (:func:`join_box`). A page whose script stopped (Streamlit's Stop, a lost connection) says so and offers to
 reconnect (:mod:`ui.training.watchdog`). The watcher picks the attention kind, layer and head and scrubs
-the time-lapse for themselves; nothing here can change, pause or download the owner's model unless the owner
-allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
+the time-lapse for themselves. The drawings are built once for every watcher of the same view
+(:mod:`ui.training.drawn`), and a tick that brings nothing new sends nothing. Nothing here can change, pause or
+download the owner's model unless the owner allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
 of one's own with the same settings (which replays the recording when the server still keeps it).
 """
 
@@ -29,7 +30,7 @@ WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
 FOLLOWED = "live.watch.class"  # FollowedClass: the class link this session follows
 CODE = "live.watch.code"  # str: the class code typed into Join a class
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
-TICK_S = 0.6  # a watcher reads and redraws more than once a second while the run trains (20 watchers share a core)
+TICK_S = 0.5  # a watcher reads and redraws twice a second while the run trains (its drawings are shared: cheap)
 IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
 PAGE_SCRIPT = "pages/training.py"
 LOG = st_internals.logger("transformer_explorer.watch")
@@ -172,7 +173,7 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
     with views.run_container(watched, projector):
         kind = views.kind_picker(frame)
         view = views.LiveView(watched.frame, projector=projector, kind=kind,
-                              pinned_step=st.session_state.get(views.PIN))
+                              pinned_step=st.session_state.get(views.PIN), shared=watched.run_id)
         with view.timelapse:
             view.frame_label = io.timelapse_controls(frame, kind, follow=view.follows_training)
         view.refresh()
@@ -194,13 +195,24 @@ def _wait_for(moved: Callable[[], bool]) -> None:
             st.rerun()
 
 
+def _marks(watched: WatchedRun) -> tuple:
+    """What the live view shows of ``watched`` moves exactly when these do: its step, rows, snapshots, samples."""
+    return (watched.state.get("step"), tuple(len(rows) for rows in watched.history),
+            tuple((len(s), s[-1].step if s else -1) for s in watched.snapshots),
+            tuple(len(s) for s in watched.samples))
+
+
 def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool] | None = None) -> None:
     """Read and redraw while the page shows the channel; rerun when it ends, a click waits, snapshots doubled or
     the class moved on."""
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
-    while True:
-        time.sleep(TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S)
+    shown = _marks(watched)
+    due = time.monotonic()
+    while True:  # ticks at a steady pace: the time a tick takes comes out of the wait for the next one
+        due += TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S
+        time.sleep(max(0.05, due - time.monotonic()))
+        due = max(due, time.monotonic() - TICK_S)  # after a long stall, no burst of catching-up ticks
         if st_internals.click_pending():
             st.rerun()
         before = watched.state
@@ -214,6 +226,9 @@ def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool]
             continue  # nothing new
         if watched.state.get("downloads") != before.get("downloads"):
             st.rerun()
+        if _marks(watched) == shown:
+            continue  # news that changes nothing on the page (the step has not moved): send nothing
+        shown = _marks(watched)
         view.refresh()
         if view.pinned_step is not None and watched.frame().snapshot_count()[0] >= max(2, 2 * drawn[0]):
             st.rerun()  # the time-lapse slider needs its new range

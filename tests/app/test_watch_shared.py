@@ -1,0 +1,113 @@
+"""Watchers share their drawings: the second watcher of a view builds nothing; a watcher still follows the run and
+sends nothing when nothing is new."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pyarrow as pa
+
+from explorer.render.shared import SharedRenders
+from explorer.runs.store import LaneUpdate, RunUpdate, run_store
+from tests.app.conftest import opened_from_link
+from tests.explorer.test_run_store import META, _update
+from transformer_core.training import Snapshot
+from ui.training import charts, curves, drawn, heatmaps, views
+from ui.training import watch as twatch
+
+
+def _paused(update: RunUpdate) -> RunUpdate:
+    return dataclasses.replace(update, state={**update.state, "status": "paused"})
+
+
+def _count_builds(monkeypatch) -> dict[str, int]:
+    """Count the live view's builders (heatmaps, curves) as they are called."""
+    counts: dict[str, int] = {}
+    for module, name in ((heatmaps, "attention_chart"), (heatmaps, "scores_chart"), (curves, "loss_chart"),
+                         (curves, "metric_chart"), (curves, "pattern_chart")):
+        monkeypatch.setattr(module, name, _counted(counts, name, getattr(module, name)))
+    return counts
+
+
+def _counted(counts: dict[str, int], name: str, real):
+    def counted(*args, **kwargs):
+        counts[name] = counts.get(name, 0) + 1
+        return real(*args, **kwargs)
+
+    return counted
+
+
+def test_the_watchers_of_one_view_share_its_drawings(monkeypatch) -> None:
+    cache = SharedRenders(drawn.MAX_BYTES, drawn.weigh)
+    monkeypatch.setattr(drawn, "renders", lambda: cache)
+    monkeypatch.setattr(twatch, "_follow", lambda watched, view: None)  # draw once, do not follow
+    counts = _count_builds(monkeypatch)
+    run_store().publish("chan", _paused(_update(1, 5, META)))
+    pages = [opened_from_link("pages/training.py", {"watch": "chan"}) for _ in range(3)]
+    assert counts == {"attention_chart": 1, "scores_chart": 1, "loss_chart": 1, "metric_chart": 1,
+                      "pattern_chart": 1}, "the second and third watchers built nothing"
+    charts = [[(c.proto.spec, c.proto.data.data) for c in at.get("vega_lite_chart")] for at in pages]
+    assert len(charts[0]) == 4 and charts[0] == charts[1] == charts[2]  # the same charts (no metric yet)
+    loss = pa.ipc.open_stream(charts[0][0][1]).read_all().to_pandas()  # sent as Arrow, read as before
+    assert list(loss.columns) == ["step", "loss", "curve", "run", "marker"] and len(loss) == 5 + 1
+    assert cache.stats().builds >= 5 and cache.stats().hits >= 2 * 5
+
+    run_store().publish("chan", _paused(_update(6, 5)))  # a new step: built once more, for everyone
+    for at in pages:
+        at.run()
+    assert counts["attention_chart"] == 2 and counts["loss_chart"] == 2
+
+
+def test_a_watcher_follows_the_run_and_redraws_only_what_is_new(monkeypatch) -> None:
+    monkeypatch.setattr(twatch, "TICK_S", 0.2)
+    monkeypatch.setattr(twatch, "IDLE_TICK_S", 0.2)
+    seen: list[tuple[str, int]] = []
+    first = threading.Event()
+    real_refresh = views.LiveView.refresh
+
+    def refresh(self) -> None:
+        real_refresh(self)
+        seen.append((self.run.status, self.run.step))
+        first.set()
+
+    monkeypatch.setattr(views.LiveView, "refresh", refresh)
+    store = run_store()
+    store.publish("live", _update(1, 5, META))
+
+    def owner() -> None:  # trains on, stands still a while, pauses, then ends the channel
+        first.wait(60)
+        time.sleep(0.3)
+        store.publish("live", _update(6, 5))
+        time.sleep(0.5)  # ticks with nothing new
+        store.publish("live", RunUpdate(state=_update(6, 5).state, lanes=[LaneUpdate([], [], [])]))
+        time.sleep(0.5)  # news that moves nothing: no redraw either
+        store.publish("live", _paused(_update(11, 5)))
+        time.sleep(1.0)
+        store.end("live", "released by its owner")
+
+    thread = threading.Thread(target=owner)
+    thread.start()
+    at = opened_from_link("pages/training.py", {"watch": "live"})
+    thread.join()
+    assert seen == [("running", 5), ("running", 10), ("paused", 15)], "one redraw per update, none in between"
+    assert any("has ended" in i.value for i in at.info)
+
+
+def test_the_watchers_of_a_vit_share_a_copy_of_its_picture_view(monkeypatch) -> None:
+    """The ViT's figure is the builder's own, updated in place by its next draw: watchers share a copy."""
+    cache = SharedRenders(drawn.MAX_BYTES, drawn.weigh)
+    monkeypatch.setattr(drawn, "renders", lambda: cache)
+    monkeypatch.setattr(twatch, "_follow", lambda watched, view: None)
+    counts = {}
+    monkeypatch.setattr(charts, "vit_attention_figure", _counted(counts, "vit", charts.vit_attention_figure))
+    maps = np.random.default_rng(0).random((3, 4, 17, 17)).astype(np.float16)  # 4 × 4 patches and CLS
+    update = _paused(_update(1, 5, {**META, "task": "vit_shapes"}))
+    lane = LaneUpdate(update.lanes[0].history, [Snapshot(step=5, attention={"encoder": maps}, scores={})], [])
+    run_store().publish("vit", dataclasses.replace(update, lanes=[lane]))
+    pages = [opened_from_link("pages/training.py", {"watch": "vit"}) for _ in range(2)]
+    assert counts == {"vit": 1}
+    figures = [at.get("plotly_chart")[0].proto.spec for at in pages]
+    assert figures[0] == figures[1]
