@@ -8,8 +8,9 @@ moves to the owner's next run by itself, and waits between two runs; a student j
 reconnect (:mod:`ui.training.watchdog`). The watcher picks the attention kind, layer and head and scrubs
 the time-lapse for themselves. The drawings are built once for every watcher of the same view
 (:mod:`ui.training.drawn`), and a tick that brings nothing new sends nothing. Nothing here can change, pause or
-download the owner's model unless the owner allowed downloads. A channel that ended or expired says so and offers the recording, when one was kept, or a run
-of one's own with the same settings (which replays the recording when the server still keeps it).
+download the owner's model unless the owner allowed downloads. A channel that ended or expired says so and offers
+the recording, when one was kept, or a run of one's own with the same settings (which replays the recording when
+the server still keeps it).
 """
 
 from __future__ import annotations
