@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -49,8 +50,10 @@ class Client:
     async def open(self, timeout_s: float = 60.0) -> None:
         """Connect and ask for the page; return at its first heading (or the end of its script run)."""
         self.started = time.perf_counter()
+        # Each client is its own browser: its own XSRF cookie, the id the server's per-visitor quota counts.
+        cookie = f"_streamlit_xsrf={secrets.token_hex(16)}"
         self.ws = await websockets.connect(self.uri, subprotocols=["streamlit"], max_size=2**27,
-                                           open_timeout=timeout_s)
+                                           open_timeout=timeout_s, additional_headers={"Cookie": cookie})
         await self._rerun()
         deadline = time.perf_counter() + timeout_s
         while time.perf_counter() < deadline:
