@@ -43,7 +43,7 @@ def _counted(counts: dict[str, int], name: str, real):
 def test_the_watchers_of_one_view_share_its_drawings(monkeypatch) -> None:
     cache = SharedRenders(drawn.MAX_BYTES, drawn.weigh)
     monkeypatch.setattr(drawn, "renders", lambda: cache)
-    monkeypatch.setattr(twatch, "_follow", lambda watched, view: None)  # draw once, do not follow
+    monkeypatch.setattr(twatch, "_follow", lambda watched, view, moved=None: None)  # draw once, do not follow
     counts = _count_builds(monkeypatch)
     run_store().publish("chan", _paused(_update(1, 5, META)))
     pages = [opened_from_link("pages/training.py", {"watch": "chan"}) for _ in range(3)]
@@ -100,7 +100,7 @@ def test_the_watchers_of_a_vit_share_a_copy_of_its_picture_view(monkeypatch) -> 
     """The ViT's figure is the builder's own, updated in place by its next draw: watchers share a copy."""
     cache = SharedRenders(drawn.MAX_BYTES, drawn.weigh)
     monkeypatch.setattr(drawn, "renders", lambda: cache)
-    monkeypatch.setattr(twatch, "_follow", lambda watched, view: None)
+    monkeypatch.setattr(twatch, "_follow", lambda watched, view, moved=None: None)
     counts = {}
     monkeypatch.setattr(charts, "vit_attention_figure", _counted(counts, "vit", charts.vit_attention_figure))
     maps = np.random.default_rng(0).random((3, 4, 17, 17)).astype(np.float16)  # 4 × 4 patches and CLS
