@@ -88,7 +88,6 @@ def test_another_hub_name_of_an_offered_model_picks_it(folders, tmp_path, monkey
 def test_the_menu_lists_gpt2_before_bert_whatever_their_names(folders):
     """A first visit gets GPT-2, the model students read about first, though "a-bert" sorts before "tiny-gpt2"."""
     from tests.pretrained.hf_folders import bert_folder
-
     from ui.common.pretrained import _catalogue
 
     root, _ = folders
