@@ -5,6 +5,7 @@ import streamlit as st
 from ui.attention import controls
 from ui.attention import pretrained as lab_pretrained
 from ui.attention.find_heads import find_heads_section
+from ui.attention.generation import keep_writing, writing_section
 from ui.attention.head_switch import shown_model, switch_off_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, one_head, token_lines, token_strip, view_controls
@@ -70,11 +71,14 @@ else:
     token_lines(run, layer, head)
 if about and projector:
     st.caption(about)
+writing = None
 if pre is not None:
     lab_pretrained.predictions(pre, text)
+    writing = writing_section(pre, text)
 shown = shown_model(pre, shown_trained, text, s)
 if shown is not None:
     switch_off_section(shown)
 if pre is not None:
     find_heads_section(pre)
+keep_writing(writing)  # last: every section is drawn while the model writes
 close_page(info)

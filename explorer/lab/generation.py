@@ -208,9 +208,8 @@ class Writing:
 
     def describe(self) -> str:
         """One line: how many tokens, how they were chosen, how it ended."""
-        n = len(self.written)
-        return (f"{n} new token{'s' if n != 1 else ''} of at most {self.max_new_tokens}, "
-                f"{self.sampling.describe()}: {STATUSES[self.status]}.")
+        return (f"{len(self.written)} of at most {self.max_new_tokens} new tokens · {self.sampling.describe()} · "
+                f"{STATUSES[self.status]}")
 
 
 def start_writing(model: nn.Module, prompt_ids: Sequence[int], vocabulary: Vocabulary, sampling: Sampling,
