@@ -14,6 +14,7 @@ from torch import nn
 
 from .config import check_heads, check_positive, whole_number
 from .head_edits import edit_heads
+from .kv_cache import LayerCache
 from .masks import causal_mask, combine_masks
 from .positional.base import AttentionPositions
 
@@ -93,10 +94,13 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
-    def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
+    def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, pack: bool):
         # One matmul for Q, K and V in self-attention (and for K, V in cross-attention): the same maths as three
-        # Linear layers, but fewer, larger kernels, which matters for the small models this app trains.
+        # Linear layers, but fewer, larger kernels, which matters for the small models this app trains. Cached
+        # decoding projects one token at a time, where copying the weights together would cost more than it saves.
         projs = (self.q_proj, self.k_proj, self.v_proj)
+        if not pack:
+            return self.q_proj(query), self.k_proj(key), self.v_proj(value)
         if query is key and key is value:
             return self._packed(query, projs).chunk(3, dim=-1)
         if key is value:
@@ -122,6 +126,7 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = False,
         is_causal: bool = False,
         positions: AttentionPositions | None = None,
+        cache: LayerCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -131,13 +136,22 @@ class MultiHeadAttention(nn.Module):
             is_causal: additionally forbid attending to later positions.
             positions: optional positions acting inside attention (see ``positional.base``): they may rotate
                 ``(q, k)`` (RoPE) and add a bias ``(H, T, S)`` to the scaled scores (ALiBi).
+            cache: self-attention's keys and values of the tokens read before ``query`` (cached decoding); the
+                new ones are added to it, and the queries attend to all of them as the last T positions.
         """
-        q, k, v = (self._split_heads(x) for x in self._project(query, key, value))  # (B, H, T|S, D)
+        projected = self._project(query, key, value, pack=cache is None)
+        q, k, v = (self._split_heads(x) for x in projected)  # (B, H, T|S, D)
+        past = 0 if cache is None else cache.length
+        if positions is not None:
+            q, k = positions.rotate_qk(q, k, start=past)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, H, past + T, D)
         t, s = q.size(-2), k.size(-2)
         bias = None
         if positions is not None:
-            q, k = positions.rotate_qk(q, k)
             bias = positions.score_bias(t, s, device=q.device, dtype=q.dtype)  # (H, T, S) or None
+        if is_causal and t == 1 and mask is None:
+            is_causal = False  # a single newest query may see every key: no mask to build
         if is_causal and (mask is not None or need_weights or t != s or bias is not None):
             # The fused kernel's own causal flag only covers the plain square case without a bias.
             mask = combine_masks(mask, causal_mask(t, s, device=q.device))

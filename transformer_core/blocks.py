@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention
+from .kv_cache import LayerCache
 from .positional.base import AttentionPositions
 
 _ACTIVATIONS = {
@@ -82,20 +83,21 @@ class SelfAttentionBlock(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    def _sa(self, x, mask, need_weights, is_causal, positions):
+    def _sa(self, x, mask, need_weights, is_causal, positions, cache):
         out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=is_causal,
-                                      positions=positions)
+                                      positions=positions, cache=cache)
         return self.dropout1(out), weights
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = False,
-                is_causal: bool = False, positions: AttentionPositions | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+                is_causal: bool = False, positions: AttentionPositions | None = None,
+                cache: LayerCache | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``cache``: this block's keys and values of earlier tokens (cached decoding), extended by ``x``'s."""
         if self.norm_first:
-            attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, positions)
+            attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, positions, cache)
             x = x + attn
             x = x + self.dropout2(self.ff(self.norm2(x)))
         else:
-            attn, weights = self._sa(x, mask, need_weights, is_causal, positions)
+            attn, weights = self._sa(x, mask, need_weights, is_causal, positions, cache)
             x = self.norm1(x + attn)
             x = self.norm2(x + self.dropout2(self.ff(x)))
         return x, weights

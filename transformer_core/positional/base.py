@@ -36,8 +36,12 @@ class PositionSetting:
 class AttentionPositions(nn.Module):
     """Position information applied inside self-attention; the defaults change nothing."""
 
-    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Queries and keys ``(B, H, T|S, D)`` with positions applied (unchanged by default)."""
+    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Queries and keys ``(B, H, T|S, D)`` with positions applied (unchanged by default).
+
+        The keys sit at absolute positions ``start..start+S-1`` (``start`` > 0 when earlier keys are cached) and the
+        queries are the last T of them.
+        """
         return q, k
 
     def score_bias(self, t: int, s: int, *, device: torch.device, dtype: torch.dtype) -> torch.Tensor | None:

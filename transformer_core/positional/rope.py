@@ -39,16 +39,18 @@ class RotaryEmbedding(AttentionPositions):
         cos, sin = self.cos[offset:offset + n].to(x.dtype), self.sin[offset:offset + n].to(x.dtype)  # (N, D)
         return x * cos + self._rotate_half(x) * sin
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.rotate_qk(q, k)
+    def forward(self, q: torch.Tensor, k: torch.Tensor, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.rotate_qk(q, k, start)
 
-    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rotate queries ``(..., T, D)`` and keys ``(..., S, D)``.
+    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate queries ``(..., T, D)`` and keys ``(..., S, D)``; the keys sit at positions ``start..start+S-1``.
 
-        With fewer queries than keys (cached decoding: only the newest tokens ask), the queries are the last T of
-        the S positions, as :func:`~transformer_core.masks.causal_mask` places them, not positions 0..T-1.
+        With fewer queries than keys (only the newest tokens ask), the queries are the last T of the S positions,
+        as :func:`~transformer_core.masks.causal_mask` places them, not positions 0..T-1. With a key/value cache,
+        ``start`` is the number of tokens already cached and only the new keys are passed.
         """
-        return self.rotate(q, offset=max(k.size(-2) - q.size(-2), 0)), self.rotate(k)
+        q_start = start + max(k.size(-2) - q.size(-2), 0)
+        return self.rotate(q, offset=q_start), self.rotate(k, offset=start)
 
 
 def _rotary(setting: PositionSetting) -> RotaryEmbedding:
