@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from transformer_core.generation import generate, sampling_probs
+
 TOP_CANDIDATES = 5  # candidates kept per step (the chosen token is added when it is not among them)
 MAX_NEW_TOKENS = 64  # the most tokens one writing may add
 END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>", "<|eot_id|>")  # end-of-text, by family
@@ -87,21 +89,13 @@ class Sampling:
         return torch.Generator().manual_seed(self.seed)
 
     def distribution(self, logits: torch.Tensor) -> torch.Tensor:
-        """The probabilities ``(V,)`` a token is chosen from: ``softmax(logits)`` when greedy, else
+        """The probabilities ``(V,)`` a token is chosen from: ``softmax(logits)`` when greedy (the model's own
+        probabilities; the likeliest is taken), else :func:`~transformer_core.generation.sampling_probs`:
         ``softmax(logits / temperature)`` over the tokens that top-k and top-p keep (the others get 0)."""
         z = logits.detach().double().flatten()
         if self.greedy:
             return torch.softmax(z, dim=-1)
-        z = z / self.temperature
-        if self.top_k is not None and self.top_k < z.numel():
-            kth = torch.topk(z, self.top_k).values[-1]
-            z = z.masked_fill(z < kth, float("-inf"))
-        if self.top_p is not None and self.top_p < 1.0:
-            probs, order = torch.sort(torch.softmax(z, dim=-1), descending=True)
-            before = torch.cumsum(probs, dim=-1) - probs  # probability of the likelier tokens
-            z = z.clone()
-            z[order[before >= self.top_p]] = float("-inf")  # the likeliest token is always kept (before = 0)
-        return torch.softmax(z, dim=-1)
+        return sampling_probs(z, temperature=self.temperature, top_k=self.top_k, top_p=self.top_p)
 
 
 @dataclass(frozen=True)
@@ -221,8 +215,6 @@ def start_writing(model: nn.Module, prompt_ids: Sequence[int], vocabulary: Vocab
     Raises:
         ValueError: for an empty prompt, a number of tokens out of range, or a prompt longer than the model reads.
     """
-    from transformer_core.generation import generate
-
     if not prompt_ids:
         raise ValueError("Type a prompt first: the model writes what comes after it.")
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:

@@ -28,50 +28,6 @@ def models_fixture(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _stand_in_generation(monkeypatch):
-    """Until the library's generation lands: an uncached stand-in with the same steps (removed then)."""
-    import sys
-    import types
-    from dataclasses import dataclass
-
-    try:
-        import transformer_core.generation  # noqa: F401
-        return
-    except ImportError:
-        pass
-
-    @dataclass(frozen=True)
-    class GenerationStep:
-        token_id: int
-        logits: torch.Tensor
-        attention: tuple
-        position: int
-
-    @torch.no_grad()
-    def generate(model, prompt_ids, max_new_tokens, *, temperature=0.0, top_k=None, top_p=None, generator=None,
-                 eos_token_id=None):
-        from explorer.lab.generation import Sampling
-
-        ids = prompt_ids.clone()
-        for _ in range(min(max_new_tokens, model.config.max_len - ids.size(1))):
-            logits, att = model(ids, return_attention=True)
-            last = logits[0, -1]
-            if temperature == 0:
-                token = int(last.argmax())
-            else:
-                probs = Sampling(temperature=temperature, top_k=top_k, top_p=top_p).distribution(last)
-                token = int(torch.multinomial(probs.float(), 1, generator=generator))
-            yield GenerationStep(token, last, tuple(w[0, :, -1] for w in att["decoder"]), ids.size(1))
-            if token == eos_token_id:
-                return
-            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
-
-    module = types.ModuleType("transformer_core.generation")
-    module.generate, module.GenerationStep = generate, GenerationStep
-    monkeypatch.setitem(sys.modules, "transformer_core.generation", module)
-
-
-@pytest.fixture(autouse=True)
 def _models_dir(models, monkeypatch, tmp_path):
     monkeypatch.setenv("TE_MODELS_DIR", str(models[0]))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))

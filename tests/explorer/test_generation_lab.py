@@ -169,3 +169,56 @@ def test_the_gif_has_a_frame_per_step_the_same_size_and_capped():
     assert ex.frame_steps(5) == [1, 2, 3, 4, 5]
     many = ex.frame_steps(200, most=10)
     assert len(many) <= 11 and many[-1] == 200 and many == sorted(many)
+
+
+@pytest.fixture(scope="module", name="tiny")
+def tiny_fixture(tmp_path_factory):
+    from tests.pretrained.hf_folders import gpt2_folder
+    from transformer_core.pretrained import load_pretrained
+
+    folder = tmp_path_factory.mktemp("models") / "tiny-gpt2"
+    gpt2_folder(folder, layers=2, heads=2, positions=32)
+    return load_pretrained(folder)
+
+
+def _start(pre, text: str, n: int, sampling: Sampling | None = None) -> Writing:
+    from explorer.lab.generation import start_writing
+
+    ids = pre.tokenizer.encode(text).ids
+    w = start_writing(pre.model, ids, pre.tokenizer, sampling or Sampling(), n,
+                      end_id=end_token_id(pre.tokenizer.token_to_id), model_name=pre.name)
+    while w.advance() is not None:
+        pass
+    return w
+
+
+def test_a_real_writing_heatmap_equals_the_full_models_attention_rows(tiny):
+    before = {k: v.clone() for k, v in tiny.model.state_dict().items()}
+    w = _start(tiny, "the cat sat", 8)
+    assert w.end_id == tiny.tokenizer.token_to_id("<|endoftext|>")
+    ids = torch.tensor([w.ids[:-1]])  # every token read (the last written one never is)
+    with torch.no_grad():
+        logits, att = tiny.model(ids, return_attention=True)
+    p = len(w.prompt_ids)
+    for layer in range(2):
+        for head in range(2):
+            grown = ex.growing(w, layer, head)
+            full = att["decoder"][layer][0, head, p - 1:].numpy()  # (n, S): the causal matrix's last n rows
+            assert np.allclose(np.nan_to_num(grown.weights), full, atol=1e-5)
+    greedy = logits[0, p - 1:].argmax(-1).tolist()  # greedy: each written token is the likeliest
+    assert [t.token_id for t in w.written] == greedy
+    assert all(torch.equal(before[k], v) for k, v in tiny.model.state_dict().items())  # the model is only read
+
+
+def test_a_real_writing_repeats_with_its_seed_and_refuses_bad_requests_kindly(tiny):
+    hot = Sampling(temperature=1.5, top_k=20, top_p=0.95, seed=11)
+    first, again = _start(tiny, "the cat", 10, hot), _start(tiny, "the cat", 10, hot)
+    assert [t.token_id for t in first.written] == [t.token_id for t in again.written]
+    others = {tuple(t.token_id for t in _start(tiny, "the cat", 10, Sampling(temperature=1.5, seed=s)).written)
+              for s in range(4)}
+    assert len(others) > 1  # other seeds write other texts
+    from explorer.lab.generation import start_writing
+
+    for ids, n, phrase in (((), 5, "Type a prompt"), ((1, 2), 0, "1 to 64"), ((1,) * 32, 5, "at most 32 tokens")):
+        with pytest.raises(ValueError, match=phrase):
+            start_writing(tiny.model, ids, tiny.tokenizer, Sampling(), n)
