@@ -13,6 +13,7 @@ numbers (the :class:`~explorer.lab.generation.Writing` lives in ``st.session_sta
 from __future__ import annotations
 
 import html
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -43,6 +44,7 @@ LAYER = "attn.gen.layer"  # 1-based, like the Lab's pickers
 HEAD = "attn.gen.head"
 STEP = "attn.gen.step"  # which step's candidates a finished writing shows
 MODES = {"greedy": "Greedy", "sample": "Sample"}
+PACE_S = 0.1  # each token stays on screen at least this long: a tiny model would otherwise write faster than eyes
 BACKLOG_LIMIT = 60  # redraw only while fewer messages than this wait for the browser (see ui.training.run)
 LOG = st_internals.logger("transformer_explorer.writing")
 
@@ -226,9 +228,13 @@ def keep_writing(view: WritingView | None) -> None:
         return
     writing = held[1]
     try:
-        while writing.advance() is not None:
+        while True:
+            started = time.monotonic()
+            if writing.advance() is None:
+                break
             if st_internals.send_backlog() < BACKLOG_LIMIT or st_internals.click_pending():
                 _draw(view, writing)  # where Streamlit stops or reruns the page after a click
+            time.sleep(max(0.0, PACE_S - (time.monotonic() - started)))
     except (st_internals.RerunException, st_internals.StopException):
         raise
     except Exception as err:  # a bug must never leave a page that says "writing…" with nobody writing

@@ -1,0 +1,114 @@
+"""*Watch it write* in the browser: a random-initialised local model writes 20 tokens in the Attention Lab, the
+heatmap gains 20 rows, and Stop stops a long writing early."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from tests.e2e.actions import choose, open_page, pick_radio
+from tests.e2e.conftest import SCREENSHOT_DIR, new_tab, serve_app, wait_for_app
+from tests.pretrained.hf_folders import gpt2_folder
+
+NEW_TOKENS = 20
+PROMPT = "the cat sat on the mat"
+# The heatmap's rows, read from the Plotly chart whose y axis names the steps.
+ROWS_JS = """() => {
+  for (const gd of document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')) {
+    const title = gd.layout && gd.layout.yaxis && gd.layout.yaxis.title && gd.layout.yaxis.title.text;
+    if (title && title.startsWith('step:')) return gd.data[0].z.length;
+  }
+  return 0;
+}"""
+
+
+def _greedy_without_end(folder, hf, tokenizer_ids: list[int], steps: int) -> bool:
+    """Whether greedy writing from the prompt goes ``steps`` tokens without the end-of-text token (id 0)."""
+    ids = list(tokenizer_ids)
+    with torch.no_grad():
+        for _ in range(steps):
+            ids.append(int(hf(torch.tensor([ids])).logits[0, -1].argmax()))
+    return 0 not in ids[len(tokenizer_ids):]
+
+
+@pytest.fixture(scope="module")
+def models_root(tmp_path_factory):
+    """A models folder with a small GPT-2 whose greedy writing from PROMPT runs past 20 tokens."""
+    from transformer_core.pretrained import TextTokenizer
+
+    root = tmp_path_factory.mktemp("models")
+    for seed in range(20):
+        hf = gpt2_folder(root / "tiny-gpt2", layers=2, heads=4, width=32, positions=128, seed=seed)
+        ids = TextTokenizer.from_folder(root / "tiny-gpt2").encode(PROMPT).ids
+        if _greedy_without_end(root / "tiny-gpt2", hf, ids, NEW_TOKENS):
+            return root
+    pytest.fail("no seed writes 20 tokens without the end token")
+
+
+@pytest.fixture(scope="module")
+def models_app(models_root, tmp_path_factory):
+    env = {"TE_MODELS_DIR": str(models_root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    with serve_app(env) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def tab(browser, models_app):
+    with new_tab(browser, models_app) as page:
+        yield page
+
+
+def _open_writer(tab, model: str) -> None:
+    open_page(tab, "/attention")
+    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
+    menu.click()
+    option = next(o.inner_text() for o in tab.get_by_role("option").all() if o.inner_text().startswith(model + " "))
+    tab.keyboard.press("Escape")
+    wait_for_app(tab)
+    choose(tab, "Pretrained model", option)
+    tab.get_by_text("Watch it write").scroll_into_view_if_needed()
+
+
+def _set_new_tokens(tab, n: int) -> None:
+    thumb = tab.get_by_test_id("stSlider").filter(has_text="New tokens").first.locator("[role=slider]").first
+    thumb.focus()
+    current = int(thumb.get_attribute("aria-valuenow"))
+    for _ in range(abs(n - current)):
+        thumb.press("ArrowRight" if n > current else "ArrowLeft")
+    wait_for_app(tab)
+    assert int(thumb.get_attribute("aria-valuenow")) == n
+
+
+def _status(tab) -> str:
+    return tab.get_by_test_id("stCaption").filter(has_text=re.compile(r"of at most \d+ new tokens")).first.inner_text()
+
+
+def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
+    _open_writer(tab, "tiny-gpt2")
+    _set_new_tokens(tab, NEW_TOKENS)
+    tab.get_by_role("button", name="Write").click()
+    wait_for_app(tab)
+    assert tab.evaluate(ROWS_JS) == NEW_TOKENS
+    assert _status(tab).startswith(f"{NEW_TOKENS} of at most {NEW_TOKENS} new tokens")
+    assert not tab.get_by_test_id("stException").count()
+    tab.get_by_text("Watch it write").scroll_into_view_if_needed()
+    tab.set_viewport_size({"width": 1280, "height": 1100})
+    tab.get_by_text("Watch it write").evaluate("element => element.scrollIntoView({block: 'start'})")
+    wait_for_app(tab)
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    tab.screenshot(path=str(SCREENSHOT_DIR / "generation.png"))
+
+    _set_new_tokens(tab, 64)
+    tab.get_by_role("button", name="Write").click()
+    stop = tab.get_by_role("button", name="Stop")
+    tab.wait_for_function(f"({ROWS_JS})() >= 3", timeout=30_000)
+    stop.click()
+    wait_for_app(tab)
+    rows = tab.evaluate(ROWS_JS)
+    assert 3 <= rows < 64, rows
+    assert _status(tab).endswith("stopped") and _status(tab).startswith(f"{rows} of at most 64")
+    assert stop.is_disabled() and tab.get_by_role("button", name="Write").is_enabled()
+    assert not tab.get_by_test_id("stException").count()
