@@ -43,6 +43,7 @@ SEED = "attn.gen.seed"
 LAYER = "attn.gen.layer"  # 1-based, like the Lab's pickers
 HEAD = "attn.gen.head"
 STEP = "attn.gen.step"  # which step's candidates a finished writing shows
+REFUSED = "attn.gen.refused"  # why the last Write did not start, once
 MODES = {"greedy": "Greedy", "sample": "Sample"}
 PACE_S = 0.1  # each token stays on screen at least this long: a tiny model would otherwise write faster than eyes
 BACKLOG_LIMIT = 60  # redraw only while fewer messages than this wait for the browser (see ui.training.run)
@@ -130,7 +131,8 @@ def _stop() -> None:
 
 
 def _start(pre: Pretrained, text: str, sampling: Sampling) -> None:
-    """A new writing from the Lab's text (replacing this session's last one), or a message saying why not."""
+    """Write's callback: a new writing from the Lab's text (replacing this session's last one), or the reason why
+    not, kept for the section to show. It runs before the page does, so the page is drawn as the writing runs."""
     _stop()
     st.session_state.pop(WRITING, None)
     inp = encode(pre, text, MAX_TOKENS)
@@ -138,7 +140,7 @@ def _start(pre: Pretrained, text: str, sampling: Sampling) -> None:
         writing = start_writing(pre.model, inp.ids, pre.tokenizer, sampling, int(st.session_state[NEW_TOKENS]),
                                 end_id=end_token_id(pre.tokenizer.token_to_id), model_name=pre.name)
     except ValueError as err:
-        st.warning(str(err), icon="✋")
+        st.session_state[REFUSED] = str(err)
         return
     st.session_state[WRITING] = (model_key(pre), writing)
     st.session_state[STEP] = 1
@@ -158,24 +160,35 @@ def writing_section(pre: Pretrained, text: str) -> WritingView | None:
     running = writing is not None and not writing.finished
     bar = st.container(horizontal=True, vertical_alignment="center")
     with bar:
-        start = st.button("Write", type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
-                          help="Continue the text above with up to the chosen number of new tokens, live.")
+        st.button("Write", type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
+                  on_click=_start, args=(pre, text, sampling),
+                  help="Continue the text above with up to the chosen number of new tokens, live.")
         st.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="attn.gen.stop",
                   help="Stop writing now; what was written stays.")
         status = st.empty()
-    if start:
-        _start(pre, text, sampling)
-        writing = current(pre)
+    refused = st.session_state.pop(REFUSED, None)
+    if refused:
+        st.warning(refused, icon="✋")
     if writing is None:
-        st.info("Press **Write** to watch the model continue your text.", icon="✍️")
+        if not refused:
+            st.info("Press **Write** to watch the model continue your text.", icon="✍️")
         return None
     n_layers, n_heads = pre.config.n_layers, pre.config.n_heads
     layer, head = charts.layer_head_picker(n_layers, n_heads, keys=(LAYER, HEAD), helps=(
         "The layer whose attention the heatmap shows.", "The head whose attention the heatmap shows."))
-    view = WritingView(status, st.empty(), st.empty(), st.empty(), layer, head)
+    text_place = st.empty()
+    left, right = st.columns([2, 1])
+    with left:
+        heat = st.empty()
+    with right:
+        cands = st.empty()
+        finished = writing.finished and len(writing.written) > 1
+        if finished:
+            _step_slider(len(writing.written))
+    view = WritingView(status, text_place, heat, cands, layer, head)
     _draw(view, writing)
     if writing.finished and writing.written:
-        _after(writing, layer, head)
+        _downloads(writing, layer, head)
     return view
 
 
@@ -197,21 +210,21 @@ def _draw(view: WritingView, writing: Writing) -> None:
                                  key=f"attn.gen.cands.{n}.{writing.status}")
 
 
-def _after(writing: Writing, layer: int, head: int) -> None:
-    """Below a finished writing: the step whose candidates are shown, and the downloads."""
-    n = len(writing.written)
-    if n > 1:
-        st.session_state[STEP] = max(1, min(n, int(st.session_state[STEP])))
-        st.slider("Candidates of step", 1, n, key=STEP,
-                  help="Which step's candidates the bar chart shows: the likeliest tokens and the one written.")
+def _step_slider(n: int) -> None:
+    """Which step's candidates the chart shows, once the writing has ended."""
+    st.session_state[STEP] = max(1, min(n, int(st.session_state[STEP])))
+    st.slider("Candidates of step", 1, n, key=STEP,
+              help="Which step's candidates the bar chart shows: the likeliest tokens and the one written.")
+
+
+def _downloads(writing: Writing, layer: int, head: int) -> None:
+    """Below a finished writing: the GIF of the growing heatmap and the steps as CSV."""
     name = f"writing_L{layer + 1}_H{head + 1}"
-    left, right = st.columns(2)
-    with left:
+    with st.container(horizontal=True):
         st.download_button("GIF (heatmap growing)", lambda: growing_gif(
             writing, layer, head, scale=charts.colorscale(), stretch=charts.stretch_attention()),
             file_name=f"{name}.gif", mime="image/gif", key="attn.gen.dl.gif", on_click="ignore",
             icon=":material/download:", help="The heatmap of this layer and head growing one row per step.")
-    with right:
         st.download_button("CSV (steps)", lambda: steps_csv(writing), file_name="writing_steps.csv",
                            mime="text/csv", key="attn.gen.dl.csv", on_click="ignore", icon=":material/download:",
                            help="One row per new token: step, position, token, its probability and the top "
