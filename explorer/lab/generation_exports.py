@@ -64,7 +64,7 @@ def growing_spec(writing: Writing, layer: int, head: int, *, scale: str = "Virid
                  stretch: bool = False) -> HeatmapSpec:
     """:func:`growing` as a heatmap spec (attention colours, percentages in the cells), titled with the head."""
     grown = growing(writing, layer, head)
-    title = f"Layer {layer + 1} · head {head + 1} — step {len(grown.rows)}: each row is one new token"
+    title = f"Layer {layer + 1} · head {head + 1}, {len(grown.rows)} steps"
     return attention_spec(grown.weights, grown.rows, grown.cols, scale=scale, stretch=stretch, title=title)
 
 

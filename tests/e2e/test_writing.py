@@ -95,7 +95,7 @@ def _status(tab) -> str:
 def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
     _open_writer(tab, "tiny-gpt2")
     assert _new_tokens(tab) == NEW_TOKENS  # the default
-    tab.get_by_role("button", name="Write").click()
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
     wait_for_app(tab)
     assert tab.evaluate(ROWS_JS) == NEW_TOKENS
     assert _status(tab).startswith(f"{NEW_TOKENS} of at most {NEW_TOKENS} new tokens")
@@ -103,7 +103,7 @@ def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
 
     pick_radio(tab, "Choosing the next token", "Sample")  # a sampled text, for the README's picture
     pick_radio(tab, "Attention colours", "Stretch to each map")
-    tab.get_by_role("button", name="Write").click()
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
     wait_for_app(tab)
     tab.set_viewport_size({"width": 1280, "height": 1000})
     tab.get_by_text("Watch it write").evaluate("element => element.scrollIntoView({block: 'start'})")
@@ -113,13 +113,13 @@ def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
 
     _most_new_tokens(tab)
     assert _new_tokens(tab) == 64
-    tab.get_by_role("button", name="Write").click()
-    stop = tab.get_by_role("button", name="Stop")
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
+    stop = tab.get_by_test_id("stMain").get_by_role("button", name="Stop")
     tab.wait_for_function(f"({ROWS_JS})() >= 3", timeout=30_000)
     stop.click()
     wait_for_app(tab)
     rows = tab.evaluate(ROWS_JS)
     assert 3 <= rows < 64, rows
     assert _status(tab).endswith("stopped") and _status(tab).startswith(f"{rows} of at most 64")
-    assert stop.is_disabled() and tab.get_by_role("button", name="Write").is_enabled()
+    assert stop.is_disabled() and tab.get_by_test_id("stMain").get_by_role("button", name="Write").is_enabled()
     assert not tab.get_by_test_id("stException").count()

@@ -143,7 +143,7 @@ def _start(pre: Pretrained, text: str, sampling: Sampling) -> None:
         st.session_state[REFUSED] = str(err)
         return
     st.session_state[WRITING] = (model_key(pre), writing)
-    st.session_state[STEP] = 1
+    st.session_state[STEP] = MAX_NEW_TOKENS  # the last step, once it has ended
 
 
 def writing_section(pre: Pretrained, text: str) -> WritingView | None:

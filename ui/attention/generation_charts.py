@@ -54,6 +54,7 @@ def candidates_figure(token: WrittenToken) -> go.Figure:
         text=[hm.percent_text(c.probability) for c in cands], textposition="outside", cliponaxis=False,
         hovertemplate="%{y}<br>probability %{x:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category", tickfont=dict(color=label_colour()))
-    fig.update_xaxes(range=[0, 1.15], tickformat=".0%", title="probability")
-    return charts.style(fig, title=f"Step {token.step}: the candidates for token {token.position}",
+    top = max(c.probability for c in cands)
+    fig.update_xaxes(range=[0, min(1.15, 1.3 * top + 0.02)], tickformat=".0%", title="probability")
+    return charts.style(fig, title=f"Step {token.step}: the likeliest next tokens",
                         height=max(240, 90 + 34 * len(cands)))
