@@ -188,4 +188,4 @@ def kv_cache_bytes(config: TransformerConfig, tokens: int, dtype: torch.dtype = 
 
     ``2 · layers · H_kv · D · tokens · bytes per number``; grouped-query attention shrinks it by ``H / H_kv``.
     """
-    return 2 * config.n_layers * config.n_heads * config.head_dim * tokens * dtype.itemsize
+    return 2 * config.n_layers * config.kv_heads * config.head_dim * tokens * dtype.itemsize

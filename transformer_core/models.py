@@ -19,6 +19,7 @@ from .config import TransformerConfig
 from .generation import generate_batch
 from .kv_cache import KVCache
 from .masks import padding_mask, valid_from_tokens
+from .norms import build_norm
 from .positional import AttentionPositions, PositionalEncoding, attention_positions
 
 Attention = dict[str, list[torch.Tensor]]
@@ -49,18 +50,20 @@ class TextEmbedding(nn.Module):
 
 def _attn_positions(config: TransformerConfig) -> AttentionPositions | None:
     # RoPE, ALiBi and other encodings that act inside self-attention; None for those that act on the embeddings.
-    return attention_positions(config.positional, config.head_dim, config.n_heads, config.max_len, config.pos_base)
+    return attention_positions(config.positional, config.head_dim, config.n_heads, config.max_len, config.pos_base,
+                               config.rope())
 
 
 def _block_kwargs(config: TransformerConfig) -> dict:
     return dict(dropout=config.dropout, norm=config.norm, activation=config.activation, bias=config.bias,
-                eps=config.layer_norm_eps)
+                eps=config.layer_norm_eps, norm_kind=config.norm_kind, feed_forward=config.feed_forward,
+                n_kv_heads=config.n_kv_heads, qkv_bias=config.qkv_bias)
 
 
 def _final_norm(config: TransformerConfig) -> nn.Module:
-    # Pre-norm leaves the residual stream un-normalised, so the stack ends with one more LayerNorm.
+    # Pre-norm leaves the residual stream un-normalised, so the stack ends with one more norm.
     if config.norm == "pre":
-        return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps, bias=config.bias)
+        return build_norm(config.norm_kind, config.d_model, eps=config.layer_norm_eps, bias=config.bias)
     return nn.Identity()
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from .rope_scaling import RopeScaling
+
 ACTS = ("add", "rotate", "bias", "nothing")
 
 
@@ -25,7 +27,8 @@ class PositionSetting:
     max_len: int  # positions the model is built for
     d_model: int  # width C of a token vector
     n_heads: int = 1  # attention heads H (the head size is D = C / H)
-    base: float = 10000.0  # the base of the frequencies (sinusoidal table, RoPE)
+    base: float = 10000.0  # the base of the frequencies (sinusoidal table, RoPE's theta)
+    rope_scaling: RopeScaling = RopeScaling()  # how RoPE's frequencies are stretched (none by default)
 
     @property
     def head_dim(self) -> int:

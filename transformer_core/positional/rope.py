@@ -5,20 +5,25 @@ from __future__ import annotations
 import torch
 
 from .base import AttentionPositions, PositionalKind, PositionSetting
+from .rope_scaling import RopeScaling
 
 
 class RotaryEmbedding(AttentionPositions):
     """Rotary position embedding: rotates each pair of query/key features by an angle proportional to position.
 
     The score between positions ``m`` and ``n`` then depends on ``m - n`` only. Pairs are the two halves of each
-    head (the GPT-NeoX / LLaMA layout).
+    head (the GPT-NeoX / LLaMA layout). ``base`` is θ (10000 in the paper, 100000 and more in newer models);
+    ``scaling`` stretches the frequencies as Llama 3 or position interpolation do (see :mod:`.rope_scaling`).
     """
 
-    def __init__(self, head_dim: int, max_len: int, base: float = 10000.0) -> None:
+    def __init__(self, head_dim: int, max_len: int, base: float = 10000.0,
+                 scaling: RopeScaling | None = None) -> None:
         super().__init__()
         if head_dim % 2 != 0:
             raise ValueError(f"Rotary embeddings need an even head size, got {head_dim}.")
         inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (D/2,)
+        if scaling is not None:
+            inv_freq = scaling.apply(inv_freq)
         angles = torch.arange(max_len, dtype=torch.float32)[:, None] * inv_freq  # (L, D/2)
         angles = torch.cat([angles, angles], dim=-1)  # (L, D)
         self.max_len = max_len
@@ -54,7 +59,7 @@ class RotaryEmbedding(AttentionPositions):
 
 
 def _rotary(setting: PositionSetting) -> RotaryEmbedding:
-    return RotaryEmbedding(setting.head_dim, setting.max_len, setting.base)
+    return RotaryEmbedding(setting.head_dim, setting.max_len, setting.base, setting.rope_scaling)
 
 
 KIND = PositionalKind(
