@@ -79,3 +79,22 @@ def compare_blocks(d_model: int, n_heads: int, d_ff: int, n_kv_heads: int, *, co
     return (gpt2_block(d_model, n_heads, d_ff, context=context, bytes_per_value=bytes_per_value),
             llama_block(d_model, n_heads, n_kv_heads, swiglu_width(d_ff), context=context,
                         bytes_per_value=bytes_per_value))
+
+
+BLOCKS = {"gpt": "GPT-2 block", "llama": "Llama block"}  # the blocks a decoder-only model can be built from
+
+
+def block_fields(block: str, n_kv_heads: int) -> dict[str, object]:
+    """The ``TransformerConfig`` fields that make a decoder of ``block``'s kind: none for GPT-2's (the task's own
+    settings); for a Llama block pre-norm RMSNorm, a SwiGLU feed-forward of width ``d_ff``, rotary positions, no
+    biases, no √C embedding scale and ``n_kv_heads`` shared K/V heads.
+
+    Raises:
+        ValueError: for a block that is not in :data:`BLOCKS`.
+    """
+    if block not in BLOCKS:
+        raise ValueError(f"block={block!r} is not one of {', '.join(BLOCKS)}.")
+    if block == "gpt":
+        return {}
+    return dict(norm="pre", norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
+                embed_scale=False, n_kv_heads=n_kv_heads)
