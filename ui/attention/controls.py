@@ -211,7 +211,7 @@ def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | Non
 def source_control(trained: list[state.TrainedModel]) -> str:
     """Random, pretrained or trained weights; returns ``"random"``, ``"pretrained"`` or a trained model's family."""
     options = ["random", "pretrained", *(e.family for e in trained)]
-    titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, BERT)"}
+    titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, Llama, BERT)"}
     titles |= {e.family: f"Trained: {e.task_title} (step {e.step})" for e in trained}
     return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
                     help="Random weights show the mechanics; a published model (GPT-2, BERT) shows what real "
