@@ -24,13 +24,19 @@ def _column(block: BlockCounts, layers: int) -> list[str]:
             human_bytes(block.kv_bytes_per_token), human_bytes(layers * block.kv_bytes_per_token)]
 
 
+def _change(before: int, after: int) -> str:
+    """The relative change as "-38%", "+2%" or "≈ 0%" (under half a percent either way)."""
+    ratio = (after - before) / before
+    return "≈ 0%" if abs(ratio) < 0.005 else f"{ratio:+.0%}"
+
+
 def block_table(gpt2: BlockCounts, llama: BlockCounts, layers: int) -> pd.DataFrame:
-    """The two blocks as columns, one row per count, and the Llama block's change in the last column."""
-    change = [f"{(b - a) / a:+.0%}" if a else "" for a, b in (
-        (gpt2.attention, llama.attention), (gpt2.feed_forward, llama.feed_forward), (gpt2.norms, llama.norms),
-        (gpt2.parameters, llama.parameters), (gpt2.d_ff, llama.d_ff), (gpt2.n_kv_heads, llama.n_kv_heads),
-        (gpt2.flops_per_token, llama.flops_per_token), (gpt2.kv_bytes_per_token, llama.kv_bytes_per_token),
-        (gpt2.kv_bytes_per_token, llama.kv_bytes_per_token))]
+    """The two blocks as columns, one row per count, and the Llama block's change in each cost in the last column
+    (the widths and head counts have none)."""
+    costs = [(gpt2.attention, llama.attention), (gpt2.feed_forward, llama.feed_forward), (gpt2.norms, llama.norms),
+             (gpt2.parameters, llama.parameters), None, None, (gpt2.flops_per_token, llama.flops_per_token),
+             (gpt2.kv_bytes_per_token, llama.kv_bytes_per_token), (gpt2.kv_bytes_per_token, llama.kv_bytes_per_token)]
+    change = ["" if pair is None else _change(*pair) for pair in costs]
     return pd.DataFrame({"GPT-2 block": _column(gpt2, layers), "Llama block": _column(llama, layers),
                          "Llama vs GPT-2": change}, index=list(ROWS))
 
@@ -43,7 +49,7 @@ def block_comparison(settings: BuilderSettings) -> None:
         return
     options = divisors(settings.n_heads)
     settle_choice(BLOCK_KV, options, why=f"K/V heads must divide the {settings.n_heads} query heads")
-    kv = st.select_slider("K/V heads of the Llama block", options, key=BLOCK_KV,
+    kv = st.columns([1, 2])[0].select_slider("K/V heads of the Llama block", options, key=BLOCK_KV,
                           help="Grouped-query attention: the query heads share this many key/value heads. Equal to "
                                "the heads: every head has its own (as in GPT-2); 1: multi-query attention. Fewer "
                                "K/V heads shrink the K and V projections and the KV cache.")
