@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.app.conftest import assert_no_exception
 from tests.app.test_live_training import heatmap_maps, live_at, metric, run_of
+from ui.attention import controls as lab
 from ui.training import controls as tc
 
 LLAMA = {"task": "induction", "d_model": "16", "heads": "4", "layers": "1", "d_ff": "32", "batch": "8",
@@ -46,3 +47,17 @@ def test_tasks_that_are_not_decoder_only_offer_no_block_choice():
     at = live_at(block="llama")  # the reverse task trains an encoder-decoder model
     assert not [s for s in at.selectbox if s.key in (tc.BLOCK, tc.KV_HEADS)]
     assert getattr(run_of(at).specs[0].model_config, "norm_kind", "layernorm") == "layernorm"
+
+
+def test_a_trained_llama_block_shows_its_kv_groups_in_the_attention_lab():
+    at = live_at(**{**LLAMA, "heads": "4", "kv_heads": "2", "steps": "10"})
+    at.button(key="live.start").click().run()
+    at.session_state[lab.SOURCE] = "causal_lm"
+    at.session_state[lab.TEXT] = "ABCAB"
+    at.switch_page("pages/attention.py").run()
+    assert_no_exception(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "K/V 1 → H1, H2; K/V 2 → H3, H4" in captions
+    at.button_group(key=f"{lab.OFF_KV}0").set_value([0]).run()
+    assert_no_exception(at)
+    assert at.button_group(key=f"{lab.OFF_PICK}0").value == [0, 1]
