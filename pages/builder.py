@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.builder import controls, views
+from ui.builder.blocks import block_comparison
 from ui.builder.diagram import architecture_svg
 from ui.builder.pretrained import loaded_model_sizes
 from ui.common import theme
@@ -63,4 +64,5 @@ loaded = loaded_model_sizes(settings.batch_size)
 st.table(views.comparison_table(settings, breakdown, est, loaded))  # a static table wraps its cells to fit any width
 st.caption(views.COMPARISON_HELP)
 show(views.share_figure(settings, breakdown, loaded), key="mb.share")
+block_comparison(settings)
 close_page(info)

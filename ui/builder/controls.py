@@ -30,6 +30,7 @@ LAST_D_MODEL = "mb.last_d_model"  # d_model of the previous run, to keep the d_f
 PRESET = "mb.preset"  # the famous model the controls were set to, "" once any of them changed (no widget)
 COMPARE_LOADED = "mb.compare_loaded"  # whether a loaded pretrained model joins the comparison
 LOADED_MODEL = "mb.loaded_model"  # that model's menu label
+BLOCK_KV = "mb.block_kv"  # K/V heads of the Llama block in *GPT-2 block vs Llama block*
 VIT_FIXED = "mb.vit."  # prefix of the read-only widgets that show the ViT's own norm and positions
 
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,
@@ -54,7 +55,8 @@ URL_PARAMS = [
     UrlParam(PATCH, _D.patch_size, lo=1, hi=max(IMAGE_SIZES)),
     UrlParam(CLASSES, _D.num_classes, lo=1, hi=100_000),
     UrlParam(BATCH, _D.batch_size, lo=1, hi=65_536),
-    UrlParam(PRESET, "", choices=("", *PRESETS)),  # a share link rebuilds the famous model exactly
+    UrlParam(PRESET, "", choices=("", *PRESETS)),
+    UrlParam(BLOCK_KV, 2, lo=1, hi=MAX_HEADS),  # a share link rebuilds the famous model exactly
 ]
 _DEFAULTS = {p.key: p.default for p in URL_PARAMS}
 HIDDEN_IN_PROJECTOR = (NORM, POSITIONAL, VOCAB, SEQ, IMAGE, PATCH, CLASSES, BATCH)
