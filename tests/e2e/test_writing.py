@@ -1,5 +1,5 @@
-"""*Watch it write* in the browser: a random-initialised local model writes 20 tokens in the Attention Lab, the
-heatmap gains 20 rows, and Stop stops a long writing early."""
+"""*Watch it write* in the browser: a random-initialised local GPT-2 and Llama-family model each write 20 tokens in
+the Attention Lab, the heatmap gains 20 rows, and Stop stops a long writing early."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from tests.e2e.actions import choose, open_page, pick_radio, widget
 from tests.e2e.conftest import SCREENSHOT_DIR, new_tab, serve_app, wait_for_app
-from tests.pretrained.hf_folders import gpt2_folder
+from tests.pretrained.hf_folders import gpt2_folder, llama_folder
 
 NEW_TOKENS = 20
 PROMPT = "the cat sat on the mat"
@@ -28,7 +28,7 @@ ROWS_JS = """() => {
 }"""
 
 
-def _greedy_without_end(folder, hf, tokenizer_ids: list[int], steps: int) -> bool:
+def _greedy_without_end(hf, tokenizer_ids: list[int], steps: int) -> bool:
     """Whether greedy writing from the prompt goes ``steps`` tokens without the end-of-text token (id 0)."""
     ids = list(tokenizer_ids)
     with torch.no_grad():
@@ -39,16 +39,23 @@ def _greedy_without_end(folder, hf, tokenizer_ids: list[int], steps: int) -> boo
 
 @pytest.fixture(scope="module")
 def models_root(tmp_path_factory):
-    """A models folder with a small GPT-2 whose greedy writing from PROMPT runs past 20 tokens."""
+    """A models folder with a small GPT-2 and a small Llama (grouped K/V heads) whose greedy writings from PROMPT
+    run past 64 tokens (so that only Stop ends a long one)."""
     from transformer_core.pretrained import TextTokenizer
 
     root = tmp_path_factory.mktemp("models")
-    for seed in range(20):
-        hf = gpt2_folder(root / "tiny-gpt2", layers=2, heads=4, width=32, positions=128, seed=seed)
-        ids = TextTokenizer.from_folder(root / "tiny-gpt2").encode(PROMPT).ids
-        if _greedy_without_end(root / "tiny-gpt2", hf, ids, NEW_TOKENS):
-            return root
-    pytest.fail("no seed writes 20 tokens without the end token")
+    makers = {"tiny-gpt2": lambda path, seed: gpt2_folder(path, layers=2, heads=4, width=32, positions=128, seed=seed),
+              "tiny-llama": lambda path, seed: llama_folder(path, layers=2, heads=4, kv_heads=2, width=32,
+                                                            positions=128, seed=seed)}
+    for name, make in makers.items():
+        for seed in range(20):
+            hf = make(root / name, seed)
+            ids = TextTokenizer.from_folder(root / name).encode(PROMPT).ids
+            if _greedy_without_end(hf, ids, 64):
+                break
+        else:
+            pytest.fail(f"no seed of {name} writes 64 tokens without the end token")
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +73,9 @@ def tab(browser, models_app):
 
 def _open_writer(tab, model: str) -> None:
     open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    weights = widget(tab, "stRadio", "Weights").first
+    weights.get_by_test_id("stRadioOption").filter(has_text="Pretrained").click()
+    wait_for_app(tab)
     menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
     menu.click()
     option = next(o.inner_text() for o in tab.get_by_role("option").all() if o.inner_text().startswith(model + " "))
@@ -92,8 +101,7 @@ def _status(tab) -> str:
     return tab.get_by_text(re.compile(r"^\d+ of at most \d+ new tokens")).first.inner_text().strip()
 
 
-def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
-    _open_writer(tab, "tiny-gpt2")
+def _twenty_rows(tab) -> None:
     assert _new_tokens(tab) == NEW_TOKENS  # the default
     tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
     wait_for_app(tab)
@@ -101,16 +109,8 @@ def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
     assert _status(tab).startswith(f"{NEW_TOKENS} of at most {NEW_TOKENS} new tokens")
     assert not tab.get_by_test_id("stException").count()
 
-    pick_radio(tab, "Choosing the next token", "Sample")  # a sampled text, for the README's picture
-    pick_radio(tab, "Attention colours", "Stretch to each map")
-    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
-    wait_for_app(tab)
-    tab.set_viewport_size({"width": 1280, "height": 1000})
-    tab.get_by_text("Watch it write").evaluate("element => element.scrollIntoView({block: 'start'})")
-    wait_for_app(tab)
-    SCREENSHOT_DIR.mkdir(exist_ok=True)
-    tab.screenshot(path=str(SCREENSHOT_DIR / "generation.png"))
 
+def _stop_stops_it(tab) -> None:
     _most_new_tokens(tab)
     assert _new_tokens(tab) == 64
     tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
@@ -123,3 +123,25 @@ def test_twenty_tokens_grow_twenty_rows_and_stop_stops_a_long_writing(tab):
     assert _status(tab).endswith("stopped") and _status(tab).startswith(f"{rows} of at most 64")
     assert stop.is_disabled() and tab.get_by_test_id("stMain").get_by_role("button", name="Write").is_enabled()
     assert not tab.get_by_test_id("stException").count()
+
+
+def test_gpt2_writes_twenty_rows_and_stop_stops_it(tab):
+    _open_writer(tab, "tiny-gpt2")
+    _twenty_rows(tab)
+    pick_radio(tab, "Choosing the next token", "Sample")  # a sampled text, for the README's picture
+    pick_radio(tab, "Attention colours", "Stretch to each map")
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
+    wait_for_app(tab)
+    tab.set_viewport_size({"width": 1280, "height": 1000})
+    tab.get_by_text("Watch it write").evaluate("element => element.scrollIntoView({block: 'start'})")
+    wait_for_app(tab)
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    tab.screenshot(path=str(SCREENSHOT_DIR / "generation.png"))
+    pick_radio(tab, "Choosing the next token", "Greedy")
+    _stop_stops_it(tab)
+
+
+def test_a_llama_family_model_writes_twenty_rows_and_stop_stops_it(tab):
+    _open_writer(tab, "tiny-llama")
+    _twenty_rows(tab)
+    _stop_stops_it(tab)
