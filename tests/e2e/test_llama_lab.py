@@ -42,7 +42,7 @@ def test_the_lab_shows_a_llama_models_shared_kv_heads_and_switches_a_group_off(b
         text = main_text(tab)
         assert "6 query heads sharing 2 K/V heads" in text and "K/V 1 → H1–H3; K/V 2 → H4–H6" in text
         assert_no_exception(tab)
-        readme_screenshot(tab, "attention_lab_llama.png")
+        readme_screenshot(tab, "attention_lab_llama.png", start=tab.get_by_text("Weights of", exact=False).first)
         row = tab.get_by_test_id("stButtonGroup").filter(has_text="L1 K/V")
         row.get_by_role("button", name="KV2", exact=True).click()
         wait_for_app(tab)
