@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from tests.app.conftest import app_at, assert_no_exception
-from tests.app.llama_folders import llama_folder
 from tests.app.test_attention_lab import _z
 from tests.app.test_switch_combinations import _chart_spec
+from tests.pretrained.hf_folders import llama_folder
 from transformer_core.interventions import ablate_heads, attention_stacks
 from transformer_core.pretrained import load_pretrained
 from ui.attention import controls as lab
@@ -22,7 +22,7 @@ TEXT = "the cat sat on the mat"
 @pytest.fixture(scope="module", name="models")
 def models_fixture(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
-    hf = llama_folder(root / "tiny-llama", layers=2, heads=6, kv_heads=2)
+    hf = llama_folder(root / "tiny-llama", layers=2, heads=6, kv_heads=2, width=48, positions=64, tied=True)
     return root, hf
 
 

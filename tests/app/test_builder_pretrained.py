@@ -7,8 +7,7 @@ import json
 import pytest
 
 from tests.app.conftest import app_at, assert_no_exception
-from tests.app.llama_folders import llama_folder
-from tests.pretrained.hf_folders import bert_folder, gpt2_folder
+from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder
 from transformer_core.pretrained import load_pretrained
 from transformer_core.sizing import PRESETS
 from ui.builder import controls as bc

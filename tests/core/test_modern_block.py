@@ -15,6 +15,7 @@ from transformer_core import CausalLM, TransformerConfig
 from transformer_core.attention import MultiHeadAttention
 from transformer_core.feed_forward import FEED_FORWARDS, SwiGLU, build_feed_forward
 from transformer_core.generation import generate, kv_cache_bytes
+from transformer_core.interventions import ablate_heads
 from transformer_core.masks import causal_mask, combine_masks, padding_mask
 from transformer_core.norms import NORM_KINDS, RMSNorm, build_norm
 from transformer_core.positional import RopeScaling, RotaryEmbedding
@@ -209,3 +210,22 @@ def test_cached_generation_of_a_llama_model_equals_a_full_forward(changes):
 def test_grouped_heads_shrink_the_cache():
     assert kv_cache_bytes(LLAMA, 10) == 2 * 2 * 2 * 4 * 10 * 4
     assert kv_cache_bytes(replace(LLAMA, n_kv_heads=None), 10) == 3 * kv_cache_bytes(LLAMA, 10)
+
+
+def test_switching_off_one_query_head_of_a_group_leaves_its_group_mates_working():
+    torch.manual_seed(0)
+    lm = CausalLM(LLAMA).eval()
+    ids = torch.randint(0, 29, (1, 9))
+    d = LLAMA.head_dim
+    cut = CausalLM(LLAMA).eval()
+    cut.load_state_dict(lm.state_dict())
+    with torch.no_grad():
+        cut.blocks[0].self_attn.out_proj.weight[:, 1 * d:2 * d] = 0.0  # query head 1 (group 0) contributes nothing
+        expected = cut(ids)
+        with ablate_heads(lm, [("decoder", 0, 1)]):
+            ablated = lm(ids)
+            steps = list(generate(lm, ids, 3))
+        plain = lm(ids)
+    torch.testing.assert_close(ablated, expected)
+    assert not torch.allclose(ablated, plain, atol=1e-4)  # head 1 mattered; heads 0 and 2 share its K/V and stay
+    torch.testing.assert_close(steps[0].logits, expected[0, -1], atol=1e-5, rtol=0)  # the steps see the switch too

@@ -5,23 +5,18 @@ guide."""
 from __future__ import annotations
 
 import pytest
-import torch
 
-from tests.app.llama_folders import llama_folder
 from tests.e2e.actions import choose, click_radio_option, main_text, open_page, pick_radio, readme_screenshot
 from tests.e2e.conftest import assert_no_exception, new_tab, serve_app, wait_for_app
+from tests.pretrained.hf_folders import llama_folder
 
 
 @pytest.fixture(scope="module")
 def llama_app(tmp_path_factory):
-    """A server whose models folder holds a tiny Llama (6 query heads, 2 K/V heads) with large weights."""
+    """A server whose models folder holds a tiny Llama (6 query heads, 2 K/V heads; large weights, so its
+    attention and predictions are far from flat)."""
     root = tmp_path_factory.mktemp("models")
-    hf = llama_folder(root / "tiny-llama", layers=2, heads=6, kv_heads=2, width=48)
-    with torch.no_grad():
-        for p in hf.parameters():
-            if p.dim() == 2:
-                p.mul_(10.0)
-    hf.save_pretrained(root / "tiny-llama")
+    llama_folder(root / "tiny-llama", layers=2, heads=6, kv_heads=2, width=48, positions=64, tied=True)
     env = {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
     with serve_app(env) as base_url:
         yield base_url
@@ -42,7 +37,7 @@ def test_the_lab_shows_a_llama_models_shared_kv_heads_and_switches_a_group_off(b
         text = main_text(tab)
         assert "6 query heads sharing 2 K/V heads" in text and "K/V 1 → H1–H3; K/V 2 → H4–H6" in text
         assert_no_exception(tab)
-        readme_screenshot(tab, "attention_lab_llama.png")
+        readme_screenshot(tab, "attention_lab_llama.png", start=tab.get_by_text("Weights of", exact=False).first)
         row = tab.get_by_test_id("stButtonGroup").filter(has_text="L1 K/V")
         row.get_by_role("button", name="KV2", exact=True).click()
         wait_for_app(tab)

@@ -88,10 +88,10 @@ def test_a_modern_models_download_lands_in_a_folder_named_for_it(monkeypatch, tm
 
 
 def test_local_llama_and_qwen2_folders_are_found_and_described(tmp_path):
-    from tests.app.llama_folders import llama_folder
+    from tests.pretrained.hf_folders import llama_folder
 
     sizes = {"tiny-llama": llama_folder(tmp_path / "tiny-llama").num_parameters(),
-             "tiny-qwen": llama_folder(tmp_path / "tiny-qwen", qwen=True, tied=False).num_parameters()}
+             "tiny-qwen": llama_folder(tmp_path / "tiny-qwen", qwen2=True).num_parameters()}
     cat = catalogue(folder=tmp_path, cache_dir=tmp_path / "cache", profile=LAPTOP)
     offers = {o.info.name: o for o in cat.offers}
     assert {n: (o.info.family, o.info.n_params) for n, o in offers.items()} == {

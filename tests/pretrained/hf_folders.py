@@ -117,10 +117,10 @@ def bad_folders(root: Path) -> dict[str, str]:
     path = root / "truncated" / "model.safetensors"
     path.write_bytes(path.read_bytes()[:-100])
     gpt2_folder(root / "unsupported")
-    _edit_config(root / "unsupported", model_type="llama")
+    _edit_config(root / "unsupported", model_type="t5")
     gpt2_folder(root / "oversized")
     _edit_config(root / "oversized", n_layer=100_000)
-    return {"pickle-only": "only as pickles", "truncated": "truncated", "unsupported": "'llama' is not supported",
+    return {"pickle-only": "only as pickles", "truncated": "truncated", "unsupported": "'t5' is not supported",
             "oversized": "describes 100,000 layers"}
 
 

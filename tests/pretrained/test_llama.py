@@ -102,9 +102,41 @@ def test_older_config_files_with_rope_theta_and_rope_scaling_read_the_same(tmp_p
     (dict(hidden_act="gelu"), "hidden_act='gelu'"),
     (dict(rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0}), "'yarn' is not supported"),
     (dict(use_sliding_window=True), "sliding-window"),
+    (dict(rope_interleaved=True), "rope_interleaved"),
     (dict(num_key_value_heads=3), "n_kv_heads=3 must divide n_heads=4"),
     (dict(hidden_size=30, num_attention_heads=6, head_dim=None), "head size must be even"),  # RoPE rotates pairs
 ])
 def test_variants_it_cannot_build_are_refused_clearly(tmp_path, changes, message):
     with pytest.raises(ValueError, match=message):
         read_spec(_config(tmp_path, **changes))
+
+
+# The published config.json files, as transformers 4.x wrote them (rope_theta at the top level).
+SMOLLM2_135M = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 0,
+    "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 576, "initializer_range": 0.041666666666666664,
+    "intermediate_size": 1536, "is_llama_config": True, "max_position_embeddings": 8192, "model_type": "llama",
+    "num_attention_heads": 9, "num_hidden_layers": 30, "num_key_value_heads": 3, "pretraining_tp": 1,
+    "rms_norm_eps": 1e-05, "rope_interleaved": False, "rope_scaling": None, "rope_theta": 100000,
+    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "transformers_version": "4.40.1", "use_cache": True,
+    "vocab_size": 49152,
+}
+QWEN25_05B = {
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+    "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+    "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 24, "model_type": "qwen2",
+    "num_attention_heads": 14, "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+    "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "transformers_version": "4.43.1", "use_cache": True, "use_sliding_window": False, "vocab_size": 151936,
+}
+
+
+@pytest.mark.parametrize("raw, family, n_params, kv_heads", [
+    (SMOLLM2_135M, "llama", 134_515_008, 3),
+    (QWEN25_05B, "qwen2", 494_032_768, 2),
+])
+def test_the_published_configs_read_with_their_real_sizes(raw, family, n_params, kv_heads):
+    spec = read_spec(raw)
+    assert (spec.family, spec.n_params, spec.config.kv_heads) == (family, n_params, kv_heads)
+    assert spec.config.qkv_bias == (family == "qwen2") and spec.config.tie_weights
+    assert spec.config.pos_base == raw["rope_theta"] and spec.config.rope_scaling == "none"

@@ -49,6 +49,8 @@ def _refuse_variants(raw: dict[str, Any], c: int, heads: int) -> None:
     if head_dim is not None and head_dim != c // heads:
         raise ValueError(f"head_dim={head_dim} differs from hidden_size / num_attention_heads = {c} / {heads}; "
                          "heads of another size than the width divided by the heads are not supported.")
+    if raw.get("rope_interleaved"):
+        raise ValueError("rope_interleaved=true (rotating neighbouring features, not halves) is not supported.")
     if raw.get("attention_bias") or raw.get("mlp_bias"):
         raise ValueError("Llama models with attention_bias or mlp_bias are not supported.")
     sliding = raw.get("use_sliding_window") or "sliding_attention" in (raw.get("layer_types") or [])
