@@ -32,6 +32,7 @@ from transformer_core.models import CausalLM
 from transformer_core.pretrained import Pretrained
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
 from ui.common import charts, st_internals
+from ui.common.chart_style import strong_colour
 
 WRITING = "attn.gen.writing"  # (model key, Writing): this session's writing, kept after its loop
 NEW_TOKENS = "attn.gen.new"  # how many tokens to write
@@ -196,10 +197,11 @@ def _draw(view: WritingView, writing: Writing) -> None:
     """The writing as it stands: status, text, heatmap and the newest (or chosen) step's candidates."""
     view.status.caption(writing.describe())
     prompt, written = writing.text
+    colour = strong_colour()  # the theme's primary colour, readable on the light and the dark theme
     view.text.markdown(
-        f'<div class="gen-text" style="font-size:1.1rem; line-height:1.6; padding:0.5rem 0.8rem; '
-        f'border-left:4px solid var(--primary-color, #0072B2)">{html.escape(prompt)}'
-        f'<b style="color: var(--primary-color, #0072B2)">{html.escape(written)}</b></div>', unsafe_allow_html=True)
+        f'<div style="font-size:1.1rem; line-height:1.6; padding:0.5rem 0.8rem; white-space:pre-wrap; '
+        f'border-left:4px solid {colour}">{html.escape(prompt)}<b style="color:{colour}">{html.escape(written)}</b>'
+        '</div>', unsafe_allow_html=True)
     if not writing.written:
         return
     n = len(writing.written)
