@@ -130,3 +130,16 @@ def test_an_unfinished_writing_is_taken_up_by_the_next_page_run(models):
     assert_no_exception(at)
     assert halfway.finished and [t.token_id for t in halfway.written] == [t.token_id for t in done.written]
     assert _heatmap_rows(at) == len(done.written)
+
+
+def test_projector_mode_leaves_out_the_sections_explanation(models):
+    from ui.common import state
+
+    at = _lab()
+    explanation = "reading its own tokens back"
+    assert any(explanation in c.value for c in at.caption)
+    at.session_state[state.PRESENTATION] = True
+    at.run()
+    assert_no_exception(at)
+    assert not any(explanation in c.value for c in at.caption)
+    assert at.button(key="attn.gen.start")  # the section itself stays

@@ -33,6 +33,7 @@ from transformer_core.pretrained import Pretrained
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
 from ui.common import charts, st_internals
 from ui.common.chart_style import strong_colour
+from ui.common.theme import projector
 
 WRITING = "attn.gen.writing"  # (model key, Writing): this session's writing, kept after its loop
 NEW_TOKENS = "attn.gen.new"  # how many tokens to write
@@ -153,9 +154,11 @@ def writing_section(pre: Pretrained, text: str) -> WritingView | None:
         return None
     _init()
     st.subheader("Watch it write")
-    st.caption("The model continues your text one token at a time, reading its own tokens back (with a key/value "
-               "cache: each step computes the newest token's query, key and value only). Each new token adds one "
-               "row to the heatmap: where the token just read looked while the model chose the next one.")
+    if not projector():  # a projector keeps its first screen for the picture
+        st.caption("The model continues your text one token at a time, reading its own tokens back (with a "
+                   "key/value cache: each step computes the newest token's query, key and value only). Each new "
+                   "token adds one row to the heatmap: where the token just read looked while the model chose the "
+                   "next one.")
     sampling = _sampling_controls()
     writing = current(pre)
     running = writing is not None and not writing.finished
