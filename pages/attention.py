@@ -9,6 +9,7 @@ from ui.attention.generation import keep_writing, writing_section
 from ui.attention.head_switch import shown_model, switch_off_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, one_head, token_lines, token_strip, view_controls
+from ui.attention.writers import lab_writer
 from ui.common import state, theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 
@@ -71,10 +72,9 @@ else:
     token_lines(run, layer, head)
 if about and projector:
     st.caption(about)
-writing = None
 if pre is not None:
     lab_pretrained.predictions(pre, text)
-    writing = writing_section(pre, text)
+writing = writing_section(lab_writer(pre, shown_trained, text))
 shown = shown_model(pre, shown_trained, text, s)
 if shown is not None:
     switch_off_section(shown)

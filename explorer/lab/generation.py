@@ -12,7 +12,7 @@ sampling shows ``softmax(logits / temperature)`` over the tokens top-k and top-p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -40,11 +40,26 @@ class Vocabulary(Protocol):
 
 
 def token_label(vocabulary: Vocabulary, token_id: int) -> str:
-    """How a token is labelled in charts: its string with a leading space shown as ␣ (``#id`` when unnamed)."""
+    """How a token is labelled in charts: its string with spaces shown as ␣ (``#id`` when unnamed)."""
     text = vocabulary.id_to_token(int(token_id)) or f"#{int(token_id)}"
-    for mark in SPACE_MARKS:
+    for mark in (*SPACE_MARKS, " "):
         text = text.replace(mark, SHOWN_SPACE)
-    return text
+    return text.replace("\n", "↵")
+
+
+class Characters:
+    """A character model's vocabulary (a model trained in the app on text): one character per id."""
+
+    def __init__(self, table: Mapping[str, int]) -> None:
+        self._chars = {int(i): ch for ch, i in table.items()}
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The character of ``token_id``, or ``None``."""
+        return self._chars.get(int(token_id))
+
+    def decode(self, ids: list[int], *, skip_special_tokens: bool = True) -> str:
+        """The text of ``ids`` (ids without a character are left out)."""
+        return "".join(self._chars.get(int(i), "") for i in ids)
 
 
 def end_token_id(token_to_id: Callable[[str], int | None]) -> int | None:

@@ -143,3 +143,24 @@ def test_projector_mode_leaves_out_the_sections_explanation(models):
     assert_no_exception(at)
     assert not any(explanation in c.value for c in at.caption)
     assert at.button(key="attn.gen.start")  # the section itself stays
+
+
+def test_a_character_model_trained_in_this_session_writes_in_its_characters():
+    """A decoder-only model from Live Training writes too, in its task's characters (no end-of-text token)."""
+    from transformer_core.tasks import get_task
+    from ui.common import state
+
+    task = get_task("char_lm")
+    torch.manual_seed(0)
+    model = task.build_model(task.default_model_config()).eval()
+    entry = state.TrainedModel("causal_lm", "char_lm", task.title, model, model.config, step=5, task=task)
+    at = app_at(None)
+    at.session_state[state.TRAINED] = {"causal_lm": entry}
+    at.switch_page(PAGE).run()
+    at.radio(key=lab_controls.SOURCE).set_value("causal_lm").run()
+    at.text_input(key=lab_controls.TEXT).set_value("the cat").run()
+    writing = _write(at, 5)
+    assert len(writing.written) == 5 and writing.status == "done"
+    assert list(writing.prompt_ids) == task.encode("the cat").tolist()
+    assert writing.text[0] == "the cat" and len(writing.text[1]) == 5  # one character per token
+    assert _heatmap_rows(at) == 5

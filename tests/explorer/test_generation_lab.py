@@ -222,3 +222,11 @@ def test_a_real_writing_repeats_with_its_seed_and_refuses_bad_requests_kindly(ti
     for ids, n, phrase in (((), 5, "Type a prompt"), ((1, 2), 0, "1 to 64"), ((1,) * 32, 5, "at most 32 tokens")):
         with pytest.raises(ValueError, match=phrase):
             start_writing(tiny.model, ids, tiny.tokenizer, Sampling(), n)
+
+
+def test_a_character_vocabulary_labels_spaces_and_line_breaks_and_decodes():
+    from explorer.lab.generation import Characters
+
+    chars = Characters({"a": 0, " ": 1, "\n": 2})
+    assert [token_label(chars, i) for i in (0, 1, 2, 9)] == ["a", SHOWN_SPACE, "↵", "#9"]
+    assert chars.decode([0, 1, 0, 2, 9]) == "a a\n"

@@ -1,6 +1,6 @@
-"""*Watch it write*: a causal pretrained model (GPT-2, the Llama family) continues the Lab's text one token at a
-time, live, with a Stop button; the attention heatmap gains a row per token and a chart shows each step's
-candidates.
+"""*Watch it write*: a model that writes (GPT-2, the Llama family, a decoder-only model trained in this session;
+see :mod:`ui.attention.writers`) continues the Lab's text one token at a time, live, with a Stop button; the
+attention heatmap gains a row per token and a chart shows each step's candidates.
 
 :func:`writing_section` draws the settings, the buttons and the places the writing is drawn in, and returns them
 as a :class:`WritingView`; the page calls :func:`keep_writing` last, which loops — one token, redraw — while the
@@ -22,15 +22,11 @@ from explorer.lab.generation import (
     MAX_NEW_TOKENS,
     Sampling,
     Writing,
-    end_token_id,
     start_writing,
 )
 from explorer.lab.generation_exports import growing_gif, steps_csv
-from explorer.lab.text_input import MAX_TOKENS
-from explorer.pretrained.lab import encode
-from transformer_core.models import CausalLM
-from transformer_core.pretrained import Pretrained
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
+from ui.attention.writers import Writer
 from ui.common import charts, st_internals
 from ui.common.chart_style import strong_colour
 from ui.common.theme import projector
@@ -64,23 +60,13 @@ class WritingView:
     head: int
 
 
-def writes(pre: Pretrained | None) -> bool:
-    """Whether ``pre`` is a model that writes text (a decoder-only language model)."""
-    return pre is not None and isinstance(pre.model, CausalLM) and pre.tokenizer is not None
-
-
-def model_key(pre: Pretrained) -> str:
-    """What tells loaded models apart: a writing is shown only beside the model that wrote it."""
-    return f"{pre.name}#{id(pre.model)}"
-
-
-def current(pre: Pretrained) -> Writing | None:
-    """This session's writing by ``pre``; a writing by another model is let go."""
+def current(writer: Writer) -> Writing | None:
+    """This session's writing by ``writer``'s model; a writing by another model is let go."""
     held = st.session_state.get(WRITING)
     if held is None:
         return None
     key, writing = held
-    if key != model_key(pre):
+    if key != writer.key:
         writing.stop()
         del st.session_state[WRITING]
         return None
@@ -132,25 +118,24 @@ def _stop() -> None:
         held[1].stop()
 
 
-def _start(pre: Pretrained, text: str, sampling: Sampling) -> None:
+def _start(writer: Writer, sampling: Sampling) -> None:
     """Write's callback: a new writing from the Lab's text (replacing this session's last one), or the reason why
     not, kept for the section to show. It runs before the page does, so the page is drawn as the writing runs."""
     _stop()
     st.session_state.pop(WRITING, None)
-    inp = encode(pre, text, MAX_TOKENS)
     try:
-        writing = start_writing(pre.model, inp.ids, pre.tokenizer, sampling, int(st.session_state[NEW_TOKENS]),
-                                end_id=end_token_id(pre.tokenizer.token_to_id), model_name=pre.name)
+        writing = start_writing(writer.model, writer.prompt_ids, writer.vocabulary, sampling,
+                                int(st.session_state[NEW_TOKENS]), end_id=writer.end_id, model_name=writer.name)
     except ValueError as err:
         st.session_state[REFUSED] = str(err)
         return
-    st.session_state[WRITING] = (model_key(pre), writing)
+    st.session_state[WRITING] = (writer.key, writing)
     st.session_state[STEP] = MAX_NEW_TOKENS  # the last step, once it has ended
 
 
-def writing_section(pre: Pretrained, text: str) -> WritingView | None:
+def writing_section(writer: Writer | None) -> WritingView | None:
     """The *Watch it write* section for a model that writes; returns where a running writing is drawn."""
-    if not writes(pre):
+    if writer is None:
         return None
     _init()
     st.subheader("Watch it write")
@@ -160,12 +145,12 @@ def writing_section(pre: Pretrained, text: str) -> WritingView | None:
                    "token adds one row to the heatmap: where the token just read looked while the model chose the "
                    "next one.")
     sampling = _sampling_controls()
-    writing = current(pre)
+    writing = current(writer)
     running = writing is not None and not writing.finished
     bar = st.container(horizontal=True, vertical_alignment="center")
     with bar:
         st.button("Write", type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
-                  on_click=_start, args=(pre, text, sampling),
+                  on_click=_start, args=(writer, sampling),
                   help="Continue the text above with up to the chosen number of new tokens, live.")
         st.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="attn.gen.stop",
                   help="Stop writing now; what was written stays.")
@@ -177,7 +162,7 @@ def writing_section(pre: Pretrained, text: str) -> WritingView | None:
         if not refused:
             st.info("Press **Write** to watch the model continue your text.", icon="✍️")
         return None
-    n_layers, n_heads = pre.config.n_layers, pre.config.n_heads
+    n_layers, n_heads = writer.model.config.n_layers, writer.model.config.n_heads
     layer, head = charts.layer_head_picker(n_layers, n_heads, keys=(LAYER, HEAD), helps=(
         "The layer whose attention the heatmap shows.", "The head whose attention the heatmap shows."))
     text_place = st.empty()
