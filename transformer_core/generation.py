@@ -14,7 +14,7 @@ Sampling (:func:`sampling_probs`) follows the usual order: temperature, then top
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -140,8 +140,8 @@ def generate(model: nn.Module, prompt_ids: torch.Tensor, max_new_tokens: int, *,
     return _steps(model, prompt_ids, steps, choose, eos_token_id)
 
 
-def _steps(model: nn.Module, prompt_ids: torch.Tensor, steps: int, choose, eos_token_id: int | None
-           ) -> Iterator[GenerationStep]:
+def _steps(model: nn.Module, prompt_ids: torch.Tensor, steps: int, choose: Callable[[torch.Tensor], int],
+           eos_token_id: int | None) -> Iterator[GenerationStep]:
     start = prompt_ids.size(1)
     cache = KVCache(len(model.blocks), capacity=max(start + steps - 1, 1))  # the last token is never fed
     feed = prompt_ids
