@@ -45,7 +45,8 @@ elif use_pretrained:
 if entry is not None:
     try:
         run, shown_trained = controls.run_trained(entry, text), entry
-        about = (f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "
+        shared = f" sharing {run.kv_heads} K/V heads" if 0 < run.kv_heads < run.n_heads else ""
+        about = (f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads{shared}, {len(run.steps)} "
                  f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
     except ValueError as err:
         st.warning(f"{err} Showing random weights instead.", icon="⚠️")

@@ -57,8 +57,9 @@ st.download_button("Download the diagram (SVG)", svg, file_name=f"architecture_{
 
 st.subheader("Compared with famous models")
 st.caption(
-    "BERT-base, GPT-2 small, the 2017 Transformer base and ViT-B/16 rebuilt from this app's blocks and counted "
-    f"the same way; memory is for training at your batch size ({settings.batch_size}) and their own lengths."
+    "BERT-base, GPT-2 small, the 2017 Transformer base, ViT-B/16 and SmolLM2-135M rebuilt from this app's blocks "
+    f"and counted the same way; memory is for training at your batch size ({settings.batch_size}) and their own "
+    "lengths."
 )
 loaded = loaded_model_sizes(settings.batch_size)
 st.table(views.comparison_table(settings, breakdown, est, loaded))  # a static table wraps its cells to fit any width

@@ -110,3 +110,10 @@ def test_find_the_heads_scores_every_query_head(models):
     assert any(s.value == "Find the heads" for s in at.subheader)
     spec = _chart_spec(at, "attn.find_heads")
     assert all(_z(trace).shape == (2, 6) for trace in spec["data"])
+
+
+def test_more_models_lists_the_curated_modern_models_with_their_sizes(models):
+    at = _llama()
+    rows = " ".join(m.value for m in at.markdown)
+    assert "**HuggingFaceTB/SmolLM2-135M**: 134.5M parameters, 273 MB download" in rows
+    assert "**Qwen/Qwen2.5-0.5B**: 494.0M parameters" in rows

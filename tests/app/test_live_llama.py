@@ -57,7 +57,15 @@ def test_a_trained_llama_block_shows_its_kv_groups_in_the_attention_lab():
     at.switch_page("pages/attention.py").run()
     assert_no_exception(at)
     captions = " ".join(c.value for c in at.caption)
-    assert "K/V 1 → H1, H2; K/V 2 → H3, H4" in captions
+    assert "K/V 1 → H1, H2; K/V 2 → H3, H4" in captions and "4 heads sharing 2 K/V heads" in captions
     at.button_group(key=f"{lab.OFF_KV}0").set_value([0]).run()
     assert_no_exception(at)
     assert at.button_group(key=f"{lab.OFF_PICK}0").value == [0, 1]
+
+
+def test_the_block_and_kv_heads_are_kept_across_a_visit_to_another_page():
+    at = live_at(**LLAMA)
+    at.switch_page("pages/builder.py").run()
+    at.switch_page("pages/training.py").run()
+    assert_no_exception(at)
+    assert (at.selectbox(key=tc.BLOCK).value, at.selectbox(key=tc.KV_HEADS).value) == ("llama", 2)

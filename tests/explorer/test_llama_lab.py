@@ -14,20 +14,27 @@ from transformer_core.config import TransformerConfig
 from transformer_core.lens import logit_lens
 from transformer_core.models import CausalLM
 from transformer_core.seeding import seeded
+from transformer_core.sizing import kv_cache_bytes_per_token
 
 IDS = [3, 1, 4, 1, 5, 9, 2, 6]
 
 
-def _model(kv: int = 2, heads: int = 6) -> CausalLM:
+def _model(kv: int = 2, heads: int = 6, qkv_bias: bool | None = None) -> CausalLM:
     config = TransformerConfig(vocab_size=16, max_len=32, d_model=48, n_heads=heads, n_layers=2, d_ff=40,
-                               **block_fields("llama", kv))
+                               qkv_bias=qkv_bias, **block_fields("llama", kv))
     with seeded(0):
         return CausalLM(config).eval()
 
 
-@pytest.mark.parametrize("kv", [1, 2, 3, 6])
-def test_the_replayed_attention_is_the_models_own(kv):
-    model = _model(kv)
+@pytest.mark.parametrize(("kv", "qkv_bias"), [(1, None), (2, None), (3, None), (6, None), (2, True)])
+def test_the_replayed_attention_is_the_models_own(kv, qkv_bias):
+    model = _model(kv, qkv_bias=qkv_bias)
+    if qkv_bias:  # Qwen2: biases on Q, K and V only, made non-zero so that they count
+        with torch.no_grad():
+            for block in model.blocks:
+                for proj in (block.self_attn.q_proj, block.self_attn.k_proj, block.self_attn.v_proj):
+                    proj.bias.normal_(0.0, 0.5)
+        assert model.blocks[0].self_attn.out_proj.bias is None
     stack = trained_stack(model, IDS, [str(i) for i in IDS])
     steps = walk_stack(stack)
     with torch.no_grad():
@@ -71,3 +78,4 @@ def test_a_llama_block_of_the_library_counts_what_the_builder_says(kv):
     counted = llama_block(48, 6, kv, 40, context=8)
     assert sum(p.numel() for p in block.parameters()) == counted.parameters
     assert sum(p.numel() for p in block.self_attn.parameters()) == counted.attention
+    assert kv_cache_bytes_per_token(model.config) == model.config.n_layers * counted.kv_bytes_per_token
