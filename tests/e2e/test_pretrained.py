@@ -39,7 +39,7 @@ def tab(browser, models_app):
 
 def test_attention_lab_runs_a_pretrained_gpt2(tab):
     open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
     choose(tab, "Pretrained model", next(o for o in _options(tab) if o.startswith("tiny-gpt2 ")))
     tab.get_by_text("What comes next?").wait_for()
     text = main_text(tab)
@@ -90,7 +90,7 @@ def test_positional_page_draws_a_pretrained_gpt2s_learned_positions(tab):
 def test_bad_folders_are_listed_with_their_reasons_and_the_good_models_work(tab, models_root):
     bad = models_root[1]
     open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
     options = _options(tab)
     assert not any(o.split(" ")[0] in bad for o in options)  # broken folders are not in the menu
     open_expander(tab, "More models")

@@ -25,7 +25,8 @@ from ui.common.urlstate import add_link_notice, settle_choice
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
 # how the menus name the families (DistilBERT and RoBERTa are BERT-style encoders, named as one kind)
-FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "distilbert": "BERT", "roberta": "BERT", "vit": "ViT"}
+FAMILY_NAMES = {"gpt2": "GPT-2", "llama": "Llama-family", "qwen2": "Llama-family",
+                "bert": "BERT", "distilbert": "BERT", "roberta": "BERT", "vit": "ViT"}
 HUB_CHECK_TTL_S = 300  # whether the Hub is reachable is asked again after this many seconds
 
 
