@@ -112,5 +112,5 @@ def test_a_share_link_opens_the_named_model_or_falls_back_with_a_notice(tab):
     assert "The link's setting" not in text
     open_page(tab, "/attention?attn.source=pretrained&attn.pretrained=gpt2-xl")
     tab.get_by_text("The link's setting attn.pretrained='gpt2-xl' was changed to").wait_for()
-    assert "no GPT-2 or BERT model of that name is on this server" in main_text(tab)
+    assert "no GPT-2, Llama-family or BERT model of that name is on this server" in main_text(tab)
     assert not tab.get_by_test_id("stException").count()

@@ -214,10 +214,10 @@ def source_control(trained: list[state.TrainedModel]) -> str:
     titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, Llama, BERT)"}
     titles |= {e.family: f"Trained: {e.task_title} (step {e.step})" for e in trained}
     return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
-                    help="Random weights show the mechanics; a published model (GPT-2, BERT) shows what real "
-                         "training on lots of text produced; a model trained on the Live Training page shows "
-                         "patterns it learned. Pretrained and trained models bring their own size, mask and "
-                         "vocabulary.")
+                    help="Random weights show the mechanics; a published model (GPT-2, a Llama-family model, "
+                         "BERT) shows what real training on lots of text produced; a model trained on the Live "
+                         "Training page shows patterns it learned. Pretrained and trained models bring their own "
+                         "size, mask and vocabulary.")
 
 
 def settings() -> LabSettings:

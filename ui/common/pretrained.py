@@ -83,7 +83,8 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
     # In the order of ``families`` (GPT-2 before BERT on a first visit), then by name.
     offers = sorted((o for o in cat.offers if o.allowed and o.info.family in families),
                     key=lambda o: (families.index(o.info.family), o.info.name.lower()))
-    kinds = " or ".join(dict.fromkeys(FAMILY_NAMES.get(f, f) for f in families))
+    names = list(dict.fromkeys(FAMILY_NAMES.get(f, f) for f in families))
+    kinds = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
     chosen = None
     if offers:
         by_name: dict[str, Offer] = {}
