@@ -7,6 +7,7 @@ A query whose keys are all masked gets zero weights and a zero output instead of
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -36,9 +37,10 @@ def scaled_dot_product_attention(
     """softmax(Q Kᵀ / √d_k + bias) V, written out so the attention weights can be returned.
 
     Args:
-        q: queries ``(..., T, D)``.
-        k: keys ``(..., S, D)``.
-        v: values ``(..., S, Dv)``.
+        q: queries ``(..., H, T, D)``.
+        k: keys ``(..., H_kv, S, D)``; ``H_kv`` may divide ``H`` (grouped-query attention: query head ``h`` reads
+            key head ``h // (H / H_kv)``).
+        v: values ``(..., H_kv, S, Dv)``.
         mask: boolean, ``True`` = may attend, broadcastable to ``(..., T, S)``.
         dropout_p: dropout probability applied to the weights (pass 0 in evaluation).
         bias: optional float bias added to the scaled scores, broadcastable to ``(..., T, S)`` (e.g. ALiBi).
@@ -47,7 +49,7 @@ def scaled_dot_product_attention(
         ``(out, weights)`` with shapes ``(..., T, Dv)`` and ``(..., T, S)``; each row of ``weights`` sums to 1,
         except rows whose keys are all masked, which are all zeros.
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, S)
+    scores = _grouped(q, k, lambda qg: qg @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (..., H, T, S)
     if bias is not None:
         scores = scores + bias
     has_key = None
@@ -59,7 +61,22 @@ def scaled_dot_product_attention(
         weights = weights * has_key
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
-    return weights @ v, weights
+    return _grouped(weights, v, lambda wg: wg @ v), weights
+
+
+def _grouped(x: torch.Tensor, kv: torch.Tensor, product: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """``product`` of per-query-head rows ``x`` ``(..., H, T, N)`` with keys or values of ``H_kv`` heads.
+
+    With grouping, the ``H / H_kv`` query heads of a group are stacked as rows of one matrix ``(..., H_kv, g·T, N)``
+    and multiplied by their shared head once, without copying it per query head; the result is ``(..., H, T, M)``.
+    """
+    if x.dim() < 3 or kv.dim() < 3 or x.size(-3) == kv.size(-3):
+        return product(x)
+    h, h_kv = x.size(-3), kv.size(-3)
+    t = x.size(-2)
+    stacked = x.reshape(*x.shape[:-3], h_kv, (h // h_kv) * t, x.size(-1))  # (..., H_kv, g·T, N)
+    out = product(stacked)  # (..., H_kv, g·T, M)
+    return out.reshape(*x.shape[:-3], h, t, out.size(-1))  # (..., H, T, M)
 
 
 class MultiHeadAttention(nn.Module):
@@ -182,8 +199,7 @@ class MultiHeadAttention(nn.Module):
             mask = combine_masks(mask, causal_mask(t, s, device=q.device))
             is_causal = False
         p = self.dropout if self.training else 0.0
-        if need_weights:
-            k, v = self.expand_kv(k), self.expand_kv(v)  # (B, H, S, D): each query head's own copy
+        if need_weights:  # grouped keys and values are read by each group's query heads, not copied
             out, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=p, bias=bias)
         else:
             out, weights = self._fused(q, k, v, mask, p, is_causal, bias), None
