@@ -45,7 +45,7 @@ def test_attention_lab_runs_a_pretrained_gpt2(tab):
     text = main_text(tab)
     assert "␣" in text  # GPT-2's subword tokens, leading spaces made visible
     assert "Weights of tiny-gpt2 (GPT2LMHeadModel)" in text
-    assert "GPT-2's probabilities for the token after" in text
+    assert "tiny-gpt2's probabilities for the token after" in text
     tab.get_by_test_id("stDataFrame").last.wait_for(state="visible")  # the next-token table (drawn on a canvas)
     tab.get_by_text("What comes next?").scroll_into_view_if_needed()
     save_screenshot(tab, "pretrained_gpt2.png")
