@@ -1,0 +1,154 @@
+"""Runs trained in trainer processes (explorer.runs.worker): the same run as on a thread, pauses that bring the
+weights back, a killed trainer lost with a message, priorities, and the messages between server and trainer."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import torch
+
+from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.place import ThisThread, default_place
+from explorer.runs.wire import describe_run, pack, portable_text, rebuild_run, unpack
+from explorer.runs.worker import OWN_NICE, SHARED_NICE, InWorker, WorkerRun
+from transformer_core.tasks import get_task
+from transformer_core.training import default_train_config
+
+
+def _specs(steps: int = 40, lanes: int = 1) -> tuple:
+    task = get_task("reverse", seq_len=6)
+    train = default_train_config(task, steps=steps, eval_every=10, snapshot_every=10, seed=3)
+    return task, [RunSpec("AB"[i], task.default_model_config(), train) for i in range(lanes)]
+
+
+def _train_until(run: LiveRun, step: int, limit_s: float = 60.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while run.status == "running" and run.step < step and time.monotonic() < deadline:
+        run.advance(0.1)
+
+
+@pytest.fixture
+def worker_run():
+    runs: list[WorkerRun] = []
+
+    def make(*args, **kwargs) -> WorkerRun:
+        runs.append(WorkerRun(*args, **kwargs))
+        return runs[-1]
+
+    yield make
+    for run in runs:
+        run.release("test over")
+
+
+def test_a_trainer_process_trains_the_run_a_thread_would(worker_run):
+    task, specs = _specs(steps=30, lanes=2)
+    run = worker_run(task, specs)
+    run.start()
+    pid = run.trainer_pid
+    assert pid is not None and pid != os.getpid()
+    _train_until(run, 30)
+    assert run.status == "done" and run.step == 30
+    same = LiveRun(task, specs)
+    same.start()
+    while same.status == "running":
+        same.advance(1.0)
+    for mine, theirs in zip(run.trainers, same.trainers, strict=True):
+        assert [r["loss"] for r in mine.history] == pytest.approx([r["loss"] for r in theirs.history], rel=1e-5)
+        assert [s.step for s in mine.snapshots] == [s.step for s in theirs.snapshots]
+        for a, b in zip(mine.model.parameters(), theirs.model.parameters(), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)  # the weights came back with the end
+    assert run.training_state_bytes > 0
+    run.release("finished")
+    assert run.training_state_bytes == 0 and run.trainer_pid is None
+
+
+def test_pause_lands_within_a_second_and_brings_the_weights_back(worker_run):
+    task, specs = _specs(steps=100_000)
+    run = worker_run(task, specs)
+    untrained = [p.detach().clone() for p in run.trainers[0].model.parameters()]
+    run.start()
+    _train_until(run, 5)
+    began = time.monotonic()
+    run.pause()
+    assert time.monotonic() - began < 1.0
+    assert run.status == "paused"
+    step = run.step
+    time.sleep(0.3)
+    run.advance(0.1)
+    assert run.step == step  # a paused trainer trains nothing
+    assert any(not torch.equal(a, b) for a, b in zip(untrained, run.trainers[0].model.parameters(), strict=True))
+    assert run.step_once() == 1 and run.step == step + 1 and run.status == "paused"
+    run.start()
+    _train_until(run, step + 3)
+    assert run.step > step + 1  # resumed where it stopped
+
+
+def test_samples_are_written_by_the_trainer(worker_run):
+    task, specs = _specs(steps=20)
+    run = worker_run(task, specs)
+    run.start()
+    _train_until(run, 10)
+    run.pause()
+    run.update_samples({}, "", 4, 7)
+    assert [len(s) for s in run.samples] == [1] and len(run.samples[0][0].items) == 4
+
+
+def test_a_killed_trainer_loses_its_run_with_a_message(worker_run):
+    task, specs = _specs(steps=100_000)
+    run = worker_run(task, specs)
+    run.start()
+    _train_until(run, 3)
+    os.kill(run.trainer_pid, 9)
+    _train_until(run, 10**6, limit_s=5.0)
+    assert run.status == "stopped" and run.finished
+    assert "trainer process ended unexpectedly" in run.message
+    assert run.trainer_pid is None and run.training_state_bytes == 0
+    again = worker_run(task, specs)  # the server goes on: a new run trains
+    again.start()
+    _train_until(again, 2)
+    assert again.step >= 2
+
+
+def test_shared_runs_come_before_visitors_own(worker_run):
+    task, specs = _specs(steps=100_000)
+    own = worker_run(task, specs)
+    own.start()
+    own.pause()  # answered: the trainer has set its priority
+    shared = InWorker().new_run(task, specs, shared=True)
+    try:
+        shared.start()
+        shared.pause()
+        niceness = os.getpriority(os.PRIO_PROCESS, own.trainer_pid), os.getpriority(os.PRIO_PROCESS, shared.trainer_pid)
+        assert niceness == (os.getpriority(os.PRIO_PROCESS, 0) + OWN_NICE, os.getpriority(os.PRIO_PROCESS, 0) + SHARED_NICE)
+    finally:
+        shared.release("test over")
+
+
+def test_the_place_comes_from_te_trainer(monkeypatch):
+    monkeypatch.setenv("TE_TRAINER", "thread")
+    assert isinstance(default_place(), ThisThread)
+    monkeypatch.delenv("TE_TRAINER")
+    assert isinstance(default_place(), InWorker)
+    monkeypatch.setenv("TE_TRAINER", "gpu")
+    with pytest.raises(ValueError, match="TE_TRAINER"):
+        default_place()
+
+
+def test_messages_carry_json_and_bytes_and_rebuild_the_run():
+    header, parts = unpack(pack({"op": "create", "n": 1}, [b"abc", b""]))
+    assert header == {"op": "create", "n": 1} and parts == [b"abc", b""]
+    with pytest.raises(ValueError):
+        unpack(b"\x00\x00\x00\xffxx")
+    task, specs = _specs()
+    rebuilt_task, rebuilt = rebuild_run(describe_run(task, specs, None))
+    assert rebuilt_task.options() == task.options() and rebuilt == specs
+
+
+def test_a_users_own_text_travels_as_text():
+    task = get_task("char_lm", text="the cat sat on the mat. " * 40)
+    text = portable_text(task)
+    rebuilt, _ = rebuild_run(describe_run(task, [], text))
+    assert (rebuilt.train_text, rebuilt.val_text) == (task.train_text, task.val_text)
+    assert portable_text(get_task("reverse")) is None
