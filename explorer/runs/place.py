@@ -21,7 +21,12 @@ PLACES = ("process", "thread")  # the values of TE_TRAINER
 
 
 class TrainingPlace(Protocol):
-    """Trains runs: a slice of time, one step, and the sample predictions after an evaluation."""
+    """Trains runs: a slice of time, one step, and the sample predictions after an evaluation.
+
+    ``overhead_bytes``: memory a run takes here besides its model and training state (the resource guard counts it).
+    """
+
+    overhead_bytes: int
 
     def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
         """A run of ``specs`` on ``task`` that trains here (``shared``: watched by others, or a lesson)."""
@@ -42,6 +47,8 @@ class TrainingPlace(Protocol):
 
 class ThisThread:
     """Trains in the calling thread of this process, with the run's own torch thread count."""
+
+    overhead_bytes = 0  # the web server is there anyway
 
     def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
         return LiveRun(task, specs, threads=LIVE_THREADS)

@@ -39,10 +39,13 @@ from explorer.runs.trainer_link import TrainerLink, TrainerLost
 from explorer.runs.wire import describe_run, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
 
-__all__ = ["ANSWER_S", "OWN_NICE", "SHARED_NICE", "InWorker", "WorkerRun"]
+__all__ = ["ANSWER_S", "OWN_NICE", "SHARED_NICE", "TRAINER_BYTES", "InWorker", "WorkerRun"]
 
 OWN_NICE = 5  # a visitor's own run yields to shared and lesson runs (about a third of their share of a core)
 SHARED_NICE = 0  # a run others watch, or a lesson on the projector
+# A trainer's own memory besides its run's model and training state: its private pages, measured at 36 MB (PSS:
+# torch's libraries and the fork server's heap are shared by every trainer); the resource guard counts it per run.
+TRAINER_BYTES = 40 * 2**20
 ANSWER_S = 30.0  # longest wait for a command's answer (a pause comes within a step; samples may take longer)
 LOG = logging.getLogger(__name__)
 
@@ -249,6 +252,8 @@ class WorkerRun(LiveRun):
 
 class InWorker:
     """The place that trains each run in a trainer process of its own (see the module docstring)."""
+
+    overhead_bytes = TRAINER_BYTES
 
     def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
         """A :class:`WorkerRun`, or a run on this thread when the task's data cannot travel."""

@@ -8,22 +8,11 @@ import signal
 import time
 from pathlib import Path
 
+from explorer.process_tree import children
 from tests.e2e.actions import metric
 from tests.e2e.conftest import assert_no_exception, new_tab, save_screenshot, serve_app, wait_for_app
 
 URL = "/training?task=reverse&steps=1000&d_model=32&d_ff=64&batch=32"
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
 
 
 def _cmdline(pid: int) -> str:
@@ -38,8 +27,8 @@ def trainers(base_url: str) -> list[int]:
     port = base_url.rsplit(":", 1)[1]
     servers = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/cmdline")
                if f"--server.port {port} " in _cmdline(int(p.parent.name)) + " "]
-    forkservers = [c for s in servers for c in _children(s) if "forkserver" in _cmdline(c)]
-    return [t for f in forkservers for t in _children(f)]
+    forkservers = [c for s in servers for c in children(s) if "forkserver" in _cmdline(c)]
+    return [t for f in forkservers for t in children(f)]
 
 
 def step_shown(page) -> int:
@@ -60,18 +49,18 @@ def wait_for_step(page, above: int, limit_s: float = 90.0) -> int:
 
 
 def test_a_killed_trainer_loses_its_run_with_a_message_and_the_server_goes_on(browser):
-    with serve_app({"TE_RECORDINGS_MB": "0", "TE_TRAINER": "process"}) as base_url:
-        with new_tab(browser, base_url) as page:
-            page.goto(URL)
-            wait_for_app(page)
-            page.get_by_role("button", name="Start", exact=True).click()
-            wait_for_step(page, 5)
-            found = trainers(base_url)
-            assert len(found) == 1, f"one trainer process trains the run, found {found}"
-            os.kill(found[0], signal.SIGKILL)
-            page.get_by_text("trainer process ended unexpectedly").first.wait_for(timeout=30_000)
-            save_screenshot(page, "trainer-killed.png")
-            assert_no_exception(page)
-            page.get_by_role("button", name="Start", exact=True).click()  # a new run, in a new trainer
-            wait_for_step(page, 5)
-            assert trainers(base_url) and trainers(base_url) != found
+    env = {"TE_RECORDINGS_MB": "0", "TE_TRAINER": "process"}
+    with serve_app(env) as base_url, new_tab(browser, base_url) as page:
+        page.goto(URL)
+        wait_for_app(page)
+        page.get_by_role("button", name="Start", exact=True).click()
+        wait_for_step(page, 5)
+        found = trainers(base_url)
+        assert len(found) == 1, f"one trainer process trains the run, found {found}"
+        os.kill(found[0], signal.SIGKILL)
+        page.get_by_text("trainer process ended unexpectedly").first.wait_for(timeout=30_000)
+        save_screenshot(page, "trainer-killed.png")
+        assert_no_exception(page)
+        page.get_by_role("button", name="Start", exact=True).click()  # a new run, in a new trainer
+        wait_for_step(page, 5)
+        assert trainers(base_url) and trainers(base_url) != found

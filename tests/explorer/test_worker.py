@@ -120,8 +120,9 @@ def test_shared_runs_come_before_visitors_own(worker_run):
     try:
         shared.start()
         shared.pause()
-        niceness = os.getpriority(os.PRIO_PROCESS, own.trainer_pid), os.getpriority(os.PRIO_PROCESS, shared.trainer_pid)
-        assert niceness == (os.getpriority(os.PRIO_PROCESS, 0) + OWN_NICE, os.getpriority(os.PRIO_PROCESS, 0) + SHARED_NICE)
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        niceness = [os.getpriority(os.PRIO_PROCESS, run.trainer_pid) for run in (own, shared)]
+        assert niceness == [base + OWN_NICE, base + SHARED_NICE]
     finally:
         shared.release("test over")
 
@@ -152,3 +153,36 @@ def test_a_users_own_text_travels_as_text():
     rebuilt, _ = rebuild_run(describe_run(task, [], text))
     assert (rebuilt.train_text, rebuilt.val_text) == (task.train_text, task.val_text)
     assert portable_text(get_task("reverse")) is None
+
+
+def test_the_process_trees_memory_counts_the_trainers(worker_run, tmp_path):
+    from explorer.process_tree import pss_bytes, tree, tree_pss_bytes
+
+    task, specs = _specs(steps=100_000)
+    run = worker_run(task, specs)
+    run.start()
+    run.pause()
+    members = tree(os.getpid())
+    assert run.trainer_pid in members  # through the fork server
+    assert tree_pss_bytes(os.getpid()) >= pss_bytes(os.getpid()) + pss_bytes(run.trainer_pid) > pss_bytes(os.getpid())
+    fake = tmp_path / "7"
+    fake.mkdir()
+    (fake / "stat").write_text("7 (a (b) c) S 1 7")
+    (fake / "smaps_rollup").write_text("Rss: 10 kB\nPss: 4 kB\n")
+    assert tree_pss_bytes(7, tmp_path) == 4096 and tree(1, tmp_path) == [1, 7]
+
+
+def test_the_guard_counts_a_runs_trainer_process():
+    from explorer.guard import check_budget
+    from explorer.host import HostProfile, limits_for
+
+    host = HostProfile(cores=2, memory_bytes=2**30, small=True)
+    task, specs = _specs()
+    spec = specs[0]
+    alone = check_budget(task, spec.model_config, spec.train_config, host=host)
+    counted = check_budget(task, spec.model_config, spec.train_config, host=host,
+                           process_bytes=InWorker.overhead_bytes)
+    assert counted.memory_bytes == alone.memory_bytes + InWorker.overhead_bytes and ThisThread.overhead_bytes == 0
+    over = limits_for(host).memory_budget_bytes - alone.memory_bytes + 1
+    refused = check_budget(task, spec.model_config, spec.train_config, host=host, process_bytes=over)
+    assert alone.ok and not refused.ok and "memory" in refused.reason
