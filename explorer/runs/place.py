@@ -3,7 +3,8 @@
 :class:`~explorer.runs.session.RunSession` never calls a run's training methods itself: it asks its
 :class:`TrainingPlace`. Today that is :class:`ThisThread`, the calling thread of this process (the page's
 script thread, between two redraws), or :class:`~explorer.runs.worker.InWorker`, a trainer process per run, which
-the served app uses: :func:`default_place` picks one from ``TE_TRAINER`` (``process``, the default, or ``thread``).
+the served app uses: :func:`default_place` picks one from ``TE_TRAINER`` (``process``, the default, ``thread``, or
+``redis`` for trainers on other hosts).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from transformer_core.tasks.base import Task
 
 __all__ = ["PLACES", "ThisThread", "TrainingPlace", "default_place"]
 
-PLACES = ("process", "thread")  # the values of TE_TRAINER
+PLACES = ("process", "thread", "redis")  # the values of TE_TRAINER
 
 
 class TrainingPlace(Protocol):
@@ -68,7 +69,8 @@ class ThisThread:
 
 
 def default_place() -> TrainingPlace:
-    """The place ``TE_TRAINER`` names: ``process`` (the default: a trainer process per run) or ``thread``."""
+    """The place ``TE_TRAINER`` names: ``process`` (the default: a trainer process per run), ``thread``, or
+    ``redis`` (trainers on any host that reaches ``TE_REDIS_URL``: ``python -m explorer.runs.trainer``)."""
     choice = os.environ.get("TE_TRAINER", "process").strip().lower() or "process"
     if choice not in PLACES:
         raise ValueError(f"TE_TRAINER={choice!r}: use one of {', '.join(PLACES)}.")
@@ -76,4 +78,4 @@ def default_place() -> TrainingPlace:
         return ThisThread()
     from explorer.runs.worker import InWorker  # the trainer processes start only when a run first trains
 
-    return InWorker()
+    return InWorker(remote=choice == "redis")

@@ -4,21 +4,23 @@ Trainers start from a ``forkserver`` (:func:`context`) that imports :mod:`explor
 with it, once: each trainer is a fork of that single-threaded process, so it starts in a fraction of a second,
 shares torch's pages with its siblings, and the threaded web server itself is never forked. Messages are those of
 :mod:`explorer.runs.wire`; each command gets a number, and the trainer's news names the last one it answered
-(:attr:`TrainerLink.answered`).
+(:attr:`TrainerLink.answered`). :class:`RemoteLink` reaches a trainer on another host through Redis instead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import threading
+import time
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any
 
 from explorer.runs.wire import pack, unpack
 
-__all__ = ["TrainerLink", "TrainerLost", "context"]
+__all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context"]
 
 QUIT_WAIT_S = 2.0  # a trainer told to quit gets this long before it is killed
 _CONTEXT: BaseContext | None = None
@@ -45,7 +47,7 @@ class TrainerLink:
 
     def __init__(self, process: Any, conn: Connection) -> None:
         self.process, self.conn = process, conn
-        self.pid: int | None = process.pid
+        self.pid: int | None = process.pid if process is not None else None
         self.sent = 0  # number of the last command sent
         self.answered = 0  # number of the last command the trainer answered
         self._closed = False
@@ -101,3 +103,62 @@ class TrainerLink:
         if self.process.is_alive():
             self.process.kill()
             self.process.join(timeout=QUIT_WAIT_S)
+
+
+class RemoteLink(TrainerLink):
+    """A trainer on another host, reached through Redis (:mod:`explorer.runs.trainer_queue`); use :meth:`start`."""
+
+    def __init__(self, client: Any, job: str) -> None:
+        from explorer.runs.trainer_queue import RedisPipe, job_keys
+
+        commands, news, self._alive = job_keys(job)
+        super().__init__(None, RedisPipe(client, news, commands))  # type: ignore[arg-type]
+        self.client, self.job = client, job
+        self._queued = time.monotonic()
+        self._taken = False
+
+    @classmethod
+    def start(cls, url: str | None = None) -> RemoteLink:  # type: ignore[override]
+        """Queue a job for the trainers serving the Redis at ``url`` (``TE_REDIS_URL`` by default)."""
+        from explorer.runs.trainer_queue import connect, new_job
+
+        client = connect(url or os.environ.get("TE_REDIS_URL", ""))
+        try:
+            return cls(client, new_job(client))
+        except Exception as err:  # noqa: BLE001 - any Redis failure means no trainer for this run
+            raise TrainerLost(f"the trainers' Redis cannot be reached ({type(err).__name__})") from err
+
+    def send(self, header: dict[str, Any], parts: list[bytes] | None = None) -> int:
+        try:
+            return super().send(header, parts)
+        except Exception as err:  # noqa: BLE001 - a Redis failure loses the run, with a message
+            raise self._lost(err) from err
+
+    def receive(self, timeout: float) -> tuple[dict[str, Any], list[bytes]] | None:
+        from explorer.runs.trainer_queue import TAKE_S
+
+        try:
+            message = super().receive(timeout)
+            if message is None:
+                if self.client.exists(self._alive):
+                    self._taken = True
+                elif self._taken:
+                    raise TrainerLost(f"the trainer of run {self.job[:6]} stopped saying it is alive")
+                elif time.monotonic() - self._queued > TAKE_S:
+                    raise TrainerLost(f"no trainer took the run within {TAKE_S:.0f} s: start "
+                                      "`python -m explorer.runs.trainer` on a host that reaches the Redis")
+            return message
+        except TrainerLost:
+            raise
+        except Exception as err:  # noqa: BLE001
+            raise self._lost(err) from err
+
+    def _lost(self, err: Exception) -> TrainerLost:
+        return TrainerLost(f"the trainer of run {self.job[:6]}: {type(err).__name__}")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self.conn.send_bytes(pack({"op": "quit", "seq": self.sent + 1}))

@@ -35,7 +35,7 @@ from typing import Any
 from explorer.runs.codec import decode_checkpoints, decode_update
 from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
-from explorer.runs.trainer_link import TrainerLink, TrainerLost
+from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost
 from explorer.runs.wire import describe_run, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
 
@@ -253,12 +253,15 @@ class WorkerRun(LiveRun):
 class InWorker:
     """The place that trains each run in a trainer process of its own (see the module docstring)."""
 
-    overhead_bytes = TRAINER_BYTES
+    def __init__(self, *, remote: bool = False) -> None:
+        self.remote = remote  # trainers on other hosts, reached through Redis (they cost this server nothing)
+        self.overhead_bytes = 0 if remote else TRAINER_BYTES
 
     def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
         """A :class:`WorkerRun`, or a run on this thread when the task's data cannot travel."""
         try:
-            return WorkerRun(task, specs, nice=SHARED_NICE if shared else OWN_NICE)
+            return WorkerRun(task, specs, nice=SHARED_NICE if shared else OWN_NICE,
+                             connect=RemoteLink.start if self.remote else None)
         except ValueError as err:
             LOG.info("this run trains in the web server (%s)", err)
             return LiveRun(task, specs, threads=LIVE_THREADS)

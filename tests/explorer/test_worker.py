@@ -181,8 +181,8 @@ def test_the_guard_counts_a_runs_trainer_process():
     spec = specs[0]
     alone = check_budget(task, spec.model_config, spec.train_config, host=host)
     counted = check_budget(task, spec.model_config, spec.train_config, host=host,
-                           process_bytes=InWorker.overhead_bytes)
-    assert counted.memory_bytes == alone.memory_bytes + InWorker.overhead_bytes and ThisThread.overhead_bytes == 0
+                           process_bytes=InWorker().overhead_bytes)
+    assert counted.memory_bytes == alone.memory_bytes + InWorker().overhead_bytes and ThisThread.overhead_bytes == 0
     over = limits_for(host).memory_budget_bytes - alone.memory_bytes + 1
     refused = check_budget(task, spec.model_config, spec.train_config, host=host, process_bytes=over)
     assert alone.ok and not refused.ok and "memory" in refused.reason
