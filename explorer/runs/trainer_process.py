@@ -3,11 +3,12 @@
 The web server starts one per run (:mod:`explorer.runs.worker`) through a ``forkserver`` that imported this module,
 and torch with it, once: a trainer is a fork of that small, single-threaded process, never of the threaded web
 server. :func:`serve` reads commands from its end of a pipe (:mod:`explorer.runs.wire`): ``create`` (the run's
-task, lanes and starting weights), ``start``, ``pause``, ``step``, ``stop``, ``samples``, ``priority`` and
-``quit``. While the run runs it trains in short slices, and ends a slice early when a command waits, so a pause
-lands within one step. Between slices it sends what is new — rows, snapshots, samples and where each lane stands —
-as a channel update made by a :class:`~explorer.runs.watch.Publisher`, exactly as a shared run reaches its
-watchers; after a pause, a step, a stop or the run's end the lanes' weights follow as safetensors files.
+task, lanes and starting weights), ``start``, ``pause``, ``step``, ``stop``, ``samples`` (how to write the sample
+predictions after each evaluation), ``weights`` (send them now), ``priority`` and ``quit``. While the run runs it
+trains in short slices, and ends a slice early when a command waits, so a pause lands within one step. Between
+slices it sends what is new — rows, snapshots, samples and where each lane stands — as a channel update made by a
+:class:`~explorer.runs.watch.Publisher`, exactly as a shared run reaches its watchers; after a pause, a step, a
+stop or the run's end the lanes' weights follow as safetensors files.
 
 Every command is answered by news that names it (``ack``), so the server can wait for the answer. A failure
 while training is sent as ``{"kind": "failed"}`` before the process ends; the server then loses the run with a
@@ -69,12 +70,14 @@ class _Trainer:
         self.run: LiveRun | None = None
         self.outbox = _Outbox()
         self.publisher = Publisher(self.outbox, "trainer")  # type: ignore[arg-type]
+        self.sampling: dict[str, Any] | None = None  # the page's last samples request, written after each evaluation
 
     def loop(self) -> None:
         while True:
             running = self.run is not None and self.run.status == "running"
             if running and not self.conn.poll():
                 self.run.advance(SLICE_S, interrupted=self.conn.poll)
+                self.write_samples()
                 if self.run.status != "running":  # done or diverged: the server gets the final weights
                     self.send(None, weights=True)
                 else:
@@ -99,11 +102,17 @@ class _Trainer:
         elif op == "stop":
             run.stop(header["reason"])
         elif op == "samples":
-            run.update_samples(header["sampling"], header["caption"], header["count"], header["seed"],
-                               interrupted=self.conn.poll)
+            self.sampling = {k: header[k] for k in ("sampling", "caption", "count", "seed")}
         elif op == "priority":
             set_nice(header["nice"])
-        self.send(seq, weights=op in ("pause", "step", "stop") or run.finished)
+        self.write_samples()
+        self.send(seq, weights=op in ("pause", "step", "stop", "weights") or run.finished)
+
+    def write_samples(self) -> None:
+        """The sample predictions of a new evaluation, as the page asked for them (a waiting command ends the
+        writing early; the next call writes them again)."""
+        if self.run is not None and self.sampling is not None:
+            self.run.update_samples(**self.sampling, interrupted=self.conn.poll)
 
     def create(self, header: dict[str, Any], parts: list[bytes]) -> None:
         set_nice(header["nice"])

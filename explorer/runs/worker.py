@@ -145,14 +145,18 @@ class WorkerRun(LiveRun):
                        interrupted: Callable[[], bool] | None = None) -> bool:
         if self._link is None:  # never trained: the mirror's weights are the trainer's
             return super().update_samples(sampling, caption, count, seed, interrupted=interrupted)
-        mark = (tuple(repr(t.last_eval) for t in self.trainers), caption)
-        if mark == self._sample_marks[0]:
-            return False
-        self._sample_marks[0] = mark
+        # The trainer writes them after every evaluation from now on; a new request only when the way changes.
+        request = {"op": "samples", "sampling": sampling, "caption": caption, "count": count, "seed": seed}
         held = sum(len(s) for s in self.samples)
-        self._ask({"op": "samples", "sampling": sampling, "caption": caption, "count": count, "seed": seed},
-                  wait=self.status != "running")
+        if request != self._sample_marks[0]:
+            self._sample_marks[0] = request
+            self._ask(request, wait=self.status != "running")
         return sum(len(s) for s in self.samples) > held
+
+    def current_weights(self) -> None:
+        """Bring the trainer's weights now, while it trains (a download of the model as it is)."""
+        if self.status == "running" and self._link is not None:
+            self._ask({"op": "weights"})
 
     # The link.
 

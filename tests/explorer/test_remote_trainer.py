@@ -42,7 +42,7 @@ def _run(url: str, steps: int) -> WorkerRun:
     return WorkerRun(task, [RunSpec("A", task.default_model_config(), train)], connect=lambda: RemoteLink.start(url))
 
 
-def _train_until(run: WorkerRun, step: int, limit_s: float = 60.0) -> None:
+def _train_until(run: WorkerRun, step: int, limit_s: float = 120.0) -> None:
     deadline = time.monotonic() + limit_s
     while run.status == "running" and run.step < step and time.monotonic() < deadline:
         run.advance(0.2)

@@ -85,14 +85,25 @@ def test_pause_lands_within_a_second_and_brings_the_weights_back(worker_run):
     assert run.step > step + 1  # resumed where it stopped
 
 
-def test_samples_are_written_by_the_trainer(worker_run):
-    task, specs = _specs(steps=20)
+def test_samples_are_written_by_the_trainer_after_each_evaluation(worker_run):
+    task, specs = _specs(steps=30)
     run = worker_run(task, specs)
     run.start()
-    _train_until(run, 10)
-    run.pause()
-    run.update_samples({}, "", 4, 7)
-    assert [len(s) for s in run.samples] == [1] and len(run.samples[0][0].items) == 4
+    run.update_samples({}, "", 4, 7)  # asked once: the trainer writes them now and after every evaluation
+    _train_until(run, 30)
+    assert run.status == "done"
+    assert [s.step for s in run.samples[0]] == [0, 10, 20, 30] and len(run.samples[0][0].items) == 4
+
+
+def test_a_training_runs_current_weights_come_on_demand(worker_run):
+    task, specs = _specs(steps=100_000)
+    run = worker_run(task, specs)
+    untrained = [p.detach().clone() for p in run.trainers[0].model.parameters()]
+    run.start()
+    _train_until(run, 5)
+    run.current_weights()
+    assert run.status == "running"
+    assert any(not torch.equal(a, b) for a, b in zip(untrained, run.trainers[0].model.parameters(), strict=True))
 
 
 def test_a_killed_trainer_loses_its_run_with_a_message(worker_run):
