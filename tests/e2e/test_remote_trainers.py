@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.actions import metric
-from tests.e2e.conftest import REPO_ROOT, serve_app
+from tests.e2e.conftest import REPO_ROOT, serve_app, wait_for_app
 from tests.e2e.test_redis_watch import tab
 from tests.e2e.test_trainer_process import trainers
 from tests.redis_server import RedisServer, redis_or_skip
@@ -52,8 +52,10 @@ def test_a_run_trains_in_a_remote_trainer_and_is_watched_from_the_other_server(b
     (first, second), logs = cluster
     with tab(browser, first, RUN) as owner:
         owner.get_by_text("📡 Share live").click()
+        wait_for_app(owner)
         link = owner.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text().strip()
         owner.get_by_role("button", name="Start", exact=True).click()
+        expect(metric(owner, "Step")).to_have_text(re.compile(r"^[1-9]"), timeout=120_000)  # it trains
         with tab(browser, second, link[len(first):], finishes=False) as watcher:
             expect(watcher.get_by_text("Watching a live run, read-only")).to_be_visible()
             expect(metric(watcher, "Step")).to_have_text(re.compile(r"^[1-9]"), timeout=120_000)
