@@ -20,11 +20,12 @@ from typing import Any
 
 from explorer.runs.wire import pack, unpack
 
-__all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context"]
+__all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context", "warm"]
 
 QUIT_WAIT_S = 2.0  # a trainer told to quit gets this long before it is killed
 _CONTEXT: BaseContext | None = None
 _CONTEXT_LOCK = threading.Lock()
+_WARMING: threading.Thread | None = None
 
 
 class TrainerLost(RuntimeError):
@@ -40,6 +41,24 @@ def context() -> BaseContext:
             ctx.set_forkserver_preload(["explorer.runs.trainer_process"])
             _CONTEXT = ctx
         return _CONTEXT
+
+
+def warm() -> None:
+    """Start the fork server in the background, once, so that the first Start does not wait for torch's import
+    (a few seconds on a busy small host); called when a page that trains runs opens."""
+    global _WARMING
+    with _CONTEXT_LOCK:
+        if _WARMING is not None:
+            return
+        _WARMING = threading.Thread(target=_start_fork_server, name="trainer-fork-server", daemon=True)
+    _WARMING.start()
+
+
+def _start_fork_server() -> None:
+    from multiprocessing import forkserver
+
+    context()
+    forkserver.ensure_running()  # holds its own lock: a trainer started meanwhile waits for this one
 
 
 class TrainerLink:

@@ -35,7 +35,7 @@ from typing import Any
 from explorer.runs.codec import decode_checkpoints, decode_update
 from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
-from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost
+from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, warm
 from explorer.runs.wire import describe_run, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
 
@@ -68,6 +68,7 @@ class WorkerRun(LiveRun):
         self._connect = connect if connect is not None else TrainerLink.start
         self.nice = nice
         self._state_bytes = 0
+        self._sampling: dict[str, Any] | None = None  # the last samples request, sent to every new trainer
         self._wire = threading.RLock()  # one reader of the pipe at a time, and news applied in order
         super().__init__(task, specs, threads=LIVE_THREADS)
 
@@ -78,10 +79,13 @@ class WorkerRun(LiveRun):
         super().reset()
 
     def start(self) -> None:
+        """Start or resume: the trainer is told at once, or, for a run no trainer holds yet, by the first
+        :meth:`advance` (so a click never waits for a trainer process to start)."""
         if self.finished:
             return
-        if self._connected() and self._ask({"op": "start"}, wait=False):
-            super().start()
+        super().start()
+        if self._link is not None:
+            self._ask({"op": "start"}, wait=False)
 
     def pause(self) -> None:
         if self.status == "running" and self._link is not None:
@@ -130,6 +134,8 @@ class WorkerRun(LiveRun):
         if self.status != "running":
             return 0
         self.driven_at = time.monotonic()
+        if self._link is None and not (self._connected() and self._ask({"op": "start"}, wait=False)):
+            return 0  # no trainer could start: the run is lost, with a message
         start = self._clock()
         self._note_rate(start)
         gap = start - self._slice_end if self._slice_end is not None else 0.0
@@ -143,13 +149,14 @@ class WorkerRun(LiveRun):
 
     def update_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int, *,
                        interrupted: Callable[[], bool] | None = None) -> bool:
-        if self._link is None:  # never trained: the mirror's weights are the trainer's
+        request = {"op": "samples", "sampling": sampling, "caption": caption, "count": count, "seed": seed}
+        if self._link is None:  # no trainer yet: the mirror's weights are the trainer's; it is asked once it starts
+            self._sampling = request
             return super().update_samples(sampling, caption, count, seed, interrupted=interrupted)
         # The trainer writes them after every evaluation from now on; a new request only when the way changes.
-        request = {"op": "samples", "sampling": sampling, "caption": caption, "count": count, "seed": seed}
         held = sum(len(s) for s in self.samples)
-        if request != self._sample_marks[0]:
-            self._sample_marks[0] = request
+        if request != self._sampling:
+            self._sampling = request
             self._ask(request, wait=self.status != "running")
         return sum(len(s) for s in self.samples) > held
 
@@ -170,6 +177,8 @@ class WorkerRun(LiveRun):
             self._link.send({"op": "create", "nice": self.nice,
                              "run": describe_run(self.task, self.specs, self._text)},
                             [weights_bytes(t.model) for t in self.trainers])
+            if self._sampling is not None:
+                self._link.send(self._sampling)
         except (OSError, TrainerLost) as err:
             self._lose(f"no trainer process could start ({err})")
             return False
@@ -225,7 +234,9 @@ class WorkerRun(LiveRun):
             trainer.target_step, trainer.seconds, trainer.last_eval = (info["target_step"], info["seconds"],
                                                                         state["last_eval"])
         for held, lane in zip(self.samples, update.lanes, strict=True):
-            held.extend(lane.samples)
+            for sample_set in lane.samples:  # those written here before the trainer started are not repeated
+                if not held or (held[-1].step, held[-1].caption) != (sample_set.step, sample_set.caption):
+                    held.append(sample_set)
         self.status, self.message, self._state_bytes = header["status"], header["message"], header["state_bytes"]
         if len(parts) > 1:
             _, files = decode_checkpoints(parts[1])
@@ -260,6 +271,8 @@ class InWorker:
     def __init__(self, *, remote: bool = False) -> None:
         self.remote = remote  # trainers on other hosts, reached through Redis (they cost this server nothing)
         self.overhead_bytes = 0 if remote else TRAINER_BYTES
+        if not remote:
+            warm()
 
     def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
         """A :class:`WorkerRun`, or a run on this thread when the task's data cannot travel."""

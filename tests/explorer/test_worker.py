@@ -46,6 +46,8 @@ def test_a_trainer_process_trains_the_run_a_thread_would(worker_run):
     task, specs = _specs(steps=30, lanes=2)
     run = worker_run(task, specs)
     run.start()
+    assert run.trainer_pid is None  # the click does not wait for a trainer: the page loop's first slice starts it
+    run.advance(0.1)
     pid = run.trainer_pid
     assert pid is not None and pid != os.getpid()
     _train_until(run, 30)
@@ -126,10 +128,12 @@ def test_shared_runs_come_before_visitors_own(worker_run):
     task, specs = _specs(steps=100_000)
     own = worker_run(task, specs)
     own.start()
+    own.advance(0.1)
     own.pause()  # answered: the trainer has set its priority
     shared = InWorker().new_run(task, specs, shared=True)
     try:
         shared.start()
+        shared.advance(0.1)
         shared.pause()
         base = os.getpriority(os.PRIO_PROCESS, 0)
         niceness = [os.getpriority(os.PRIO_PROCESS, run.trainer_pid) for run in (own, shared)]
@@ -172,6 +176,7 @@ def test_the_process_trees_memory_counts_the_trainers(worker_run, tmp_path):
     task, specs = _specs(steps=100_000)
     run = worker_run(task, specs)
     run.start()
+    run.advance(0.1)
     run.pause()
     members = tree(os.getpid())
     assert run.trainer_pid in members  # through the fork server
