@@ -69,6 +69,7 @@ class WorkerRun(LiveRun):
         self.nice = nice
         self._state_bytes = 0
         self._sampling: dict[str, Any] | None = None  # the last samples request, sent to every new trainer
+        self._status_seq = 0  # the last command that changes the status: older news does not say the status
         self._wire = threading.RLock()  # one reader of the pipe at a time, and news applied in order
         super().__init__(task, specs, threads=LIVE_THREADS)
 
@@ -195,6 +196,8 @@ class WorkerRun(LiveRun):
             except TrainerLost as err:
                 self._lose(str(err))
                 return False
+            if command["op"] in ("start", "pause", "step", "stop"):
+                self._status_seq = seq  # news sent before the trainer read this command has an older status
         if wait:
             self._read(until=time.monotonic() + ANSWER_S, answer=seq)
         return True
@@ -237,7 +240,10 @@ class WorkerRun(LiveRun):
             for sample_set in lane.samples:  # those written here before the trainer started are not repeated
                 if not held or (held[-1].step, held[-1].caption) != (sample_set.step, sample_set.caption):
                     held.append(sample_set)
-        self.status, self.message, self._state_bytes = header["status"], header["message"], header["state_bytes"]
+        answered = self._link.answered if self._link is not None else 0
+        if answered >= self._status_seq or header["status"] in ("done", "stopped", "diverged"):
+            self.status = header["status"]
+        self.message, self._state_bytes = header["message"], header["state_bytes"]
         if len(parts) > 1:
             _, files = decode_checkpoints(parts[1])
             for trainer, data in zip(self.trainers, files, strict=True):
@@ -258,7 +264,7 @@ class WorkerRun(LiveRun):
     def _close(self) -> None:
         link = getattr(self, "_link", None)
         if link is not None:
-            self._link, self._state_bytes = None, 0
+            self._link, self._state_bytes, self._status_seq = None, 0, 0
             link.close()
 
     def _steps(self) -> int:

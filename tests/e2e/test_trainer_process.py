@@ -4,9 +4,12 @@ owner's page, the server goes on, and the next run trains in a new trainer."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
+
+from playwright.sync_api import expect
 
 from explorer.process_tree import children
 from tests.e2e.actions import metric
@@ -62,5 +65,10 @@ def test_a_killed_trainer_loses_its_run_with_a_message_and_the_server_goes_on(br
         save_screenshot(page, "trainer-killed.png")
         assert_no_exception(page)
         page.get_by_role("button", name="Start", exact=True).click()  # a new run, in a new trainer
-        wait_for_step(page, 5)
-        assert trainers(base_url) and trainers(base_url) != found
+        deadline = time.monotonic() + 60
+        while not trainers(base_url) and time.monotonic() < deadline:
+            page.wait_for_timeout(300)
+        again = trainers(base_url)
+        assert again and again != found, "a new trainer trains the new run"
+        expect(page.get_by_text("trainer process ended unexpectedly")).to_have_count(0)
+        expect(metric(page, "Step")).to_have_text(re.compile(r"^[1-9]"), timeout=150_000)

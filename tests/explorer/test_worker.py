@@ -202,3 +202,13 @@ def test_the_guard_counts_a_runs_trainer_process():
     over = limits_for(host).memory_budget_bytes - alone.memory_bytes + 1
     refused = check_budget(task, spec.model_config, spec.train_config, host=host, process_bytes=over)
     assert alone.ok and not refused.ok and "memory" in refused.reason
+
+
+def test_news_older_than_a_start_does_not_undo_it(worker_run):
+    task, specs = _specs(steps=100_000)
+    run = worker_run(task, specs)
+    run.start()
+    run.advance(0.0)  # the trainer starts; its answer to "create" (a run still ready) may come first
+    for _ in range(20):
+        assert run.status == "running"
+        run.advance(0.02)
