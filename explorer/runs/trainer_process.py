@@ -1,0 +1,155 @@
+"""The trainer process: it owns one run's models and optimisers, trains on command and sends its news back.
+
+The web server starts one per run (:mod:`explorer.runs.worker`) through a ``forkserver`` that imported this module,
+and torch with it, once: a trainer is a fork of that small, single-threaded process, never of the threaded web
+server. :func:`serve` reads commands from its end of a pipe (:mod:`explorer.runs.wire`): ``create`` (the run's
+task, lanes and starting weights), ``start``, ``pause``, ``step``, ``stop``, ``samples`` (how to write the sample
+predictions after each evaluation), ``weights`` (send them now), ``priority`` and ``quit``. While the run runs it
+trains in short slices, and ends a slice early when a command waits, so a pause lands within one step. Between
+slices it sends what is new — rows, snapshots, samples and where each lane stands — as a channel update made by a
+:class:`~explorer.runs.watch.Publisher`, exactly as a shared run reaches its watchers; after a pause, a step, a
+stop or the run's end the lanes' weights follow as safetensors files.
+
+Every command is answered by news that names it (``ack``), so the server can wait for the answer. A failure
+while training is sent as ``{"kind": "failed"}`` before the process ends; the server then loses the run with a
+message, and goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from multiprocessing.connection import Connection
+from typing import Any
+
+from explorer.runs.codec import encode_checkpoints, encode_update
+from explorer.runs.live import LIVE_THREADS, LiveRun
+from explorer.runs.store import RunUpdate
+from explorer.runs.watch import Publisher
+from explorer.runs.wire import load_weights_bytes, pack, rebuild_run, unpack, weights_bytes
+
+__all__ = ["SLICE_S", "serve", "set_nice"]
+
+SLICE_S = 0.1  # seconds of training between two looks at the pipe (a waiting command ends a slice at once)
+LOG = logging.getLogger(__name__)
+
+
+_BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)  # the web server's niceness, which its fork server inherited
+
+
+def set_nice(level: int) -> int:
+    """Make this process ``level`` nicer than the web server (0: as the server; higher yields to others) as far
+    as allowed; returns its niceness. An unprivileged process can only become nicer, so a lowered trainer stays so.
+    """
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, _BASE_NICE + level)
+    except (PermissionError, OSError):
+        LOG.info("trainer niceness stays at %d (asked for %d)", os.getpriority(os.PRIO_PROCESS, 0), _BASE_NICE + level)
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+class _Outbox:
+    """The store a :class:`Publisher` writes to: it keeps the last update for the next message."""
+
+    def __init__(self) -> None:
+        self.update: RunUpdate | None = None
+
+    def publish(self, run_id: str, update: RunUpdate) -> None:
+        self.update = RunUpdate(update.state, update.lanes, None)
+
+    def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int]:
+        return [], cursor  # the server never lets its side of the channel expire
+
+
+class _Trainer:
+    """One run, driven by the commands on ``conn``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.run: LiveRun | None = None
+        self.outbox = _Outbox()
+        self.publisher = Publisher(self.outbox, "trainer")  # type: ignore[arg-type]
+        self.sampling: dict[str, Any] | None = None  # the page's last samples request, written after each evaluation
+
+    def loop(self) -> None:
+        while True:
+            running = self.run is not None and self.run.status == "running"
+            if running and not self.conn.poll():
+                self.run.advance(SLICE_S, interrupted=self.conn.poll)
+                self.write_samples()
+                if self.run.status != "running":  # done or diverged: the server gets the final weights
+                    self.send(None, weights=True)
+                else:
+                    self.send(None, weights=False, quiet=True)
+                continue
+            header, parts = unpack(self.conn.recv_bytes())  # blocks while idle; EOFError once the server is gone
+            if header["op"] == "quit":
+                return
+            self.handle(header, parts)
+
+    def handle(self, header: dict[str, Any], parts: list[bytes]) -> None:
+        op, seq = header["op"], header["seq"]
+        if op == "create":
+            self.create(header, parts)
+        run = self.run
+        if op == "start":
+            run.start()
+        elif op == "pause":
+            run.pause()
+        elif op == "step":
+            run.step_once()
+        elif op == "stop":
+            run.stop(header["reason"])
+        elif op == "samples":
+            self.sampling = {k: header[k] for k in ("sampling", "caption", "count", "seed")}
+        elif op == "priority":
+            set_nice(header["nice"])
+        self.write_samples()
+        self.send(seq, weights=op in ("pause", "step", "stop", "weights") or run.finished)
+
+    def write_samples(self) -> None:
+        """The sample predictions of a new evaluation, as the page asked for them (a waiting command ends the
+        writing early; the next call writes them again)."""
+        if self.run is not None and self.sampling is not None:
+            self.run.update_samples(**self.sampling, interrupted=self.conn.poll)
+
+    def create(self, header: dict[str, Any], parts: list[bytes]) -> None:
+        set_nice(header["nice"])
+        task, specs = rebuild_run(header["run"])
+        run = LiveRun(task, specs, threads=LIVE_THREADS)
+        for trainer, data in zip(run.trainers, parts, strict=True):
+            load_weights_bytes(trainer.model, data)
+            if trainer.config.snapshot_every:  # the untrained snapshot, of the weights given
+                trainer.snapshots = []
+                trainer.snapshot()
+        self.run = run
+
+    def send(self, ack: int | None, *, weights: bool, quiet: bool = False) -> None:
+        """News of the run (``ack``: the command it answers); ``quiet``: only when something is new."""
+        run = self.run
+        sent = self.publisher.publish(run.frame(), {}, force=not quiet)
+        if not sent:
+            return
+        lanes = [{"status": t.status, "stop_reason": t.stop_reason, "target_step": t.target_step,
+                  "seconds": t.seconds, "step": t.step} for t in run.trainers]
+        header = {"kind": "news", "ack": ack, "status": run.status, "message": run.message, "lanes": lanes,
+                  "state_bytes": run.training_state_bytes}
+        parts = [encode_update(self.outbox.update)]
+        if weights:
+            parts.append(encode_checkpoints(run.step, [weights_bytes(t.model) for t in run.trainers]))
+        self.conn.send_bytes(pack(header, parts))
+
+
+def serve(conn: Connection) -> None:
+    """A trainer process's whole life: obey ``conn`` until told to quit or the server's end closes."""
+    trainer = _Trainer(conn)
+    try:
+        trainer.loop()
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the server went away: nothing is left to train for
+    except Exception as err:  # noqa: BLE001 - any failure must reach the owner's page as a message
+        LOG.exception("trainer failed")
+        with contextlib.suppress(OSError):
+            conn.send_bytes(pack({"kind": "failed", "message": f"{type(err).__name__}: {err}"}))
+        raise SystemExit(1) from err
