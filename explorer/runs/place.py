@@ -1,10 +1,11 @@
 """Where a session's run trains, behind one interface.
 
 :class:`~explorer.runs.session.RunSession` never calls a run's training methods itself: it asks its
-:class:`TrainingPlace`. Today that is :class:`ThisThread`, the calling thread of this process (the page's
-script thread, between two redraws), or :class:`~explorer.runs.worker.InWorker`, a trainer process per run, which
-the served app uses: :func:`default_place` picks one from ``TE_TRAINER`` (``process``, the default, ``thread``, or
-``redis`` for trainers on other hosts).
+:class:`TrainingPlace`: :class:`ThisThread`, the calling thread of this process (the page's script thread, between
+two redraws, the default), or :class:`~explorer.runs.worker.InWorker`, a trainer process per run;
+:func:`default_place` picks one from ``TE_TRAINER`` (``thread``, the default, ``process``, or ``redis`` for trainers
+on other hosts). Trainer processes are opt-in until every Live Training feature runs on them (a replay's models at
+its snapshot steps are recorded only on the thread path).
 """
 
 from __future__ import annotations
@@ -69,9 +70,9 @@ class ThisThread:
 
 
 def default_place() -> TrainingPlace:
-    """The place ``TE_TRAINER`` names: ``process`` (the default: a trainer process per run), ``thread``, or
+    """The place ``TE_TRAINER`` names: ``thread`` (the default), ``process`` (a trainer process per run), or
     ``redis`` (trainers on any host that reaches ``TE_REDIS_URL``: ``python -m explorer.runs.trainer``)."""
-    choice = os.environ.get("TE_TRAINER", "process").strip().lower() or "process"
+    choice = os.environ.get("TE_TRAINER", "thread").strip().lower() or "thread"
     if choice not in PLACES:
         raise ValueError(f"TE_TRAINER={choice!r}: use one of {', '.join(PLACES)}.")
     if choice == "thread":

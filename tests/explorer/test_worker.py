@@ -143,10 +143,10 @@ def test_shared_runs_come_before_visitors_own(worker_run):
 
 
 def test_the_place_comes_from_te_trainer(monkeypatch):
-    monkeypatch.setenv("TE_TRAINER", "thread")
-    assert isinstance(default_place(), ThisThread)
-    monkeypatch.delenv("TE_TRAINER")
+    monkeypatch.setenv("TE_TRAINER", "process")
     assert isinstance(default_place(), InWorker)
+    monkeypatch.delenv("TE_TRAINER")
+    assert isinstance(default_place(), ThisThread)  # trainer processes are opt-in
     monkeypatch.setenv("TE_TRAINER", "gpu")
     with pytest.raises(ValueError, match="TE_TRAINER"):
         default_place()
