@@ -26,8 +26,9 @@ session = run.session()  # this browser session's run and its rules (explorer.ru
 resume.take_back_from_address(session, projector)  # a reloaded tab takes its paused run back
 info = dataclasses.replace(info, params=controls.url_params(st.session_state[controls.TASK]))
 share_page(info)
+join_slot = st.empty()  # always drawn, so that what follows keeps its place when the box comes and goes
 if not projector and (session.run is None or session.run.status == "ready"):
-    with st.expander("👀 Join a class: watch your teacher's run"):
+    with join_slot.container(), st.expander("👀 Join a class: watch your teacher's run"):
         watch.join_box()
 # Projector mode keeps the settings in a folded panel in the control bar's row: the first screen is the run.
 bar = st.container(horizontal=True, vertical_alignment="center") if projector else None

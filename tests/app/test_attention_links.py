@@ -52,10 +52,11 @@ def test_a_model_not_on_this_server_falls_back_with_a_notice():
     at = opened_from_link(PAGE, {lab_controls.SOURCE: "pretrained", lab_controls.PRETRAINED_MODEL: "gpt2-xl",
                                  lab_controls.LAYER: "40"})
     notices = link_notices(at)
-    assert any("attn.pretrained='gpt2-xl' was changed to link-bert" in n and "no GPT-2 or BERT model of that name "
+    # The first model of the menu, GPT-2 before BERT.
+    assert any("attn.pretrained='gpt2-xl' was changed to link-gpt2" in n and "no GPT-2 or BERT model of that name "
                "is on this server" in n for n in notices), notices
-    assert "The link's setting attn.layer='40' was changed to 2: the model has 2 layers." in notices
-    assert at.selectbox(key=lab_controls.PRETRAINED_MODEL).value == "link-bert"
+    assert "The link's setting attn.layer='40' was changed to 6: the model has 6 layers." in notices
+    assert at.selectbox(key=lab_controls.PRETRAINED_MODEL).value == "link-gpt2"
 
 
 def test_a_link_beyond_the_largest_model_is_ignored_and_a_trained_source_falls_back_to_random():

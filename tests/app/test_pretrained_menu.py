@@ -83,3 +83,18 @@ def test_another_hub_name_of_an_offered_model_picks_it(folders, tmp_path, monkey
     assert at.selectbox(key="menu").value == "openai-community/gpt2"
     rows = " ".join(m.value for m in at.markdown)
     assert "**distilgpt2**:" in rows and "**gpt2**:" not in rows  # it is on this server: not offered again
+
+
+def test_the_menu_lists_gpt2_before_bert_whatever_their_names(folders):
+    """A first visit gets GPT-2, the model students read about first, though "a-bert" sorts before "tiny-gpt2"."""
+    from tests.pretrained.hf_folders import bert_folder
+    from ui.common.pretrained import _catalogue
+
+    root, _ = folders
+    bert_folder(root / "a-bert")
+    _catalogue.clear()
+    at = AppTest.from_function(_menu_app, default_timeout=60).run()
+    assert not at.exception
+    options = at.selectbox(key="menu").options
+    assert [o.split(" ")[0] for o in options] == ["tiny-gpt2", "a-bert"], options
+    assert at.selectbox(key="menu").value == "tiny-gpt2"

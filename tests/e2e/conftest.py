@@ -204,3 +204,30 @@ def save_screenshot(page, name: str) -> Path:
     path = SCREENSHOT_DIR / name
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+@contextlib.contextmanager
+def visitor_tabs(browser, base_url: str) -> Iterator:
+    """Yield ``open_tab(path, finishes=True)``: each tab is its own visitor (its own browser context and session).
+
+    A page that follows a run never finishes its script, so ``finishes=False`` waits for its heading instead.
+    """
+    contexts = []
+
+    def open_tab(path: str, *, finishes: bool = True):
+        context = browser.new_context(base_url=base_url, viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        tab = context.new_page()
+        tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
+        tab.goto(path)
+        if finishes:
+            wait_for_app(tab)
+        else:
+            tab.locator("[data-testid=stMain] h1").first.wait_for(state="visible")
+        return tab
+
+    try:
+        yield open_tab
+    finally:
+        for context in contexts:
+            context.close()

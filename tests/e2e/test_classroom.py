@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.actions import metric
-from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, serve_app, wait_for_app
+from tests.e2e.conftest import assert_no_exception, serve_app, visitor_tabs, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -29,23 +29,8 @@ def small_host() -> Iterator[str]:
 @pytest.fixture
 def tabs(browser, small_host):
     """Open tabs, each its own visitor (its own browser context, so its own session)."""
-    contexts = []
-
-    def open_tab(path: str, *, finishes: bool = True):
-        context = browser.new_context(base_url=small_host, viewport={"width": 1400, "height": 1000})
-        contexts.append(context)
-        tab = context.new_page()
-        tab.set_default_timeout(APP_RUN_TIMEOUT_MS)
-        tab.goto(path)
-        if finishes:
-            wait_for_app(tab)
-        else:  # a page that follows a run never finishes its script: wait for its heading instead
-            tab.locator("[data-testid=stMain] h1").first.wait_for(state="visible")
-        return tab
-
-    yield open_tab
-    for context in contexts:
-        context.close()
+    with visitor_tabs(browser, small_host) as open_tab:
+        yield open_tab
 
 
 def _step(tab) -> int:

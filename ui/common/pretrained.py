@@ -79,7 +79,9 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
     Returns the chosen offer, or ``None`` when there is none (the expander then says how to get one).
     """
     cat = models_on_offer()
-    offers = [o for o in cat.offers if o.allowed and o.info.family in families]
+    # In the order of ``families`` (GPT-2 before BERT on a first visit), then by name.
+    offers = sorted((o for o in cat.offers if o.allowed and o.info.family in families),
+                    key=lambda o: (families.index(o.info.family), o.info.name.lower()))
     kinds = " or ".join(dict.fromkeys(FAMILY_NAMES.get(f, f) for f in families))
     chosen = None
     if offers:
