@@ -8,7 +8,13 @@ predictions after each evaluation), ``weights`` (send them now), ``priority`` an
 trains in short slices, and ends a slice early when a command waits, so a pause lands within one step. Between
 slices it sends what is new — rows, snapshots, samples and where each lane stands — as a channel update made by a
 :class:`~explorer.runs.watch.Publisher`, exactly as a shared run reaches its watchers; after a pause, a step, a
-stop or the run's end the lanes' weights follow as safetensors files.
+stop or the run's end the lanes' weights follow as safetensors files, and, once the run has ended, the models each
+lane kept at its evaluation steps (so that the run's recording holds them and a paused replay is the model of its
+step, as for a run trained on a thread).
+
+A trainer does all its torch work with :data:`~explorer.runs.live.LIVE_THREADS` threads, as a run on a script
+thread trains: the number of threads decides the order of a matrix product's sums, so with the same count a run
+trains to the same numbers, bit for bit, in either place.
 
 Every command is answered by news that names it (``ack``), so the server can wait for the answer. A failure
 while training is sent as ``{"kind": "failed"}`` before the process ends; the server then loses the run with a
@@ -23,11 +29,13 @@ import os
 from multiprocessing.connection import Connection
 from typing import Any
 
+import torch
+
 from explorer.runs.codec import encode_checkpoints, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun
 from explorer.runs.store import RunUpdate
 from explorer.runs.watch import Publisher
-from explorer.runs.wire import load_weights_bytes, pack, rebuild_run, unpack, weights_bytes
+from explorer.runs.wire import kept_weights_bytes, load_weights_bytes, pack, rebuild_run, unpack, weights_bytes
 
 __all__ = ["SLICE_S", "serve", "set_nice"]
 
@@ -71,6 +79,7 @@ class _Trainer:
         self.outbox = _Outbox()
         self.publisher = Publisher(self.outbox, "trainer")  # type: ignore[arg-type]
         self.sampling: dict[str, Any] | None = None  # the page's last samples request, written after each evaluation
+        self.kept_sent = False  # whether the ended run's kept models went to the server
 
     def loop(self) -> None:
         while True:
@@ -138,11 +147,15 @@ class _Trainer:
         parts = [encode_update(self.outbox.update)]
         if weights:
             parts.append(encode_checkpoints(run.step, [weights_bytes(t.model) for t in run.trainers]))
+            if run.finished and not self.kept_sent:
+                parts.append(kept_weights_bytes([t.weights for t in run.trainers]))
+                self.kept_sent = True
         self.conn.send_bytes(pack(header, parts))
 
 
 def serve(conn: Connection) -> None:
     """A trainer process's whole life: obey ``conn`` until told to quit or the server's end closes."""
+    torch.set_num_threads(LIVE_THREADS)  # this process trains one run and nothing else (see the module docstring)
     trainer = _Trainer(conn)
     try:
         trainer.loop()

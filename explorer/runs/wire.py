@@ -3,7 +3,8 @@
 A message is one byte string: a 4-byte length, a JSON header, then its parts (each an 8-byte length and its bytes).
 Commands go from the server to the trainer (``{"op": "start"}``, ``"pause"``, ...); news comes back (a header with
 where each lane stands, and as parts a channel update from :func:`~explorer.runs.codec.encode_update` and, when
-the run paused or ended, the lanes' weights as safetensors files from :func:`weights_bytes`).
+the run paused or ended, the lanes' weights as safetensors files from :func:`weights_bytes`; once it has ended,
+also the models each lane kept at its evaluation steps, for a replay, from :func:`kept_weights_bytes`).
 
 A run is described by its task's name and options, the user's own text when it trains on one, and its lanes'
 settings (:func:`describe_run`); the trainer rebuilds it with :func:`rebuild_run`.
@@ -30,7 +31,7 @@ from transformer_core.tasks.language import CharLMTask
 from transformer_core.training import TrainConfig
 
 __all__ = ["pack", "unpack", "describe_run", "rebuild_run", "weights_bytes", "load_weights_bytes",
-           "portable_text"]
+           "portable_text", "kept_weights_bytes", "load_kept_weights"]
 
 MODEL_CONFIGS = {cls.__name__: cls for cls in (TransformerConfig, ViTConfig)}
 MAX_HEADER = 2**20  # a header is a few hundred bytes of JSON; the user's text may make it longer
@@ -105,3 +106,26 @@ def weights_bytes(model: torch.nn.Module) -> bytes:
 def load_weights_bytes(model: torch.nn.Module, data: bytes) -> None:
     """Load weights :func:`weights_bytes` wrote into ``model`` (same architecture)."""
     model.load_state_dict(load_tensors(data))
+
+
+def kept_weights_bytes(kept: Sequence[Sequence[tuple[int, dict[str, torch.Tensor]]]]) -> bytes:
+    """Every lane's kept models (a :class:`~transformer_core.training.Trainer`'s ``weights``: ``(step,
+    state_dict)`` pairs) as one message: the steps in its header, a safetensors file per model in its parts."""
+    steps = [[int(step) for step, _ in lane] for lane in kept]
+    files = [save_tensors({k: v.detach().to("cpu").contiguous() for k, v in weights.items()})
+             for lane in kept for _, weights in lane]
+    return pack({"kept_steps": steps}, files)
+
+
+def load_kept_weights(data: bytes) -> list[list[tuple[int, dict[str, torch.Tensor]]]]:
+    """The lanes' kept models :func:`kept_weights_bytes` wrote; ``ValueError`` for anything else."""
+    header, files = unpack(data)
+    steps = header.get("kept_steps")
+    if not isinstance(steps, list) or not all(isinstance(lane, list) for lane in steps) \
+            or sum(len(lane) for lane in steps) != len(files):
+        raise ValueError("kept models: the steps do not match the files")
+    loaded, at = [], 0
+    for lane in steps:
+        loaded.append([(int(step), load_tensors(files[at + i])) for i, step in enumerate(lane)])
+        at += len(lane)
+    return loaded

@@ -7,8 +7,9 @@ trainer process (:mod:`explorer.runs.trainer_process`) instead, one per run, for
 imported torch once. The server keeps a mirror of the run: a :class:`~explorer.runs.live.LiveRun` whose trainers
 hold the history, snapshots, samples and where each lane stands, as the trainer's news brings them (the channel
 updates a watcher reads), and whose models receive the trained weights whenever the run pauses, steps, stops or
-ends. Everything that reads a run — the live view, the hand-over to the other pages, recordings, checkpoints,
-switching heads off on a paused run — reads the mirror, unchanged.
+ends (with, at the end, the models each lane kept at its evaluation steps, which the run's recording holds).
+Everything that reads a run — the live view, the hand-over to the other pages, recordings, checkpoints, switching
+heads off on a paused run — reads the mirror, unchanged.
 
 The buttons become commands: :meth:`WorkerRun.start`, :meth:`~WorkerRun.pause`, :meth:`~WorkerRun.step_once`,
 :meth:`~WorkerRun.stop`, :meth:`~WorkerRun.reset` and the samples after an evaluation. A pause waits for the
@@ -36,7 +37,7 @@ from explorer.runs.codec import decode_checkpoints, decode_update
 from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, warm
-from explorer.runs.wire import describe_run, load_weights_bytes, portable_text, weights_bytes
+from explorer.runs.wire import describe_run, load_kept_weights, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
 
 __all__ = ["ANSWER_S", "OWN_NICE", "SHARED_NICE", "TRAINER_BYTES", "InWorker", "WorkerRun"]
@@ -248,6 +249,9 @@ class WorkerRun(LiveRun):
             _, files = decode_checkpoints(parts[1])
             for trainer, data in zip(self.trainers, files, strict=True):
                 load_weights_bytes(trainer.model, data)
+        if len(parts) > 2:  # the run ended: the models its lanes kept, which its recording holds for a replay
+            for trainer, kept in zip(self.trainers, load_kept_weights(parts[2]), strict=True):
+                trainer.weights = kept
 
     def _lose(self, why: str) -> None:
         """The trainer is gone: the run ends, stopped, with a message (its weights are those of its last pause)."""
