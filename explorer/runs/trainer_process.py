@@ -4,7 +4,8 @@ The web server starts one per run (:mod:`explorer.runs.worker`) through a ``fork
 and torch with it, once: a trainer is a fork of that small, single-threaded process, never of the threaded web
 server. :func:`serve` reads commands from its end of a pipe (:mod:`explorer.runs.wire`): ``create`` (the run's
 task, lanes and starting weights), ``start``, ``pause``, ``step``, ``stop``, ``samples`` (how to write the sample
-predictions after each evaluation), ``weights`` (send them now), ``priority`` and ``quit``. While the run runs it
+predictions after each evaluation), ``weights`` (send them now), ``priority`` (how much nicer than the web
+server to train) and ``quit``. While the run runs it
 trains in short slices, and ends a slice early when a command waits, so a pause lands within one step. Between
 slices it sends what is new — rows, snapshots, samples and where each lane stands — as a channel update made by a
 :class:`~explorer.runs.watch.Publisher`, exactly as a shared run reaches its watchers; after a pause, a step, a
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -37,24 +39,29 @@ from explorer.runs.store import RunUpdate
 from explorer.runs.watch import Publisher
 from explorer.runs.wire import kept_weights_bytes, load_weights_bytes, pack, rebuild_run, unpack, weights_bytes
 
-__all__ = ["SLICE_S", "serve", "set_nice"]
+__all__ = ["SLICE_S", "lower_thread", "serve", "thread_nice"]
 
 SLICE_S = 0.1  # seconds of training between two looks at the pipe (a waiting command ends a slice at once)
 LOG = logging.getLogger(__name__)
 
 
-_BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0)  # the web server's niceness, which its fork server inherited
+def thread_nice() -> int:
+    """The calling thread's niceness (on Linux each thread has its own)."""
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
 
-def set_nice(level: int) -> int:
-    """Make this process ``level`` nicer than the web server (0: as the server; higher yields to others) as far
-    as allowed; returns its niceness. An unprivileged process can only become nicer, so a lowered trainer stays so.
+def lower_thread(niceness: int) -> int:
+    """Make the calling thread as nice as ``niceness`` when that is nicer than it is; returns its niceness.
+
+    Only ever lowers a priority, which needs no privilege; a trainer that must come first again trains on a new
+    thread instead (see :func:`serve`).
     """
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, _BASE_NICE + level)
-    except (PermissionError, OSError):
-        LOG.info("trainer niceness stays at %d (asked for %d)", os.getpriority(os.PRIO_PROCESS, 0), _BASE_NICE + level)
-    return os.getpriority(os.PRIO_PROCESS, 0)
+    if niceness > thread_nice():
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+        except OSError:
+            LOG.info("trainer niceness stays at %d (asked for %d)", thread_nice(), niceness)
+    return thread_nice()
 
 
 class _Outbox:
@@ -71,17 +78,29 @@ class _Outbox:
 
 
 class _Trainer:
-    """One run, driven by the commands on ``conn``."""
+    """One run, driven by the commands on ``conn``.
 
-    def __init__(self, conn: Connection) -> None:
+    ``base``: the niceness of the thread that serves the run (the web server's); the run trains ``level`` nicer.
+    """
+
+    def __init__(self, conn: Connection, base: int) -> None:
         self.conn = conn
+        self.base, self.level = base, 0
         self.run: LiveRun | None = None
         self.outbox = _Outbox()
         self.publisher = Publisher(self.outbox, "trainer")  # type: ignore[arg-type]
         self.sampling: dict[str, Any] | None = None  # the page's last samples request, written after each evaluation
         self.kept_sent = False  # whether the ended run's kept models went to the server
+        self.moved: int | None = None  # the priority command that moved the run to a new thread, answered there
 
-    def loop(self) -> None:
+    def loop(self) -> bool:
+        """Train and obey on this thread; returns True when the run must move to a new thread (to come first
+        again: a thread cannot raise its own priority), False when told to quit."""
+        torch.set_num_threads(LIVE_THREADS)  # per thread
+        lower_thread(self.base + self.level)
+        if self.moved is not None:
+            self.send(self.moved, weights=False)
+            self.moved = None
         while True:
             running = self.run is not None and self.run.status == "running"
             if running and not self.conn.poll():
@@ -94,7 +113,10 @@ class _Trainer:
                 continue
             header, parts = unpack(self.conn.recv_bytes())  # blocks while idle; EOFError once the server is gone
             if header["op"] == "quit":
-                return
+                return False
+            if header["op"] == "priority" and self.base + header["nice"] < thread_nice():
+                self.level, self.moved = header["nice"], header["seq"]
+                return True
             self.handle(header, parts)
 
     def handle(self, header: dict[str, Any], parts: list[bytes]) -> None:
@@ -113,7 +135,8 @@ class _Trainer:
         elif op == "samples":
             self.sampling = {k: header[k] for k in ("sampling", "caption", "count", "seed")}
         elif op == "priority":
-            set_nice(header["nice"])
+            self.level = header["nice"]
+            lower_thread(self.base + self.level)
         self.write_samples()
         self.send(seq, weights=op in ("pause", "step", "stop", "weights") or run.finished)
 
@@ -124,7 +147,8 @@ class _Trainer:
             self.run.update_samples(**self.sampling, interrupted=self.conn.poll)
 
     def create(self, header: dict[str, Any], parts: list[bytes]) -> None:
-        set_nice(header["nice"])
+        self.level = header["nice"]
+        lower_thread(self.base + self.level)
         task, specs = rebuild_run(header["run"])
         run = LiveRun(task, specs, threads=LIVE_THREADS)
         for trainer, data in zip(run.trainers, parts, strict=True):
@@ -143,7 +167,7 @@ class _Trainer:
         lanes = [{"status": t.status, "stop_reason": t.stop_reason, "target_step": t.target_step,
                   "seconds": t.seconds, "step": t.step} for t in run.trainers]
         header = {"kind": "news", "ack": ack, "status": run.status, "message": run.message, "lanes": lanes,
-                  "state_bytes": run.training_state_bytes}
+                  "state_bytes": run.training_state_bytes, "nice": thread_nice() - self.base}
         parts = [encode_update(self.outbox.update)]
         if weights:
             parts.append(encode_checkpoints(run.step, [weights_bytes(t.model) for t in run.trainers]))
@@ -154,15 +178,32 @@ class _Trainer:
 
 
 def serve(conn: Connection) -> None:
-    """A trainer process's whole life: obey ``conn`` until told to quit or the server's end closes."""
-    torch.set_num_threads(LIVE_THREADS)  # this process trains one run and nothing else (see the module docstring)
-    trainer = _Trainer(conn)
+    """A trainer's whole life: obey ``conn`` until told to quit or the server's end closes.
+
+    The run trains on a thread of its own, made nicer than the calling thread for a visitor's own run. A run that
+    must come first again (it became shared) moves to a new thread, which starts as nice as the calling thread:
+    an unprivileged process can lower a priority but never raise it back.
+    """
+    trainer = _Trainer(conn, thread_nice())
+    while True:
+        outcome: dict[str, Any] = {}
+        thread = threading.Thread(target=_train_on_thread, args=(trainer, outcome), name="trainer-run")
+        thread.start()
+        thread.join()
+        err = outcome.get("error")
+        if isinstance(err, (EOFError, BrokenPipeError, ConnectionResetError)):
+            return  # the server went away: nothing is left to train for
+        if err is not None:  # any failure must reach the owner's page as a message
+            LOG.error("trainer failed", exc_info=err)
+            with contextlib.suppress(OSError):
+                conn.send_bytes(pack({"kind": "failed", "message": f"{type(err).__name__}: {err}"}))
+            raise SystemExit(1) from err
+        if not outcome.get("move"):
+            return
+
+
+def _train_on_thread(trainer: _Trainer, outcome: dict[str, Any]) -> None:
     try:
-        trainer.loop()
-    except (EOFError, BrokenPipeError, ConnectionResetError):
-        return  # the server went away: nothing is left to train for
-    except Exception as err:  # noqa: BLE001 - any failure must reach the owner's page as a message
-        LOG.exception("trainer failed")
-        with contextlib.suppress(OSError):
-            conn.send_bytes(pack({"kind": "failed", "message": f"{type(err).__name__}: {err}"}))
-        raise SystemExit(1) from err
+        outcome["move"] = trainer.loop()
+    except Exception as err:  # noqa: BLE001 - serve reports it
+        outcome["error"] = err

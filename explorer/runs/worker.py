@@ -20,8 +20,11 @@ reading means the pipe fills and the trainer waits, so, as on a thread, a run no
 A trainer that crashes or is killed loses its run: the mirror ends "stopped" with a message that the page shows,
 keeping the weights of its last pause. The web server is never at risk: it only reads bytes from a pipe.
 
-Priority: a trainer runs at niceness :data:`OWN_NICE` until its run is shared or shown as a lesson
-(:meth:`WorkerRun.prioritize`), which asks for :data:`SHARED_NICE`.
+Priority: a visitor's own run trains :data:`OWN_NICE` nicer than the web server, a shared run or a lesson on the
+projector :data:`SHARED_NICE` (as nice as the server), so the runs a class watches come first. A run that becomes
+shared while it trains is prioritized (:meth:`WorkerRun.prioritize`): its trainer moves it to a new thread at the
+server's niceness, since no unprivileged process can raise a priority it lowered. :attr:`WorkerRun.trainer_nice`
+is what the trainer reports.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class WorkerRun(LiveRun):
         self._connect = connect if connect is not None else TrainerLink.start
         self.nice = nice
         self._state_bytes = 0
+        self.trainer_nice: int | None = None  # how much nicer than the web server the run trains, as last reported
         self._sampling: dict[str, Any] | None = None  # the last samples request, sent to every new trainer
         self._status_seq = 0  # the last command that changes the status: older news does not say the status
         self._wire = threading.RLock()  # one reader of the pipe at a time, and news applied in order
@@ -245,6 +249,7 @@ class WorkerRun(LiveRun):
         if answered >= self._status_seq or header["status"] in ("done", "stopped", "diverged"):
             self.status = header["status"]
         self.message, self._state_bytes = header["message"], header["state_bytes"]
+        self.trainer_nice = header.get("nice")
         if len(parts) > 1:
             _, files = decode_checkpoints(parts[1])
             for trainer, data in zip(self.trainers, files, strict=True):

@@ -163,7 +163,17 @@ def test_a_killed_trainer_loses_its_run_with_a_message(worker_run):
     assert again.step >= 2
 
 
+def _training_thread_nice(run: WorkerRun) -> list[int]:
+    """The niceness, relative to this process, of the trainer's threads other than its main thread."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    tids = [int(t) for t in os.listdir(f"/proc/{run.trainer_pid}/task") if int(t) != run.trainer_pid]
+    return [os.getpriority(os.PRIO_PROCESS, tid) - base for tid in tids]
+
+
 def test_shared_runs_come_before_visitors_own(worker_run):
+    """A visitor's own run trains nicer than the server; a shared run (or a lesson) and an own run that becomes
+    shared while it trains as nice as the server: it moves to a new thread, since a priority once lowered cannot
+    be raised without privileges."""
     task, specs = _specs(steps=100_000)
     own = worker_run(task, specs)
     own.start()
@@ -174,11 +184,31 @@ def test_shared_runs_come_before_visitors_own(worker_run):
         shared.start()
         shared.advance(0.1)
         shared.pause()
-        base = os.getpriority(os.PRIO_PROCESS, 0)
-        niceness = [os.getpriority(os.PRIO_PROCESS, run.trainer_pid) for run in (own, shared)]
-        assert niceness == [base + OWN_NICE, base + SHARED_NICE]
+        assert (own.trainer_nice, shared.trainer_nice) == (OWN_NICE, SHARED_NICE)
+        assert _training_thread_nice(own) == [OWN_NICE] and _training_thread_nice(shared) == [SHARED_NICE]
+        assert os.getpriority(os.PRIO_PROCESS, own.trainer_pid) == os.getpriority(os.PRIO_PROCESS, 0)
+        own.start()
+        own.advance(0.1)
+        InWorker().prioritize(own)  # the visitor shares a run that trains
+        step = own.step
+        _train_until(own, step + 3)
+        own.pause()
+        assert own.trainer_nice == SHARED_NICE and _training_thread_nice(own) == [SHARED_NICE]
+        assert own.step >= step + 3 and own.status == "paused"  # the run went on where it was, on its new thread
     finally:
         shared.release("test over")
+
+
+def test_a_trainer_never_raises_a_priority_itself(monkeypatch):
+    """Without privileges a thread can only become nicer: lower_thread never asks for more."""
+    from explorer.runs import trainer_process
+
+    asked: list[int] = []
+    monkeypatch.setattr(trainer_process.os, "setpriority", lambda which, who, value: asked.append(value))
+    now = trainer_process.thread_nice()
+    assert trainer_process.lower_thread(now - 1) == now and asked == []
+    trainer_process.lower_thread(now + 2)
+    assert asked == [now + 2]
 
 
 def test_the_place_comes_from_te_trainer(monkeypatch):
