@@ -2,10 +2,11 @@
 
 :class:`~explorer.runs.session.RunSession` never calls a run's training methods itself: it asks its
 :class:`TrainingPlace`: :class:`ThisThread`, the calling thread of this process (the page's script thread, between
-two redraws, the default), or :class:`~explorer.runs.worker.InWorker`, a trainer process per run;
-:func:`default_place` picks one from ``TE_TRAINER`` (``thread``, the default, ``process``, or ``redis`` for trainers
-on other hosts). Trainer processes are opt-in until every Live Training feature runs on them (a replay's models at
-its snapshot steps are recorded only on the thread path).
+two redraws), or :class:`~explorer.runs.worker.InWorker`, a trainer process per run (the default: a run trained
+beside the other sessions' script threads shares their interpreter lock, and a class redrawing starves it);
+:func:`default_place` picks one from ``TE_TRAINER`` (``process``, the default, ``thread``, or ``redis`` for trainers
+on other hosts). Where trainer processes cannot start (a platform without a fork server, or one that failed to
+start), runs train on the calling thread, and the log says why once.
 """
 
 from __future__ import annotations
@@ -70,12 +71,18 @@ class ThisThread:
 
 
 def default_place() -> TrainingPlace:
-    """The place ``TE_TRAINER`` names: ``thread`` (the default), ``process`` (a trainer process per run), or
-    ``redis`` (trainers on any host that reaches ``TE_REDIS_URL``: ``python -m explorer.runs.trainer``)."""
-    choice = os.environ.get("TE_TRAINER", "thread").strip().lower() or "thread"
+    """The place ``TE_TRAINER`` names: ``process`` (the default: a trainer process per run, or this thread where
+    none can start), ``thread``, or ``redis`` (trainers on any host that reaches ``TE_REDIS_URL``: ``python -m
+    explorer.runs.trainer``)."""
+    choice = os.environ.get("TE_TRAINER", "process").strip().lower() or "process"
     if choice not in PLACES:
         raise ValueError(f"TE_TRAINER={choice!r}: use one of {', '.join(PLACES)}.")
     if choice == "thread":
+        return ThisThread()
+    from explorer.runs.trainer_link import mark_unavailable, unavailable
+
+    if choice == "process" and (why := unavailable()) is not None:
+        mark_unavailable(why)  # logged once
         return ThisThread()
     from explorer.runs.worker import InWorker  # the trainer processes start only when a run first trains
 

@@ -10,6 +10,7 @@ shares torch's pages with its siblings, and the threaded web server itself is ne
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import os
 import threading
@@ -20,12 +21,14 @@ from typing import Any
 
 from explorer.runs.wire import pack, unpack
 
-__all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context", "warm"]
+__all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context", "mark_unavailable", "unavailable", "warm"]
 
 QUIT_WAIT_S = 2.0  # a trainer told to quit gets this long before it is killed
+LOG = logging.getLogger(__name__)
 _CONTEXT: BaseContext | None = None
 _CONTEXT_LOCK = threading.Lock()
 _WARMING: threading.Thread | None = None
+_UNAVAILABLE: list[str] = []  # why trainer processes cannot start on this host, once one failed to
 
 
 class TrainerLost(RuntimeError):
@@ -43,6 +46,21 @@ def context() -> BaseContext:
         return _CONTEXT
 
 
+def unavailable() -> str | None:
+    """Why trainer processes cannot start here (no ``forkserver`` on this platform, or one failed to start), or
+    ``None`` while they can."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return "this platform cannot start processes from a fork server"
+    return _UNAVAILABLE[0] if _UNAVAILABLE else None
+
+
+def mark_unavailable(reason: str) -> None:
+    """Note that a trainer process could not start, and why: runs then train on the web server's threads."""
+    if not _UNAVAILABLE:
+        _UNAVAILABLE.append(reason)
+        LOG.warning("trainer processes cannot start here (%s): runs train on the web server's threads", reason)
+
+
 def warm() -> None:
     """Start the fork server in the background, once, so that the first Start does not wait for torch's import
     (a few seconds on a busy small host); called when a page that trains runs opens."""
@@ -58,7 +76,10 @@ def _start_fork_server() -> None:
     from multiprocessing import forkserver
 
     context()
-    forkserver.ensure_running()  # holds its own lock: a trainer started meanwhile waits for this one
+    try:
+        forkserver.ensure_running()  # holds its own lock: a trainer started meanwhile waits for this one
+    except Exception as err:  # noqa: BLE001 - any failure means no trainer processes on this host
+        mark_unavailable(f"the trainers' fork server did not start: {type(err).__name__}: {err}")
 
 
 class TrainerLink:

@@ -39,7 +39,7 @@ from typing import Any
 from explorer.runs.codec import decode_checkpoints, decode_update
 from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
-from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, warm
+from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
 from explorer.runs.wire import describe_run, load_kept_weights, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
 
@@ -61,16 +61,21 @@ class WorkerRun(LiveRun):
         task, specs: what the run trains.
         nice: the trainer's niceness (:data:`OWN_NICE` or :data:`SHARED_NICE`).
         connect: starts a trainer and returns the link to it (replaced in tests).
+        fall_back: when no trainer process takes the run before any has held it, train it on the calling thread
+            instead (:attr:`here` says why) rather than lose it.
 
     ``ValueError`` when the task's data cannot travel to a trainer (then train it on a thread instead).
     """
 
     def __init__(self, task: Task, specs: Sequence[RunSpec], *, nice: int = OWN_NICE,
-                 connect: Callable[[], TrainerLink] | None = None) -> None:
+                 connect: Callable[[], TrainerLink] | None = None, fall_back: bool = False) -> None:
         self._text = portable_text(task)
         self._link: TrainerLink | None = None
         self._connect = connect if connect is not None else TrainerLink.start
         self.nice = nice
+        self._fall_back = fall_back
+        self.here: str | None = None  # why the run trains on the calling thread (no trainer process could start)
+        self._held = False  # whether a trainer has answered: before, the mirror is the whole run
         self._state_bytes = 0
         self.trainer_nice: int | None = None  # how much nicer than the web server the run trains, as last reported
         self._sampling: dict[str, Any] | None = None  # the last samples request, sent to every new trainer
@@ -82,6 +87,7 @@ class WorkerRun(LiveRun):
 
     def reset(self) -> None:
         self._close()
+        self._held = False
         super().reset()
 
     def start(self) -> None:
@@ -100,7 +106,7 @@ class WorkerRun(LiveRun):
 
     def step_once(self) -> int:
         if self.status == "running" or self.finished or not self._connected():
-            return 0
+            return super().step_once() if self.here is not None else 0
         before = self._steps()
         self._ask({"op": "step"})
         return self._steps() - before
@@ -137,10 +143,14 @@ class WorkerRun(LiveRun):
     # Training: the trainer trains, the server reads.
 
     def advance(self, time_budget_s: float, *, interrupted: Callable[[], bool] | None = None) -> int:
+        if self.here is not None:
+            return super().advance(time_budget_s, interrupted=interrupted)
         if self.status != "running":
             return 0
         self.driven_at = time.monotonic()
         if self._link is None and not (self._connected() and self._ask({"op": "start"}, wait=False)):
+            if self.here is not None:  # no trainer process could start: the run trains here
+                return super().advance(time_budget_s, interrupted=interrupted)
             return 0  # no trainer could start: the run is lost, with a message
         start = self._clock()
         self._note_rate(start)
@@ -177,6 +187,8 @@ class WorkerRun(LiveRun):
         """Make sure a trainer holds the run (started with its current weights); False when none could start."""
         if self._link is not None:
             return True
+        if self.here is not None:
+            return False
         try:
             self._link = self._connect()
             weakref.finalize(self, self._link.close)
@@ -230,6 +242,7 @@ class WorkerRun(LiveRun):
         if header.get("kind") == "failed":
             self._lose(f"its trainer failed: {header.get('message')}")
             return
+        self._held = True
         update = decode_update(parts[0])
         for trainer, lane, info, state in zip(self.trainers, update.lanes, header["lanes"], update.state["lanes"],
                                               strict=True):
@@ -260,6 +273,11 @@ class WorkerRun(LiveRun):
 
     def _lose(self, why: str) -> None:
         """The trainer is gone: the run ends, stopped, with a message (its weights are those of its last pause)."""
+        if self._fall_back and not self._held and not self.finished:
+            self._close()
+            self.here = why
+            mark_unavailable(why)  # the next runs train on the web server's threads from the start
+            return
         LOG.warning("live run lost at step %d: %s", self.step, why)
         self._close()
         if not self.finished:
@@ -293,7 +311,7 @@ class InWorker:
         """A :class:`WorkerRun`, or a run on this thread when the task's data cannot travel."""
         try:
             return WorkerRun(task, specs, nice=SHARED_NICE if shared else OWN_NICE,
-                             connect=RemoteLink.start if self.remote else None)
+                             connect=RemoteLink.start if self.remote else None, fall_back=not self.remote)
         except ValueError as err:
             LOG.info("this run trains in the web server (%s)", err)
             return LiveRun(task, specs, threads=LIVE_THREADS)

@@ -212,13 +212,44 @@ def test_a_trainer_never_raises_a_priority_itself(monkeypatch):
 
 
 def test_the_place_comes_from_te_trainer(monkeypatch):
-    monkeypatch.setenv("TE_TRAINER", "process")
-    assert isinstance(default_place(), InWorker)
-    monkeypatch.delenv("TE_TRAINER")
-    assert isinstance(default_place(), ThisThread)  # trainer processes are opt-in
+    from explorer.runs import trainer_link
+
+    monkeypatch.setattr(trainer_link, "_UNAVAILABLE", [])
+    monkeypatch.delenv("TE_TRAINER", raising=False)
+    assert isinstance(default_place(), InWorker)  # trainer processes by default
+    monkeypatch.setenv("TE_TRAINER", "thread")
+    assert isinstance(default_place(), ThisThread)
     monkeypatch.setenv("TE_TRAINER", "gpu")
     with pytest.raises(ValueError, match="TE_TRAINER"):
         default_place()
+
+
+def test_where_no_trainer_process_can_start_runs_train_here(monkeypatch, caplog):
+    """The first run trains on the calling thread, with the reason logged, and the next runs train here from
+    the start; a run that a trainer already held is lost instead (its optimiser state was in the trainer)."""
+    from explorer.runs import trainer_link
+
+    monkeypatch.setattr(trainer_link, "_UNAVAILABLE", [])
+    monkeypatch.delenv("TE_TRAINER", raising=False)
+
+    def refuse() -> trainer_link.TrainerLink:
+        raise OSError("no processes in this sandbox")
+
+    task, specs = _specs(steps=20)
+    run = WorkerRun(task, specs, connect=refuse, fall_back=True)
+    run.start()
+    _train_until(run, 20)
+    assert run.status == "done" and run.step == 20 and "no processes in this sandbox" in run.here
+    assert run.message is None and run.trainer_pid is None
+    assert "runs train on the web server's threads" in caplog.text
+    assert [r["loss"] for r in run.trainers[0].history] == \
+        [r["loss"] for r in _trained_here(task, specs).trainers[0].history]
+    place = default_place()
+    assert isinstance(place, ThisThread)
+    strict = WorkerRun(task, specs, connect=refuse)  # a remote trainer's run: no fallback, a message
+    strict.start()
+    strict.advance(0.1)
+    assert strict.status == "stopped" and "no trainer process could start" in strict.message
 
 
 def test_messages_carry_json_and_bytes_and_rebuild_the_run():
