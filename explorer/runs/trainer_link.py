@@ -5,18 +5,24 @@ with it, once: each trainer is a fork of that single-threaded process, so it sta
 shares torch's pages with its siblings, and the threaded web server itself is never forked. Messages are those of
 :mod:`explorer.runs.wire`; each command gets a number, and the trainer's news names the last one it answered
 (:attr:`TrainerLink.answered`). :class:`RemoteLink` reaches a trainer on another host through Redis instead.
+
+A trainer never runs the web server's ``__main__``: multiprocessing would have each new process import the main
+module first, and under Streamlit that is the page script being run (Streamlit swaps it in as ``__main__``), so
+every trainer would run a whole page, headless, before its first step. :class:`_TrainerPopen` leaves it out.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import multiprocessing
 import os
 import threading
 import time
+from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from multiprocessing.connection import Connection
-from multiprocessing.context import BaseContext
+from multiprocessing.context import BaseContext, ForkServerProcess, set_spawning_popen
 from typing import Any
 
 from explorer.runs.wire import pack, unpack
@@ -46,6 +52,36 @@ def context() -> BaseContext:
         return _CONTEXT
 
 
+class _TrainerPopen(popen_forkserver.Popen):
+    """The fork server's ``Popen`` without the parent's ``__main__`` in what the child prepares from (see the module
+    docstring); otherwise the standard library's ``_launch``."""
+
+    def _launch(self, process_obj: Any) -> None:
+        prep_data = {k: v for k, v in spawn.get_preparation_data(process_obj._name).items()
+                     if k not in ("init_main_from_path", "init_main_from_name")}
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        parent_w = os.dup(w)  # the child's sentinel of this process, as in the standard library
+        self.finalizer = util.Finalize(self, util.close_fds, (parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _TrainerProcess(ForkServerProcess):
+    """A fork server's process started by :class:`_TrainerPopen`."""
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> _TrainerPopen:  # noqa: N802 - the standard library's name
+        return _TrainerPopen(process_obj)
+
+
 def unavailable() -> str | None:
     """Why trainer processes cannot start here (no ``forkserver`` on this platform, or one failed to start), or
     ``None`` while they can."""
@@ -73,8 +109,6 @@ def warm() -> None:
 
 
 def _start_fork_server() -> None:
-    from multiprocessing import forkserver
-
     context()
     try:
         forkserver.ensure_running()  # holds its own lock: a trainer started meanwhile waits for this one
@@ -99,7 +133,7 @@ class TrainerLink:
 
         ctx = context()
         mine, theirs = ctx.Pipe(duplex=True)
-        process = ctx.Process(target=serve, args=(theirs,), name="trainer", daemon=True)
+        process = _TrainerProcess(target=serve, args=(theirs,), name="trainer", daemon=True)
         process.start()
         theirs.close()
         return cls(process, mine)

@@ -215,10 +215,10 @@ def test_the_place_comes_from_te_trainer(monkeypatch):
     from explorer.runs import trainer_link
 
     monkeypatch.setattr(trainer_link, "_UNAVAILABLE", [])
-    monkeypatch.delenv("TE_TRAINER", raising=False)
-    assert isinstance(default_place(), InWorker)  # trainer processes by default
-    monkeypatch.setenv("TE_TRAINER", "thread")
-    assert isinstance(default_place(), ThisThread)
+    monkeypatch.setenv("TE_TRAINER", "process")
+    assert isinstance(default_place(), InWorker)
+    monkeypatch.delenv("TE_TRAINER")
+    assert isinstance(default_place(), ThisThread)  # trainer processes are opt-in
     monkeypatch.setenv("TE_TRAINER", "gpu")
     with pytest.raises(ValueError, match="TE_TRAINER"):
         default_place()
@@ -230,7 +230,7 @@ def test_where_no_trainer_process_can_start_runs_train_here(monkeypatch, caplog)
     from explorer.runs import trainer_link
 
     monkeypatch.setattr(trainer_link, "_UNAVAILABLE", [])
-    monkeypatch.delenv("TE_TRAINER", raising=False)
+    monkeypatch.setenv("TE_TRAINER", "process")
 
     def refuse() -> trainer_link.TrainerLink:
         raise OSError("no processes in this sandbox")
@@ -250,6 +250,24 @@ def test_where_no_trainer_process_can_start_runs_train_here(monkeypatch, caplog)
     strict.start()
     strict.advance(0.1)
     assert strict.status == "stopped" and "no trainer process could start" in strict.message
+
+
+def test_a_trainer_never_runs_the_servers_main_script(worker_run, monkeypatch, tmp_path):
+    """Under Streamlit ``__main__`` is the page being run: a trainer must not run it again before training."""
+    import sys
+    import types
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    task, specs = _specs(steps=3)
+    run = worker_run(task, specs)
+    run.start()
+    _train_until(run, 3)
+    assert run.status == "done" and not marker.exists()
 
 
 def test_messages_carry_json_and_bytes_and_rebuild_the_run():
