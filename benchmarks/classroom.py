@@ -97,12 +97,12 @@ class Teacher:
         self.base, self.steps, self.shown_exceptions = base, steps, 0
 
     def start(self, seed: int) -> str:
-        """Open a fresh run (seed ``seed``), share it, start it; returns its watch link's query."""
+        """Open a fresh run (seed ``seed``), share it, start it; returns its class link."""
         self.page.goto(f"{self.base}/training?{TEACHER.format(steps=self.steps, seed=seed)}")
         self.page.locator("[data-testid=stMain] h1").first.wait_for()
         self._idle()
         self.page.get_by_text("📡 Share live").click()
-        code = self.page.get_by_test_id("stCode").filter(has_text="watch=").first
+        code = self.page.get_by_test_id("stCode").filter(has_text="class=").first
         code.wait_for()
         link = code.inner_text().strip()
         for _ in range(3):  # a click that lands while the page reruns can be lost: click again
