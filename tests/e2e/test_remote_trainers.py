@@ -53,10 +53,10 @@ def test_a_run_trains_in_a_remote_trainer_and_is_watched_from_the_other_server(b
     with tab(browser, first, RUN) as owner:
         owner.get_by_text("📡 Share live").click()
         wait_for_app(owner)
-        link = owner.get_by_test_id("stCode").filter(has_text="watch=").first.inner_text().strip()
+        link = owner.get_by_test_id("stCode").filter(has_text="class=").first.inner_text().strip()
         owner.get_by_role("button", name="Start", exact=True).click()
         expect(metric(owner, "Step")).to_have_text(re.compile(r"^[1-9]"), timeout=120_000)  # it trains
-        with tab(browser, second, link[len(first):], finishes=False) as watcher:
+        with tab(browser, second, link[link.index("/training"):], finishes=False) as watcher:
             expect(watcher.get_by_text("Watching a live run, read-only")).to_be_visible()
             expect(metric(watcher, "Step")).to_have_text(re.compile(r"^[1-9]"), timeout=120_000)
             assert trainers(first) == [] and trainers(second) == []  # neither server started a trainer
