@@ -5,9 +5,11 @@ import streamlit as st
 from ui.attention import controls
 from ui.attention import pretrained as lab_pretrained
 from ui.attention.find_heads import find_heads_section
+from ui.attention.generation import keep_writing, writing_section
 from ui.attention.head_switch import shown_model, switch_off_section
 from ui.attention.steps import step_by_step
 from ui.attention.views import all_heads, one_head, token_lines, token_strip, view_controls
+from ui.attention.writers import lab_writer
 from ui.common import state, theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 
@@ -43,7 +45,8 @@ elif use_pretrained:
 if entry is not None:
     try:
         run, shown_trained = controls.run_trained(entry, text), entry
-        about = (f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads, {len(run.steps)} "
+        shared = f" sharing {run.kv_heads} K/V heads" if 0 < run.kv_heads < run.n_heads else ""
+        about = (f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads{shared}, {len(run.steps)} "
                  f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
     except ValueError as err:
         st.warning(f"{err} Showing random weights instead.", icon="⚠️")
@@ -72,9 +75,11 @@ if about and projector:
     st.caption(about)
 if pre is not None:
     lab_pretrained.predictions(pre, text)
+writing = writing_section(lab_writer(pre, shown_trained, text))
 shown = shown_model(pre, shown_trained, text, s)
 if shown is not None:
     switch_off_section(shown)
 if pre is not None:
     find_heads_section(pre)
+keep_writing(writing)  # last: every section is drawn while the model writes
 close_page(info)

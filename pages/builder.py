@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.builder import controls, views
+from ui.builder.blocks import block_comparison
 from ui.builder.diagram import architecture_svg
 from ui.builder.pretrained import loaded_model_sizes
 from ui.common import theme
@@ -56,11 +57,13 @@ st.download_button("Download the diagram (SVG)", svg, file_name=f"architecture_{
 
 st.subheader("Compared with famous models")
 st.caption(
-    "BERT-base, GPT-2 small, the 2017 Transformer base and ViT-B/16 rebuilt from this app's blocks and counted "
-    f"the same way; memory is for training at your batch size ({settings.batch_size}) and their own lengths."
+    "BERT-base, GPT-2 small, the 2017 Transformer base, ViT-B/16 and SmolLM2-135M rebuilt from this app's blocks "
+    f"and counted the same way; memory is for training at your batch size ({settings.batch_size}) and their own "
+    "lengths."
 )
 loaded = loaded_model_sizes(settings.batch_size)
 st.table(views.comparison_table(settings, breakdown, est, loaded))  # a static table wraps its cells to fit any width
 st.caption(views.COMPARISON_HELP)
 show(views.share_figure(settings, breakdown, loaded), key="mb.share")
+block_comparison(settings)
 close_page(info)

@@ -69,6 +69,7 @@ with replay_slot.container():
     replay.replay_banner(session, run.train_for_real)
 with share_slot.container():
     share.share_panel(session)
+share.keep_count_current(session)
 live_watchdog(views.STATUS_TEXT["running"])
 
 run.write_samples()

@@ -10,50 +10,22 @@ Each block supports both LayerNorm placements:
 - ``"pre"`` (GPT-2, ViT): ``x = x + sublayer(norm(x))`` — trains more stably, needs a final norm in the model.
 
 The arithmetic matches ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` (tested with copied weights).
+The modern (Llama) block is the same pre-norm block with other parts: ``norm_kind="rmsnorm"``,
+``feed_forward="swiglu"``, fewer key/value heads (``n_kv_heads``) and no biases but, for Qwen2, on Q, K and V.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention
+from .feed_forward import FeedForward, activation_function, build_feed_forward
+from .kv_cache import LayerCache
+from .norms import build_norm
 from .positional.base import AttentionPositions
 
-_ACTIVATIONS = {
-    "relu": F.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GPT-2's "gelu_new"
-}
-
-
-def activation_function(name: str):
-    """The element-wise non-linearity called ``name``: "relu", "gelu" or "gelu_tanh"."""
-    if name not in _ACTIVATIONS:
-        raise ValueError(f"activation={name!r} is not one of {', '.join(_ACTIVATIONS)}.")
-    return _ACTIVATIONS[name]
-
-
-class FeedForward(nn.Module):
-    """``linear2(dropout(activation(linear1(x))))``, applied to every position independently.
-
-    Shape:
-        ``(B, T, C)`` -> ``(B, T, C)`` with a hidden width ``d_ff``.
-    """
-
-    def __init__(self, d_model: int, d_ff: int, *, dropout: float = 0.0, activation: str = "relu",
-                 bias: bool = True) -> None:
-        super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation={activation!r} is not one of {', '.join(_ACTIVATIONS)}.")
-        self.activation = activation
-        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
-        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(_ACTIVATIONS[self.activation](self.linear1(x))))
+__all__ = ["DecoderBlock", "FeedForward", "SelfAttentionBlock", "activation_function"]
 
 
 def _check_norm(norm: str) -> None:
@@ -61,8 +33,29 @@ def _check_norm(norm: str) -> None:
         raise ValueError(f"norm={norm!r} must be 'pre' or 'post'.")
 
 
+class _Parts:
+    """What every block builds the same way: its attention modules, feed-forward network and norms."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float, activation: str, bias: bool,
+                 eps: float, norm_kind: str, feed_forward: str, n_kv_heads: int | None, qkv_bias: bool | None):
+        self.d_model, self.eps, self.bias, self.norm_kind = d_model, eps, bias, norm_kind
+        self.attention = dict(dropout=dropout, bias=bias, n_kv_heads=n_kv_heads, qkv_bias=qkv_bias)
+        self.n_heads = n_heads
+        self.ff = dict(kind=feed_forward, d_model=d_model, d_ff=d_ff, dropout=dropout, activation=activation,
+                       bias=bias)
+
+    def attn(self) -> MultiHeadAttention:
+        return MultiHeadAttention(self.d_model, self.n_heads, **self.attention)
+
+    def feed_forward(self) -> nn.Module:
+        return build_feed_forward(**self.ff)
+
+    def norm(self) -> nn.Module:
+        return build_norm(self.norm_kind, self.d_model, eps=self.eps, bias=self.bias)
+
+
 class SelfAttentionBlock(nn.Module):
-    """Self-attention then feed-forward, each wrapped in a residual connection and a LayerNorm.
+    """Self-attention then feed-forward, each wrapped in a residual connection and a norm (LayerNorm or RMSNorm).
 
     An encoder block as it is (every position sees every other), a decoder-only (GPT) block with ``is_causal=True``.
 
@@ -71,31 +64,35 @@ class SelfAttentionBlock(nn.Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float = 0.0, norm: str = "pre",
-                 activation: str = "relu", bias: bool = True, eps: float = 1e-5) -> None:
+                 activation: str = "relu", bias: bool = True, eps: float = 1e-5, norm_kind: str = "layernorm",
+                 feed_forward: str = "mlp", n_kv_heads: int | None = None, qkv_bias: bool | None = None) -> None:
         super().__init__()
         _check_norm(norm)
+        parts = _Parts(d_model, n_heads, d_ff, dropout=dropout, activation=activation, bias=bias, eps=eps,
+                       norm_kind=norm_kind, feed_forward=feed_forward, n_kv_heads=n_kv_heads, qkv_bias=qkv_bias)
         self.norm_first = norm == "pre"
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias)
-        self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.self_attn = parts.attn()
+        self.ff = parts.feed_forward()
+        self.norm1 = parts.norm()
+        self.norm2 = parts.norm()
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    def _sa(self, x, mask, need_weights, is_causal, positions):
+    def _sa(self, x, mask, need_weights, is_causal, positions, cache):
         out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=is_causal,
-                                      positions=positions)
+                                      positions=positions, cache=cache)
         return self.dropout1(out), weights
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, need_weights: bool = False,
-                is_causal: bool = False, positions: AttentionPositions | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+                is_causal: bool = False, positions: AttentionPositions | None = None,
+                cache: LayerCache | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``cache``: this block's keys and values of earlier tokens (cached decoding), extended by ``x``'s."""
         if self.norm_first:
-            attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, positions)
+            attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, positions, cache)
             x = x + attn
             x = x + self.dropout2(self.ff(self.norm2(x)))
         else:
-            attn, weights = self._sa(x, mask, need_weights, is_causal, positions)
+            attn, weights = self._sa(x, mask, need_weights, is_causal, positions, cache)
             x = self.norm1(x + attn)
             x = self.norm2(x + self.dropout2(self.ff(x)))
         return x, weights
@@ -110,16 +107,19 @@ class DecoderBlock(nn.Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float = 0.0, norm: str = "pre",
-                 activation: str = "relu", bias: bool = True, eps: float = 1e-5) -> None:
+                 activation: str = "relu", bias: bool = True, eps: float = 1e-5, norm_kind: str = "layernorm",
+                 feed_forward: str = "mlp", n_kv_heads: int | None = None, qkv_bias: bool | None = None) -> None:
         super().__init__()
         _check_norm(norm)
+        parts = _Parts(d_model, n_heads, d_ff, dropout=dropout, activation=activation, bias=bias, eps=eps,
+                       norm_kind=norm_kind, feed_forward=feed_forward, n_kv_heads=n_kv_heads, qkv_bias=qkv_bias)
         self.norm_first = norm == "pre"
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout, bias=bias)
-        self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.self_attn = parts.attn()
+        self.cross_attn = parts.attn()
+        self.ff = parts.feed_forward()
+        self.norm1 = parts.norm()
+        self.norm2 = parts.norm()
+        self.norm3 = parts.norm()
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)

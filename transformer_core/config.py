@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from . import positional
+from .feed_forward import FEED_FORWARDS
+from .norms import NORM_KINDS
 
 NORMS = ("pre", "post")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: the tanh approximation GPT-2 uses ("gelu_new")
@@ -86,6 +88,15 @@ def check_heads(d_model: int, n_heads: int) -> None:
         )
 
 
+def check_kv_heads(n_heads: int, n_kv_heads: int) -> None:
+    """Raise ValueError unless ``n_kv_heads`` is positive and divides ``n_heads`` (each group the same size)."""
+    check_positive(n_kv_heads=n_kv_heads)
+    if n_heads % n_kv_heads != 0:
+        valid = ", ".join(str(d) for d in divisors(n_heads))
+        raise ValueError(f"n_kv_heads={n_kv_heads} must divide n_heads={n_heads} (every key/value head serves "
+                         f"the same number of query heads); valid counts are {valid}.")
+
+
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not one of {', '.join(repr(c) for c in choices)}.")
@@ -117,6 +128,15 @@ class TransformerConfig:
     pos_base: float = 10000.0  # base of the sinusoidal and rotary frequencies
     layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm
     embed_scale: bool = True  # multiply token embeddings by √C (2017 paper); GPT-2 and BERT do not
+    norm_kind: str = "layernorm"  # "layernorm" or "rmsnorm" (Llama); layer_norm_eps is RMSNorm's eps too
+    feed_forward: str = "mlp"  # "mlp": activation between two layers; "swiglu": down(silu(gate x) * up x), width d_ff
+    n_kv_heads: int | None = None  # key/value heads shared by groups of query heads (GQA); None = n_heads, 1 = MQA
+    qkv_bias: bool | None = None  # biases on Q, K and V only; None follows `bias` (Qwen2: True with bias False)
+    rope_scaling: str = "none"  # how RoPE's frequencies are stretched: "none", "linear" or "llama3"
+    rope_factor: float = 1.0  # the scaling's factor: how many times longer the context becomes
+    rope_low_freq_factor: float = 1.0  # llama3: wavelengths above rope_original_max_len / this are fully scaled
+    rope_high_freq_factor: float = 4.0  # llama3: wavelengths below rope_original_max_len / this are kept
+    rope_original_max_len: int = 8192  # llama3: the context length the model was first trained on
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -130,6 +150,14 @@ class TransformerConfig:
         _check_choice("norm", self.norm, NORMS)
         _check_choice("positional", self.positional, positional.kinds())
         _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("norm_kind", self.norm_kind, tuple(NORM_KINDS))
+        _check_choice("feed_forward", self.feed_forward, tuple(FEED_FORWARDS))
+        if self.n_kv_heads is not None:
+            check_kv_heads(self.n_heads, self.n_kv_heads)
+        self.rope()  # checks the scaling's settings
+        if self.rope_scaling != "none" and self.positional != "rope":
+            raise ValueError(f"rope_scaling={self.rope_scaling!r} stretches rotary positions; it needs "
+                             f"positional='rope', not {self.positional!r}.")
         _check_dropout(self.dropout)
         positional.get(self.positional).check_head_dim(self.d_model, self.n_heads)
         if self.pad_id is not None and not 0 <= self.pad_id < self.vocab_size:
@@ -139,6 +167,16 @@ class TransformerConfig:
     def head_dim(self) -> int:
         """Size D of each head's query, key and value vectors."""
         return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads H_kv of each attention layer (``n_heads`` unless grouped)."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    def rope(self) -> positional.RopeScaling:
+        """RoPE's frequency scaling described by the ``rope_*`` fields."""
+        return positional.RopeScaling(self.rope_scaling, self.rope_factor, self.rope_low_freq_factor,
+                                      self.rope_high_freq_factor, self.rope_original_max_len)
 
     @property
     def decoder_layers(self) -> int:

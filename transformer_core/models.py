@@ -16,7 +16,10 @@ from torch import nn
 
 from .blocks import DecoderBlock, SelfAttentionBlock
 from .config import TransformerConfig
+from .generation import generate_batch
+from .kv_cache import KVCache
 from .masks import padding_mask, valid_from_tokens
+from .norms import build_norm
 from .positional import AttentionPositions, PositionalEncoding, attention_positions
 
 Attention = dict[str, list[torch.Tensor]]
@@ -40,24 +43,27 @@ class TextEmbedding(nn.Module):
                                             config.pos_base)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.positions(self.tokens(tokens) * self.scale))
+    def forward(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """``offset``: the position of the first token (the tokens already read, in cached decoding)."""
+        return self.dropout(self.positions(self.tokens(tokens) * self.scale, offset))
 
 
 def _attn_positions(config: TransformerConfig) -> AttentionPositions | None:
     # RoPE, ALiBi and other encodings that act inside self-attention; None for those that act on the embeddings.
-    return attention_positions(config.positional, config.head_dim, config.n_heads, config.max_len, config.pos_base)
+    return attention_positions(config.positional, config.head_dim, config.n_heads, config.max_len, config.pos_base,
+                               config.rope())
 
 
 def _block_kwargs(config: TransformerConfig) -> dict:
     return dict(dropout=config.dropout, norm=config.norm, activation=config.activation, bias=config.bias,
-                eps=config.layer_norm_eps)
+                eps=config.layer_norm_eps, norm_kind=config.norm_kind, feed_forward=config.feed_forward,
+                n_kv_heads=config.n_kv_heads, qkv_bias=config.qkv_bias)
 
 
 def _final_norm(config: TransformerConfig) -> nn.Module:
-    # Pre-norm leaves the residual stream un-normalised, so the stack ends with one more LayerNorm.
+    # Pre-norm leaves the residual stream un-normalised, so the stack ends with one more norm.
     if config.norm == "pre":
-        return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps, bias=config.bias)
+        return build_norm(config.norm_kind, config.d_model, eps=config.layer_norm_eps, bias=config.bias)
     return nn.Identity()
 
 
@@ -182,41 +188,45 @@ class CausalLM(nn.Module):
         if config.tie_weights:
             self.lm_head.weight = self.embed.tokens.weight
 
-    def forward(self, idx: torch.Tensor, *, return_attention: bool = False):
-        x, weights = self.embed(idx), []
-        for block in self.blocks:
-            x, w = block(x, need_weights=return_attention, is_causal=True, positions=self.attn_positions)
+    def features(self, idx: torch.Tensor, *, valid: torch.Tensor | None = None, need_weights: bool = False,
+                 cache: KVCache | None = None) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        """The final-normalised hidden states ``(B, T, C)`` and each block's attention weights.
+
+        Args:
+            valid: ``(B, T)`` bool, False at padding (batches of unequal texts); combined with the causal mask.
+            need_weights: return each block's ``(B, H, T, S)`` weights (else a list of ``None``).
+            cache: the keys and values of the tokens read before ``idx`` (cached decoding); ``idx`` continues
+                them, at positions ``cache.length`` onwards, and its keys and values are added.
+        """
+        mask = None if valid is None else padding_mask(valid)  # (B, 1, 1, T)
+        offset = 0 if cache is None else cache.length
+        x, weights = self.embed(idx, offset), []
+        for i, block in enumerate(self.blocks):
+            layer = None if cache is None else cache.layers[i]
+            x, w = block(x, mask=mask, need_weights=need_weights, is_causal=True, positions=self.attn_positions,
+                         cache=layer)
             weights.append(w)
-        logits = self.lm_head(self.final_norm(x))  # (B, T, V)
+        return self.final_norm(x), weights
+
+    def forward(self, idx: torch.Tensor, *, valid: torch.Tensor | None = None, return_attention: bool = False,
+                cache: KVCache | None = None):
+        """Logits ``(B, T, V)`` (and ``{"decoder": weights}`` with ``return_attention``); see :meth:`features`."""
+        x, weights = self.features(idx, valid=valid, need_weights=return_attention, cache=cache)
+        logits = self.lm_head(x)  # (B, T, V)
         return (logits, {"decoder": weights}) if return_attention else logits
 
-    @torch.no_grad()
     def generate(self, idx: torch.Tensor, max_new_tokens: int, *, temperature: float = 1.0,
                  top_k: int | None = None, generator: torch.Generator | None = None,
                  stop_id: int | None = None) -> torch.Tensor:
-        """Sample ``max_new_tokens`` tokens; ``temperature <= 0`` means greedy, ``top_k`` keeps the k likeliest.
+        """Sample ``max_new_tokens`` tokens for a batch ``(B, T)``; ``temperature <= 0`` means greedy, ``top_k``
+        keeps the k likeliest. Past ``max_len`` the model reads the last ``max_len`` tokens.
 
         With ``stop_id``, generation ends early once every sequence has produced that token (each keeps what it
-        sampled after it, as it would without ``stop_id``, up to that step).
+        sampled after it, as it would without ``stop_id``, up to that step). One sequence token by token, with
+        each step's logits and attention: :func:`transformer_core.generation.generate`.
         """
-        stopped = torch.zeros(idx.size(0), dtype=torch.bool, device=idx.device)
-        for _ in range(max_new_tokens):
-            context = idx[:, -self.config.max_len :]  # the model only knows max_len positions
-            logits = self(context)[:, -1]  # (B, V)
-            if temperature <= 0:
-                nxt = logits.argmax(dim=-1, keepdim=True)
-            else:
-                logits = logits / temperature
-                if top_k is not None and top_k < logits.size(-1):
-                    kth = torch.topk(logits, top_k).values[:, -1:]
-                    logits = logits.masked_fill(logits < kth, float("-inf"))
-                nxt = torch.multinomial(logits.softmax(dim=-1), 1, generator=generator)  # (B, 1)
-            idx = torch.cat([idx, nxt], dim=1)
-            if stop_id is not None:
-                stopped |= nxt[:, 0] == stop_id
-                if bool(stopped.all()):
-                    break
-        return idx
+        return generate_batch(self, idx, max_new_tokens, temperature=max(temperature, 0.0), top_k=top_k,
+                              generator=generator, stop_id=stop_id)
 
 
 class SequenceRegressor(nn.Module):

@@ -120,6 +120,21 @@ PRESETS: dict[str, Preset] = {
             note="12 pre-norm causal blocks; the output projection reuses the token embedding.",
         ),
         Preset(
+            name="SmolLM2-135M",
+            kind="decoder",
+            config=TransformerConfig(
+                vocab_size=49152, max_len=8192, d_model=576, n_heads=9, n_kv_heads=3, n_layers=30, d_ff=1536,
+                norm="pre", norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", pos_base=100000.0,
+                bias=False, embed_scale=False, tie_weights=True,
+            ),
+            factory=CausalLM,
+            year=2024,
+            paper="Allal et al., SmolLM2: When Smol Goes Big",
+            reported_params="135M",
+            note="30 Llama-style blocks: RMSNorm, SwiGLU, rotary positions (theta 100,000) and 3 key/value heads "
+                 "shared by 9 query heads; the output projection reuses the token embedding.",
+        ),
+        Preset(
             name="ViT-B/16",
             kind="vit",
             config=ViTConfig(

@@ -4,8 +4,9 @@ FLOPs count the matrix multiplications, 2 FLOPs per multiply-add, with the model
 F (``d_ff``), H heads, V vocabulary, and T (or S) tokens per sequence. Per layer and sequence:
 
 - self-attention projections Q, K, V and output: ``8·T·C²``; scores ``QKᵀ`` and ``weights·V``: ``4·T²·C``
-  (the full ``T x T`` matrix, also for causal models);
-- feed-forward: ``4·T·C·F``;
+  (the full ``T x T`` matrix, also for causal models); with grouped-query attention K and V are narrower,
+  ``C_kv = H_kv·D``, and the projections cost ``4·T·C² + 4·T·C·C_kv``;
+- feed-forward: ``4·T·C·F`` (SwiGLU has three matrices: ``6·T·C·F``);
 - cross-attention (decoder): ``4·T·C²`` for Q and output, ``4·S·C²`` for K and V, ``4·T·S·C`` for the scores;
 - output projection to the vocabulary: ``2·T·C·V``; a ViT patch embedding: ``2·N·(channels·p²)·C``.
 
@@ -18,7 +19,8 @@ parameter, plus the activations autograd keeps for the backward pass. Per encode
 estimate keeps ``8·C + 2·F`` numbers (the inputs and outputs of both LayerNorms, Q, K, V, the attention output
 and the feed-forward hidden layer before and after its activation) plus ``H·S`` attention weights; a decoder
 layer with cross-attention keeps ``12·C + 2·F + H·(T + S)`` per target token and ``2·C`` per source token (its
-K and V). Language-model heads add ``2·C + 2·V`` per token (final norm, logits and their softmax). Dropout
+K and V). Grouped K and V keep ``2·C_kv`` instead of ``2·C``; SwiGLU keeps ``4·F`` (gate, up, the gate's SiLU and
+the product). Language-model heads add ``2·C + 2·V`` per token (final norm, logits and their softmax). Dropout
 masks are not counted. This matches what autograd keeps on the explicit attention path within a few percent;
 the fused kernel keeps no ``(B, H, T, S)`` weights and so needs less (10-30% less on small models).
 """
@@ -36,9 +38,11 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .blocks import FeedForward
 from .config import TransformerConfig, ViTConfig
 from .families import KINDS, by_kind
+from .feed_forward import FEED_FORWARDS
+from .generation import kv_cache_bytes
+from .norms import NORM_KINDS
 from .optim import AdamW
 from .positional import PositionalEncoding
 from .presets import PRESETS, Preset
@@ -48,14 +52,14 @@ BYTES_PER_VALUE = 4  # float32
 COMPONENTS = ("embeddings", "attention", "feed_forward", "norms", "head")
 _COMPONENT_TYPES = (
     (MultiHeadAttention, "attention"),
-    (FeedForward, "feed_forward"),
-    (nn.LayerNorm, "norms"),
+    (tuple(t for kind in FEED_FORWARDS.values() for t in kind.types), "feed_forward"),
+    (tuple(t for kind in NORM_KINDS.values() for t in kind.types), "norms"),
     ((nn.Embedding, PositionalEncoding, PatchEmbedding), "embeddings"),
 )
 
 __all__ = [
     "PRESETS", "Preset", "StepEstimate", "build_preset", "count_parameters", "estimate_preset",
-    "estimate_training_step", "measure_step_time", "parameter_breakdown", "preset_info",
+    "estimate_training_step", "kv_cache_bytes_per_token", "measure_step_time", "parameter_breakdown", "preset_info",
     "preset_parameter_count",
 ]
 
@@ -103,10 +107,20 @@ class StepEstimate:
     total_bytes: int  # sum of the four above
 
 
-def _encoder_layer(c: int, f: int, h: int, t: int) -> tuple[int, int]:
-    """(forward FLOPs, kept activations) of one self-attention block over one sequence of ``t`` tokens."""
-    flops = t * (8 * c * c + 4 * c * f) + 4 * t * t * c
-    return flops, t * (8 * c + 2 * f) + h * t * t
+def _encoder_layer(c: int, f: int, h: int, t: int, kv: int | None = None, ff_matrices: int = 2
+                   ) -> tuple[int, int]:
+    """(forward FLOPs, kept activations) of one self-attention block over one sequence of ``t`` tokens.
+
+    ``kv``: the width of K and V (``C`` unless grouped); ``ff_matrices``: 2 for the MLP, 3 for SwiGLU.
+    """
+    kv = c if kv is None else kv
+    flops = t * (4 * c * c + 4 * c * kv + 2 * ff_matrices * c * f) + 4 * t * t * c
+    return flops, t * (6 * c + 2 * kv + 2 * (ff_matrices - 1) * f) + h * t * t
+
+
+def kv_cache_bytes_per_token(config: TransformerConfig, dtype: torch.dtype = torch.float32) -> int:
+    """Memory each token adds to a decoder's key/value cache: ``2 · layers · H_kv · D`` numbers."""
+    return kv_cache_bytes(config, 1, dtype)
 
 
 def _decoder_layer(c: int, f: int, h: int, t: int, s: int) -> tuple[int, int]:
@@ -118,7 +132,8 @@ def _decoder_layer(c: int, f: int, h: int, t: int, s: int) -> tuple[int, int]:
 def _text_costs(config: TransformerConfig, kind: str, s: int, t: int) -> tuple[int, int, int]:
     """(forward FLOPs, activations, tokens) per sequence for the text models."""
     c, f, h, v = config.d_model, config.d_ff, config.n_heads, config.vocab_size
-    enc_flops, enc_acts = _encoder_layer(c, f, h, s)
+    enc_flops, enc_acts = _encoder_layer(c, f, h, s, config.kv_heads * config.head_dim,
+                                         FEED_FORWARDS[config.feed_forward].matrices)
     if kind == "encoder":
         return config.n_layers * enc_flops + 2 * c, config.n_layers * enc_acts + 2 * s * c, s
     if kind == "decoder":
@@ -291,6 +306,8 @@ def preset_info(name: str) -> dict[str, Any]:
         "name": preset.name, "kind": preset.kind, "year": preset.year, "paper": preset.paper,
         "layers": c.n_layers, "decoder_layers": c.decoder_layers if preset.kind == "seq2seq" else None,
         "d_model": c.d_model, "heads": c.n_heads, "d_ff": c.d_ff,
+        "kv_heads": None if is_vit else c.kv_heads,
+        "kv_cache_per_token": kv_cache_bytes_per_token(c) if preset.kind == "decoder" else None,
         "vocab": None if is_vit else c.vocab_size, "seq_len": c.num_patches + 1 if is_vit else c.max_len,
         "params": preset_parameter_count(name), "reported_params": preset.reported_params,
         "note": preset.note,

@@ -66,6 +66,12 @@ def _per_head(linear: nn.Linear, n_heads: int) -> tuple[torch.Tensor, torch.Tens
     return weight, bias
 
 
+def _shared(weight: torch.Tensor, bias: torch.Tensor | None,
+            group: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """A K/V head's weights ``(H_kv, C, D)`` repeated for each query head of its group: ``(H, C, D)``."""
+    return weight.repeat_interleave(group, dim=0), None if bias is None else bias.repeat_interleave(group, dim=0)
+
+
 def _full_mask(mask: torch.Tensor | None, is_causal: bool, h: int, t: int, s: int,
                device: torch.device) -> torch.Tensor | None:
     if is_causal:
@@ -92,11 +98,16 @@ def attention_walkthrough(mha: MultiHeadAttention, x: torch.Tensor, mask: torch.
     """
     x = x.reshape(-1, x.size(-1))  # (T, C)
     h = mha.n_heads
-    w_q, b_q = _per_head(mha.q_proj, h)
-    w_k, b_k = _per_head(mha.k_proj, h)
-    w_v, b_v = _per_head(mha.v_proj, h)
-    q, k, v = (mha._split_heads(p(x)[None]) for p in (mha.q_proj, mha.k_proj, mha.v_proj))  # (1, H, T, D)
+    n_kv = getattr(mha, "n_kv_heads", None) or h  # grouped-query attention: fewer K/V heads than query heads
+    group = h // n_kv
     t = s = x.size(0)
+    w_q, b_q = _per_head(mha.q_proj, h)
+    q = mha.q_proj(x).reshape(t, h, -1).transpose(0, 1)[None]  # (T, H*D) -> (1, H, T, D)
+    # K and V are shown per query head: query head j reads K/V head j // group, so each is repeated group times.
+    w_k, b_k = _shared(*_per_head(mha.k_proj, n_kv), group)
+    w_v, b_v = _shared(*_per_head(mha.v_proj, n_kv), group)
+    k, v = (p(x).reshape(t, n_kv, -1).transpose(0, 1).repeat_interleave(group, dim=0)[None]  # (1, H, S, D)
+            for p in (mha.k_proj, mha.v_proj))
     bias, rotated = None, False
     if positions is not None:
         before = q

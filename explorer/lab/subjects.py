@@ -1,6 +1,7 @@
 """The Attention Lab's three kinds of model as :class:`~explorer.lab.head_switch.Subject` s: what each outputs.
 
-- a pretrained GPT-2: its next-token distribution after the text; BERT: its fill-ins for each ``[MASK]``;
+- a pretrained decoder (GPT-2, a Llama-family model): its next-token distribution after the text; BERT: its
+  fill-ins for each ``[MASK]``;
 - a model trained in this session: its answer on the text (an encoder–decoder model's output digits, a
   decoder-only model's next characters, a regressor's numbers) and its task's held-out score;
 - random weights: the final vectors of every token (there is no prediction to read).
@@ -19,7 +20,7 @@ from torch import nn
 from explorer.lab.head_switch import Outcome, Ranked, Subject, top_ranked
 from explorer.lab.internals import build_lab_encoder, lab_outputs
 from explorer.lab.text_input import LabInput, pad_input, padded_length, tokenize
-from explorer.pretrained.lab import Guess, PretrainedInput, mask_fills, next_tokens
+from explorer.pretrained.lab import CAUSAL_FAMILIES, Guess, PretrainedInput, mask_fills, next_tokens
 from transformer_core.config import TransformerConfig
 from transformer_core.interventions import attention_stacks
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
@@ -35,11 +36,11 @@ def _ranked(title: str, guesses: list[Guess]) -> Ranked:
 
 
 def pretrained_subject(pre: Pretrained, inp: PretrainedInput, *, k: int = 10, temperature: float = 1.0) -> Subject:
-    """A pretrained GPT-2 (next tokens, ``softmax(logits / temperature)``) or BERT (fill-ins) on ``inp``."""
+    """A pretrained decoder (next tokens, ``softmax(logits / temperature)``) or BERT (fill-ins) on ``inp``."""
     ids = torch.tensor([inp.ids])
 
     def read() -> Outcome:
-        if pre.family == "gpt2":
+        if pre.family in CAUSAL_FAMILIES:
             guesses = next_tokens(pre, inp, k=k, temperature=temperature)
             return Outcome(ranked=(_ranked(f"Next token after “{inp.tokens[-1]}”", guesses),))
         fills = mask_fills(pre, inp)

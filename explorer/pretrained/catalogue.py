@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.host import MIB, HostProfile, host_profile
+from explorer.pretrained.published import QWEN25_05B, SMOLLM2_135M, SMOLLM2_360M, LlamaShape
 from transformer_core.pretrained import FolderScan, ModelInfo, list_cached_models, list_model_folders, models_dir
 from transformer_core.pretrained.folders import without_paths
 from transformer_core.pretrained.hub import HubError, download_with_progress
@@ -36,7 +37,7 @@ class Curated:
     """A published model the app suggests, with what it is good for."""
 
     model_id: str  # Hugging Face model id
-    family: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
+    family: str  # "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
     n_params: int  # parameters (tied weights counted once)
     download_bytes: int  # most bytes its files may list (config, safetensors weights, tokenizer); more is refused
     good_for: str  # one line for the menu
@@ -47,9 +48,21 @@ class Curated:
         return 4 * self.n_params
 
 
+def _published(model_id: str, family: str, shape: LlamaShape, good_for: str) -> Curated:
+    """A curated Llama-family model whose sizes are computed from its published config's shapes: its parameters,
+    and a download of its bfloat16 safetensors weights plus room for its config and tokenizer files."""
+    return Curated(model_id, family, shape.n_params, shape.weight_bytes + SMALL_FILES_BYTES, good_for)
+
+
 CURATED = (
     Curated("gpt2", "gpt2", 124_439_808, 550 * MIB, "GPT-2 small: next-token predictions, induction heads"),
     Curated("distilgpt2", "gpt2", 81_912_576, 355 * MIB, "a smaller GPT-2 (6 layers): quicker next tokens"),
+    _published("HuggingFaceTB/SmolLM2-135M", "llama", SMOLLM2_135M,
+               "SmolLM2-135M: a modern small LLM (RMSNorm, SwiGLU, RoPE, 3 K/V heads for 9 query heads)"),
+    _published("HuggingFaceTB/SmolLM2-360M", "llama", SMOLLM2_360M,
+               "SmolLM2-360M: the same design, wider and deeper (5 K/V heads for 15 query heads)"),
+    _published("Qwen/Qwen2.5-0.5B", "qwen2", QWEN25_05B,
+               "Qwen2.5-0.5B: a modern LLM with Q/K/V biases and 2 K/V heads for 14 query heads"),
     Curated("bert-base-uncased", "bert", 109_514_298, 442 * MIB, "BERT: fill in [MASK], attention both ways"),
     Curated("google/bert_uncased_L-2_H-128_A-2", "bert", 4_416_698, 20 * MIB,
             "BERT-Tiny (2 layers, 2 heads): fill-ins on small machines"),

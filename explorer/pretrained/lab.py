@@ -1,5 +1,6 @@
-"""A pretrained GPT-2 or text encoder (BERT, DistilBERT, RoBERTa) in the Attention Lab: its own subword tokens,
-its attention replayed step by step, GPT-2's next-token distribution and an encoder's fill-ins for its mask token.
+"""A pretrained decoder (GPT-2, a Llama-family model) or text encoder (BERT, DistilBERT, RoBERTa) in the Attention
+Lab: its own subword tokens, its attention replayed step by step, a decoder's next-token distribution and an
+encoder's fill-ins for its mask token.
 
 The model is only read: every function runs it under ``torch.no_grad()`` and changes nothing on it, so one
 loaded copy can serve every visitor.
@@ -15,8 +16,11 @@ from explorer.lab.internals import AttentionSteps, trained_stack, walk_stack
 from transformer_core.pretrained import Pretrained
 
 ENCODER_FAMILIES = ("bert", "distilbert", "roberta")  # text encoders: they fill in masks instead of going on
+MODERN_FAMILIES = ("llama", "qwen2")  # Llama-family decoders: RMSNorm, SwiGLU, rotary positions, shared K/V heads
+CAUSAL_FAMILIES = ("gpt2", *MODERN_FAMILIES)  # decoders: they predict the next token
 
-SPACE_MARK = "Ġ"  # GPT-2's byte-level BPE writes a leading space as this character
+SPACE_MARK = "Ġ"  # GPT-2's byte-level BPE writes a leading space as this character (SmolLM2's and Qwen's too)
+PIECE_MARK = "▁"  # SentencePiece tokenizers (Llama 2, Mistral) write it as this one
 SHOWN_SPACE = "␣"  # how the lab shows it: a visible space
 
 
@@ -45,8 +49,13 @@ def encode(pre: Pretrained, text: str, max_tokens: int) -> PretrainedInput:
     enc = pre.tokenizer.encode(text, max_length=max_tokens) if text.strip() else None
     ids, tokens = (list(enc.ids), list(enc.tokens)) if enc else ([], [])
     notices = (enc.note,) if enc and enc.note else ()
-    shown = tuple(t.replace(SPACE_MARK, SHOWN_SPACE) for t in tokens)
+    shown = tuple(shown_token(t) for t in tokens)
     return PretrainedInput(tuple(ids), shown, notices)
+
+
+def shown_token(token: str) -> str:
+    """A token as the lab shows it: a leading space (``Ġ`` or ``▁``) made visible as ``␣``."""
+    return token.replace(SPACE_MARK, SHOWN_SPACE).replace(PIECE_MARK, SHOWN_SPACE)
 
 
 @torch.no_grad()
@@ -74,15 +83,16 @@ def _top(logits: torch.Tensor, pre: Pretrained, k: int, temperature: float) -> l
         raise ValueError(f"temperature={temperature} must be positive.")
     probs = torch.softmax(logits.double() / temperature, dim=-1)  # (V,)
     values, ids = probs.topk(min(k, probs.numel()))
-    return [Guess((pre.tokenizer.id_to_token(int(i)) or f"#{int(i)}").replace(SPACE_MARK, SHOWN_SPACE), float(p))
+    return [Guess(shown_token(pre.tokenizer.id_to_token(int(i)) or f"#{int(i)}"), float(p))
             for p, i in zip(values, ids, strict=True)]
 
 
 @torch.no_grad()
 def next_tokens(pre: Pretrained, inp: PretrainedInput, *, k: int = 10, temperature: float = 1.0) -> list[Guess]:
-    """GPT-2's ``k`` most likely next tokens after ``inp``, from ``softmax(logits / temperature)``."""
-    if pre.family != "gpt2" or inp.empty:
-        raise ValueError("Next-token predictions need a GPT-2 model and some text.")
+    """A decoder's (GPT-2's, a Llama-family model's) ``k`` most likely next tokens after ``inp``, from
+    ``softmax(logits / temperature)``."""
+    if pre.family not in CAUSAL_FAMILIES or inp.empty:
+        raise ValueError("Next-token predictions need a decoder (GPT-2 or a Llama-family model) and some text.")
     logits = pre.model(torch.tensor([inp.ids]))  # (1, T, V)
     return _top(logits[0, -1], pre, k, temperature)
 

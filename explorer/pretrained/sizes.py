@@ -10,7 +10,8 @@ from transformer_core.pretrained import Pretrained
 from transformer_core.sizing import StepEstimate, estimate_training_step, parameter_breakdown
 
 # pretrained family -> the Builder's kind
-FAMILY_KINDS = {"gpt2": "decoder", "bert": "encoder", "distilbert": "encoder", "roberta": "encoder", "vit": "vit"}
+FAMILY_KINDS = {"gpt2": "decoder", "llama": "decoder", "qwen2": "decoder",
+                "bert": "encoder", "distilbert": "encoder", "roberta": "encoder", "vit": "vit"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def loaded_sizes(pretrained: Pretrained, *, batch_size: int, where: str) -> Load
     """
     kind = FAMILY_KINDS.get(pretrained.family)
     if kind is None:
-        raise ValueError(f"The Model Builder counts GPT-2, BERT, DistilBERT, RoBERTa and ViT models, not "
+        raise ValueError(f"The Model Builder counts GPT-2, Llama, Qwen2, BERT, DistilBERT, RoBERTa and ViT models, not "
                          f"{pretrained.family!r}.")
     c = pretrained.config
     shape = {"n_layers": c.n_layers, "d_model": c.d_model, "n_heads": c.n_heads, "d_ff": c.d_ff}

@@ -21,13 +21,14 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from typing import Any
 
 import torch
 from torch import nn
 
-from explorer.runs.frame import LaneFrame, RunFrame
-from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
+from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec, torch_threads
 from explorer.runs.store import LaneUpdate, Recording, RunStore
 from explorer.runs.watch import state_of
 from transformer_core.checkpoint import load_checkpoint, read_checkpoint_info, save_checkpoint
@@ -166,6 +167,7 @@ class ReplayRun(LiveRun):
         self.played_s = 0.0  # recorded seconds played so far
         self._replay_step = 0
         self._models: dict[tuple[int, int], nn.Module] = {}  # (lane, step) -> recorded model, loaded once
+        self._rest_samples: dict[int, tuple[tuple[int, str], SampleSet]] = {}  # lane -> samples where paused
 
     def recorded_steps(self) -> list[int]:
         """The steps whose model every lane recorded (where a paused replay can rest), rising."""
@@ -239,9 +241,26 @@ class ReplayRun(LiveRun):
     def seconds_running(self) -> float:
         return self.played_s
 
-    def update_samples(self, *args, **kwargs) -> bool:
-        """Nothing to write: a replay shows the recorded samples."""
-        return False
+    def update_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int, *,
+                       interrupted: Callable[[], bool] | None = None) -> bool:
+        """A paused replay writes the samples of the recorded model it rests on: the recording's own were made
+        at other steps, and the table must show the model that head switching measures. While it plays it
+        shows the recorded ones."""
+        if self.status != "paused" or self._replay_step >= self.final_step:
+            return False
+        added = False
+        for i in range(len(self.trainers)):
+            model, step = self.model_at(i)
+            mark = (step, caption)
+            if step != self._replay_step or self._rest_samples.get(i, (None,))[0] == mark:
+                continue
+            extra = {"interrupted": interrupted} if sampling and interrupted is not None else {}
+            with torch_threads(self.threads), self.lock:
+                items = self.task.samples(model, count, seed=seed, **sampling, **extra)
+            if len(items) == count:
+                self._rest_samples[i] = (mark, SampleSet(step, caption, tuple(items)))
+                added = True
+        return added
 
     def step_once(self) -> int:
         """Move to the next step whose model was recorded while paused (or ready); returns the steps moved."""
@@ -296,5 +315,10 @@ class ReplayRun(LiveRun):
     def frame(self) -> RunFrame:
         if self.finished and self._replay_step >= self.final_step:
             return self._full
-        return self._full.upto(self._replay_step, status=self.status, steps_per_second=self.steps_per_second,
-                               eta_s=self.eta_s)
+        shown = self._full.upto(self._replay_step, status=self.status, steps_per_second=self.steps_per_second,
+                                eta_s=self.eta_s)
+        if self.status != "paused":
+            return shown
+        rest = {i: made for i, ((step, _), made) in self._rest_samples.items() if step == self._replay_step}
+        return replace(shown, lanes=tuple(replace(lane, samples=[*lane.samples, rest[i]]) if i in rest else lane
+                                          for i, lane in enumerate(shown.lanes)))

@@ -67,6 +67,7 @@ class RunSession:
         self.run: LiveRun | None = None
         self.signature: Any = None  # the settings the run was built from
         self.token: str | None = None  # the run's reload token in the registry
+        self.dropped: tuple[str, ...] = ()  # tokens this session let go of itself (its address may still name one)
         self.waiting = False  # the run waits in line for a place
         self.moved = False  # another tab of this browser took the run over
         self.real: Any = None  # settings the user chose to train for real rather than replay
@@ -201,7 +202,7 @@ class RunSession:
         self.registry.sweep()
         if not token and without_token and self.run is None:
             token = self.registry.latest_parked(self.client.browser)
-        if not token or token == self.token:
+        if not token or token == self.token or token in self.dropped:
             return False
         claim = self.registry.claim(token, self.client.session, self.client.browser)
         if claim is None:
@@ -262,8 +263,7 @@ class RunSession:
         """Enter the run in the registry under a reload token (once per run)."""
         if self.token is not None and self.registry.owns(self.token, self.client.session):
             return
-        if self.token is not None:
-            self.registry.forget(self.token)
+        self._forget_token()
         self.token = self.registry.register(self.run, self.client.session, browser=self.client.browser,
                                             client=self.client.key)
 
@@ -273,9 +273,14 @@ class RunSession:
             old.release("replaced by a new run")  # frees its place among the runs training and its memory
         self.end_channel("Its owner started a new run.")
         self.leave_line()
+        self._forget_token()
+        self.run, self.signature, self.token, self.moved = new, signature, None, False
+
+    def _forget_token(self) -> None:
+        """Let go of the run's reload token; an address that still names it is this session's own, not a lost run."""
         if self.token is not None:
             self.registry.forget(self.token)
-        self.run, self.signature, self.token, self.moved = new, signature, None, False
+            self.dropped = (*self.dropped[-7:], self.token)
 
     # The live loop.
 

@@ -53,8 +53,8 @@ def test_a_model_not_on_this_server_falls_back_with_a_notice():
                                  lab_controls.LAYER: "40"})
     notices = link_notices(at)
     # The first model of the menu, GPT-2 before BERT.
-    assert any("attn.pretrained='gpt2-xl' was changed to link-gpt2" in n and "no GPT-2 or BERT model of that name "
-               "is on this server" in n for n in notices), notices
+    assert any("attn.pretrained='gpt2-xl' was changed to link-gpt2" in n and "no GPT-2, Llama-family or BERT model "
+               "of that name is on this server" in n for n in notices), notices
     assert "The link's setting attn.layer='40' was changed to 6: the model has 6 layers." in notices
     assert at.selectbox(key=lab_controls.PRETRAINED_MODEL).value == "link-gpt2"
 
@@ -72,6 +72,6 @@ def test_a_link_beyond_the_largest_model_is_ignored_and_a_trained_source_falls_b
 def test_without_models_a_pretrained_link_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path))
     at = opened_from_link(PAGE, {lab_controls.SOURCE: "pretrained", lab_controls.PRETRAINED_MODEL: "gpt2"})
-    assert "The link's setting attn.pretrained='gpt2' was ignored: no GPT-2 or BERT model is on this server " \
-           "yet." in link_notices(at)
+    assert "The link's setting attn.pretrained='gpt2' was ignored: no GPT-2, Llama-family or BERT model is on this " \
+           "server yet." in link_notices(at)
     assert any("showing random weights instead" in w.value for w in at.warning)

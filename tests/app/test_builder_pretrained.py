@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.app.conftest import app_at, assert_no_exception
-from tests.pretrained.hf_folders import bert_folder, gpt2_folder
+from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder
 from transformer_core.pretrained import load_pretrained
 from transformer_core.sizing import PRESETS
 from ui.builder import controls as bc
@@ -20,6 +20,7 @@ def models_fixture(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
     gpt2_folder(root / "tiny-gpt2", layers=3, heads=2, width=16)
     bert_folder(root / "tiny-bert", layers=2, heads=2, width=16)
+    llama_folder(root / "tiny-llama", layers=2, heads=4, kv_heads=2, width=16, ff=24)
     return root
 
 
@@ -33,7 +34,8 @@ def _with_loaded(root, monkeypatch, name: str):
     return at
 
 
-@pytest.mark.parametrize("name, family", [("tiny-gpt2", "decoder"), ("tiny-bert", "encoder")])
+@pytest.mark.parametrize("name, family", [("tiny-gpt2", "decoder"), ("tiny-bert", "encoder"),
+                                          ("tiny-llama", "decoder")])
 def test_the_loaded_model_joins_the_table_with_its_real_count(models, monkeypatch, name, family):
     at = _with_loaded(models, monkeypatch, name)
     n_params = load_pretrained(models / name).n_params

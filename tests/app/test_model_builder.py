@@ -200,7 +200,7 @@ def test_fitting_links_and_widget_changes_give_no_notice():
 BERT_BASE = 109_482_240  # Devlin et al.'s BERT-base with token types, embedding norm and pooler, counted exactly
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("name", list(bc.PRESET_LABELS))
 def test_a_preset_button_sets_every_control_and_the_exact_count(name):
     at = app_at(PAGE)
     label = bc.PRESET_LABELS[name]

@@ -45,10 +45,13 @@ def _same_state(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 @pytest.mark.parametrize("model", [
     Seq2SeqTransformer(SMALL),
     CausalLM(dataclasses.replace(SMALL, tie_weights=True, pad_id=None)),
+    CausalLM(dataclasses.replace(SMALL, pad_id=None, tie_weights=True, norm_kind="rmsnorm", feed_forward="swiglu",
+                                 positional="rope", n_kv_heads=1, bias=False, qkv_bias=True, rope_scaling="linear",
+                                 rope_factor=2.0)),
     SequenceRegressor(SMALL, num_outputs=2, pool="cls"),
     VisionTransformer(ViTConfig(image_size=16, patch_size=8, num_classes=3, d_model=16, n_heads=2, n_layers=1,
                                 d_ff=32)),
-], ids=["seq2seq", "causal-tied", "regressor-cls", "vit"])
+], ids=["seq2seq", "causal-tied", "llama-block", "regressor-cls", "vit"])
 def test_round_trip_restores_weights_and_config(model):
     data = save_checkpoint(model, model.config, task_name="demo", extra={"step": 12, "vocab": "abc✓"})
     loaded = load_checkpoint(data, expected_task="demo")

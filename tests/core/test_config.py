@@ -120,7 +120,7 @@ def test_vit_sizes_must_be_whole_numbers():
 
 @pytest.mark.parametrize("cls", [TransformerConfig, ViTConfig])
 def test_every_field_has_its_type_checked(cls):
-    wrong = {"int": 2.5, "int | None": 2.5, "float": "1", "bool": "yes", "str": 3}
+    wrong = {"int": 2.5, "int | None": 2.5, "float": "1", "bool": "yes", "bool | None": "yes", "str": 3}
     for field in dataclasses.fields(cls):
         with pytest.raises(ValueError, match=re.escape(field.name)):
             cls(**{field.name: wrong[field.type]})

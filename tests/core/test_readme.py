@@ -50,6 +50,13 @@ def test_library_tour_runs():
     assert len([line for line in lines[2:] if line]) == 12  # one CSV row per step
 
 
+def test_library_generation_example_runs():
+    code = next(b for b in python_blocks(LIBRARY) if "generate(model" in b)
+    lines = run_printed(code, "docs/library.md")
+    assert len(lines) == 9 and lines[0].split()[0] == "4" and lines[0].endswith("(6, 4)")
+    assert lines[-1] == str(2 * 2 * 2 * 8 * 12 * 4)
+
+
 def test_library_interventions_example_runs():
     code = next(b for b in python_blocks(LIBRARY) if "head_importance(" in b)
     lines = run_printed(code, "docs/library.md")

@@ -24,6 +24,7 @@ from transformer_core.sizing import (
     count_parameters,
     estimate_preset,
     estimate_training_step,
+    kv_cache_bytes_per_token,
     measure_step_time,
     parameter_breakdown,
     preset_info,
@@ -39,7 +40,10 @@ PUBLISHED = {
     "GPT-2 small": 124_439_808,
     "ViT-B/16": 86_567_656,
     "Transformer base (2017)": 63_082_496,  # the paper reports ~65M
+    "SmolLM2-135M": 134_515_008,  # HuggingFaceTB/SmolLM2-135M's safetensors hold this many numbers
 }
+LLAMA_SMALL = replace(SMALL, n_heads=4, n_kv_heads=2, norm_kind="rmsnorm", feed_forward="swiglu", positional="rope",
+                      bias=False, embed_scale=False)
 
 
 @pytest.mark.parametrize("name", list(PUBLISHED))
@@ -65,6 +69,33 @@ def test_bert_base_count_by_hand_and_preset_summaries():
     assert parameter_breakdown(build_preset("GPT-2 small"))["head"] == 0  # tied to the token embedding
     with pytest.raises(ValueError, match="Unknown preset 'GPT-5'"):
         build_preset("GPT-5")
+
+
+def test_smollm2_count_by_hand_and_its_small_cache():
+    c, f, v, kv = 576, 1536, 49152, 3 * 64
+    block = 2 * c * c + 2 * c * kv + 3 * c * f + 2 * c  # Q and O, the narrower K and V, SwiGLU, two RMSNorms
+    assert v * c + 30 * block + c == PUBLISHED["SmolLM2-135M"]  # tied head: the embedding counts once
+    info = preset_info("SmolLM2-135M")
+    assert info["kv_heads"] == 3 and info["heads"] == 9
+    assert info["kv_cache_per_token"] == kv_cache_bytes_per_token(PRESETS["SmolLM2-135M"].config) == 2 * 30 * kv * 4
+    gpt2 = preset_info("GPT-2 small")["kv_cache_per_token"]
+    assert gpt2 == 2 * 12 * 768 * 4 and info["kv_cache_per_token"] < gpt2  # 3 K/V heads: a smaller cache
+    assert preset_info("BERT-base")["kv_cache_per_token"] is None
+    breakdown = parameter_breakdown(build_preset("SmolLM2-135M"))
+    assert breakdown["norms"] == 61 * c and breakdown["feed_forward"] == 30 * 3 * c * f and breakdown["head"] == 0
+
+
+def test_llama_flops_match_torch_flop_counter():
+    model = CausalLM(LLAMA_SMALL)
+    estimate = estimate_training_step(LLAMA_SMALL, kind="decoder", batch_size=BATCH)
+    with FlopCounterMode(display=False) as forward:
+        _forward(model, "decoder")
+    assert estimate.flops_per_token_forward * estimate.tokens_per_step == forward.get_total_flops()
+    plain = estimate_training_step(replace(SMALL, positional="rope"), kind="decoder", batch_size=BATCH)
+    c, f, kv, t = 32, 64, 16, SMALL.max_len
+    # two fewer K/V widths of C·(C - C_kv) multiply-adds, one more C·F matrix, per token and layer
+    difference = 2 * t * (2 * c * (kv - c) + c * f) * SMALL.n_layers
+    assert (estimate.flops_per_token_forward - plain.flops_per_token_forward) * t == difference
 
 
 def test_tiny_bert_runs_and_learns_from_every_parameter():

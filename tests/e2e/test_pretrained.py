@@ -39,13 +39,13 @@ def tab(browser, models_app):
 
 def test_attention_lab_runs_a_pretrained_gpt2(tab):
     open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
     choose(tab, "Pretrained model", next(o for o in _options(tab) if o.startswith("tiny-gpt2 ")))
     tab.get_by_text("What comes next?").wait_for()
     text = main_text(tab)
     assert "␣" in text  # GPT-2's subword tokens, leading spaces made visible
     assert "Weights of tiny-gpt2 (GPT2LMHeadModel)" in text
-    assert "GPT-2's probabilities for the token after" in text
+    assert "tiny-gpt2's probabilities for the token after" in text
     tab.get_by_test_id("stDataFrame").last.wait_for(state="visible")  # the next-token table (drawn on a canvas)
     tab.get_by_text("What comes next?").scroll_into_view_if_needed()
     save_screenshot(tab, "pretrained_gpt2.png")
@@ -90,7 +90,7 @@ def test_positional_page_draws_a_pretrained_gpt2s_learned_positions(tab):
 def test_bad_folders_are_listed_with_their_reasons_and_the_good_models_work(tab, models_root):
     bad = models_root[1]
     open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
     options = _options(tab)
     assert not any(o.split(" ")[0] in bad for o in options)  # broken folders are not in the menu
     open_expander(tab, "More models")
@@ -112,5 +112,5 @@ def test_a_share_link_opens_the_named_model_or_falls_back_with_a_notice(tab):
     assert "The link's setting" not in text
     open_page(tab, "/attention?attn.source=pretrained&attn.pretrained=gpt2-xl")
     tab.get_by_text("The link's setting attn.pretrained='gpt2-xl' was changed to").wait_for()
-    assert "no GPT-2 or BERT model of that name is on this server" in main_text(tab)
+    assert "no GPT-2, Llama-family or BERT model of that name is on this server" in main_text(tab)
     assert not tab.get_by_test_id("stException").count()

@@ -27,7 +27,7 @@ def tab(browser, encoders_app):
 
 def _open_model(tab, name: str) -> None:
     open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+    pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
     menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
     menu.click()
     option = next(o.inner_text() for o in tab.get_by_role("option").all() if o.inner_text().startswith(name + " "))

@@ -38,7 +38,7 @@ def _head(tab, layer: int, head: int):
 def test_switching_a_head_off_changes_the_next_token_and_the_lens_opens(browser, gpt2_app):
     with new_tab(browser, gpt2_app) as tab:
         open_page(tab, "/attention")
-        pick_radio(tab, "Weights", "Pretrained (GPT-2, BERT)")
+        pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
         menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
         menu.click()
         option = tab.get_by_role("option").filter(has_text="tiny-gpt2").first.inner_text()

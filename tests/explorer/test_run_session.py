@@ -77,6 +77,7 @@ def test_a_session_shows_one_run_and_a_new_run_lets_go_of_everything_the_old_one
     assert old.status == "stopped" and old.training_state_bytes == 0  # its place and memory are free
     assert server.registry.claim(token, "tab", "browser") is None  # its reload token is gone
     assert server.store.gone(channel)["reason"] == "Its owner started a new run."  # its watch link says so
+    assert not held.take_back(token, "settings-1") and held.notice is None  # its own old address: nothing lost
 
 
 def test_a_new_run_leaves_the_line(task):

@@ -172,6 +172,34 @@ def test_a_paused_replay_is_the_model_of_the_step_it_shows(task) -> None:
     assert lane.samples[-1].step == step
 
 
+def test_a_paused_replay_shows_the_samples_of_the_model_it_rests_on(task) -> None:
+    """The page wrote the recorded samples at whatever step its loop had reached; paused on a recorded model, the
+    replay writes that model's own samples, so the table and head switching show the same model."""
+    trained: dict[int, dict] = {}
+    run = make_run(task, lanes=1)
+    run.start()
+    while run.status == "running":
+        run.advance(0.0)
+        trained.setdefault(run.step, {k: v.clone() for k, v in run.trainers[0].model.state_dict().items()})
+    run.update_samples({}, "", 3, seed=7)  # the only samples: at the end
+    replay = ReplayRun(task, run.specs, record(run))
+    replay.start()
+    replay._move_to(replay.recording.timeline[len(replay.recording.timeline) // 2][0])
+    assert not replay.update_samples({}, "", 3, seed=7)  # while it plays: the recorded samples only
+    replay.pause()
+    step = replay.step
+    assert 0 < step < TRAIN.steps and not replay.frame().lanes[0].samples
+    assert replay.update_samples({}, " · greedy", 3, seed=7)
+    at_step = copy.deepcopy(run.trainers[0].model)
+    at_step.load_state_dict(trained[step])
+    latest = replay.frame().lanes[0].samples[-1]
+    assert (latest.step, latest.caption) == (step, " · greedy")
+    assert latest.items == tuple(task.samples(at_step.eval(), 3, seed=7))
+    assert not replay.update_samples({}, " · greedy", 3, seed=7)  # written once per resting place
+    replay.resume()
+    assert all(s.step != step or s.caption == "" for s in replay.frame().lanes[0].samples)
+
+
 def test_runs_that_cannot_be_replayed(task) -> None:
     run = make_run(task, lanes=1)
     run.start()

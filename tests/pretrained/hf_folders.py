@@ -32,6 +32,31 @@ def gpt2_folder(path: Path, *, layers: int = 2, heads: int = 2, width: int = 16,
     return model
 
 
+def llama_folder(path: Path, *, qwen2: bool = False, layers: int = 2, heads: int = 4, kv_heads: int = 2,
+                 width: int = 32, ff: int = 48, vocab: int = 40, positions: int = 32, tied: bool = False,
+                 rope: dict | None = None, seed: int = 0):
+    """A random LlamaForCausalLM (or Qwen2ForCausalLM) saved with a small byte-level BPE tokenizer; returns it.
+
+    Every weight is drawn anew, larger than transformers' init and with non-trivial norm scales and Q/K/V biases
+    (zeros at init), so that attention is far from uniform and every tensor's mapping is tested.
+    """
+    torch.manual_seed(seed)
+    settings = dict(vocab_size=vocab, hidden_size=width, intermediate_size=ff, num_hidden_layers=layers,
+                    num_attention_heads=heads, num_key_value_heads=kv_heads, max_position_embeddings=positions,
+                    tie_word_embeddings=tied, rms_norm_eps=1e-5, bos_token_id=0, eos_token_id=0,
+                    rope_parameters=rope or {"rope_type": "default", "rope_theta": 500.0},
+                    attn_implementation="eager")
+    config_class, model_class = ((transformers.Qwen2Config, transformers.Qwen2ForCausalLM) if qwen2 else
+                                 (transformers.LlamaConfig, transformers.LlamaForCausalLM))
+    model = model_class(config_class(**settings)).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.normal_(1.0 if name.endswith("norm.weight") else 0.0, 0.3 if p.dim() == 2 else 0.2)
+    model.save_pretrained(path)
+    _bpe_tokenizer(vocab).save(str(path / "tokenizer.json"))
+    return model
+
+
 def _bpe_tokenizer(vocab: int) -> Tokenizer:
     from tokenizers import decoders, trainers
 
@@ -92,10 +117,10 @@ def bad_folders(root: Path) -> dict[str, str]:
     path = root / "truncated" / "model.safetensors"
     path.write_bytes(path.read_bytes()[:-100])
     gpt2_folder(root / "unsupported")
-    _edit_config(root / "unsupported", model_type="llama")
+    _edit_config(root / "unsupported", model_type="t5")
     gpt2_folder(root / "oversized")
     _edit_config(root / "oversized", n_layer=100_000)
-    return {"pickle-only": "only as pickles", "truncated": "truncated", "unsupported": "'llama' is not supported",
+    return {"pickle-only": "only as pickles", "truncated": "truncated", "unsupported": "'t5' is not supported",
             "oversized": "describes 100,000 layers"}
 
 

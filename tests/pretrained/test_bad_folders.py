@@ -48,7 +48,8 @@ def test_remote_code_is_never_run(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"model_type": "llama"}, r"Model type 'llama' is not supported; supported are gpt2 .*bert .*vit"),
+    ({"model_type": "mamba"}, r"Model type 'mamba' is not supported; supported are gpt2 .*llama .*qwen2 .*bert .*vit"),
+    ({"model_type": "llama"}, "Architecture 'GPT2LMHeadModel' is not supported"),
     ({"architectures": ["GPT2ForSequenceClassification"]}, "Architecture 'GPT2ForSequenceClassification' is not"),
     ({"activation_function": "swish"}, "activation_function='swish' is not supported"),
     ({"n_head": 3}, "not divisible by n_heads=3"),

@@ -10,13 +10,14 @@ from __future__ import annotations
 from .base import AttentionPositions, PositionalKind, PositionSetting
 from .registry import attention_positions, get, kinds
 from .rope import RotaryEmbedding
+from .rope_scaling import SCALINGS, RopeScaling
 from .sinusoidal import sinusoidal_encoding
 from .table import PositionalEncoding
 
 KINDS = kinds()
 
 __all__ = [
-    "KINDS", "AttentionPositions", "PositionSetting", "PositionalEncoding", "PositionalKind", "RotaryEmbedding",
-    "attention_positions",
+    "KINDS", "SCALINGS", "AttentionPositions", "PositionSetting", "PositionalEncoding", "PositionalKind",
+    "RopeScaling", "RotaryEmbedding", "attention_positions",
     "get", "kinds", "sinusoidal_encoding",
 ]

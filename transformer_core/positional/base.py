@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from .rope_scaling import RopeScaling
+
 ACTS = ("add", "rotate", "bias", "nothing")
 
 
@@ -25,7 +27,8 @@ class PositionSetting:
     max_len: int  # positions the model is built for
     d_model: int  # width C of a token vector
     n_heads: int = 1  # attention heads H (the head size is D = C / H)
-    base: float = 10000.0  # the base of the frequencies (sinusoidal table, RoPE)
+    base: float = 10000.0  # the base of the frequencies (sinusoidal table, RoPE's theta)
+    rope_scaling: RopeScaling = RopeScaling()  # how RoPE's frequencies are stretched (none by default)
 
     @property
     def head_dim(self) -> int:
@@ -36,8 +39,12 @@ class PositionSetting:
 class AttentionPositions(nn.Module):
     """Position information applied inside self-attention; the defaults change nothing."""
 
-    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Queries and keys ``(B, H, T|S, D)`` with positions applied (unchanged by default)."""
+    def rotate_qk(self, q: torch.Tensor, k: torch.Tensor, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Queries and keys ``(B, H, T|S, D)`` with positions applied (unchanged by default).
+
+        The keys sit at absolute positions ``start..start+S-1`` (``start`` > 0 when earlier keys are cached) and the
+        queries are the last T of them.
+        """
         return q, k
 
     def score_bias(self, t: int, s: int, *, device: torch.device, dtype: torch.dtype) -> torch.Tensor | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import alibi, learned, none, rope, sinusoidal
 from .base import AttentionPositions, PositionalKind, PositionSetting
+from .rope_scaling import RopeScaling
 
 # Every encoding by its config name, in menu order.
 REGISTRY: dict[str, PositionalKind] = {
@@ -27,10 +28,11 @@ def get(name: str) -> PositionalKind:
     return REGISTRY[name]
 
 
-def attention_positions(name: str, head_dim: int, n_heads: int, max_len: int,
-                        base: float = 10000.0) -> AttentionPositions | None:
+def attention_positions(name: str, head_dim: int, n_heads: int, max_len: int, base: float = 10000.0,
+                        rope_scaling: RopeScaling | None = None) -> AttentionPositions | None:
     """The module encoding ``name`` runs inside self-attention, or ``None`` when it acts only on the embeddings."""
     kind = get(name)
     if kind.attention is None:
         return None
-    return kind.attention(PositionSetting(max_len, head_dim * n_heads, n_heads, base))
+    return kind.attention(PositionSetting(max_len, head_dim * n_heads, n_heads, base,
+                                          rope_scaling or RopeScaling()))

@@ -1,4 +1,4 @@
-"""Published GPT-2, BERT, DistilBERT, RoBERTa and ViT models running on transformer_core's own modules.
+"""Published GPT-2, Llama, Qwen2, BERT, DistilBERT, RoBERTa and ViT models running on transformer_core's own modules.
 
 ``load_pretrained("models/gpt2")`` (a folder in the Hugging Face layout) or ``load_pretrained("gpt2")`` (a Hub
 model id, cache first) gives a :class:`Pretrained` whose ``model(x, return_attention=True)`` returns

@@ -31,7 +31,7 @@ class Source:
 class ModelSpec:
     """A model described by its config.json, validated; nothing is built or read yet."""
 
-    family: str  # the family's name: "gpt2", "bert", "distilbert", "roberta" or "vit"
+    family: str  # the family's name: "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
     architecture: str  # e.g. "GPT2LMHeadModel"
     config: TransformerConfig | ViTConfig  # the transformer_core configuration it maps to
     n_params: int  # parameters of the model we build (an upper bound when the weights decide the head)
@@ -48,7 +48,7 @@ class ModelSpec:
 class Family:
     """One supported model family."""
 
-    name: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
+    name: str  # "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
     model_types: tuple[str, ...]  # config.json "model_type" values it reads
     architectures: tuple[str, ...]  # config.json "architectures" values it reads
     read: Callable[[dict[str, Any], str], ModelSpec]  # (config.json, architecture) -> spec

@@ -23,7 +23,7 @@ class ModelInfo:
 
     name: str  # the folder's name (the model id for models in the Hugging Face cache)
     path: Path  # the folder
-    family: str  # "gpt2", "bert", "distilbert", "roberta" or "vit"
+    family: str  # "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
     architecture: str  # e.g. "GPT2LMHeadModel"
     n_params: int  # parameters of the model it builds (tied weights counted once)
     n_bytes: int  # memory of its float32 weights once loaded

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from ..config import TransformerConfig
-from ..masks import padding_mask
 from ..models import CausalLM
 from .families import Family, ModelSpec, Source, chain, layer_norm, prefix_of, rows, setting, transpose
 
@@ -21,21 +18,9 @@ _ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu
 
 
 class GPT2LM(CausalLM):
-    """:class:`CausalLM` whose forward also takes a padding mask, as batches of unequal texts need.
-
-    Shape:
-        idx ``(B, T)`` ids and valid ``(B, T)`` bool -> logits ``(B, T, V)``; attention ``"decoder"``
-        ``(B, H, T, T)``.
+    """:class:`CausalLM` as GPT-2 is loaded; its forward also takes a padding mask ``valid`` ``(B, T)``, as
+    batches of unequal texts need.
     """
-
-    def forward(self, idx: torch.Tensor, *, valid: torch.Tensor | None = None, return_attention: bool = False):
-        mask = None if valid is None else padding_mask(valid)  # (B, 1, 1, T), combined with the causal mask
-        x, weights = self.embed(idx), []
-        for block in self.blocks:
-            x, w = block(x, mask=mask, need_weights=return_attention, is_causal=True)
-            weights.append(w)
-        logits = self.lm_head(self.final_norm(x))  # (B, T, V)
-        return (logits, {"decoder": weights}) if return_attention else logits
 
 
 def read(raw: dict[str, Any], architecture: str) -> ModelSpec:

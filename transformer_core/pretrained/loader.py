@@ -1,4 +1,5 @@
-"""Load a published GPT-2, BERT, DistilBERT, RoBERTa or ViT (Hugging Face layout) as a transformer_core model.
+"""Load a published GPT-2, Llama, Qwen2, BERT, DistilBERT, RoBERTa or ViT (Hugging Face layout) as a
+transformer_core model.
 
 The model is judged from ``config.json`` first: family, architecture and size are checked — against the
 caller's budget too — before any weight is read or downloaded. Weights come only from ``.safetensors`` files;
@@ -18,7 +19,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig, ViTConfig
-from . import bert, distilbert, gpt2, hub, roberta, vit
+from . import bert, distilbert, gpt2, hub, llama, roberta, vit
 from .families import Family, ModelSpec, Source
 from .images import ImagePreprocessor
 from .pooling import Pooling, read_pooling
@@ -26,16 +27,18 @@ from .tokenizer import TextTokenizer
 from .weights import StoredTensor, check_sources, check_ties, fill, stored_tensors
 
 PRETRAINED_FAMILIES: dict[str, Family] = {
-    f.name: f for f in (gpt2.FAMILY, bert.FAMILY, distilbert.FAMILY, roberta.FAMILY, vit.FAMILY)}
+    f.name: f for f in (gpt2.FAMILY, llama.FAMILY, llama.QWEN2, bert.FAMILY, distilbert.FAMILY, roberta.FAMILY,
+                        vit.FAMILY)}
+CAUSAL_FAMILIES = ("gpt2", "llama", "qwen2")  # the families that write text (CausalLM), left to right
 CONFIG_FILE = "config.json"
-MIN_TENSORS_PER_BLOCK = 12  # every block of every family stores at least this many tensors (GPT-2's: exactly 12)
+MIN_TENSORS_PER_BLOCK = 9  # every block of every family stores at least this many tensors (Llama's: exactly 9)
 
 
 @dataclass(frozen=True)
 class Pretrained:
     """A published model running on transformer_core, ready for inference."""
 
-    family: str  # a key of PRETRAINED_FAMILIES: "gpt2", "bert", "distilbert", "roberta" or "vit"
+    family: str  # a key of PRETRAINED_FAMILIES: "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
     model: nn.Module  # transformer_core module in eval mode, gradients off; model(x, return_attention=True)
     config: TransformerConfig | ViTConfig  # its transformer_core configuration
     tokenizer: TextTokenizer | None  # the model's own tokenizer (None for ViT)
@@ -156,7 +159,7 @@ def build_model(folder: Path, spec: ModelSpec) -> nn.Module:
 
 def load_pretrained(source: str | Path, *, device: str | torch.device | None = None, max_params: int | None = None,
                     max_bytes: int | None = None) -> Pretrained:
-    """Load a GPT-2, BERT or ViT from a local folder in the Hugging Face layout or a Hub model id.
+    """Load a GPT-2, Llama, Qwen2, BERT or ViT from a local folder in the Hugging Face layout or a Hub model id.
 
     Args:
         source: a folder with ``config.json``, ``model.safetensors`` and the tokenizer or image settings, or a
@@ -179,7 +182,7 @@ def load_pretrained(source: str | Path, *, device: str | torch.device | None = N
                              f"expects {spec.config.image_size}x{spec.config.image_size}.")
     else:
         tokenizer = TextTokenizer.from_folder(folder, max_length=spec.config.max_len, family=spec.family)
-        pooling = read_pooling(folder) if spec.family != "gpt2" else None
+        pooling = read_pooling(folder) if spec.family not in CAUSAL_FAMILIES else None
         if tokenizer.vocab_size > spec.config.vocab_size:
             raise ValueError(f"The tokenizer knows {tokenizer.vocab_size:,} tokens but the model only "
                              f"{spec.config.vocab_size:,}; they do not belong together.")

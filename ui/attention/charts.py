@@ -128,6 +128,13 @@ def grid_label_step(run: LabRun) -> tuple[int, int, int]:
     return cell, max(1, math.ceil(need / max(width, 1))), max(1, math.ceil(need / cell))
 
 
+def _head_titles(run: LabRun, head: str) -> list[str]:
+    """The grid's column titles: ``Head 3`` or ``H3``, with the K/V head it reads when heads share them."""
+    if not 0 < run.kv_heads < run.n_heads:
+        return [f"{head}{h + 1}" for h in range(run.n_heads)]
+    return [f"H{h + 1} · KV{h // (run.n_heads // run.kv_heads) + 1}" for h in range(run.n_heads)]
+
+
 def grid_figure(run: LabRun) -> go.Figure:
     """Layers x heads grid of every attention map (like BertViz's model view), on one attention colour scale,
     every token labelled where the panels leave room (see :func:`grid_label_step`)."""
@@ -136,7 +143,7 @@ def grid_figure(run: LabRun) -> go.Figure:
     cell, x_step, y_step = grid_label_step(run)
     fig = charts.attention_grid(
         [list(layer) for layer in weights], row_titles=[f"Layer {i + 1}" for i in range(len(weights))],
-        col_titles=[f"{head}{h + 1}" for h in range(run.n_heads)], x=run.tokens, y=run.tokens, cell_px=cell)
+        col_titles=_head_titles(run, head), x=run.tokens, y=run.tokens, cell_px=cell)
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")
     fig.update_xaxes(tickmode="linear", tick0=0, dtick=x_step)  # Plotly would thin them on its own, unsaid
     fig.update_yaxes(tickmode="linear", tick0=0, dtick=y_step)

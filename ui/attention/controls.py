@@ -15,6 +15,7 @@ import torch
 
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.lab.internals import MASK_KINDS, AttentionSteps, lab_stack, trained_stack, walk_stack
+from explorer.lab.kv_groups import kv_heads_of
 from explorer.lab.subjects import random_lab
 from explorer.lab.text_input import INPUT_KINDS, MAX_TOKENS, LabInput, encode_for_task, task_vocabulary
 from transformer_core import positional
@@ -42,6 +43,7 @@ LINES_FOCUS = "attn.lines_focus"
 NUMBERS = "attn.numbers"  # which step's matrix the step-by-step view shows as a table
 OFF = "attn.off"  # heads switched off, "layer.head" 1-based and comma-separated, e.g. "1.2,2.1" (the URL form)
 OFF_PICK = "attn.off_pick."  # prefix of each layer's head buttons; + the 0-based layer
+OFF_KV = "attn.off_pick.kv"  # prefix of each layer's K/V-head buttons (shared K/V heads); + the 0-based layer
 OFF_SYNCED = "attn.off_synced"  # OFF as last written from the buttons
 OFF_MODE = "attn.off_mode"  # what a switched-off head outputs: "zero" or "mean"
 LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
@@ -209,13 +211,13 @@ def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | Non
 def source_control(trained: list[state.TrainedModel]) -> str:
     """Random, pretrained or trained weights; returns ``"random"``, ``"pretrained"`` or a trained model's family."""
     options = ["random", "pretrained", *(e.family for e in trained)]
-    titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, BERT)"}
+    titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, Llama, BERT)"}
     titles |= {e.family: f"Trained: {e.task_title} (step {e.step})" for e in trained}
     return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
-                    help="Random weights show the mechanics; a published model (GPT-2, BERT) shows what real "
-                         "training on lots of text produced; a model trained on the Live Training page shows "
-                         "patterns it learned. Pretrained and trained models bring their own size, mask and "
-                         "vocabulary.")
+                    help="Random weights show the mechanics; a published model (GPT-2, a Llama-family model, "
+                         "BERT) shows what real training on lots of text produced; a model trained on the Live "
+                         "Training page shows patterns it learned. Pretrained and trained models bring their own "
+                         "size, mask and vocabulary.")
 
 
 def settings() -> LabSettings:
@@ -242,6 +244,8 @@ class LabRun:
     notices: list[str] = field(default_factory=list)
     embedding: str = ""  # LaTeX of layer 1's input when it is not E√d_model + PE (pretrained models)
     embedding_note: str = ""  # what the letters of ``embedding`` stand for
+    kv_heads: int = 0  # key/value heads the query heads share (grouped-query attention); 0: one per query head
+    rms_norm: bool = False  # the blocks' norm is RMSNorm (Llama family), not LayerNorm
 
     @property
     def head_dim(self) -> int:
@@ -332,4 +336,5 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
         model.train(was_training)
     rotary = positional.get(config.positional).acts == "rotate"
     return LabRun(stack.labels, [_arrays(s) for s in steps], config.n_heads, config.d_model, config.norm == "pre", mask,
-                  rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices)
+                  rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices,
+                  kv_heads=kv_heads_of(config), rms_norm=getattr(config, "norm_kind", "layernorm") == "rmsnorm")

@@ -22,10 +22,11 @@ from explorer.lab.head_switch import (
     score_heads,
     switched_off,
 )
+from explorer.lab.kv_groups import groups_caption, kv_heads_of
 from explorer.lab.lens_grid import LensGrid, lens_grid
 from explorer.lab.subjects import pretrained_subject, random_lab, random_subject, token_labeller, trained_subject
 from explorer.lab.text_input import MAX_TOKENS
-from explorer.pretrained.lab import SHOWN_SPACE, SPACE_MARK, encode
+from explorer.pretrained.lab import CAUSAL_FAMILIES, encode, shown_token
 from transformer_core.models import CausalLM
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import (
@@ -41,6 +42,7 @@ from ui.attention.controls import (
     LabSettings,
     trained_input,
 )
+from ui.attention.kv_heads import groups_off_note, layer_buttons
 from ui.common import charts, state
 from ui.common.pretrained import probability_table
 from ui.common.urlstate import add_link_notice
@@ -67,7 +69,7 @@ def shown_model(pre: Pretrained | None, trained: state.TrainedModel | None, text
             return None
         subject = pretrained_subject(pre, inp, k=int(st.session_state.get(TOP_K, 10)),
                                      temperature=float(st.session_state.get(TEMPERATURE, 1.0)))
-        label = _gpt2_label(pre) if pre.family == "gpt2" else None
+        label = _token_label(pre) if pre.family in CAUSAL_FAMILIES else None
         return Shown(subject, inp.ids, inp.tokens, label)
     if trained is not None:
         try:
@@ -83,8 +85,8 @@ def shown_model(pre: Pretrained | None, trained: state.TrainedModel | None, text
     return None if model is None else Shown(random_subject(model, lab, s.mask), lab.ids, lab.tokens, None)
 
 
-def _gpt2_label(pre: Pretrained) -> Callable[[int], str]:
-    return lambda i: (pre.tokenizer.id_to_token(i) or f"#{i}").replace(SPACE_MARK, SHOWN_SPACE)
+def _token_label(pre: Pretrained) -> Callable[[int], str]:
+    return lambda i: shown_token(pre.tokenizer.id_to_token(i) or f"#{i}")
 
 
 def _reset() -> None:
@@ -113,8 +115,10 @@ def _sync_from_text(layers: int, heads: int) -> None:
             st.info(f"Switched-off heads changed to {format_heads(pairs) or 'none'}: {why}.", icon="🔗")
 
 
-def head_buttons(layers: int, heads: int) -> tuple[list[Pair], str]:
-    """One row of head buttons per layer and the replacement mode; returns the switched-off heads (0-based)."""
+def head_buttons(layers: int, heads: int, kv: int | None = None) -> tuple[list[Pair], str]:
+    """One row of head buttons per layer (and of K/V heads, when ``kv`` of them are shared by the ``heads`` query
+    heads) and the replacement mode; returns the switched-off heads (0-based)."""
+    kv = heads if kv is None or kv >= heads else kv
     _sync_from_text(layers, heads)
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     with left:
@@ -126,14 +130,16 @@ def head_buttons(layers: int, heads: int) -> tuple[list[Pair], str]:
     with right:
         st.button("Switch every head back on", on_click=_reset, width="stretch",
                   help="Clears every switched-off head.")
-    per_row = 3 if heads <= 4 else 2 if heads <= 6 else 1  # layers side by side while their buttons fit
+    if kv < heads:
+        st.caption(groups_caption(heads, kv) + " The K/V buttons switch a whole group off at once.")
+    width = heads + (kv + 2 if kv < heads else 0)  # buttons in a layer's row
+    per_row = 3 if width <= 4 else 2 if width <= 6 else 1  # layers side by side while their buttons fit
     columns = st.columns(max(1, min(per_row, layers)))
     for layer in range(layers):
         with columns[layer % len(columns)]:
-            st.pills(f"Layer {layer + 1}", list(range(heads)), format_func=lambda h: f"H{h + 1}",
-                     selection_mode="multi", key=f"{OFF_PICK}{layer}",
-                     help=f"Click a head of layer {layer + 1} to switch it off (click again to switch it back "
-                          "on); the model runs again at once.")
+            layer_buttons(layer, heads, kv)
+    if kv < heads:
+        groups_off_note(layers, heads, kv)
     pairs = [(layer, h) for layer in range(layers) for h in sorted(st.session_state[f"{OFF_PICK}{layer}"])]
     st.session_state[OFF] = st.session_state[OFF_SYNCED] = format_heads(pairs)
     return pairs, mode
@@ -278,7 +284,8 @@ def switch_off_section(shown: Shown) -> None:
                "runs again without them: each switched-off head's output (its slice of the heads before W_O) is "
                "replaced, and nothing else changes.")
     layers, heads = shown.subject.shape
-    pairs, mode = head_buttons(layers, heads)
+    config = getattr(shown.subject.model, "config", None)
+    pairs, mode = head_buttons(layers, heads, kv_heads_of(config) if config is not None else None)
     comparison_view(compare(shown.subject, pairs, mode), shown.tokens)
     lens_section(shown, pairs, mode)
     score_section(shown, mode)

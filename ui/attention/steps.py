@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
+from explorer.lab.kv_groups import heads_text, kv_groups, kv_head_of
 from explorer.render import heatmap as hm
 from ui.attention.charts import dot_example, head_blocks, masked_matrix, matrix, matrix_row, softmax_example
 from ui.attention.controls import NUMBERS, LabRun
@@ -63,9 +64,10 @@ def step_spec(name: str, z: np.ndarray, rows: Sequence[str], cols: Sequence[str]
 
 def _input_formula(run: LabRun, layer: int) -> str:
     source = (run.embedding or r"E\sqrt{d_{model}} + PE") if layer == 0 else rf"h_{{{layer}}}"
-    if run.rotary and layer == 0:
+    if run.rotary and layer == 0 and not run.embedding:
         source = r"E\sqrt{d_{model}}"
-    return rf"X = \mathrm{{LN}}({source})" if run.norm_first else rf"X = {source}"
+    norm = r"\mathrm{RMSNorm}" if run.rms_norm else r"\mathrm{LN}"
+    return rf"X = {norm}({source})" if run.norm_first else rf"X = {source}"
 
 
 def _mask_caption(run: LabRun, mask: np.ndarray | None) -> str:
@@ -104,7 +106,8 @@ def _projections(run: LabRun, layer: int, head: int) -> Numbers:
     s, (tok, dims, hdims), key = run.steps[layer], _labels(run), "attn.step.{}"
     first = run.embedding_note or "E = token embeddings, PE = positions"
     where = first if layer == 0 else f"h_{layer} = output of layer {layer}"
-    norm = "LN = LayerNorm (pre-norm block); " if run.norm_first else ""
+    norm = ("RMSNorm: x / √(mean(x²) + ε) × g, no mean taken away and no bias (pre-norm block); " if run.rms_norm
+            else "LN = LayerNorm (pre-norm block); ") if run.norm_first else ""
     found |= _row(1, "Input X", _input_formula(run, layer),
          f"{len(tok)} tokens × d_model {run.d_model}: one row per token. {norm}{where}.",
          lambda: matrix(s["x"], tok, dims, key=key.format("x")), {"X": (s["x"], tok, dims)})
@@ -115,6 +118,10 @@ def _projections(run: LabRun, layer: int, head: int) -> Numbers:
         _weight_matrices(s, head, run, layer)
 
     rot = " Then each pair of numbers in Q and K is rotated by its position (RoPE)." if run.rotary else ""
+    if 0 < run.kv_heads < run.n_heads:
+        group = kv_groups(run.n_heads, run.kv_heads)[kv_head_of(head, run.n_heads, run.kv_heads)]
+        rot += (f" K and V come from K/V head {kv_head_of(head, run.n_heads, run.kv_heads) + 1}, which "
+                f"{heads_text(group)} share (grouped-query attention): one W^K, W^V for the group.")
     found |= _row(2, "Queries, keys, values",
          r"\begin{aligned}Q_h &= X W^Q_h + b^Q_h\\ K_h &= X W^K_h + b^K_h\\ V_h &= X W^V_h + b^V_h\end{aligned}",
          f"Each {len(tok)} × {run.head_dim} (d_k = d_model / heads = {run.d_model} / {run.n_heads}).{rot}", qkv,

@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.lab.internals import head_summary
+from explorer.lab.kv_groups import groups_caption, kv_head_of
 from explorer.lab.text_input import PAD_TOKEN
 from ui.attention.charts import (
     GRID_LONG_TITLES,
@@ -43,11 +44,15 @@ def layer_head_controls(run: LabRun, columns: Sequence | None = None) -> tuple[i
 
     In the given ``columns`` (a row shared with other controls) they are drop-downs, which take one line.
     """
+    shared = 0 < run.kv_heads < run.n_heads
+    names = (lambda h: f"{h} · K/V {kv_head_of(h - 1, run.n_heads, run.kv_heads) + 1}") if shared else None
     return charts.layer_head_picker(len(run.steps), run.n_heads, keys=(LAYER, HEAD), columns=columns,
-                                    radio_max=0 if columns else charts.RADIO_MAX, helps=(
+                                    radio_max=0 if columns else charts.RADIO_MAX, head_names=names, helps=(
         "The block to take apart. Layer 1 reads the token embeddings; later layers read the output of the layer "
         "before.",
-        "The head to take apart. Every head has its own W^Q, W^K, W^V, so each attends in its own way."))
+        "The head to take apart. Every head has its own W^Q, W^K, W^V, so each attends in its own way."
+        + (" Heads marked with the same K/V head share one W^K and W^V (grouped-query attention) but have their "
+           "own W^Q." if shared else "")))
 
 
 def _padding_note(run: LabRun, weights: np.ndarray) -> None:
@@ -99,6 +104,8 @@ def all_heads(run: LabRun) -> None:
                + f") at once, on one colour scale {scale}. Hover a cell for its query, key and weight. "
                f"“{charts.UNIFORM_MARK}” marks a map whose rows barely vary (max − min < {charts.NEAR_UNIFORM:g})."
                + _grid_labels_note(run))
+    if 0 < run.kv_heads < run.n_heads:
+        st.caption(groups_caption(run.n_heads, run.kv_heads) + " Columns are titled with their K/V head.")
     charts.show(grid_figure(run), key="attn.grid")
     weights = run.weights()
     tok = list(run.tokens)
@@ -107,8 +114,11 @@ def all_heads(run: LabRun) -> None:
                              labels={"query": tok, "key": tok}, value_name="weight")
     with st.expander("Summary per head (numbers)"):
         summary = head_summary(weights)
+        kv = run.kv_heads or run.n_heads
         st.dataframe({"layer": np.repeat(np.arange(1, len(weights) + 1), run.n_heads),
                       "head": np.tile(np.arange(1, run.n_heads + 1), len(weights)),
+                      **({"K/V head": np.tile(np.arange(run.n_heads) // (run.n_heads // kv) + 1, len(weights))}
+                         if kv < run.n_heads else {}),
                       "mean weight on itself": np.round(summary.self_weight.numpy().ravel(), 3),
                       "mean entropy (nats)": np.round(summary.entropy.numpy().ravel(), 3)},
                      width="stretch", hide_index=True)

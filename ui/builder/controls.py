@@ -30,6 +30,7 @@ LAST_D_MODEL = "mb.last_d_model"  # d_model of the previous run, to keep the d_f
 PRESET = "mb.preset"  # the famous model the controls were set to, "" once any of them changed (no widget)
 COMPARE_LOADED = "mb.compare_loaded"  # whether a loaded pretrained model joins the comparison
 LOADED_MODEL = "mb.loaded_model"  # that model's menu label
+BLOCK_KV = "mb.block_kv"  # K/V heads of the Llama block in *GPT-2 block vs Llama block*
 VIT_FIXED = "mb.vit."  # prefix of the read-only widgets that show the ViT's own norm and positions
 
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,
@@ -39,6 +40,10 @@ IMAGE_SIZES = (32, 64, 96, 128, 224, 256, 384, 512)
 MAX_LAYERS = 128
 MAX_HEADS = 128
 _D = BuilderSettings()
+# The presets with a button (and their labels): those the controls build exactly. SmolLM2-135M's Llama blocks are not
+# among the Builder's families, so it is counted in the comparison table only.
+PRESET_LABELS = {"BERT-base": "BERT-base", "GPT-2 small": "GPT-2 small",
+                 "Transformer base (2017)": "Transformer base", "ViT-B/16": "ViT-B/16"}
 
 URL_PARAMS = [
     UrlParam(KIND, _D.kind, choices=tuple(KIND_TITLES)),
@@ -54,13 +59,12 @@ URL_PARAMS = [
     UrlParam(PATCH, _D.patch_size, lo=1, hi=max(IMAGE_SIZES)),
     UrlParam(CLASSES, _D.num_classes, lo=1, hi=100_000),
     UrlParam(BATCH, _D.batch_size, lo=1, hi=65_536),
-    UrlParam(PRESET, "", choices=("", *PRESETS)),  # a share link rebuilds the famous model exactly
+    UrlParam(PRESET, "", choices=("", *PRESET_LABELS)),
+    UrlParam(BLOCK_KV, 2, lo=1, hi=MAX_HEADS),  # a share link rebuilds the famous model exactly
 ]
 _DEFAULTS = {p.key: p.default for p in URL_PARAMS}
 HIDDEN_IN_PROJECTOR = (NORM, POSITIONAL, VOCAB, SEQ, IMAGE, PATCH, CLASSES, BATCH)
 KEPT = tuple(p.key for p in URL_PARAMS)  # settings kept for the whole session
-PRESET_LABELS = {"BERT-base": "BERT-base", "GPT-2 small": "GPT-2 small",
-                 "Transformer base (2017)": "Transformer base", "ViT-B/16": "ViT-B/16"}  # button labels
 VIT_NORM, VIT_POSITIONS = "pre", "learned"  # what the Vision Transformer always uses (transformer_core.vit)
 
 

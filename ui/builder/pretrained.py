@@ -15,8 +15,9 @@ from ui.common.pretrained import load_shared, models_on_offer, pick_model
 def loaded_model_sizes(batch_size: int) -> LoadedSizes | None:
     """A switch and a model menu; the chosen pretrained model's real sizes, or ``None`` when none is chosen."""
     if not st.toggle("Set a pretrained model beside them", key=COMPARE_LOADED,
-                     help="Loads a GPT-2, BERT or ViT from the models folder or the Hugging Face cache and counts "
-                          "its real modules: parameters by component, FLOPs and training memory."):
+                     help="Loads a GPT-2, a Llama-family model (SmolLM2, Qwen2.5), BERT or ViT from the models "
+                          "folder or the Hugging Face cache and counts its real modules: parameters by component, "
+                          "FLOPs and training memory."):
         return None
     offer = pick_model(LOADED_MODEL, tuple(FAMILY_KINDS), label="Pretrained model to count")
     pretrained = None if offer is None else load_shared(offer, models_on_offer().budget_bytes)

@@ -9,7 +9,7 @@ come from the one mapping of :mod:`explorer.render.heatmap`, which the Vega-Lite
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -271,7 +271,8 @@ def side_by_side(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequen
 
 
 def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: tuple[str, str],
-                      columns: Sequence | None = None, radio_max: int = RADIO_MAX) -> tuple[int, int]:
+                      columns: Sequence | None = None, radio_max: int = RADIO_MAX,
+                      head_names: Callable[[int], str] | None = None) -> tuple[int, int]:
     """Which layer and head a view shows, as radio buttons (a drop-down beyond ``radio_max``); returns 0-based.
 
     Args:
@@ -280,6 +281,7 @@ def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: 
         columns: the two containers to draw the widgets in (default: two new columns).
         radio_max: the most choices shown as radio buttons; 0 always uses drop-downs (compact, e.g. in a row of
             buttons).
+        head_names: how each head (1-based) is written in the head widget (default: its number).
     """
 
     picked = []
@@ -287,10 +289,11 @@ def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: 
                                            strict=True):
         options = list(range(1, n + 1))
         settle_choice(key, options, why=f"the model has {n} {label.lower()}{'s' if n != 1 else ''}")
+        names = head_names if label == "Head" and head_names is not None else str
         with column:
             if n <= radio_max:
-                value = st.radio(label, options, key=key, horizontal=True, help=text)
+                value = st.radio(label, options, key=key, horizontal=True, help=text, format_func=names)
             else:
-                value = st.selectbox(label, options, key=key, help=text)
+                value = st.selectbox(label, options, key=key, help=text, format_func=names)
         picked.append(value - 1)
     return picked[0], picked[1]

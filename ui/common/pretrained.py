@@ -25,7 +25,8 @@ from ui.common.urlstate import add_link_notice, settle_choice
 
 CATALOGUE_TTL_S = 30  # the models folder is looked at again after this many seconds (new folders appear)
 # how the menus name the families (DistilBERT and RoBERTa are BERT-style encoders, named as one kind)
-FAMILY_NAMES = {"gpt2": "GPT-2", "bert": "BERT", "distilbert": "BERT", "roberta": "BERT", "vit": "ViT"}
+FAMILY_NAMES = {"gpt2": "GPT-2", "llama": "Llama-family", "qwen2": "Llama-family",
+                "bert": "BERT", "distilbert": "BERT", "roberta": "BERT", "vit": "ViT"}
 HUB_CHECK_TTL_S = 300  # whether the Hub is reachable is asked again after this many seconds
 
 
@@ -82,7 +83,8 @@ def pick_model(key: str, families: tuple[str, ...], *, label: str = "Pretrained 
     # In the order of ``families`` (GPT-2 before BERT on a first visit), then by name.
     offers = sorted((o for o in cat.offers if o.allowed and o.info.family in families),
                     key=lambda o: (families.index(o.info.family), o.info.name.lower()))
-    kinds = " or ".join(dict.fromkeys(FAMILY_NAMES.get(f, f) for f in families))
+    names = list(dict.fromkeys(FAMILY_NAMES.get(f, f) for f in families))
+    kinds = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
     chosen = None
     if offers:
         by_name: dict[str, Offer] = {}

@@ -8,6 +8,7 @@ so session state is the single source of its value.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -16,9 +17,10 @@ import streamlit as st
 from explorer.guard import FF_PER_WIDTH, GuardResult, check_budget
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
+from explorer.lab.block_compare import BLOCKS, block_fields
 from explorer.runs.live import LIVE_THREADS, RunSpec
 from explorer.runs.place import default_place
-from transformer_core import available_devices
+from transformer_core import available_devices, divisors
 from transformer_core.config import NORMS, ViTConfig
 from transformer_core.families import family
 from transformer_core.positional import get as positional_kind
@@ -35,6 +37,7 @@ NORM, POSITIONAL, DROPOUT = "live.norm", "live.positional", "live.dropout"
 LR, BATCH, STEPS, SEED, DEVICE = "live.lr", "live.batch", "live.steps", "live.seed", "live.device"
 COMPARE, B_LAYERS, B_HEADS = "live.compare", "live.b_layers", "live.b_heads"
 B_POSITIONAL, B_NORM = "live.b_positional", "live.b_norm"
+BLOCK, KV_HEADS = "live.block", "live.kv_heads"  # decoder-only tasks: GPT-2's block or a Llama block, its K/V heads
 # Other state of the page.
 SESSION = "live.session"  # RunSession: this browser session's run and its rules (ui.training.run.session)
 SAVED = "live.saved"  # dict key -> value: the settings as last drawn (restored after other pages)
@@ -54,6 +57,8 @@ URL_PARAMS = (
     UrlParam(D_MODEL, 64, choices=D_MODELS, name="d_model"),
     UrlParam(D_FF, 256, choices=D_FFS, name="d_ff"),
     UrlParam(NORM, "pre", choices=NORMS, name="norm"),
+    UrlParam(BLOCK, "gpt", choices=tuple(BLOCKS), name="block"),
+    UrlParam(KV_HEADS, 2, lo=1, hi=MAX_HEADS, name="kv_heads"),
     UrlParam(POSITIONAL, "sinusoidal", choices=POSITIONALS, name="positional"),
     UrlParam(DROPOUT, 0.0, lo=0.0, hi=0.5, name="dropout"),
     UrlParam(LR, 3e-3, choices=LRS, name="lr"),
@@ -155,11 +160,26 @@ def restore_settings() -> None:
     settle_choice(STEPS, range(10, host.max_steps + 1), why=f"this server trains at most {host.max_steps:,} steps")
     for key in (LAYERS, B_LAYERS):
         settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
+    settle_choice(BLOCK, list(BLOCKS))
+    llama = llama_block(get_task_family(st.session_state[TASK]))
     for key, pos in ((HEADS, POSITIONAL), (B_HEADS, B_POSITIONAL)):
-        d_model, spec = st.session_state[D_MODEL], positional_kind(st.session_state[pos])
+        d_model = st.session_state[D_MODEL]
+        spec = positional_kind("rope" if llama else st.session_state[pos])
         settle_choice(key, head_options(d_model, spec.name),
                       why=f"the number of heads must divide d_model {d_model}"
                           + (f" into an even head size for {spec.title} positions" if spec.even_head_reason else ""))
+    settle_choice(KV_HEADS, divisors(st.session_state[HEADS]),
+                  why=f"the K/V heads must divide the {st.session_state[HEADS]} query heads")
+
+
+def get_task_family(name: str) -> str:
+    """The model family of the task called ``name`` (the user's own text trains the character model)."""
+    return load_task(name).family if name in task_names() else "causal_lm"
+
+
+def llama_block(task_family: str) -> bool:
+    """Whether the settings build a Llama block: chosen, and the task trains a decoder-only model."""
+    return family(task_family).kind == "decoder" and st.session_state.get(BLOCK) == "llama"
 
 
 def save_settings() -> None:
@@ -220,15 +240,20 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
     base = task.default_model_config()
     arch = dict(n_layers=s[LAYERS], n_heads=s[HEADS], d_model=s[D_MODEL], d_ff=s[D_FF], dropout=s[DROPOUT])
     is_vit = isinstance(base, ViTConfig)
+    llama = llama_block(task.family)
     if not is_vit:
         arch.update(norm=s[NORM], positional=s[POSITIONAL])
+    if llama:
+        arch.update(block_fields("llama", s[KV_HEADS]))
     train = default_train_config(task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED],
                                  device=s[DEVICE], **cadence(s[STEPS]))
     model_a = replace(base, **arch)
     if not s[COMPARE]:
         return task, [RunSpec("A", model_a, train)]
     b_arch = dict(arch, n_layers=s[B_LAYERS], n_heads=s[B_HEADS])
-    if not is_vit:
+    if llama:  # B keeps A's Llama block; its K/V heads are A's when they divide B's heads
+        b_arch.update(n_kv_heads=math.gcd(s[KV_HEADS], s[B_HEADS]))
+    elif not is_vit:
         b_arch.update(norm=s[B_NORM], positional=s[B_POSITIONAL])
     model_b = replace(base, **b_arch)
     return task, [RunSpec(f"A · {describe(model_a)}", model_a, train),
@@ -248,7 +273,10 @@ def describe(config: Any) -> str:
     """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
     words = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
             f"head{'s' if config.n_heads != 1 else ''}"
-    if not isinstance(config, ViTConfig):
+    if getattr(config, "norm_kind", "layernorm") == "rmsnorm":
+        kv = config.n_kv_heads or config.n_heads
+        words += f", Llama block ({kv} K/V head{'s' if kv != 1 else ''})"
+    elif not isinstance(config, ViTConfig):
         spec = positional_kind(config.positional)
         positions = "no positions" if spec.acts == "nothing" else f"{spec.title} positions"
         words += f", {positions}, {config.norm}-norm"
@@ -287,14 +315,24 @@ def settings_panel(task: Task) -> None:
     c1, c2, c3, c4, c5, c6 = st.columns(6)
     c1.select_slider("Layers", list(range(1, limits().max_layers + 1)), key=LAYERS,
                      help="Blocks stacked on top of each other (the encoder and the decoder each get this many).")
-    c1.selectbox("Heads", head_options(st.session_state[D_MODEL], st.session_state[POSITIONAL]), key=HEADS,
+    c1.selectbox("Heads", head_options(st.session_state[D_MODEL], "rope" if llama_block(task.family)
+                                       else st.session_state[POSITIONAL]), key=HEADS,
                  help="Attention heads per layer; each gets d_model / heads numbers and can learn its own "
                       "pattern. Only counts that divide d_model are offered.")
     c2.selectbox("d_model", d_model_choices(), key=D_MODEL,
                  help="Width of every token vector. Wider models can learn more but train slower.")
     c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
                  help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
-    if family(task.family).reads_images:
+    if family(task.family).kind == "decoder":
+        c3.selectbox("Block", list(BLOCKS), key=BLOCK, format_func=BLOCKS.get,
+                     help="GPT-2's block (LayerNorm, a GELU/ReLU MLP, the positions chosen below) or a Llama "
+                          "block as in Llama, Qwen and SmolLM: RMSNorm, a SwiGLU feed-forward of width d_ff, "
+                          "rotary positions, no biases, and query heads sharing K/V heads.")
+    if llama_block(task.family):
+        c3.selectbox("K/V heads", divisors(st.session_state[HEADS]), key=KV_HEADS,
+                     help="Key/value heads the query heads share (grouped-query attention): as many as the heads "
+                          "gives each head its own; 1 is multi-query attention. Fewer make the KV cache smaller.")
+    elif family(task.family).reads_images:
         c3.caption("The Vision Transformer always uses learned position embeddings and pre-norm blocks.")
     else:
         c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
@@ -328,9 +366,14 @@ def compare_panel(task: Task) -> None:
     c0.caption("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:")
     c1.select_slider("B · layers", list(range(1, limits().max_layers + 1)), key=B_LAYERS,
                      help="Layers of configuration B.")
-    c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], st.session_state[B_POSITIONAL]),
+    llama = llama_block(task.family)
+    c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], "rope" if llama
+                                           else st.session_state[B_POSITIONAL]),
                  key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
-    if not family(task.family).reads_images:
+    if llama:
+        c3.caption("B keeps A's Llama block (rotary positions, RMSNorm before each sub-layer) and A's K/V heads "
+                   "when they divide B's heads.")
+    elif not family(task.family).reads_images:
         c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
                      help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
         c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",

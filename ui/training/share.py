@@ -18,6 +18,7 @@ import streamlit as st
 
 from explorer.runs.classes import ClassLink
 from explorer.runs.session import RunSession
+from explorer.runs.store import StoreUnavailable
 from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
@@ -25,7 +26,7 @@ from ui.training.controls import PAGE
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
 LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went away); the toggle turns off next run
 DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
-COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn): the watcher count, kept current by the loop
+COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn[, text]): the watcher count, kept current
 COUNT_EVERY_S = 2.0  # the live loop redraws the watcher count this often
 WATCH_PARAM = "watch"  # the query parameter of one run's watch link
 CLASS_PARAM = "class"  # the query parameter of a class link
@@ -49,21 +50,41 @@ def send_news(held: RunSession, *, force: bool = False) -> None:
     _draw_count(held)
 
 
+def _count_text(held: RunSession) -> str:
+    """"👀 N watching", or why the number is not known just now."""
+    try:
+        return f"👀 **{held.channel.watchers()}** watching"
+    except StoreUnavailable as err:  # the count waits for the store; the run and the page go on
+        return f"👀 watchers not known just now: {err}"
+
+
 def _draw_count(held: RunSession, *, now: bool = False) -> None:
     """Redraw "👀 N watching" when it is due (it changes as students open or close the link)."""
     slot = st.session_state.get(COUNT_SLOT)
     at = time.monotonic()
     if held.channel is None or slot is None or (not now and at - slot[1] < COUNT_EVERY_S):
         return
-    slot[0].markdown(f"👀 **{held.channel.watchers()}** watching",
-                     help="Devices that showed this run in the last 10 seconds.")
-    st.session_state[COUNT_SLOT] = (slot[0], at)
+    text = _count_text(held)
+    slot[0].markdown(text, help="Devices that showed this run in the last 10 seconds.")
+    st.session_state[COUNT_SLOT] = (slot[0], at, text)
 
 
-def _count_while_still(held: RunSession) -> None:
-    """The watcher count of a run that is not training: no loop redraws it, so it redraws itself."""
-    st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
-    _draw_count(held, now=True)
+def _rerun_when_the_count_changes(held: RunSession, shown: str) -> None:
+    if held.channel is not None and _count_text(held) != shown:
+        st.rerun(scope="app")
+
+
+def keep_count_current(held: RunSession) -> None:
+    """While no loop redraws the page (the run is ready, paused or over), rerun it when the watcher count changed.
+
+    Call it at the page's top level, outside every ``with`` block, and let it draw nothing: a click that starts a
+    new run of the page while a timed rerun is under way can leave that rerun's containers in place for the new
+    run, which then draws the whole page again inside them (twice on screen, the old copy faded).
+    """
+    slot = st.session_state.get(COUNT_SLOT)
+    if held.run is None or held.run.status == "running" or held.channel is None or slot is None or len(slot) < 3:
+        return
+    st.fragment(_rerun_when_the_count_changes, run_every=COUNT_EVERY_S)(held, slot[2])
 
 
 def class_link_box(link: ClassLink) -> Any:
@@ -100,6 +121,9 @@ def share_panel(held: RunSession) -> None:
                    "see the curves, heatmaps and samples update on their own devices, and follow your next run, "
                    "replay or lesson run by themselves until you turn this off. Training costs nothing more.")
     held.sharing, held.downloads = bool(st.session_state.get(SHARING)), bool(st.session_state.get(DOWNLOADS))
+    # The count's placeholder belongs to the script run that drew it: one left from an earlier run (or from the
+    # count's own timed reruns) must never be written to again, or its element lands in this run's layout.
+    st.session_state.pop(COUNT_SLOT, None)
     if not held.sharing:
         held.stop_sharing()
         return
@@ -107,11 +131,8 @@ def share_panel(held: RunSession) -> None:
     if held.channel is None or held.class_link is None:
         return
     with class_link_box(held.class_link):
-        if held.run.status == "running":
-            st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
-            _draw_count(held)
-        else:
-            st.fragment(_count_while_still, run_every=COUNT_EVERY_S)(held)
+        st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
+        _draw_count(held, now=True)
         st.checkbox("Let watchers download the model", key=DOWNLOADS,
                     help="Watchers may then download this run's trained weights (a checkpoint) whenever it is "
                          "paused or finished. Off by default: a class link alone never gives your model away.")

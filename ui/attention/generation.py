@@ -1,0 +1,248 @@
+"""*Watch it write*: a model that writes (GPT-2, the Llama family, a decoder-only model trained in this session;
+see :mod:`ui.attention.writers`) continues the Lab's text one token at a time, live, with a Stop button; the
+attention heatmap gains a row per token and a chart shows each step's candidates.
+
+:func:`writing_section` draws the settings, the buttons and the places the writing is drawn in, and returns them
+as a :class:`WritingView`; the page calls :func:`keep_writing` last, which loops — one token, redraw — while the
+session's writing runs. A click (Stop, a layer picker, any widget) makes Streamlit interrupt the loop at its next
+redraw and run the page again (``runner.fastReruns = false``): Stop's callback ends the writing first; any other
+click lets the next page run take up the same writing where it was, with its key/value cache and its random
+numbers (the :class:`~explorer.lab.generation.Writing` lives in ``st.session_state``, per session only).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from explorer.lab.generation import (
+    MAX_NEW_TOKENS,
+    Sampling,
+    Writing,
+    start_writing,
+)
+from explorer.lab.generation_exports import growing_gif, steps_csv
+from ui.attention.generation_charts import candidates_figure, heatmap_figure
+from ui.attention.writers import Writer
+from ui.common import charts, st_internals
+from ui.common.chart_style import strong_colour
+from ui.common.theme import projector
+
+WRITING = "attn.gen.writing"  # (model key, Writing): this session's writing, kept after its loop
+NEW_TOKENS = "attn.gen.new"  # how many tokens to write
+MODE = "attn.gen.mode"  # "greedy" or "sample"
+TEMPERATURE = "attn.gen.temperature"
+TOP_K = "attn.gen.top_k"  # 0: no top-k
+TOP_P = "attn.gen.top_p"  # 1.0: no top-p
+SEED = "attn.gen.seed"
+LAYER = "attn.gen.layer"  # 1-based, like the Lab's pickers
+HEAD = "attn.gen.head"
+STEP = "attn.gen.step"  # which step's candidates a finished writing shows
+REFUSED = "attn.gen.refused"  # why the last Write did not start, once
+MODES = {"greedy": "Greedy", "sample": "Sample"}
+PACE_S = 0.1  # each token stays on screen at least this long: a tiny model would otherwise write faster than eyes
+BACKLOG_LIMIT = 60  # redraw only while fewer messages than this wait for the browser (see ui.training.run)
+LOG = st_internals.logger("transformer_explorer.writing")
+
+
+@dataclass(frozen=True)
+class WritingView:
+    """Where a running writing is drawn, and the head its heatmap shows (0-based)."""
+
+    status: object  # st.empty: how far it is
+    text: object  # st.empty: the prompt and what was written
+    heatmap: object  # st.empty
+    candidates: object  # st.empty
+    layer: int
+    head: int
+
+
+def current(writer: Writer) -> Writing | None:
+    """This session's writing by ``writer``'s model; a writing by another model is let go."""
+    held = st.session_state.get(WRITING)
+    if held is None:
+        return None
+    key, writing = held
+    if key != writer.key:
+        writing.stop()
+        del st.session_state[WRITING]
+        return None
+    return writing
+
+
+def _init() -> None:
+    for key, value in ((NEW_TOKENS, 20), (MODE, "greedy"), (TEMPERATURE, 0.8), (TOP_K, 40), (TOP_P, 0.95),
+                       (SEED, 0), (STEP, 1)):
+        st.session_state.setdefault(key, value)
+
+
+def _sampling_controls() -> Sampling:
+    """Greedy or sampling, and the sampler's settings; returns the :class:`Sampling` they describe."""
+    left, right = st.columns([1, 1])
+    with left:
+        st.slider("New tokens", 1, MAX_NEW_TOKENS, key=NEW_TOKENS,
+                  help="How many tokens the model writes after your text (fewer if it writes its end-of-text "
+                       "token, reaches its position limit, or you press Stop).")
+    with right:
+        mode = st.radio("Choosing the next token", list(MODES), format_func=MODES.get, key=MODE, horizontal=True,
+                        help="Greedy always takes the likeliest token (the same text every time). Sample draws "
+                             "each token at random from the model's probabilities, reshaped by temperature, "
+                             "top-k and top-p; the seed makes the draw repeatable.")
+    if mode == "greedy":
+        return Sampling()
+    cols = st.columns(4)
+    with cols[0]:
+        temperature = st.slider("Temperature", 0.1, 2.0, step=0.1, key=TEMPERATURE,
+                                help="Divides the logits before softmax: below 1 the likeliest tokens get more of "
+                                     "the probability (safer text), above 1 less (more surprising text).")
+    with cols[1]:
+        top_k = st.number_input("Top-k", 0, 1000, key=TOP_K,
+                                help="Draw only among the k likeliest tokens; 0 keeps them all.")
+    with cols[2]:
+        top_p = st.slider("Top-p", 0.05, 1.0, step=0.05, key=TOP_P,
+                          help="Draw only among the likeliest tokens that together hold this much probability "
+                               "(nucleus sampling); 1 keeps them all.")
+    with cols[3]:
+        seed = st.number_input("Seed", 0, 9999, key=SEED,
+                               help="Seed of the random draws: the same seed writes the same text.")
+    return Sampling(temperature=float(temperature), top_k=int(top_k) or None,
+                    top_p=float(top_p) if top_p < 1.0 else None, seed=int(seed))
+
+
+def _stop() -> None:
+    held = st.session_state.get(WRITING)
+    if held is not None:
+        held[1].stop()
+
+
+def _start(writer: Writer, sampling: Sampling) -> None:
+    """Write's callback: a new writing from the Lab's text (replacing this session's last one), or the reason why
+    not, kept for the section to show. It runs before the page does, so the page is drawn as the writing runs."""
+    _stop()
+    st.session_state.pop(WRITING, None)
+    try:
+        writing = start_writing(writer.model, writer.prompt_ids, writer.vocabulary, sampling,
+                                int(st.session_state[NEW_TOKENS]), end_id=writer.end_id, model_name=writer.name)
+    except ValueError as err:
+        st.session_state[REFUSED] = str(err)
+        return
+    st.session_state[WRITING] = (writer.key, writing)
+    st.session_state[STEP] = MAX_NEW_TOKENS  # the last step, once it has ended
+
+
+def writing_section(writer: Writer | None) -> WritingView | None:
+    """The *Watch it write* section for a model that writes; returns where a running writing is drawn."""
+    if writer is None:
+        return None
+    _init()
+    st.subheader("Watch it write")
+    if not projector():  # a projector keeps its first screen for the picture
+        st.caption("The model continues your text one token at a time, reading its own tokens back (with a "
+                   "key/value cache: each step computes the newest token's query, key and value only). Each new "
+                   "token adds one row to the heatmap: where the token just read looked while the model chose the "
+                   "next one.")
+    sampling = _sampling_controls()
+    writing = current(writer)
+    running = writing is not None and not writing.finished
+    bar = st.container(horizontal=True, vertical_alignment="center")
+    with bar:
+        st.button("Write", type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
+                  on_click=_start, args=(writer, sampling),
+                  help="Continue the text above with up to the chosen number of new tokens, live.")
+        st.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="attn.gen.stop",
+                  help="Stop writing now; what was written stays.")
+        status = st.empty()
+    refused = st.session_state.pop(REFUSED, None)
+    if refused:
+        st.warning(refused, icon="✋")
+    if writing is None:
+        if not refused:
+            st.info("Press **Write** to watch the model continue your text.", icon="✍️")
+        return None
+    n_layers, n_heads = writer.model.config.n_layers, writer.model.config.n_heads
+    layer, head = charts.layer_head_picker(n_layers, n_heads, keys=(LAYER, HEAD), helps=(
+        "The layer whose attention the heatmap shows.", "The head whose attention the heatmap shows."))
+    text_place = st.empty()
+    left, right = st.columns([2, 1])
+    with left:
+        heat = st.empty()
+    with right:
+        cands = st.empty()
+        finished = writing.finished and len(writing.written) > 1
+        if finished:
+            _step_slider(len(writing.written))
+    view = WritingView(status, text_place, heat, cands, layer, head)
+    _draw(view, writing)
+    if writing.finished and writing.written:
+        _downloads(writing, layer, head)
+    return view
+
+
+def _draw(view: WritingView, writing: Writing) -> None:
+    """The writing as it stands: status, text, heatmap and the newest (or chosen) step's candidates."""
+    view.status.caption(writing.describe())
+    prompt, written = writing.text
+    colour = strong_colour()  # the theme's primary colour, readable on the light and the dark theme
+    view.text.markdown(
+        f'<div style="font-size:1.1rem; line-height:1.6; padding:0.5rem 0.8rem; white-space:pre-wrap; '
+        f'border-left:4px solid {colour}">{html.escape(prompt)}<b style="color:{colour}">{html.escape(written)}</b>'
+        '</div>', unsafe_allow_html=True)
+    if not writing.written:
+        return
+    n = len(writing.written)
+    view.heatmap.plotly_chart(heatmap_figure(writing, view.layer, view.head), width="stretch",
+                              config=charts.chart_config(), key=f"attn.gen.heat.{n}.{writing.status}")
+    shown = writing.written[-1] if not writing.finished else writing.written[min(n, int(st.session_state[STEP])) - 1]
+    view.candidates.plotly_chart(candidates_figure(shown), width="stretch", config=charts.chart_config(),
+                                 key=f"attn.gen.cands.{n}.{writing.status}")
+
+
+def _step_slider(n: int) -> None:
+    """Which step's candidates the chart shows, once the writing has ended."""
+    st.session_state[STEP] = max(1, min(n, int(st.session_state[STEP])))
+    st.slider("Candidates of step", 1, n, key=STEP,
+              help="Which step's candidates the bar chart shows: the likeliest tokens and the one written.")
+
+
+def _downloads(writing: Writing, layer: int, head: int) -> None:
+    """Below a finished writing: the GIF of the growing heatmap and the steps as CSV."""
+    name = f"writing_L{layer + 1}_H{head + 1}"
+    with st.container(horizontal=True):
+        st.download_button("GIF (heatmap growing)", lambda: growing_gif(
+            writing, layer, head, scale=charts.colorscale(), stretch=charts.stretch_attention()),
+            file_name=f"{name}.gif", mime="image/gif", key="attn.gen.dl.gif", on_click="ignore",
+            icon=":material/download:", help="The heatmap of this layer and head growing one row per step.")
+        st.download_button("CSV (steps)", lambda: steps_csv(writing), file_name="writing_steps.csv",
+                           mime="text/csv", key="attn.gen.dl.csv", on_click="ignore", icon=":material/download:",
+                           help="One row per new token: step, position, token, its probability and the top "
+                                "candidates with theirs.")
+
+
+def keep_writing(view: WritingView | None) -> None:
+    """While this session's writing runs: one token, redraw, repeat; then run the page again to show the end.
+
+    Called last on the page, so every other section is drawn while the model writes.
+    """
+    held = st.session_state.get(WRITING)
+    if view is None or held is None or held[1].finished:
+        return
+    writing = held[1]
+    try:
+        while True:
+            started = time.monotonic()
+            if writing.advance() is None:
+                break
+            if st_internals.send_backlog() < BACKLOG_LIMIT or st_internals.click_pending():
+                _draw(view, writing)  # where Streamlit stops or reruns the page after a click
+            time.sleep(max(0.0, PACE_S - (time.monotonic() - started)))
+    except (st_internals.RerunException, st_internals.StopException):
+        raise
+    except Exception as err:  # a bug must never leave a page that says "writing…" with nobody writing
+        LOG.exception("writing failed at step %d", len(writing.written))
+        writing.stop()
+        st.error(f"Writing stopped after {len(writing.written)} tokens: {type(err).__name__}: {err}")
+        return
+    st.rerun()
