@@ -29,6 +29,10 @@ Usage::
 
     python benchmarks/classroom.py                 # normal limits, then small-host limits
     python benchmarks/classroom.py --seconds 60 --small
+    python benchmarks/classroom.py --trainer both  # runs on the server's threads (the old path), then in processes
+
+``--trainer`` picks where runs train (``TE_TRAINER``): ``process`` (the app's default: a trainer process per run),
+``thread`` (the server's script threads, as before trainer processes) or ``both``, to compare them in one run.
 """
 
 from __future__ import annotations
@@ -93,12 +97,12 @@ class Teacher:
         self.base, self.steps, self.shown_exceptions = base, steps, 0
 
     def start(self, seed: int) -> str:
-        """Open a fresh run (seed ``seed``), share it, start it; returns its watch link's query."""
+        """Open a fresh run (seed ``seed``), share it, start it; returns its class link."""
         self.page.goto(f"{self.base}/training?{TEACHER.format(steps=self.steps, seed=seed)}")
         self.page.locator("[data-testid=stMain] h1").first.wait_for()
         self._idle()
         self.page.get_by_text("📡 Share live").click()
-        code = self.page.get_by_test_id("stCode").filter(has_text="watch=").first
+        code = self.page.get_by_test_id("stCode").filter(has_text="class=").first
         code.wait_for()
         link = code.inner_text().strip()
         for _ in range(3):  # a click that lands while the page reruns can be lost: click again
@@ -217,20 +221,20 @@ def under_load(teacher: Teacher, server: ServerProcess, name: str, seed: int, se
     return Phase(name, _rate(samples), result["clients"], cpu, seconds), link
 
 
-def scenario(small: bool, seconds: float) -> None:
+def scenario(small: bool, seconds: float, trainer: str = "process") -> None:
     from playwright.sync_api import sync_playwright
 
     limits = SMALL_LIMITS if small else NORMAL_LIMITS
     with tempfile.TemporaryDirectory(prefix="cgroup-") as cgroup:
-        env = {"TE_SMALL_HOST": "0"}
+        env = {"TE_SMALL_HOST": "0", "TE_TRAINER": trainer}
         if small:  # a container's own limits, read as the app reads /sys/fs/cgroup
             Path(cgroup, "memory.max").write_text(f"{CLOUD_MEMORY_BYTES}\n")
             Path(cgroup, "cpu.max").write_text(f"{CLOUD_CPU_MAX}\n")
-            env = {ENV_CGROUP_ROOT: cgroup}
+            env = {ENV_CGROUP_ROOT: cgroup, "TE_TRAINER": trainer}
             seconds = min(seconds, SMALL_PHASE_S)
         host = detect_host(environ=env)
         title = (f"small-host limits (found from a cgroup folder: {host.memory_bytes / GB:.1f} GB, {host.cores} "
-                 f"cores, small={host.small})" if small else "normal limits")
+                 f"cores, small={host.small})" if small else "normal limits") + f", runs train in {trainer}"
         with ServerProcess(env) as server, sync_playwright() as playwright:
             teacher = Teacher(playwright, server.base, limits.max_steps)
             memory: list[int] = []
@@ -334,10 +338,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=120.0, help="length of each loaded phase")
     parser.add_argument("--small", action="store_true", help="only the small-host limits")
+    parser.add_argument("--normal", action="store_true", help="only the normal limits")
+    parser.add_argument("--trainer", choices=("process", "thread", "both"), default="process",
+                        help="where runs train: trainer processes (the default), the server's threads, or both")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start")
-    for small in ((True,) if args.small else (False, True)):
-        scenario(small, args.seconds)
+    trainers = ("thread", "process") if args.trainer == "both" else (args.trainer,)
+    for small in ((True,) if args.small else (False,) if args.normal else (False, True)):
+        for trainer in trainers:
+            scenario(small, args.seconds, trainer)
+            print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -174,7 +174,11 @@ class ServerProcess:
         raise RuntimeError(f"the app did not start; see {self.log_path}")
 
     def sample_memory(self) -> int:
-        """The server's resident memory now (bytes); the peak is kept in :attr:`peak_rss`."""
+        """The server's resident memory now (bytes); the peak is kept in :attr:`peak_rss`, and the peak memory of
+        the server with its trainer processes (PSS, shared pages counted once) in :attr:`peak_tree`."""
+        from explorer.process_tree import tree_pss_bytes
+
+        self.peak_tree = max(getattr(self, "peak_tree", 0), tree_pss_bytes(self.proc.pid))
         try:
             for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

@@ -48,7 +48,8 @@ def estimate_step_seconds(flops_per_step: float, device: str, threads: int) -> f
 
 
 def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfig, *,
-                 host: HostProfile | None = None, lanes: int = 1, threads: int | None = None) -> GuardResult:
+                 host: HostProfile | None = None, lanes: int = 1, threads: int | None = None,
+                 process_bytes: int = 0) -> GuardResult:
     """Refuse runs whose estimated memory or step time exceed this host's budget (tighter on small hosts).
 
     Also refused: a model whose checkpoint would be larger than ``Limits.max_checkpoint_bytes``, the size the
@@ -58,13 +59,15 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
     this one. ``threads`` is the number of torch threads the run will train with (``None``: the host's
     ``limits.threads``); a page that trains each session on one thread must say so, or the step time is
     underestimated on hosts with more cores. The estimate comes from
-    :func:`transformer_core.sizing.estimate_training_step`.
+    :func:`transformer_core.sizing.estimate_training_step`. ``process_bytes`` is the memory of the process the run
+    trains in besides its model (a trainer process's own: ``TrainingPlace.overhead_bytes``), counted once.
     """
     limits = limits_for(host if host is not None else host_profile())
     threads = limits.threads if threads is None else threads
     estimate = _estimate(task, model_config, train_config.batch_size)
     batch, device = train_config.batch_size, train_config.device
     memory, seconds = _cost(estimate, batch, batch, device, lanes, threads)
+    memory += process_bytes
     saved = checkpoint_bytes(task, model_config, estimate)
     problems, lanes_matter = [], False  # whether the problems grow with the number of lanes (Compare)
     if saved > limits.max_checkpoint_bytes:
@@ -83,7 +86,7 @@ def check_budget(task: Task, model_config: ModelConfig, train_config: TrainConfi
         for smaller in SUGGESTED_BATCHES if saved <= limits.max_checkpoint_bytes else ():
             if smaller < batch:
                 m, t = _cost(estimate, batch, smaller, device, lanes, threads)
-                if m <= limits.memory_budget_bytes and t <= limits.step_time_budget_s:
+                if m + process_bytes <= limits.memory_budget_bytes and t <= limits.step_time_budget_s:
                     fixes.append(f"a batch size of {smaller}")
                     break
         fixes.append("a smaller d_model or d_ff, or fewer layers")

@@ -21,6 +21,7 @@ from explorer.lessons.experiments import (
     summarize,
 )
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.place import TrainingPlace
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 
@@ -29,8 +30,10 @@ __all__ = ["LANE_TITLES", "reverse_lesson_run", "summaries"]
 LANE_TITLES = {"sinusoidal": "sinusoidal positions", "none": "no positions"}  # legends a watcher sees
 
 
-def reverse_lesson_run(labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0) -> LiveRun:
-    """The lessons' reverse-task runs for the given ``REVERSE_VARIANTS`` labels (one or two) as one live run."""
+def reverse_lesson_run(labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0,
+                       place: TrainingPlace | None = None) -> LiveRun:
+    """The lessons' reverse-task runs for the given ``REVERSE_VARIANTS`` labels (one or two) as one live run,
+    trained in ``place`` (this thread when not given) before visitors' own runs: a lesson is shown to a class."""
     unknown = [label for label in labels if label not in REVERSE_VARIANTS]
     if unknown or not 1 <= len(labels) <= 2:
         raise ValueError(f"Choose one or two of {', '.join(REVERSE_VARIANTS)}, not {', '.join(labels) or 'none'}.")
@@ -40,7 +43,7 @@ def reverse_lesson_run(labels: Sequence[str], *, steps: int = REVERSE_STEPS, see
     specs = [RunSpec(f"{'AB'[i]} · {LANE_TITLES[label]}",
                      replace(task.default_model_config(), **REVERSE_VARIANTS[label]), train)
              for i, label in enumerate(labels)]
-    return LiveRun(task, specs, threads=LIVE_THREADS)
+    return place.new_run(task, specs, shared=True) if place is not None else LiveRun(task, specs, threads=LIVE_THREADS)
 
 
 def summaries(run: LiveRun, labels: Sequence[str]) -> dict[str, VariantRun]:

@@ -226,6 +226,10 @@ class LiveRun:
             trainer.release()
         trim_memory()
 
+    def current_weights(self) -> None:
+        """Make the trainers' models those of the latest step (they are, here; a run trained elsewhere brings
+        them back)."""
+
     @property
     def training_state_bytes(self) -> int:
         """Bytes of gradients and optimiser state held by every lane (0 after :meth:`release`)."""

@@ -1,23 +1,43 @@
 """Where a session's run trains, behind one interface.
 
 :class:`~explorer.runs.session.RunSession` never calls a run's training methods itself: it asks its
-:class:`TrainingPlace`. Today that is :class:`ThisThread`, the calling thread of this process (the page's
-script thread, between two redraws). A worker process would be another ``TrainingPlace``: it receives the same
-calls, trains there, and the session and the pages stay as they are.
+:class:`TrainingPlace`: :class:`ThisThread`, the calling thread of this process (the page's script thread, between
+two redraws, the default), or :class:`~explorer.runs.worker.InWorker`, a trainer process per run (a run trained
+beside the other sessions' script threads shares their interpreter lock, and a class redrawing starves it);
+:func:`default_place` picks one from ``TE_TRAINER`` (``thread``, the default, ``process``, or ``redis`` for trainers
+on other hosts). Trainer processes stay opt-in while a Reset pressed a few seconds after a Pause on a shared run
+can be lost with them (seen in the browser, not yet explained). Where trainer processes cannot start (a platform
+without a fork server, or one that failed to start), ``process`` runs train on the calling thread, and the log
+says why once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from explorer.runs.live import LiveRun
+from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from transformer_core.tasks.base import Task
 
-__all__ = ["ThisThread", "TrainingPlace"]
+__all__ = ["PLACES", "ThisThread", "TrainingPlace", "default_place"]
+
+PLACES = ("process", "thread", "redis")  # the values of TE_TRAINER
 
 
 class TrainingPlace(Protocol):
-    """Trains runs: a slice of time, one step, and the sample predictions after an evaluation."""
+    """Trains runs: a slice of time, one step, and the sample predictions after an evaluation.
+
+    ``overhead_bytes``: memory a run takes here besides its model and training state (the resource guard counts it).
+    """
+
+    overhead_bytes: int
+
+    def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
+        """A run of ``specs`` on ``task`` that trains here (``shared``: watched by others, or a lesson)."""
+
+    def prioritize(self, run: LiveRun) -> None:
+        """Put ``run`` before visitors' own runs: others watch it (it is shared, or a lesson on the projector)."""
 
     def advance(self, run: LiveRun, budget_s: float, interrupted: Callable[[], bool] | None = None) -> int:
         """Train ``run`` for about ``budget_s`` seconds while it runs; returns the steps taken."""
@@ -33,6 +53,14 @@ class TrainingPlace(Protocol):
 class ThisThread:
     """Trains in the calling thread of this process, with the run's own torch thread count."""
 
+    overhead_bytes = 0  # the web server is there anyway
+
+    def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
+        return LiveRun(task, specs, threads=LIVE_THREADS)
+
+    def prioritize(self, run: LiveRun) -> None:
+        """Threads of one process share its priority: nothing to do."""
+
     def advance(self, run: LiveRun, budget_s: float, interrupted: Callable[[], bool] | None = None) -> int:
         return run.advance(budget_s, interrupted=interrupted)
 
@@ -42,3 +70,22 @@ class ThisThread:
     def write_samples(self, run: LiveRun, sampling: dict[str, Any], caption: str, count: int, seed: int,
                       interrupted: Callable[[], bool] | None = None) -> bool:
         return run.update_samples(sampling, caption, count, seed, interrupted=interrupted)
+
+
+def default_place() -> TrainingPlace:
+    """The place ``TE_TRAINER`` names: ``thread`` (the default), ``process`` (a trainer process per run, or this
+    thread where none can start), or ``redis`` (trainers on any host that reaches ``TE_REDIS_URL``: ``python -m
+    explorer.runs.trainer``)."""
+    choice = os.environ.get("TE_TRAINER", "thread").strip().lower() or "thread"
+    if choice not in PLACES:
+        raise ValueError(f"TE_TRAINER={choice!r}: use one of {', '.join(PLACES)}.")
+    if choice == "thread":
+        return ThisThread()
+    from explorer.runs.trainer_link import mark_unavailable, unavailable
+
+    if choice == "process" and (why := unavailable()) is not None:
+        mark_unavailable(why)  # logged once
+        return ThisThread()
+    from explorer.runs.worker import InWorker  # the trainer processes start only when a run first trains
+
+    return InWorker(remote=choice == "redis")

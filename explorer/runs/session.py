@@ -15,7 +15,8 @@ A session shows at most one run. Its page calls the methods named for its button
 - A run that trains is entered in the registry under a reload token; only the same browser takes it back. A
   page whose connection ends parks its run, paused, for that reload.
 
-Where the run trains is the :class:`~explorer.runs.place.TrainingPlace` given (this thread today). The registry,
+Where the run trains is the :class:`~explorer.runs.place.TrainingPlace` given (this thread unless told; the served
+app gives a trainer process per run). The registry,
 the line, the store and the limit on runs training at once are given too, so tests build a session from fakes.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 from explorer.runs.channel import WatchChannel
 from explorer.runs.classes import ClassLink
 from explorer.runs.clients import Client
-from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.live import LiveRun, RunSpec
 from explorer.runs.place import ThisThread, TrainingPlace
 from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry
@@ -88,7 +89,7 @@ class RunSession:
         """
         stale = self.run is None or self.signature != signature
         if force or (stale and (self.run is None or self.run.status == "ready")):
-            self._replace(LiveRun(task, specs, threads=LIVE_THREADS), signature)
+            self._replace(self.place.new_run(task, specs, shared=self.sharing), signature)
         return self.run
 
     def adopt(self, run: LiveRun, signature: Any) -> None:
@@ -322,6 +323,7 @@ class RunSession:
             if self.channel is None or self.channel.run is not self.run:
                 self.end_channel("Its owner started a new run.")
                 self.channel = WatchChannel(self.store(), self.run)
+                self.place.prioritize(self.run)  # others watch it: it comes before visitors' own runs
             self.channel.send(query=self.share_query, downloads=self.downloads, force=force)
             if self.class_link is None:
                 self.class_link = ClassLink()

@@ -77,6 +77,13 @@ def _no_pretrained_models(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _runs_on_the_script_thread(monkeypatch):
+    """AppTest runs a page in this process, step by step: its runs train on the script thread (the served app
+    trains them in trainer processes, which the browser tests and tests/explorer/test_worker.py check)."""
+    monkeypatch.setenv("TE_TRAINER", "thread")
+
+
+@pytest.fixture(autouse=True)
 def _fresh_run_store(monkeypatch):
     """Each test gets its own empty run store: a run another test recorded must not turn Start into a replay."""
     from explorer.runs import store as run_store

@@ -36,7 +36,7 @@ def test_guard_uses_the_pages_training_threads(monkeypatch):
         tc._verdict("reverse", tc.load_task("reverse").default_model_config(), TrainConfig(), 2)
     finally:
         tc._verdict.cache_clear()  # forget the fake verdict
-    assert calls == [{"lanes": 2, "threads": LIVE_THREADS}]
+    assert calls == [{"lanes": 2, "threads": LIVE_THREADS, "process_bytes": 0}]
 
 
 def test_a_run_whose_step_would_delay_pause_is_refused():

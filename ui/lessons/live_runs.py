@@ -22,6 +22,7 @@ from explorer.lessons.experiments import VariantRun
 from explorer.lessons.runs import reverse_lesson_run, summaries
 from explorer.runs.classes import ClassLink
 from explorer.runs.live import LiveRun
+from explorer.runs.place import default_place
 from explorer.runs.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
 from explorer.runs.slots import LINE, QuotaExceeded, take_place
 from explorer.runs.store import StoreUnavailable, run_store
@@ -50,7 +51,7 @@ def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publ
             held[3].end("The lesson started a new run.", recording_key(held[2]) if held[2].finished else None)
         except StoreUnavailable as err:
             LOG.warning("could not close a lesson's channel: %s", err)
-    run = reverse_lesson_run(labels, steps=steps, seed=seed)
+    run = reverse_lesson_run(labels, steps=steps, seed=seed, place=default_place())
     publisher = Publisher(run_store()) if st.session_state.get(SHARING) else None
     st.session_state[SHARED] = (tuple(labels), seed, run, publisher)
     return run, publisher

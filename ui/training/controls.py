@@ -19,6 +19,7 @@ from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
 from explorer.lab.block_compare import BLOCKS, block_fields
 from explorer.runs.live import LIVE_THREADS, RunSpec
+from explorer.runs.place import default_place
 from transformer_core import available_devices, divisors
 from transformer_core.config import NORMS, ViTConfig
 from transformer_core.families import family
@@ -284,15 +285,18 @@ def describe(config: Any) -> str:
 
 def guard(task: Task, specs: list[RunSpec]) -> GuardResult:
     """The resource guard's verdict for the largest configuration, counted once per lane."""
-    results = [_verdict(task.name, s.model_config, s.train_config, len(specs)) for s in specs]
+    process = default_place().overhead_bytes
+    results = [_verdict(task.name, s.model_config, s.train_config, len(specs), process) for s in specs]
     return max(results, key=lambda r: (not r.ok, r.memory_bytes))
 
 
 @functools.lru_cache(maxsize=256)
-def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int) -> GuardResult:
-    """check_budget for a built-in task (a pure function of frozen settings, so it is remembered)."""
+def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int, process_bytes: int = 0) -> GuardResult:
+    """check_budget for a built-in task (a pure function of frozen settings, so it is remembered); its trainer
+    process, if runs train in one, counts too."""
     # Estimate with the threads the page trains with, not all of the host's.
-    return check_budget(load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS)
+    return check_budget(load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS,
+                        process_bytes=process_bytes)
 
 
 def task_picker() -> Task:

@@ -89,6 +89,11 @@ def _download(col, label: str, data: Callable[[], bytes | str], name: str, mime:
                         icon=":material/download:", width="stretch")
 
 
+def _checkpoint(run: LiveRun, lane: int) -> bytes:
+    run.current_weights()  # a run training elsewhere sends its weights of this step
+    return checkpoint_bytes(run, lane)
+
+
 def downloads(run: LiveRun, kind: str) -> None:
     """Attention snapshots (the shown ``kind`` as NPY, every kind as NPZ), metrics, configuration and checkpoint."""
     for i, (label, trainer) in enumerate(zip(run.labels, run.trainers, strict=True)):
@@ -111,7 +116,7 @@ def downloads(run: LiveRun, kind: str) -> None:
         config = {**run.config_dict(), "runs": [run.config_dict()["runs"][i]]}
         _download(cols[3], "Config (JSON)", lambda c=config: json.dumps(c, indent=2), f"{base}-config.json",
                   "application/json", f"live.dl.json{i}", "The task, model and training settings of this run.")
-        _download(cols[4], "Checkpoint", lambda lane=i: checkpoint_bytes(run, lane), f"{base}.safetensors",
+        _download(cols[4], "Checkpoint", lambda lane=i: _checkpoint(run, lane), f"{base}.safetensors",
                   "application/octet-stream", f"live.dl.ckpt{i}",
                   "The trained weights as .safetensors; load them again here with 'Load a checkpoint'.")
 

@@ -32,6 +32,7 @@ import streamlit as st
 from explorer.guard import GuardResult
 from explorer.host import limits
 from explorer.runs.live import LiveRun
+from explorer.runs.place import default_place
 from explorer.runs.recording import ReplayRun
 from explorer.runs.session import RunSession
 from ui.common import st_internals
@@ -54,7 +55,8 @@ def session() -> RunSession:
     """This browser session's :class:`RunSession` (made on first use)."""
     held = st.session_state.get(controls.SESSION)
     if held is None:
-        held = RunSession(visitor(), max_running=lambda: limits().max_live_runs, hand_over=hand_over_model)
+        held = RunSession(visitor(), max_running=lambda: limits().max_live_runs, hand_over=hand_over_model,
+                          place=default_place())
         st.session_state[controls.SESSION] = held
     return held
 
