@@ -19,6 +19,7 @@ from PIL import Image
 from explorer.lab.generation import TOP_CANDIDATES, Writing
 from explorer.render.heatmap import HeatmapSpec, attention_spec
 from explorer.render.heatmap_image import spec_png
+from explorer.render.timelapse import gif_bytes
 
 WRITTEN_MARK = "✎"  # marks a column label that is a written token (not the prompt's)
 GIF_MAX_SIDE_PX = 900  # frames are scaled down so that neither side exceeds this
@@ -116,12 +117,5 @@ def growing_gif(writing: Writing, layer: int, head: int, *, scale: str = "Viridi
         spec = attention_spec(shown.weights, shown.rows, shown.cols, scale=scale, stretch=stretch,
                               title=f"Layer {layer + 1} · head {head + 1} — step {k}")
         spec = replace(spec, zmin=whole.zmin, zmax=whole.zmax)  # one colour range for every frame
-        picture = Image.open(io.BytesIO(spec_png(spec))).convert("RGB")
-        if max(picture.size) > GIF_MAX_SIDE_PX:
-            ratio = GIF_MAX_SIDE_PX / max(picture.size)
-            picture = picture.resize((max(1, int(picture.width * ratio)), max(1, int(picture.height * ratio))))
-        frames.append(picture.convert("P", palette=Image.Palette.ADAPTIVE))
-    durations = [GIF_FRAME_MS] * (len(frames) - 1) + [GIF_FRAME_MS * 4]
-    buf = io.BytesIO()
-    frames[0].save(buf, format="GIF", save_all=True, append_images=frames[1:], duration=durations, loop=0)
-    return buf.getvalue()
+        frames.append(Image.open(io.BytesIO(spec_png(spec))).convert("RGB"))
+    return gif_bytes(frames, frame_ms=GIF_FRAME_MS, hold=4, max_side_px=GIF_MAX_SIDE_PX)

@@ -104,11 +104,22 @@ def timelapse_gif(snapshots: Sequence[Snapshot], kind: str, *, lut: np.ndarray |
         canvas = Image.new("RGB", (pixels.shape[1], pixels.shape[0] + HEADER_PX), "white")
         canvas.paste(Image.fromarray(pixels), (0, HEADER_PX))
         ImageDraw.Draw(canvas).text((2, 4), f"{title}step {snap.step}".strip(), fill=(31, 41, 51))
-        if max(canvas.size) > MAX_SIDE_PX:
-            ratio = MAX_SIDE_PX / max(canvas.size)
-            canvas = canvas.resize((max(1, int(canvas.width * ratio)), max(1, int(canvas.height * ratio))))
-        frames.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE))
-    durations = [frame_ms] * (len(frames) - 1) + [frame_ms * 3]
+        frames.append(canvas)
+    return gif_bytes(frames, frame_ms=frame_ms, hold=3)
+
+
+def gif_bytes(frames: Sequence, *, frame_ms: int, hold: int, max_side_px: int = MAX_SIDE_PX) -> bytes:
+    """RGB Pillow images as one looping GIF: each scaled down to ``max_side_px`` at most, shown ``frame_ms`` each,
+    the last ``hold`` times as long."""
+    from PIL import Image
+
+    shown = []
+    for picture in frames:
+        if max(picture.size) > max_side_px:
+            ratio = max_side_px / max(picture.size)
+            picture = picture.resize((max(1, int(picture.width * ratio)), max(1, int(picture.height * ratio))))
+        shown.append(picture.convert("P", palette=Image.Palette.ADAPTIVE))
+    durations = [frame_ms] * (len(shown) - 1) + [frame_ms * hold]
     buffer = io.BytesIO()
-    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=durations, loop=0)
+    shown[0].save(buffer, format="GIF", save_all=True, append_images=shown[1:], duration=durations, loop=0)
     return buffer.getvalue()
