@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
-from benchmarks.processes import thread_cpu, tree_pss_bytes  # noqa: E402
+from benchmarks.processes import browser_pids, cpu_of, thread_cpu, tree_pss_bytes  # noqa: E402
 from benchmarks.protocol_client import Client, ServerProcess  # noqa: E402
 from explorer.host import ENV_CGROUP_ROOT, NORMAL_LIMITS, SMALL_LIMITS, detect_host  # noqa: E402
 from tests.e2e.browser import find_chromium  # noqa: E402
@@ -210,6 +210,7 @@ def under_load(teacher: Teacher, server: ServerProcess, name: str, seed: int, se
     thread = threading.Thread(target=lambda: result.update(clients=asyncio.run(
         class_load(server.base, link, seconds, **load))))
     cpu_before = thread_cpu(server.proc.pid)
+    outside_before = _outside_cpu()
     samples = [(time.perf_counter(), teacher.step())]
     thread.start()
     while thread.is_alive():
@@ -218,7 +219,15 @@ def under_load(teacher: Teacher, server: ServerProcess, name: str, seed: int, se
         memory.append(tree_pss_bytes(server.proc.pid))
     cpu_after = thread_cpu(server.proc.pid)
     cpu = {k: v - cpu_before.get(k, 0.0) for k, v in cpu_after.items()}
+    cpu.update({k: v - outside_before[k] for k, v in _outside_cpu().items()})
     return Phase(name, _rate(samples), result["clients"], cpu, seconds), link
+
+
+def _outside_cpu() -> dict[str, float]:
+    """CPU seconds used so far outside the server: the teacher's Chromium, and this process (the protocol clients
+    that stand in for the class's browsers, which in a classroom run on the students' own machines)."""
+    return {"outside:teacher's Chromium": cpu_of(browser_pids()),
+            "outside:the clients (this process)": time.process_time()}
 
 
 def scenario(small: bool, seconds: float, trainer: str = "process") -> None:
@@ -279,7 +288,7 @@ def verdict(value: float, target: float, *, at_least: bool, unit: str = "") -> s
 
 def profile(phase: Phase) -> str:
     """Where the tree's CPU went in ``phase``: per process, its total and its busiest threads, in cores."""
-    totals = {key: used / phase.seconds for key, used in phase.cpu.items() if "/" not in key}
+    totals = {key: used / phase.seconds for key, used in phase.cpu.items() if "/" not in key and ":" not in key}
     threads: dict[str, list[float]] = {}
     for key, used in phase.cpu.items():
         if "/" in key:
@@ -290,6 +299,10 @@ def profile(phase: Phase) -> str:
         busiest = ", ".join(f"{t:.2f}" for t in alive[:3])
         lines.append(f"    {process}: {total:.2f} cores; its {len(alive)} threads alive at the end used "
                      f"{sum(alive):.2f} (busiest {busiest}); the rest went to threads that ended (script runs)")
+    lines.append(f"    the server's whole process tree: {sum(totals.values()):.2f} cores")
+    for key, used in phase.cpu.items():
+        if key.startswith("outside:"):
+            lines.append(f"    {key.split(':', 1)[1]}: {used / phase.seconds:.2f} cores")
     return "\n".join(lines)
 
 

@@ -220,7 +220,9 @@ def test_the_place_comes_from_te_trainer(monkeypatch):
     monkeypatch.setenv("TE_TRAINER", "process")
     assert isinstance(default_place(), InWorker)
     monkeypatch.delenv("TE_TRAINER")
-    assert isinstance(default_place(), ThisThread)  # trainer processes are opt-in
+    assert isinstance(default_place(), InWorker)  # trainer processes are the default
+    monkeypatch.setenv("TE_TRAINER", "thread")
+    assert isinstance(default_place(), ThisThread)
     monkeypatch.setenv("TE_TRAINER", "gpu")
     with pytest.raises(ValueError, match="TE_TRAINER"):
         default_place()
