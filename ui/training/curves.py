@@ -19,10 +19,11 @@ are given (see :func:`_log_domain`), move in coarse steps that a run crosses a f
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import thin_series
@@ -35,12 +36,17 @@ CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
 AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a screen and on a projector
 MARKER_COLOUR = "#6B7280"  # the dotted line at the step the heatmaps show
 TARGET_COLOUR = "#009E73"  # Okabe-Ito bluish green: the metric's target
-Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
+Chart = tuple[pa.Table, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
 WAITING = (  # shown in place of each chart (loss, metric, pattern score) until it has a point to draw
     "📉 The loss curve starts with the first training step.",
     "🎯 The held-out metric appears after the first evaluation.",
     "🔍 The pattern score appears with the first attention snapshot.",
 )
+
+
+def _columns(rows: list[tuple[Any, ...]], names: tuple[str, ...]) -> dict[str, list[Any]]:
+    """``rows`` as named columns."""
+    return {name: [row[i] for row in rows] for i, name in enumerate(names)}
 
 
 def _lanes(run: RunFrame) -> list[str]:
@@ -59,20 +65,26 @@ def _x(run: RunFrame) -> dict[str, Any]:
             "scale": {"domain": [0, run.total_steps], "nice": False}}
 
 
-def _chart(data: pd.DataFrame, title: str, layers: list[dict[str, Any]], marker: int | None) -> Chart:
-    """The chart of ``data`` and ``layers``, with a dotted line at step ``marker``: one row more in the data
-    (``marker`` true), which the data layers leave out, so the spec is the same whatever step it marks."""
+def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None) -> Chart:
+    """The chart of ``data`` (its columns) and ``layers``, with a dotted line at step ``marker``: one row more in
+    the data (``marker`` true), which the data layers leave out, so the spec is the same whatever step it marks.
+
+    The rows go straight into an Arrow table, the form Streamlit sends: the curves are rebuilt twice a second on
+    every training page, and a pandas frame cost several milliseconds more to build and to convert each time."""
     for layer in layers:
         if "data" not in layer:  # a layer with rows of its own (the target line) needs no filter
             layer["transform"] = [{"filter": "!datum.marker"}, *layer.get("transform", [])]
     layers.append({"transform": [{"filter": "datum.marker"}],
                    "mark": {"type": "rule", "color": MARKER_COLOUR, "strokeDash": [4, 4], "strokeWidth": 2},
                    "encoding": {"x": {"field": "step", "type": "quantitative"}}})
-    rows = data.assign(marker=False)
-    if marker is not None and not data.empty:  # a chart without data is not drawn (see WAITING)
-        rows = pd.concat([rows, pd.DataFrame({"step": [marker], "marker": [True]})], ignore_index=True)
+    count = len(data["step"])
+    columns = {name: list(values) for name, values in data.items()}
+    columns["marker"] = [False] * count
+    if marker is not None and count:  # a chart without data is not drawn (see WAITING)
+        for name, values in columns.items():
+            values.append(marker if name == "step" else True if name == "marker" else None)
     size = font_size()
-    return rows, {
+    return pa.table(columns), {
         "title": {"text": title_lines(title), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
                   "limit": 0},  # whole words on as many lines as needed, never "held-out (…"
         "layer": layers,
@@ -86,7 +98,7 @@ def waiting_chart(text: str) -> Chart:
     """An empty frame titled ``text`` (one of :data:`WAITING`): where a curve will be drawn, kept on a projector's
     first screen before there is anything to draw."""
     size = font_size()
-    return pd.DataFrame({"note": ["no point yet"]}), {
+    return pa.table({"note": ["no point yet"]}), {
         "title": {"text": title_lines(text), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
                   "limit": 0},
         "mark": {"type": "text", "fontSize": size, "color": label_colour()},
@@ -97,14 +109,15 @@ def waiting_chart(text: str) -> Chart:
 
 def loss_chart(run: RunFrame, marker: int | None) -> Chart:
     """Training loss (thin, thinned to a few hundred points) and held-out loss (dashed, dots), log scale."""
-    rows = []
+    data: dict[str, list[Any]] = {"step": [], "loss": [], "curve": [], "run": []}
     for lane, feed in zip(_lanes(run), run.lanes, strict=True):
         history = [r for r in feed.history if math.isfinite(r["loss"]) and r["loss"] > 0]
         xs, ys = thin_series([r["step"] for r in history], [r["loss"] for r in history], MAX_CURVE_POINTS)
-        rows += [(x, y, "train", lane) for x, y in zip(xs, ys, strict=True)]
-        rows += [(r["step"], r["eval_loss"], "held-out", lane) for r in feed.history
-                 if "eval_loss" in r and math.isfinite(r["eval_loss"]) and r["eval_loss"] > 0]
-    data = pd.DataFrame(rows, columns=["step", "loss", "curve", "run"])
+        held = [r for r in feed.history if "eval_loss" in r and math.isfinite(r["eval_loss"]) and r["eval_loss"] > 0]
+        data["step"] += [*xs, *(r["step"] for r in held)]
+        data["loss"] += [*ys, *(r["eval_loss"] for r in held)]
+        data["curve"] += ["train"] * len(xs) + ["held-out"] * len(held)
+        data["run"] += [lane] * (len(xs) + len(held))
     encoding = {
         "x": _x(run), "color": _colour(run), "detail": {"field": "run", "type": "nominal"},
         "y": {"field": "loss", "type": "quantitative", "title": None, "scale": _log_domain(data["loss"]),
@@ -116,18 +129,18 @@ def loss_chart(run: RunFrame, marker: int | None) -> Chart:
              "held-out": {"type": "line", "strokeWidth": 2.5, "point": True}}
     # A layer without rows would make Vega warn of an infinite extent on the log scale: leave it out.
     layers = [{"transform": [{"filter": f"datum.curve == '{curve}'"}], "encoding": encoding, "mark": mark}
-              for curve, mark in marks.items() if (data["curve"] == curve).any()]
+              for curve, mark in marks.items() if curve in data["curve"]]
     # The title names the two line styles, so no legend takes height from this chart alone.
     return _chart(data, "Loss · train (thin) · held-out (dots)", layers, marker)
 
 
-def _log_domain(values: pd.Series) -> dict[str, Any]:
+def _log_domain(values: Sequence[float]) -> dict[str, Any]:
     """A log scale over ``values`` with its domain given: the browser first draws a chart with no rows, and a
     domain left to Vega would then be infinite (and warned about) on every redraw. Its ends lie at least 15%
     beyond the data, on quarter decades (1, 1.78, 3.16, 5.62 × 10^k), so they move only now and then."""
-    if values.empty:  # such a chart is not drawn (see WAITING)
+    if len(values) == 0:  # such a chart is not drawn (see WAITING)
         return {"type": "log", "nice": False}
-    lo, hi = np.log10(float(values.min()) / 1.15), np.log10(float(values.max()) * 1.15)
+    lo, hi = np.log10(float(min(values)) / 1.15), np.log10(float(max(values)) * 1.15)
     return {"type": "log", "domain": [10 ** (math.floor(4 * lo) / 4), 10 ** (math.ceil(4 * hi) / 4)], "nice": False}
 
 
@@ -147,7 +160,7 @@ def metric_chart(run: RunFrame, marker: int | None) -> Chart:
     rows = [(r["step"], r[task.metric_name], lane)
             for lane, feed in zip(_lanes(run), run.lanes, strict=True)
             for r in feed.history if task.metric_name in r and math.isfinite(r[task.metric_name])]
-    data = pd.DataFrame(rows, columns=["step", "value", "run"])
+    data = _columns(rows, ("step", "value", "run"))
     percent = task.metric_name == "accuracy"
     y = {"field": "value", "type": "quantitative", "title": None,
          "axis": {"format": "%" if percent else "~g"}, "scale": {"domain": [0, 1]} if percent
@@ -169,7 +182,7 @@ def pattern_chart(run: RunFrame, marker: int | None) -> Chart:
     rows = [(s.step, float(s.scores[key].max()), lane, pattern_title(key))
             for lane, feed in zip(_lanes(run), run.lanes, strict=True)
             for s in feed.snapshots for key in run.task.pattern_names if key in s.scores]
-    data = pd.DataFrame(rows, columns=["step", "score", "run", "pattern"])
+    data = _columns(rows, ("step", "score", "run", "pattern"))
     layers = [{"mark": {"type": "line", "strokeWidth": 2.5, "point": True},
                "encoding": {"x": _x(run), "color": _colour(run), "detail": {"field": "pattern", "type": "nominal"},
                             "y": {"field": "score", "type": "quantitative", "title": None,
