@@ -45,7 +45,7 @@ from transformer_core.tasks.base import Task
 
 __all__ = ["ANSWER_S", "OWN_NICE", "SHARED_NICE", "TRAINER_BYTES", "InWorker", "WorkerRun"]
 
-OWN_NICE = 10  # a visitor's own run yields to shared and lesson runs (about a tenth of their share of a core)
+OWN_NICE = 15  # a visitor's own run yields to shared and lesson runs: a thirtieth of their time slices
 SHARED_NICE = 0  # a run others watch, or a lesson on the projector
 # A trainer's own memory besides its run's model and training state: its private pages, measured at 36 MB (PSS:
 # torch's libraries and the fork server's heap are shared by every trainer); the resource guard counts it per run.
