@@ -4,7 +4,9 @@ Starts the app on a free port and measures, each phase for ``--seconds`` (defaul
 the teacher's 1,000-step run would otherwise end first):
 
 - **teacher alone**: a real headless Chromium on Live Training (the projector) trains the default reverse model
-  for as many steps as the host allows, shared live; its steps per second read from the page;
+  for as many steps as the host allows, shared live; its steps per second read from the page, before the class
+  and again after it (each share below is of their mean: a shared 2-core machine's own speed drifts by 10-30%
+  between minutes);
 - **30 watchers only** on the teacher's watch link (target: the teacher keeps >= 85% of alone);
 - **the whole class**: 20 watchers, 4 students who start their own runs (they wait in line when the server is
   full), 8 explorers rerunning the Attention Lab, Positional Encodings, ViT Patching and Model Builder every few
@@ -264,7 +266,11 @@ def scenario(small: bool, seconds: float, trainer: str = "process") -> None:
                 teacher.page.wait_for_timeout(500)
                 memory.append(tree_pss_bytes(server.proc.pid))
             teacher.stop()
-            report(title, "small" if small else "normal", alone, [watchers, full], result["arrivals"],
+            teacher.start(seed=4)  # alone again: the machine's own speed drifts (other tenants, heat)
+            teacher.rate(3.0)
+            after = teacher.rate(15.0)
+            teacher.stop()
+            report(title, "small" if small else "normal", (alone, after), [watchers, full], result["arrivals"],
                    max(memory), server.logged_exceptions(), teacher.shown_exceptions)
             teacher.close()
 
@@ -306,8 +312,10 @@ def profile(phase: Phase) -> str:
     return "\n".join(lines)
 
 
-def report(title: str, kind: str, alone: float, phases: list[Phase], arrivals: list[float], peak_pss: int,
-           logged: int, teacher_exceptions: int) -> None:
+def report(title: str, kind: str, alones: tuple[float, float], phases: list[Phase], arrivals: list[float],
+           peak_pss: int, logged: int, teacher_exceptions: int) -> None:
+    """Print the figures of one scenario; ``alones``: the teacher's speed alone before and after the class (their
+    mean is what each share is of)."""
     earlier = EARLIER[kind]
     watchers, full = phases
     clients = full.clients
@@ -316,7 +324,8 @@ def report(title: str, kind: str, alone: float, phases: list[Phase], arrivals: l
     shown = sum(c.exceptions for p in phases for group in p.clients.values() for c in group) + teacher_exceptions
     print(f"\n== A class on one server, {title}, {full.seconds:.0f} s per phase (2-core machine, server, Chromium "
           f"and clients on the same cores; load average {os.getloadavg()[0]:.1f} now) ==")
-    print(f"teacher alone: {alone:.1f} steps/s")
+    alone = statistics.mean(alones)
+    print(f"teacher alone: {alones[0]:.1f} steps/s before the class, {alones[1]:.1f} after (mean {alone:.1f})")
     for phase, target, key in ((watchers, 0.85, "teacher with 30 watchers"), (full, 0.60, "teacher with the class")):
         share = phase.rate / alone if alone else float("nan")
         print(f"teacher with {phase.name}: {phase.rate:.1f} steps/s = {share:.0%} of alone (target >= {target:.0%}: "

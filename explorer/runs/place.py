@@ -1,12 +1,12 @@
 """Where a session's run trains, behind one interface.
 
 :class:`~explorer.runs.session.RunSession` never calls a run's training methods itself: it asks its
-:class:`TrainingPlace`: :class:`~explorer.runs.worker.InWorker`, a trainer process per run (the default: a run trained beside the other
-sessions' script threads shares their interpreter lock, and a class redrawing starves it), or :class:`ThisThread`,
-the calling thread of this process (the page's script thread, between two redraws); :func:`default_place` picks
-one from ``TE_TRAINER`` (``process``, the default, ``thread``, or ``redis`` for trainers on other hosts). Where
-trainer processes cannot start (a platform without a fork server, or one that failed to start), ``process`` runs
-train on the calling thread, and the log says why once.
+:class:`TrainingPlace`: :class:`~explorer.runs.worker.InWorker`, a trainer process per run (the default: a run
+trained beside the other sessions' script threads shares their interpreter lock, and a class redrawing starves
+it), or :class:`ThisThread`, the calling thread of this process (the page's script thread, between two redraws);
+:func:`default_place` picks one from ``TE_TRAINER`` (``process``, the default, ``thread``, or ``redis`` for
+trainers on other hosts). Where trainer processes cannot start (a platform without a fork server, or one that
+failed to start), ``process`` runs train on the calling thread, and the log says why once.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ class ThisThread:
 
 def default_place() -> TrainingPlace:
     """The place ``TE_TRAINER`` names: ``process`` (the default: a trainer process per run, or this thread where
-    none can start), ``thread`` (the calling thread), or ``redis`` (trainers on any host that reaches ``TE_REDIS_URL``: ``python -m
-    explorer.runs.trainer``)."""
+    none can start), ``thread`` (the calling thread), or ``redis`` (trainers on any host that reaches
+    ``TE_REDIS_URL``: ``python -m explorer.runs.trainer``)."""
     choice = os.environ.get("TE_TRAINER", "process").strip().lower() or "process"
     if choice not in PLACES:
         raise ValueError(f"TE_TRAINER={choice!r}: use one of {', '.join(PLACES)}.")
