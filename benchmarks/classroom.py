@@ -339,6 +339,8 @@ def report(title: str, kind: str, alones: tuple[float, float], phases: list[Phas
     print(f"explorer response: p50 {percentile(responses, 50):.2f} s, p95 {p95:.2f} s over {len(responses)} reruns "
           f"(target p95 <= 1.5 s: {verdict(p95, 1.5, at_least=False, unit=' s')}); "
           f"earlier: {earlier['explorer response p95']}")
+    slowest = sorted(((t, c.page) for c in clients["explorers"] for t in c.rerun_times), reverse=True)[:4]
+    print("slowest explorer reruns: " + ", ".join(f"{page} {t:.2f} s" for t, page in slowest))
     waited = sum(c.waited for c in clients["students"])
     started = sum(c.max_step > 0 for c in clients["students"])
     print(f"students: {started} of {len(clients['students'])} runs started ({waited} waited in line), runs lost: "
