@@ -64,14 +64,16 @@ def _full_error_details():
 
 @pytest.fixture(autouse=True)
 def _no_pretrained_models(tmp_path, monkeypatch):
-    """Pages see an empty models folder and Hugging Face cache and no Hub, whatever this machine holds.
+    """Pages see an empty models folder, an empty Hugging Face home and cache and no Hub, whatever this machine
+    holds.
 
-    Tests that want models point ``TE_MODELS_DIR`` at folders they create.
+    Tests that want models only point ``TE_MODELS_DIR`` at folders they create.
     """
     from transformer_core.pretrained import folders
 
     empty = tmp_path / "no-models"
     monkeypatch.setenv("TE_MODELS_DIR", str(empty))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(folders, "_hub_cache", lambda: empty)
 

@@ -113,8 +113,6 @@ def test_trained_encoder_decoder_scores_its_held_out_data_with_heads_off() -> No
 def gpt2_dir_fixture(tmp_path, monkeypatch):
     hf = gpt2_folder(tmp_path / "models" / "tiny-gpt2", layers=2, heads=2)
     monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return hf
 
 
@@ -140,7 +138,6 @@ def test_pretrained_bert_fill_ins_before_and_after(tmp_path, monkeypatch) -> Non
     bert_folder(tmp_path / "models" / "tiny-bert", layers=2, heads=2)
     mark_special_tokens(tmp_path / "models" / "tiny-bert")
     monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     at = app_at(PAGE)
     at.radio(key=lab_controls.SOURCE).set_value("pretrained").run()
     at.text_input(key=lab_controls.TEXT).set_value("the cat sat").run()

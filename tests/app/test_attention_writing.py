@@ -28,10 +28,8 @@ def models_fixture(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _models_dir(models, monkeypatch, tmp_path):
+def _models_dir(models, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(models[0]))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 def _lab(text: str = PROMPT, model: str = "tiny-gpt2"):

@@ -29,8 +29,6 @@ def folders_fixture(tmp_path, monkeypatch):
     vit_folder(root / "tiny-vit")
     reasons = bad_folders(root)
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from ui.common.pretrained import _hub_online
 
     _hub_online.clear()

@@ -23,7 +23,6 @@ TEXT = "the cat sat on the mat"
 def gpt2_fixture(tmp_path, monkeypatch):
     hf = gpt2_folder(tmp_path / "models" / "tiny-gpt2", layers=2, heads=2)
     monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     return hf, load_pretrained(tmp_path / "models" / "tiny-gpt2")
 
 

@@ -52,7 +52,6 @@ def folders_fixture(tmp_path, monkeypatch):
     bert_folder(root / "tiny-bert", layers=2, heads=2)
     mark_special_tokens(root / "tiny-bert")
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     return root
 
 

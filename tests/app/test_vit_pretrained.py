@@ -22,8 +22,6 @@ def models_fixture(tmp_path, monkeypatch):
     root = tmp_path / "models"
     hf = vit_folder(root / "tiny-vit", layers=2, heads=2, classes=8)
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return root, hf
 
 
@@ -53,8 +51,6 @@ def test_top5_labels_are_the_models_and_cls_attention_is_drawn(models):
 
 def test_without_a_vit_the_section_says_how_to_get_one(tmp_path, monkeypatch):
     monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path / "empty"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from ui.common.pretrained import _hub_online
 
     _hub_online.clear()
@@ -77,7 +73,6 @@ def test_a_large_patch_grid_gets_its_numbers_in_every_patch(tmp_path, monkeypatc
     root = tmp_path / "models"
     vit_folder(root / "fine-vit", layers=1, heads=2, image=56, patch=4)  # 14 × 14 patches
     monkeypatch.setenv("TE_MODELS_DIR", str(root))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     at = app_at(PAGE)
     assert not at.exception, [e.message for e in at.exception]
     chart = next(c for c in at.get("plotly_chart") if "vit.pre_cls_numbers" in c.proto.id)
