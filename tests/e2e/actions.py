@@ -20,6 +20,19 @@ def open_page(page, path: str) -> None:
     page.locator("[data-testid=stMain] h1").first.wait_for(state="visible")
 
 
+def open_pretrained(page, model: str) -> None:
+    """Open the Attention Lab on the pretrained model ``model`` (its menu entry is the name and then its size)."""
+    open_page(page, "/attention")
+    pick_radio(page, "Weights", "Pretrained (GPT-2, Llama, BERT)")
+    menu = page.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
+    menu.click()
+    entry = next(o.inner_text().strip() for o in page.get_by_role("option").all()
+                 if o.inner_text().strip().startswith(model + " "))
+    page.keyboard.press("Escape")
+    wait_for_app(page)
+    choose(page, "Pretrained model", entry)
+
+
 def widget(page, testid: str, label: str):
     """The widget container ``testid`` (e.g. "stSelectbox") whose label is ``label`` (exactly)."""
     pattern = re.compile(rf"^\s*{re.escape(label)}\s*$")

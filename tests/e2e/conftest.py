@@ -79,6 +79,11 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
+def models_env(root: Path, hf_home: Path) -> dict[str, str]:
+    """A server's environment for the models folder ``root``: an empty Hugging Face home ``hf_home`` and no Hub."""
+    return {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(hf_home)}
+
+
 @contextlib.contextmanager
 def serve_app(env: dict[str, str] | None = None) -> Iterator[str]:
     """Run `streamlit run app.py` from the repository root on a free port; yield its base URL.

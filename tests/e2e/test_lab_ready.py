@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.actions import click_button, main_text, open_page
-from tests.e2e.conftest import new_tab, save_screenshot, serve_app, wait_for_app
+from tests.e2e.conftest import models_env, new_tab, save_screenshot, serve_app, wait_for_app
 from tests.pretrained.hf_folders import gpt2_folder, vit_folder
 
 GPT2 = "/attention?attn.source=pretrained&attn.pretrained=tiny-gpt2"
@@ -32,7 +32,7 @@ def lab_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
     gpt2_folder(root / "tiny-gpt2", layers=2, heads=4, width=16)
     vit_folder(root / "tiny-vit", layers=1, heads=2, image=56, patch=4)
-    env = {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    env = models_env(root, tmp_path_factory.mktemp("hf"))
     with serve_app(env) as base_url:
         yield base_url
 

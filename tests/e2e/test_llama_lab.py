@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.actions import choose, click_radio_option, main_text, open_page, pick_radio, readme_screenshot
-from tests.e2e.conftest import assert_no_exception, new_tab, serve_app, wait_for_app
+from tests.e2e.actions import click_radio_option, main_text, open_pretrained, readme_screenshot
+from tests.e2e.conftest import assert_no_exception, models_env, new_tab, serve_app, wait_for_app
 from tests.pretrained.hf_folders import llama_folder
 
 
@@ -17,20 +17,14 @@ def llama_app(tmp_path_factory):
     attention and predictions are far from flat)."""
     root = tmp_path_factory.mktemp("models")
     llama_folder(root / "tiny-llama", layers=2, heads=6, kv_heads=2, width=48, positions=64, tied=True)
-    env = {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    env = models_env(root, tmp_path_factory.mktemp("hf"))
     with serve_app(env) as base_url:
         yield base_url
 
 
 def test_the_lab_shows_a_llama_models_shared_kv_heads_and_switches_a_group_off(browser, llama_app):
     with new_tab(browser, llama_app) as tab:
-        open_page(tab, "/attention")
-        pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
-        menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
-        menu.click()
-        option = tab.get_by_role("option").filter(has_text="tiny-llama").first.inner_text()
-        tab.keyboard.press("Escape")
-        choose(tab, "Pretrained model", option.strip())
+        open_pretrained(tab, "tiny-llama")
         click_radio_option(tab, "All layers × heads")
         wait_for_app(tab)
         tab.get_by_text("What comes next?", exact=True).wait_for()

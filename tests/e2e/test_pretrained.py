@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.actions import choose, click_radio_option, main_text, open_expander, open_page, pick_radio
-from tests.e2e.conftest import new_tab, save_screenshot, serve_app, wait_for_app
+from tests.e2e.conftest import models_env, new_tab, save_screenshot, serve_app, wait_for_app
 from tests.pretrained.hf_folders import bad_folders, bert_folder, gpt2_folder, mark_special_tokens, vit_folder
 
 
@@ -25,7 +25,7 @@ def models_root(tmp_path_factory):
 def models_app(models_root, tmp_path_factory):
     """An app server whose models folder is ``models_root``."""
     root, _ = models_root
-    env = {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    env = models_env(root, tmp_path_factory.mktemp("hf"))
     with serve_app(env) as base_url:
         yield base_url
 

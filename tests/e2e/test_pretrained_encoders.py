@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 
 from tests.app.test_attention_encoders import sentence_models
-from tests.e2e.actions import choose, main_text, open_page, pick_radio, widget
-from tests.e2e.conftest import assert_no_exception, new_tab, save_screenshot, serve_app, wait_for_app
+from tests.e2e.actions import main_text, open_pretrained, widget
+from tests.e2e.conftest import assert_no_exception, models_env, new_tab, save_screenshot, serve_app, wait_for_app
 
 
 @pytest.fixture(scope="module")
 def encoders_app(tmp_path_factory):
     """An app server whose models folder holds the three encoders."""
     root = sentence_models(tmp_path_factory.mktemp("models"))
-    env = {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    env = models_env(root, tmp_path_factory.mktemp("hf"))
     with serve_app(env) as base_url:
         yield base_url
 
@@ -26,14 +26,7 @@ def tab(browser, encoders_app):
 
 
 def _open_model(tab, name: str) -> None:
-    open_page(tab, "/attention")
-    pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
-    menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
-    menu.click()
-    option = next(o.inner_text() for o in tab.get_by_role("option").all() if o.inner_text().startswith(name + " "))
-    tab.keyboard.press("Escape")
-    wait_for_app(tab)
-    choose(tab, "Pretrained model", option)
+    open_pretrained(tab, name)
 
 
 def test_a_sentence_embedding_model_shows_no_padding_and_draws_the_similarity_matrix(tab):

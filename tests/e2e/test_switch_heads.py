@@ -7,8 +7,8 @@ import re
 import pytest
 import torch
 
-from tests.e2e.actions import choose, main_text, open_page, pick_radio, readme_screenshot
-from tests.e2e.conftest import SCREENSHOT_DIR, new_tab, serve_app, wait_for_app
+from tests.e2e.actions import main_text, open_pretrained, readme_screenshot
+from tests.e2e.conftest import SCREENSHOT_DIR, models_env, new_tab, serve_app, wait_for_app
 from tests.pretrained.hf_folders import gpt2_folder
 
 SUMMARY = re.compile(r"Next token after “[^”]+”: top “[^”]+” ([\d.]+)% → “[^”]+” ([\d.]+)%")
@@ -24,7 +24,7 @@ def gpt2_app(tmp_path_factory):
             if p.dim() == 2:
                 p.mul_(25.0)
     hf.save_pretrained(root / "tiny-gpt2")
-    env = {"TE_MODELS_DIR": str(root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    env = models_env(root, tmp_path_factory.mktemp("hf"))
     with serve_app(env) as base_url:
         yield base_url
 
@@ -37,13 +37,7 @@ def _head(tab, layer: int, head: int):
 
 def test_switching_a_head_off_changes_the_next_token_and_the_lens_opens(browser, gpt2_app):
     with new_tab(browser, gpt2_app) as tab:
-        open_page(tab, "/attention")
-        pick_radio(tab, "Weights", "Pretrained (GPT-2, Llama, BERT)")
-        menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
-        menu.click()
-        option = tab.get_by_role("option").filter(has_text="tiny-gpt2").first.inner_text()
-        tab.keyboard.press("Escape")
-        choose(tab, "Pretrained model", option.strip())
+        open_pretrained(tab, "tiny-gpt2")
         tab.get_by_text("Switch heads off", exact=True).wait_for()
         assert "Every head is on" in main_text(tab)
         _head(tab, 2, 1).click()

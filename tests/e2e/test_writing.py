@@ -8,8 +8,8 @@ import re
 import pytest
 import torch
 
-from tests.e2e.actions import choose, open_page, pick_radio, widget
-from tests.e2e.conftest import SCREENSHOT_DIR, new_tab, serve_app, wait_for_app
+from tests.e2e.actions import open_pretrained, pick_radio, widget
+from tests.e2e.conftest import SCREENSHOT_DIR, models_env, new_tab, serve_app, wait_for_app
 from tests.pretrained.hf_folders import gpt2_folder, llama_folder
 
 NEW_TOKENS = 20
@@ -60,7 +60,7 @@ def models_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def models_app(models_root, tmp_path_factory):
-    env = {"TE_MODELS_DIR": str(models_root), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    env = models_env(models_root, tmp_path_factory.mktemp("hf"))
     with serve_app(env) as base_url:
         yield base_url
 
@@ -72,16 +72,7 @@ def tab(browser, models_app):
 
 
 def _open_writer(tab, model: str) -> None:
-    open_page(tab, "/attention")
-    weights = widget(tab, "stRadio", "Weights").first
-    weights.get_by_test_id("stRadioOption").filter(has_text="Pretrained").click()
-    wait_for_app(tab)
-    menu = tab.get_by_test_id("stSelectbox").filter(has_text="Pretrained model").first
-    menu.click()
-    option = next(o.inner_text() for o in tab.get_by_role("option").all() if o.inner_text().startswith(model + " "))
-    tab.keyboard.press("Escape")
-    wait_for_app(tab)
-    choose(tab, "Pretrained model", option)
+    open_pretrained(tab, model)
     tab.get_by_text("Watch it write").scroll_into_view_if_needed()
 
 
