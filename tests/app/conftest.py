@@ -17,24 +17,38 @@ APP = str(ROOT / "app.py")
 DEFAULT_TIMEOUT = 60
 
 
-def app_at(page_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> AppTest:
-    """Run the app once, then switch to `page_path` (e.g. "pages/attention.py") and run again.
+HOME = "pages/home.py"  # the default page: the app opens on it
 
-    With `page_path=None` the app stays on its default page. The returned AppTest has finished running.
+
+def app_at(page_path: str | None = None, timeout: float = DEFAULT_TIMEOUT, *,
+           query: dict[str, str] | None = None) -> AppTest:
+    """The app opened at `page_path` (e.g. "pages/attention.py"), with `query` in the address: one script run,
+    as a browser opening ``/attention?...`` makes.
+
+    With `page_path=None` the app stays on its default page. The returned AppTest has finished running. Page files
+    are named like their URL paths, so the page is found before any run has registered the navigation; should it
+    not be, the app's default page ran and the page is opened with a second run.
     """
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.run()
-    if page_path is not None:
+    at.query_params.update(query or {})
+    wanted = page_path not in (None, HOME)
+    if wanted:
         at.switch_page(page_path)
-        at.run()
+    at.run()
+    if wanted and not on_page(at, page_path):
+        at.switch_page(page_path).run()
     return at
+
+
+def on_page(at: AppTest, page_path: str) -> bool:
+    """Whether the last run of `at` drew the page whose script is `page_path`."""
+    shown = at._registered_pages.get(at._finished_page_script_hash, {}).get("script_path")  # noqa: SLF001
+    return shown is not None and Path(str(shown)).resolve() == (ROOT / page_path).resolve()
 
 
 def opened_from_link(page_path: str, query: dict[str, str]) -> AppTest:
     """The page at ``page_path`` opened from a link whose query is ``query``; fails if the page raised."""
-    at = app_at(None)
-    at.query_params.update(query)
-    at.switch_page(page_path).run()
+    at = app_at(page_path, query=query)
     assert_no_exception(at)
     return at
 

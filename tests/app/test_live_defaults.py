@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.host import limits
-from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception
+from tests.app.conftest import APP, DEFAULT_TIMEOUT, assert_no_exception, opened_from_link
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 from ui.training import controls as tc
@@ -15,13 +15,7 @@ PAGE = "pages/training.py"
 
 
 def _opened(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=DEFAULT_TIMEOUT)
-    at.query_params.update(params)
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert_no_exception(at)
-    return at
+    return opened_from_link(PAGE, params)
 
 
 def _tuned(name: str) -> dict:

@@ -16,7 +16,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS
-from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception, plotly_download_formats
+from tests.app.conftest import ROOT, assert_no_exception, opened_from_link, plotly_download_formats
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.tasks.sequences import SequenceTask
 from ui.common import state
@@ -34,13 +34,7 @@ TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff":
 
 def live_at(**params: str) -> AppTest:
     """The Live Training page opened from a link with ``params`` (default: a tiny reverse run)."""
-    at = AppTest.from_file(APP, default_timeout=DEFAULT_TIMEOUT)
-    at.query_params.update({**TINY, **params})
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
-    assert_no_exception(at)
-    return at
+    return opened_from_link(PAGE, {**TINY, **params})
 
 
 def metric(at: AppTest, label: str) -> str:

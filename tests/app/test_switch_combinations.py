@@ -73,20 +73,26 @@ def _set_heads(at, name: str) -> None:
 
 
 def _every_combination(at, where: str) -> None:
-    """Loop mode × lens × heads off on the page in ``at``; fail on the first exception, naming the combination."""
+    """Loop mode × lens × heads off on the page in ``at``; fail on the first exception, naming the combination.
+
+    Each setting changes once per combination: for every mode and lens the heads go several → one → none, so "none"
+    always goes through the reset button with heads off before it, and every combination is drawn and checked.
+    """
     assert_no_exception(at)
     has_lens = any(t.key == av.LENS for t in at.toggle)
-    for mode, lens, heads in itertools.product(av.OFF_MODES, (False, True) if has_lens else (False,), HEADS_OFF):
-        _set_heads(at, "several")  # start from heads off, so that "none" goes through the reset button
+    order = ("several", "one", "none")
+    assert set(order) == set(HEADS_OFF)
+    for mode, lens in itertools.product(av.OFF_MODES, (False, True) if has_lens else (False,)):
         at.radio(key=av.OFF_MODE).set_value(mode).run()
         if has_lens:
             at.toggle(key=av.LENS).set_value(lens).run()
-        _set_heads(at, heads)
-        messages = [e.message for e in at.exception]
-        assert not messages, f"{where}, mode {mode}, lens {lens}, heads off {heads}: {messages}"
-        assert _section_drawn(at), f"{where}, mode {mode}, lens {lens}, heads off {heads}: no section"
-        if has_lens and lens:
-            assert any(c.proto.id and "attn.lens_chart" in c.proto.id for c in at.get("plotly_chart"))
+        for heads in order:
+            _set_heads(at, heads)
+            messages = [e.message for e in at.exception]
+            assert not messages, f"{where}, mode {mode}, lens {lens}, heads off {heads}: {messages}"
+            assert _section_drawn(at), f"{where}, mode {mode}, lens {lens}, heads off {heads}: no section"
+            if has_lens and lens:
+                assert any(c.proto.id and "attn.lens_chart" in c.proto.id for c in at.get("plotly_chart"))
 
 
 def test_random_weights_take_every_combination() -> None:

@@ -114,15 +114,51 @@ def serve_app(env: dict[str, str] | None = None) -> Iterator[str]:
             _stop(proc)
 
 
+class AppServers:
+    """The session's app servers, one per distinct environment: each starts on first use and is shared by every
+    test module that asks for the same environment; all stop at the end of the session.
+
+    A server costs seconds to start and its first run imports everything, so modules that need the same server
+    share one. A module that needs a server of its own (a cold one, or one it breaks on purpose) uses
+    :func:`serve_app` directly.
+    """
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._urls: dict[tuple[tuple[str, str], ...], str] = {}
+
+    def get(self, env: dict[str, str] | None = None) -> str:
+        """The base URL of the server whose extra environment is ``env``, started now if none runs yet."""
+        key = tuple(sorted((env or {}).items()))
+        if key not in self._urls:
+            self._urls[key] = self._stack.enter_context(serve_app(dict(key)))
+        return self._urls[key]
+
+    def __len__(self) -> int:
+        return len(self._urls)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
 @pytest.fixture(scope="session")
-def app_server() -> Iterator[str]:
-    """One app server shared by the browser tests of a session.
+def app_servers() -> Iterator[AppServers]:
+    """The session's pool of app servers keyed by environment: ``app_servers.get({"TE_SMALL_HOST": "1"})``."""
+    servers = AppServers()
+    try:
+        yield servers
+    finally:
+        servers.close()
+
+
+@pytest.fixture(scope="session")
+def app_server(app_servers) -> str:
+    """The app server most browser tests share.
 
     It keeps no recordings (``TE_RECORDINGS_MB=0``): a run that one test trained must not make another test's
-    identical Start a replay. The replay tests start their own server.
+    identical Start a replay. The replay tests use a server that keeps them.
     """
-    with serve_app({"TE_RECORDINGS_MB": "0"}) as base_url:
-        yield base_url
+    return app_servers.get({"TE_RECORDINGS_MB": "0"})
 
 
 def _playwright_has_chromium(playwright) -> bool:

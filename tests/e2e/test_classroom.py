@@ -5,13 +5,12 @@ class link follows the teacher's next run."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.actions import metric
-from tests.e2e.conftest import assert_no_exception, serve_app, visitor_tabs, wait_for_app
+from tests.e2e.conftest import assert_no_exception, visitor_tabs, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -20,10 +19,9 @@ SHORT = "/training?task=reverse&steps=40&seed=11"  # a run that ends in a few se
 
 
 @pytest.fixture(scope="module")
-def small_host() -> Iterator[str]:
+def small_host(app_servers) -> str:
     """A server with the small-host limits (two runs train at once) that keeps recordings."""
-    with serve_app({"TE_SMALL_HOST": "1"}) as base_url:
-        yield base_url
+    return app_servers.get({"TE_SMALL_HOST": "1"})
 
 
 @pytest.fixture

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.actions import metric, metric_values
-from tests.e2e.conftest import assert_no_exception, serve_app, visitor_tabs, wait_for_app
+from tests.e2e.conftest import assert_no_exception, visitor_tabs, wait_for_app
 from ui.training.watchdog import BANNER_ID
 
 pytestmark = pytest.mark.browser
@@ -23,10 +22,9 @@ TRAIN_MS = 400_000  # training on two busy cores
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def server(app_servers) -> str:
     """A server that keeps recordings (the session's shared server keeps none)."""
-    with serve_app({}) as base_url:
-        yield base_url
+    return app_servers.get({})
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ run over, and one browser's tabs cannot take every place."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.actions import metric, pick_radio
-from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, serve_app, wait_for_app
+from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -23,10 +22,9 @@ STORY_B = "the dog sat on the cat. the mat ran to the dog. " * 8  # the same cha
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def server(app_servers) -> str:
     """A small host (two runs train at once) that keeps recordings, as a classroom server does."""
-    with serve_app({"TE_SMALL_HOST": "1"}) as base_url:
-        yield base_url
+    return app_servers.get({"TE_SMALL_HOST": "1"})
 
 
 @pytest.fixture
