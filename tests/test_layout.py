@@ -215,3 +215,82 @@ def test_explorer_keeps_few_top_level_modules():
     assert len(top) <= MAX_EXPLORER_TOP_LEVEL, (
         f"explorer/ has {len(top)} top-level modules, at most {MAX_EXPLORER_TOP_LEVEL} allowed: {', '.join(top)}. "
         "Put a service in the package it belongs to (runs/, pretrained/, lab/, render/, lessons/).")
+
+
+# --- Every name in ARCHITECTURE.md still exists, and the file stays short ------------------------------------------
+# A backticked path (`runs/live.py`, `ui/common/`, `tests/app/conftest.py`) must exist: in the map relative to its
+# layer, elsewhere relative to the repository or a layer. Every other backticked name (`RunSession`, `TE_TRAINER`,
+# `LiveRun.advance`) must still occur in the code. Spans with a placeholder (`pages/<name>.py`) and fenced blocks are
+# not read.
+
+MAX_ARCHITECTURE_LINES = 250
+CODE_GLOBS = ("**/*.py", "*.toml", "*.sh", "*.txt", ".streamlit/*.toml", ".ci/*", "deploy/*")
+SKIPPED_DIRS = {".git", ".venv", "__pycache__", "node_modules"}
+PATH = re.compile(r"^[\w.-]*/[\w./-]*$|^[\w-]+\.(py|md)$")  # has a slash, or is a .py or .md file name
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def backticked(markdown: str) -> list[str]:
+    """The backticked spans of ``markdown`` outside fenced blocks, placeholders (``<name>``) left out."""
+    prose = re.sub(r"(?ms)^```.*?^```", "", markdown)
+    return [span for span in re.findall(r"`([^`\n]+)`", prose) if "<" not in span]
+
+
+def code_words(repo: Path) -> set[str]:
+    """Every word of the code, configuration and scripts of ``repo`` (the guides and README are not code)."""
+    words: set[str] = set()
+    for pattern in CODE_GLOBS:
+        for path in repo.glob(pattern):
+            if path.is_file() and not SKIPPED_DIRS & set(path.relative_to(repo).parts):
+                words.update(re.findall(r"\w+", path.read_text(encoding="utf-8", errors="replace")))
+    return words
+
+
+def path_exists(repo: Path, name: str) -> bool:
+    return any((root / name.rstrip("/")).exists() for root in (repo, *(repo / layer for layer in MAPPED_LAYERS)))
+
+
+def stale_names(repo: Path) -> list[str]:
+    """The names ARCHITECTURE.md gives that no longer exist: map paths that are no module of their layer, other
+    paths that are no file, and names that occur nowhere in the code."""
+    text = (repo / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    stale = []
+    for layer in MAPPED_LAYERS:
+        entries = layer_entries(repo / layer)
+        stale += [f"`{name}` (no such module in {layer}/)" for name in sorted(mapped_names(text, layer))
+                  if name.endswith((".py", "/")) and name != f"{layer}/" and name not in entries
+                  and not (repo / name).exists()]
+    words = code_words(repo)
+    for span in dict.fromkeys(backticked(text)):
+        paths = [part for part in span.split() if PATH.match(part)]
+        if gone := [p for p in paths if not path_exists(repo, p)]:
+            stale.append(f"`{span}` ({', '.join(gone)}: no such file or folder)")
+        if gone := [w for part in span.split() if part not in paths
+                    for w in IDENTIFIER.findall(part) if len(w) > 1 and w not in words]:
+            stale.append(f"`{span}` ({', '.join(gone)}: not in the code)")
+    return list(dict.fromkeys(stale))
+
+
+def test_the_name_checker_finds_what_no_longer_exists(tmp_path):
+    (tmp_path / "explorer" / "runs").mkdir(parents=True)
+    (tmp_path / "explorer" / "runs" / "live.py").write_text('"""Live runs."""\nclass LiveRun:\n    pass\n')
+    (tmp_path / "ARCHITECTURE.md").write_text(
+        "# A\n`LiveRun` and `OldRun` in `explorer/runs/live.py`, not `explorer/gone.py`; `pages/<name>.py`.\n\n"
+        "```\n`Fenced`\n```\n## Map\n\n### `explorer/`\n| `runs/` `runs/live.py` | `LiveRun` |\n| `runs/old.py` | x |\n"
+        "\n## Next\n", encoding="utf-8")
+    assert stale_names(tmp_path) == ["`runs/old.py` (no such module in explorer/)",
+                                     "`OldRun` (OldRun: not in the code)",
+                                     "`explorer/gone.py` (explorer/gone.py: no such file or folder)",
+                                     "`runs/old.py` (runs/old.py: no such file or folder)"]
+
+
+def test_every_name_in_architecture_still_exists():
+    stale = stale_names(REPO_ROOT)
+    assert not stale, ("ARCHITECTURE.md names what is no longer in the code; update or remove:\n" + "\n".join(stale))
+
+
+def test_architecture_stays_short():
+    lines = (REPO_ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_ARCHITECTURE_LINES, (
+        f"ARCHITECTURE.md has {lines} lines, at most {MAX_ARCHITECTURE_LINES}: keep the map's rows terse (several "
+        "modules per row) and tell stories in the guides (docs/), linked from here.")
