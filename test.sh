@@ -2,9 +2,24 @@
 # Run every test (library, AppTest and headless-browser tests) on a fresh machine:
 # create .venv if needed, install requirements-dev.txt, make sure a Chromium, a redis-server and nginx exist
 # (apt-get, as root; without them the tests that need them skip, with the reason), run pytest.
-# Extra arguments go to pytest, e.g. ./test.sh -m "not browser" or ./test.sh tests/core -x -q
+# ./test.sh --quick runs every test but the headless-browser ones (library, services, pages with AppTest): minutes.
+# Extra arguments go to pytest, e.g. ./test.sh tests/core -x -q or ./test.sh --quick -x
 set -euo pipefail
 cd "$(dirname "$0")"
+
+QUICK_SELECTION="not browser"  # what --quick leaves out: the browser tests (Chromium and app servers)
+pytest_args=()
+quick=""
+for arg in "$@"; do
+    if [[ "$arg" == "--quick" ]]; then
+        quick=1
+    else
+        pytest_args+=("$arg")
+    fi
+done
+if [[ -n "$quick" ]]; then
+    pytest_args=(-m "$QUICK_SELECTION" "${pytest_args[@]}")
+fi
 
 pick_python() {
     local candidate
@@ -57,8 +72,10 @@ apt_install() {  # apt_install "what needs them" PACKAGE...
     fi
 }
 
-# The browser tests need a Chromium, and an emoji font so that screenshots show the page icons.
-if ! find_chromium; then
+# The browser tests need a Chromium, and an emoji font so that screenshots show the page icons (not for --quick).
+if [[ -n "$quick" ]]; then
+    :
+elif ! find_chromium; then
     apt_install "the browser tests" chromium fonts-noto-color-emoji ||
         echo "Or install a browser with '.venv/bin/python -m playwright install chromium'." >&2
 elif command -v fc-list >/dev/null 2>&1 && [[ "$(fc-list : family)" != *[Ee]moji* ]]; then
@@ -69,14 +86,14 @@ if ! command -v redis-server >/dev/null 2>&1; then
     apt_install "the Redis run-store tests" redis-server || true
 fi
 # The proxy tests put nginx in front of two app servers (deploy/nginx.conf); Debian's nginx-light is enough.
-if ! command -v nginx >/dev/null 2>&1 && [[ ! -x /usr/sbin/nginx ]]; then
+if [[ -z "$quick" ]] && ! command -v nginx >/dev/null 2>&1 && [[ ! -x /usr/sbin/nginx ]]; then
     apt_install "the proxy tests" nginx-light || true
 fi
 echo "Install phase: $((SECONDS - install_start)) s"
 
 test_start=$SECONDS
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+.venv/bin/python -m pytest --durations=25 "${pytest_args[@]}" || status=$?  # the 25 slowest tests, at the end
 echo "Test phase: $((SECONDS - test_start)) s"
 if [[ $status -eq 5 ]]; then
     echo "test.sh: pytest collected no tests; treating this as an error." >&2
