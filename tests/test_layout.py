@@ -260,6 +260,12 @@ def stale_names(repo: Path) -> list[str]:
         stale += [f"`{name}` (no such module in {layer}/)" for name in sorted(mapped_names(text, layer))
                   if name.endswith((".py", "/")) and name != f"{layer}/" and name not in entries
                   and not (repo / name).exists()]
+    return list(dict.fromkeys(stale + stale_backticked(repo, text)))
+
+
+def stale_backticked(repo: Path, text: str) -> list[str]:
+    """The backticked paths in ``text`` that are no file or folder, and names that occur nowhere in the code."""
+    stale = []
     words = code_words(repo)
     for span in dict.fromkeys(backticked(text)):
         paths = [part for part in span.split() if PATH.match(part)]
@@ -287,6 +293,12 @@ def test_the_name_checker_finds_what_no_longer_exists(tmp_path):
 def test_every_name_in_architecture_still_exists():
     stale = stale_names(REPO_ROOT)
     assert not stale, ("ARCHITECTURE.md names what is no longer in the code; update or remove:\n" + "\n".join(stale))
+
+
+def test_the_runs_guide_names_only_what_exists():
+    """docs/runs.md tells how a run lives in the code, so its names are held to the code as this file's are."""
+    stale = stale_backticked(REPO_ROOT, (REPO_ROOT / "docs" / "runs.md").read_text(encoding="utf-8"))
+    assert not stale, "docs/runs.md names what is no longer in the code; update or remove:\n" + "\n".join(stale)
 
 
 def test_architecture_stays_short():
