@@ -37,6 +37,9 @@ NO_BROWSER = "no Chromium found: apt-get install chromium, or python -m playwrig
 FINISHED = (
     "[data-testid=stApp]:is([data-test-script-state=notRunning], [data-test-script-state=compilationError])"
 )
+# Script states from a widget's change until its rerun ends.
+RERUNNING = "[data-testid=stApp]:is([data-test-script-state=rerunRequested], [data-test-script-state=running])"
+RERUN_START_MS = 250  # how long after a change its rerun may take to begin
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -222,9 +225,13 @@ def wait_for_app(page, timeout_ms: int = APP_RUN_TIMEOUT_MS) -> None:
     Call it after `page.goto(...)` and after every interaction that reruns the script. A page that keeps
     running on purpose (a live training loop) never finishes; wait for one of its elements instead.
     """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.wait_for_selector("[data-testid=stApp][data-test-connection-state=CONNECTED]", timeout=timeout_ms)
-    # A rerun starts a moment after a widget changes; give it time to begin before waiting for the end.
-    page.wait_for_timeout(250)
+    # A rerun starts a moment after a widget changes: wait until it has begun before waiting for its end. A page
+    # just opened, or a rerun already over, shows no such state: then this waits RERUN_START_MS.
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_selector(RERUNNING, timeout=RERUN_START_MS)
     page.wait_for_selector(FINISHED, timeout=timeout_ms)
     page.wait_for_selector("[data-testid=stStatusWidgetRunningIcon]", state="detached", timeout=timeout_ms)
     page.wait_for_selector("[data-testid=stAppViewContainer]", state="visible", timeout=timeout_ms)
