@@ -16,7 +16,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from explorer.runs.worker import WorkerRun
-from tests.app.conftest import assert_no_exception, opened_from_link
+from tests.app.conftest import app_at, assert_no_exception
 from ui.common import st_internals, state
 from ui.training import controls as tc
 from ui.training import run as tr
@@ -24,6 +24,9 @@ from ui.training import run as tr
 PAGE = "pages/training.py"
 TINY = {"task": "reverse", "d_model": "16", "heads": "2", "layers": "1", "d_ff": "32", "batch": "8", "steps": "10"}
 LONG = {**TINY, "steps": "1000"}  # long enough that only Pause ends it within the test
+# Seconds one script run may take: a visitor's own run trains at niceness +15, so on a busy machine its trainer gets
+# a small share of the cores (the page's loop waits for it).
+TIMEOUT_S = 300
 
 
 @pytest.fixture
@@ -38,7 +41,8 @@ def live_at(monkeypatch):
 
     def open_page(query: dict[str, str], trainer: str = "process") -> AppTest:
         monkeypatch.setenv("TE_TRAINER", trainer)  # read when the session's run is made
-        opened.append(opened_from_link(PAGE, query))
+        opened.append(app_at(PAGE, TIMEOUT_S, query=query))
+        assert_no_exception(opened[-1])
         return opened[-1]
 
     yield open_page
