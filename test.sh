@@ -2,23 +2,44 @@
 # Run every test (library, AppTest and headless-browser tests) on a fresh machine:
 # create .venv if needed, install requirements-dev.txt, make sure a Chromium, a redis-server and nginx exist
 # (apt-get, as root; without them the tests that need them skip, with the reason), run pytest.
-# ./test.sh --quick runs every test but the headless-browser ones (library, services, pages with AppTest): minutes.
-# Extra arguments go to pytest, e.g. ./test.sh tests/core -x -q or ./test.sh --quick -x
+#   ./test.sh           every test: those without a browser first, one pytest worker per core (pytest-xdist), then
+#                       the browser tests in one process (they time what they see, so they get the machine alone)
+#   ./test.sh --quick   every test but the browser ones (library, services, pages with AppTest), one worker per core
+#   ./test.sh ARGS      pytest ARGS, as given (e.g. tests/core -x -q); with --quick: all but the browser tests, ARGS
+# Each pytest run ends with its 25 slowest tests. TE_TEST_PLAN=1 prints the pytest commands and runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 QUICK_SELECTION="not browser"  # what --quick leaves out: the browser tests (Chromium and app servers)
-pytest_args=()
+BROWSER_SELECTION="browser"
+PARALLEL=(-n auto --dist loadfile)  # pytest-xdist: a worker per core, each file on one worker in its own order
+args=()
 quick=""
 for arg in "$@"; do
     if [[ "$arg" == "--quick" ]]; then
         quick=1
     else
-        pytest_args+=("$arg")
+        args+=("$arg")
     fi
 done
+plan=()  # the pytest runs, one per line, each a sequence of arguments separated by the unit separator
+join_run() { local IFS=$'\x1f'; plan+=("$*"); }
 if [[ -n "$quick" ]]; then
-    pytest_args=(-m "$QUICK_SELECTION" "${pytest_args[@]}")
+    join_run "${PARALLEL[@]}" -m "$QUICK_SELECTION" "${args[@]}"
+elif [[ ${#args[@]} -eq 0 ]]; then
+    join_run "${PARALLEL[@]}" -m "$QUICK_SELECTION"
+    join_run -m "$BROWSER_SELECTION"
+else
+    join_run "${args[@]}"
+fi
+if [[ -n "${TE_TEST_PLAN:-}" ]]; then
+    for run in "${plan[@]}"; do
+        IFS=$'\x1f' read -r -a run_args <<<"$run"
+        printf 'pytest'
+        printf ' %q' "${run_args[@]}"
+        printf '\n'
+    done
+    exit 0
 fi
 
 pick_python() {
@@ -91,9 +112,25 @@ if [[ -z "$quick" ]] && ! command -v nginx >/dev/null 2>&1 && [[ ! -x /usr/sbin/
 fi
 echo "Install phase: $((SECONDS - install_start)) s"
 
+if ! .venv/bin/python -c "import xdist" 2>/dev/null; then
+    echo "test.sh: pytest-xdist is missing; the tests run in one process." >&2
+fi
+
 test_start=$SECONDS
 status=0
-.venv/bin/python -m pytest --durations=25 "${pytest_args[@]}" || status=$?  # the 25 slowest tests, at the end
+for run in "${plan[@]}"; do
+    IFS=$'\x1f' read -r -a run_args <<<"$run"
+    if ! .venv/bin/python -c "import xdist" 2>/dev/null && [[ "${run_args[0]:-}" == "-n" ]]; then
+        run_args=("${run_args[@]:${#PARALLEL[@]}}")
+    fi
+    run_start=$SECONDS
+    rc=0
+    .venv/bin/python -m pytest --durations=25 "${run_args[@]}" || rc=$?  # ends with the 25 slowest tests
+    echo "pytest ${run_args[*]}: $((SECONDS - run_start)) s"
+    if [[ $status -eq 0 ]]; then
+        status=$rc
+    fi
+done
 echo "Test phase: $((SECONDS - test_start)) s"
 if [[ $status -eq 5 ]]; then
     echo "test.sh: pytest collected no tests; treating this as an error." >&2

@@ -3,12 +3,22 @@ browser tests), as the README names them."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import subprocess
 
 from tests.conftest import REPO_ROOT
 
 TEST_SH = REPO_ROOT / "test.sh"
+PARALLEL = ["-n", "auto", "--dist", "loadfile"]
+
+
+def planned(*args: str) -> list[list[str]]:
+    """The pytest runs ``./test.sh ARGS`` would make, read from its plan (``TE_TEST_PLAN=1``: nothing runs)."""
+    shown = subprocess.run(["bash", str(TEST_SH), *args], capture_output=True, text=True, check=True, timeout=60,
+                           env={**os.environ, "TE_TEST_PLAN": "1"}).stdout
+    return [shlex.split(line)[1:] for line in shown.splitlines()]
 
 
 def test_ci_runs_the_whole_suite():
@@ -17,21 +27,18 @@ def test_ci_runs_the_whole_suite():
     assert commands == ["./test.sh"]
 
 
-def test_quick_leaves_out_the_browser_tests_only():
-    selection = re.search(r'^QUICK_SELECTION="([^"]+)"', TEST_SH.read_text(encoding="utf-8"), re.M)
-    assert selection and selection.group(1) == "not browser"
+def test_the_whole_suite_runs_the_tests_without_a_browser_in_parallel_then_the_browser_tests_alone():
+    assert planned() == [[*PARALLEL, "-m", "not browser"], ["-m", "browser"]]
 
 
-def test_test_sh_hands_quick_to_pytest_as_a_selection():
-    """The argument handling of test.sh, run alone: --quick becomes -m "not browser", the rest goes through."""
-    script = TEST_SH.read_text(encoding="utf-8")
-    parsing = script[script.index("QUICK_SELECTION="):script.index("pick_python()")]
-    shown = subprocess.run(["bash", "-c", parsing + 'printf "%s\\n" "${pytest_args[@]}"', "test.sh",
-                            "tests/core", "--quick", "-x"], capture_output=True, text=True, check=True).stdout
-    assert shown.splitlines() == ["-m", "not browser", "tests/core", "-x"]
-    plain = subprocess.run(["bash", "-c", parsing + 'printf "%s\\n" "${pytest_args[@]}"', "test.sh", "-q"],
-                           capture_output=True, text=True, check=True).stdout
-    assert plain.splitlines() == ["-q"]
+def test_quick_leaves_out_the_browser_tests_and_passes_the_rest_on():
+    assert planned("--quick") == [[*PARALLEL, "-m", "not browser"]]
+    assert planned("tests/core", "--quick", "-x") == [[*PARALLEL, "-m", "not browser", "tests/core", "-x"]]
+
+
+def test_other_arguments_go_to_one_pytest_as_given():
+    assert planned("tests/core", "-x", "-q") == [["tests/core", "-x", "-q"]]
+    assert planned("-m", "browser and slow") == [["-m", "browser and slow"]]
 
 
 def test_the_readme_names_both_commands():
