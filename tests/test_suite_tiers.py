@@ -3,6 +3,7 @@ browser tests), as the README names them."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -44,3 +45,24 @@ def test_other_arguments_go_to_one_pytest_as_given():
 def test_the_readme_names_both_commands():
     testing = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split("## Testing", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"^\./test\.sh\s+#", testing, re.M) and re.search(r"^\./test\.sh --quick\s+#", testing, re.M)
+
+
+def test_browser_tests_share_one_app_server_per_environment(monkeypatch):
+    from tests.e2e import conftest as e2e
+
+    started, stopped = [], []
+
+    @contextlib.contextmanager
+    def fake_server(env):
+        started.append(env)
+        yield f"http://127.0.0.1:{8000 + len(started)}"
+        stopped.append(env)
+
+    monkeypatch.setattr(e2e, "serve_app", fake_server)
+    servers = e2e.AppServers()
+    first = servers.get({"TE_SMALL_HOST": "1", "TE_RECORDINGS_MB": "0"})
+    assert servers.get({"TE_RECORDINGS_MB": "0", "TE_SMALL_HOST": "1"}) == first  # the same environment, any order
+    assert servers.get({"TE_SMALL_HOST": "1"}) != first and servers.get() != first
+    assert len(servers) == 3 and started[0] == {"TE_RECORDINGS_MB": "0", "TE_SMALL_HOST": "1"}
+    servers.close()
+    assert len(stopped) == 3
