@@ -4,13 +4,15 @@
 # (apt-get, as root; without them the tests that need them skip, with the reason), run pytest.
 #   ./test.sh           every test: those without a browser first, one pytest worker per core (pytest-xdist), then
 #                       the browser tests in one process (they time what they see, so they get the machine alone)
-#   ./test.sh --quick   every test but the browser ones (library, services, pages with AppTest), one worker per core
+#   ./test.sh --quick   every test but the browser ones and those marked slow (library, services, pages with
+#                       AppTest), one worker per core
 #   ./test.sh ARGS      pytest ARGS, as given (e.g. tests/core -x -q); with --quick: all but the browser tests, ARGS
 # Each pytest run ends with its 25 slowest tests. TE_TEST_PLAN=1 prints the pytest commands and runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-QUICK_SELECTION="not browser"  # what --quick leaves out: the browser tests (Chromium and app servers)
+NO_BROWSER="not browser"  # the tests that need no Chromium and no app server
+QUICK_SELECTION="not browser and not slow"  # --quick leaves out the browser tests and those marked slow
 BROWSER_SELECTION="browser"
 PARALLEL=(-n auto --dist loadfile)  # pytest-xdist: a worker per core, each file on one worker in its own order
 args=()
@@ -27,7 +29,7 @@ join_run() { local IFS=$'\x1f'; plan+=("$*"); }
 if [[ -n "$quick" ]]; then
     join_run "${PARALLEL[@]}" -m "$QUICK_SELECTION" "${args[@]}"
 elif [[ ${#args[@]} -eq 0 ]]; then
-    join_run "${PARALLEL[@]}" -m "$QUICK_SELECTION"
+    join_run "${PARALLEL[@]}" -m "$NO_BROWSER"
     join_run -m "$BROWSER_SELECTION"
 else
     join_run "${args[@]}"

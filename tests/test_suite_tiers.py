@@ -32,9 +32,10 @@ def test_the_whole_suite_runs_the_tests_without_a_browser_in_parallel_then_the_b
     assert planned() == [[*PARALLEL, "-m", "not browser"], ["-m", "browser"]]
 
 
-def test_quick_leaves_out_the_browser_tests_and_passes_the_rest_on():
-    assert planned("--quick") == [[*PARALLEL, "-m", "not browser"]]
-    assert planned("tests/core", "--quick", "-x") == [[*PARALLEL, "-m", "not browser", "tests/core", "-x"]]
+def test_quick_leaves_out_the_browser_and_slow_tests_and_passes_the_rest_on():
+    quick = [*PARALLEL, "-m", "not browser and not slow"]
+    assert planned("--quick") == [quick]
+    assert planned("tests/core", "--quick", "-x") == [[*quick, "tests/core", "-x"]]
 
 
 def test_other_arguments_go_to_one_pytest_as_given():
