@@ -13,8 +13,9 @@ from streamlit.testing.v1.util import patch_config_options
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 APP = str(ROOT / "app.py")
 
-# Seconds one script run may take before AppTest gives up (generous: the CI machine has two cores).
-DEFAULT_TIMEOUT = 60
+# Seconds one script run may take before AppTest gives up. Generous: the CI machine has two cores, a page opens
+# with one run, and a process's first run also imports what the page needs (78 s seen on a machine at load 20).
+DEFAULT_TIMEOUT = 180
 
 
 HOME = "pages/home.py"  # the default page: the app opens on it
