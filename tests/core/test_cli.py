@@ -133,6 +133,7 @@ def test_failed_save_after_training_is_reported(capsys, monkeypatch, tmp_path):
     assert f"could not save the model to {path}: No space left on device" in err
 
 
+@pytest.mark.slow
 def test_char_lm_text_output_ends_with_a_sample_drawn_as_asked(capsys, tmp_path):
     text = tmp_path / "text.txt"
     text.write_text("abc abd abe\n" * 40, encoding="utf-8")

@@ -206,6 +206,7 @@ LEARNING = {  # task: (steps, learning rate, largest allowed ratio of held-out l
 }
 
 
+@pytest.mark.slow  # each task trains until it has learned
 @pytest.mark.parametrize("name", TASK_NAMES)
 def test_quick_version_learns(name):
     task, config = tiny(name)
@@ -266,6 +267,7 @@ def test_decode_text_reads_utf8_and_explains_everything_else():
         language.decode_text(b"PK\x03\x04\x00\x00 not a text file")
 
 
+@pytest.mark.slow
 def test_samples_follow_temperature_and_top_k():
     task, config = tiny("char_lm")
     model = task.build_model(config)

@@ -209,6 +209,7 @@ def test_summary_carries_every_metric_of_the_last_evaluation():
     assert summary["metric"] == "accuracy" and summary["steps"] == 4
 
 
+@pytest.mark.slow
 def test_snapshots_are_thinned_to_the_cap():
     trainer = make_trainer(steps=40, eval_every=0, snapshot_every=2, max_snapshots=6)
     trainer.run()
