@@ -6,7 +6,7 @@ Pure PyTorch; importing it never imports a UI library. See docs/library.md for a
 from . import _env  # noqa: F401  (first: sets OpenMP's wait policy before torch is loaded)
 from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .blocks import DecoderBlock, FeedForward, SelfAttentionBlock
-from .config import TransformerConfig, ViTConfig, divisors
+from .config import BlockConfig, TransformerConfig, ViTConfig, divisors
 from .device import available_devices, configure_threads, pick_device
 from .masks import causal_mask, combine_masks, padding_mask
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
@@ -26,6 +26,7 @@ from .sizing import (
 from .vit import PatchEmbedding, VisionTransformer, attention_rollout, patchify, unpatchify
 
 __all__ = [
+    "BlockConfig",
     "CausalLM",
     "DecoderBlock",
     "SelfAttentionBlock",

@@ -45,7 +45,7 @@ def _same_state(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 @pytest.mark.parametrize("model", [
     Seq2SeqTransformer(SMALL),
     CausalLM(dataclasses.replace(SMALL, tie_weights=True, pad_id=None)),
-    CausalLM(dataclasses.replace(SMALL, pad_id=None, tie_weights=True, norm_kind="rmsnorm", feed_forward="swiglu",
+    CausalLM(dataclasses.replace(SMALL, pad_id=None, tie_weights=True, norm_type="rmsnorm", feed_forward="swiglu",
                                  positional="rope", n_kv_heads=1, bias=False, qkv_bias=True, rope_scaling="linear",
                                  rope_factor=2.0)),
     SequenceRegressor(SMALL, num_outputs=2, pool="cls"),

@@ -22,7 +22,7 @@ from transformer_core.positional import RopeScaling, RotaryEmbedding
 from transformer_core.positional.alibi import ALiBi
 
 LLAMA = TransformerConfig(vocab_size=29, max_len=24, d_model=24, n_heads=6, n_kv_heads=2, n_layers=2, d_ff=40,
-                          norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
+                          norm_type="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
                           embed_scale=False, pos_base=500.0, layer_norm_eps=1e-6)
 
 
@@ -45,7 +45,7 @@ def test_norm_registry_builds_each_kind():
     assert set(NORM_KINDS) == {"layernorm", "rmsnorm"}
     assert isinstance(build_norm("rmsnorm", 8, eps=1e-3), RMSNorm) and build_norm("rmsnorm", 8, eps=1e-3).eps == 1e-3
     assert isinstance(build_norm("layernorm", 8, bias=False), nn.LayerNorm)
-    with pytest.raises(ValueError, match="norm_kind='batchnorm'"):
+    with pytest.raises(ValueError, match="norm_type='batchnorm'"):
         build_norm("batchnorm", 8)
 
 
@@ -166,7 +166,7 @@ def test_llama3_scaling_follows_its_published_rule():
 @pytest.mark.parametrize("changes, message", [
     (dict(n_kv_heads=4), "n_kv_heads=4 must divide n_heads=6"),
     (dict(n_kv_heads=0), "n_kv_heads=0"),
-    (dict(norm_kind="batchnorm"), "norm_kind='batchnorm'"),
+    (dict(norm_type="batchnorm"), "norm_type='batchnorm'"),
     (dict(feed_forward="moe"), "feed_forward='moe'"),
     (dict(rope_scaling="yarn"), "rope_scaling='yarn'"),
     (dict(rope_scaling="linear", positional="learned"), "needs positional='rope'"),
@@ -197,7 +197,7 @@ def test_cached_generation_of_a_llama_model_equals_a_full_forward(changes):
     steps = list(generate(lm, prompt, 8, temperature=1.0, generator=torch.Generator().manual_seed(2)))
     sequence = torch.cat([prompt, torch.tensor([[s.token_id for s in steps]])], dim=1)
     with torch.no_grad():
-        full, attention = lm(sequence[:, :-1], return_attention=True)
+        full, attention = lm.forward_with_attention(sequence[:, :-1])
         fused = lm(sequence[:, :-1])
     torch.testing.assert_close(fused, full)  # the fused path with shared K/V heads equals the explicit one
     for i, step in enumerate(steps):

@@ -50,7 +50,7 @@ def test_matches_transformers(tmp_path, name):
     ids = torch.randint(0, 40, (2, 20), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         ref = hf(ids, output_attentions=True)
-        logits, attention = pre.model(ids, return_attention=True)
+        logits, attention = pre.model.forward_with_attention(ids)
     _oracle_ok(ref.logits, ref.attentions)
     torch.testing.assert_close(logits, ref.logits, atol=LOGITS_ATOL, rtol=0)
     assert len(attention["decoder"]) == len(ref.attentions)

@@ -100,7 +100,7 @@ def task_defaults(name: str) -> dict[str, Any]:
         B_HEADS: model.n_heads, STEPS: min(train.steps, limits().default_steps, limits().max_steps),
     }
     if not isinstance(model, ViTConfig):
-        values.update({NORM: model.norm, POSITIONAL: model.positional, B_NORM: model.norm,
+        values.update({NORM: model.norm_position, POSITIONAL: model.positional, B_NORM: model.norm_position,
                        B_POSITIONAL: "none" if model.positional != "none" else "sinusoidal"})
     return values
 
@@ -242,7 +242,7 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
     is_vit = isinstance(base, ViTConfig)
     llama = llama_block(task.family)
     if not is_vit:
-        arch.update(norm=s[NORM], positional=s[POSITIONAL])
+        arch.update(norm_position=s[NORM], positional=s[POSITIONAL])
     if llama:
         arch.update(block_fields("llama", s[KV_HEADS]))
     train = default_train_config(task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED],
@@ -254,7 +254,7 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
     if llama:  # B keeps A's Llama block; its K/V heads are A's when they divide B's heads
         b_arch.update(n_kv_heads=math.gcd(s[KV_HEADS], s[B_HEADS]))
     elif not is_vit:
-        b_arch.update(norm=s[B_NORM], positional=s[B_POSITIONAL])
+        b_arch.update(norm_position=s[B_NORM], positional=s[B_POSITIONAL])
     model_b = replace(base, **b_arch)
     return task, [RunSpec(f"A · {describe(model_a)}", model_a, train),
                   RunSpec(f"B · {describe(model_b)}", model_b, train)]
@@ -273,13 +273,13 @@ def describe(config: Any) -> str:
     """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
     words = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
             f"head{'s' if config.n_heads != 1 else ''}"
-    if getattr(config, "norm_kind", "layernorm") == "rmsnorm":
+    if getattr(config, "norm_type", "layernorm") == "rmsnorm":
         kv = config.n_kv_heads or config.n_heads
         words += f", Llama block ({kv} K/V head{'s' if kv != 1 else ''})"
     elif not isinstance(config, ViTConfig):
         spec = positional_kind(config.positional)
         positions = "no positions" if spec.acts == "nothing" else f"{spec.title} positions"
-        words += f", {positions}, {config.norm}-norm"
+        words += f", {positions}, {config.norm_position}-norm"
     return words
 
 
