@@ -17,7 +17,7 @@ from transformer_core import (
     VisionTransformer,
     ViTConfig,
 )
-from transformer_core.presets import BertModel
+from transformer_core.presets import bert_with_pooler
 from transformer_core.sizing import (
     PRESETS,
     build_preset,
@@ -101,16 +101,18 @@ def test_llama_flops_match_torch_flop_counter():
 def test_tiny_bert_runs_and_learns_from_every_parameter():
     torch.manual_seed(0)
     config = replace(SMALL, norm_position="post", activation="gelu", positional="learned", pad_id=0)
-    bert = BertModel(config)
+    bert = bert_with_pooler(config)
     tokens = torch.randint(1, 50, (BATCH, 8))
     tokens[1, 5:] = 0
-    sequence, pooled = bert(tokens, token_types=(torch.arange(8) >= 4).long().expand(BATCH, 8))
+    segments = (torch.arange(8) >= 4).long().expand(BATCH, 8)
+    sequence = bert(tokens, token_type_ids=segments)
+    pooled = bert.pooled(tokens, token_type_ids=segments)
     assert sequence.shape == (BATCH, 8, 32) and pooled.shape == (BATCH, 32)
     assert pooled.abs().max() < 1
     (sequence.square().mean() + pooled.sum()).backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in bert.parameters())
-    with pytest.raises(ValueError, match="rotary|learned"):
-        BertModel(replace(config, positional="rope"))
+    with pytest.raises(ValueError, match="n_decoder_layers"):
+        bert_with_pooler(replace(config, n_decoder_layers=2))
 
 
 def test_breakdown_of_a_tiny_model_by_hand():
