@@ -104,6 +104,16 @@ class ModelFamily:
         return self.config_class is ViTConfig
 
     @property
+    def decoder_only(self) -> bool:
+        """Whether it is one causal stack that predicts the next token (the GPT and Llama layout)."""
+        return self.kind == "decoder"
+
+    @property
+    def cross_attention(self) -> bool:
+        """Whether a decoder reads an encoder's output (the encoder–decoder layout)."""
+        return "cross" in self.attention
+
+    @property
     def trainable(self) -> bool:
         """Whether the tasks train it, the Model Builder builds it and checkpoints hold it (it has a ``kind``)."""
         return self.kind is not None

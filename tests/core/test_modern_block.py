@@ -168,10 +168,14 @@ def test_llama3_scaling_follows_its_published_rule():
     (dict(n_kv_heads=0), "n_kv_heads=0"),
     (dict(norm_type="batchnorm"), "norm_type='batchnorm'"),
     (dict(feed_forward="moe"), "feed_forward='moe'"),
-    (dict(rope_scaling="yarn"), "rope_scaling='yarn'"),
-    (dict(rope_scaling="linear", positional="learned"), "needs positional='rope'"),
-    (dict(rope_scaling="linear", rope_factor=0.0), "rope_factor=0.0"),
-    (dict(rope_scaling="llama3", rope_low_freq_factor=4.0, rope_high_freq_factor=1.0), "rope_low_freq_factor=4.0"),
+    (dict(rope_scaling={"kind": "yarn"}), "rope_scaling='yarn'"),
+    (dict(rope_scaling="linear"), "rope_scaling must be a RopeScaling"),
+    (dict(rope_scaling={"kind": "linear", "beta": 2}), "rope_scaling has an unknown setting"),
+    (dict(rope_scaling=RopeScaling("linear", factor=2.0), positional="learned"), "needs positional='rope'"),
+    (dict(rope_scaling={"kind": "linear", "factor": 0.0}), r"rope_scaling.factor=0.0"),
+    (dict(rope_scaling={"kind": "linear", "factor": "2"}), r"rope_scaling.factor must be a finite number"),
+    (dict(rope_scaling={"kind": "llama3", "low_freq_factor": 4.0, "high_freq_factor": 1.0}),
+     r"rope_scaling.low_freq_factor=4.0"),
 ])
 def test_bad_modern_settings_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -189,7 +193,7 @@ def test_a_llama_config_builds_the_modern_block():
 
 
 @pytest.mark.parametrize("changes", [{}, dict(n_kv_heads=1), dict(n_kv_heads=6, qkv_bias=True),
-                                     dict(rope_scaling="llama3", rope_factor=4.0, rope_original_max_len=16)])
+                                     dict(rope_scaling=RopeScaling("llama3", factor=4.0, original_max_len=16))])
 def test_cached_generation_of_a_llama_model_equals_a_full_forward(changes):
     torch.manual_seed(0)
     lm = CausalLM(replace(LLAMA, **changes)).eval()

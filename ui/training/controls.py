@@ -179,7 +179,7 @@ def get_task_family(name: str) -> str:
 
 def llama_block(task_family: str) -> bool:
     """Whether the settings build a Llama block: chosen, and the task trains a decoder-only model."""
-    return family(task_family).kind == "decoder" and st.session_state.get(BLOCK) == "llama"
+    return family(task_family).decoder_only and st.session_state.get(BLOCK) == "llama"
 
 
 def save_settings() -> None:
@@ -323,7 +323,7 @@ def settings_panel(task: Task) -> None:
                  help="Width of every token vector. Wider models can learn more but train slower.")
     c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
                  help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
-    if family(task.family).kind == "decoder":
+    if family(task.family).decoder_only:
         c3.selectbox("Block", list(BLOCKS), key=BLOCK, format_func=BLOCKS.get,
                      help="GPT-2's block (LayerNorm, a GELU/ReLU MLP, the positions chosen below) or a Llama "
                           "block as in Llama, Qwen and SmolLM: RMSNorm, a SwiGLU feed-forward of width d_ff, "
