@@ -21,7 +21,7 @@ from explorer.lab.block_compare import BLOCKS, block_fields
 from explorer.runs.live import LIVE_THREADS, RunSpec
 from explorer.runs.place import default_place
 from transformer_core import available_devices, divisors
-from transformer_core.config import NORMS, ViTConfig
+from transformer_core.config import NORM_POSITIONS, ViTConfig
 from transformer_core.families import family
 from transformer_core.positional import get as positional_kind
 from transformer_core.positional import kinds as positional_kinds
@@ -56,7 +56,7 @@ URL_PARAMS = (
     UrlParam(HEADS, 4, lo=1, hi=MAX_HEADS, name="heads"),
     UrlParam(D_MODEL, 64, choices=D_MODELS, name="d_model"),
     UrlParam(D_FF, 256, choices=D_FFS, name="d_ff"),
-    UrlParam(NORM, "pre", choices=NORMS, name="norm"),
+    UrlParam(NORM, "pre", choices=NORM_POSITIONS, name="norm"),
     UrlParam(BLOCK, "gpt", choices=tuple(BLOCKS), name="block"),
     UrlParam(KV_HEADS, 2, lo=1, hi=MAX_HEADS, name="kv_heads"),
     UrlParam(POSITIONAL, "sinusoidal", choices=POSITIONALS, name="positional"),
@@ -69,7 +69,7 @@ URL_PARAMS = (
     UrlParam(B_LAYERS, 2, lo=1, hi=8, name="b_layers"),
     UrlParam(B_HEADS, 4, lo=1, hi=MAX_HEADS, name="b_heads"),
     UrlParam(B_POSITIONAL, "none", choices=POSITIONALS, name="b_positional"),
-    UrlParam(B_NORM, "pre", choices=NORMS, name="b_norm"),
+    UrlParam(B_NORM, "pre", choices=NORM_POSITIONS, name="b_norm"),
     *text.URL_PARAMS,
     *interventions.URL_PARAMS,
 )
@@ -338,7 +338,7 @@ def settings_panel(task: Task) -> None:
         c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
                      help="How the model knows token order. With 'none', attention cannot tell positions "
                           "apart, so reversing becomes impossible.")
-        c3.selectbox("Norm placement", NORMS, key=NORM, format_func=lambda n: f"{n}-norm",
+        c3.selectbox("Norm placement", NORM_POSITIONS, key=NORM, format_func=lambda n: f"{n}-norm",
                      help="Pre-norm puts LayerNorm before each sub-layer (trains stably); post-norm after the "
                           "residual add, as in the 2017 paper (may need a lower learning rate).")
     c4.slider("Dropout", 0.0, 0.5, step=0.05, key=DROPOUT,
@@ -376,5 +376,5 @@ def compare_panel(task: Task) -> None:
     elif not family(task.family).reads_images:
         c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
                      help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
-        c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",
+        c4.selectbox("B · norm", NORM_POSITIONS, key=B_NORM, format_func=lambda n: f"{n}-norm",
                      help="Norm placement of configuration B.")
