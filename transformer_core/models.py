@@ -54,9 +54,9 @@ def attn_positions(config: TransformerConfig) -> AttentionPositions | None:
                                config.rope_scaling)
 
 
-def self_attention_blocks(config: TransformerConfig, n: int | None = None) -> nn.ModuleList:
-    """``n`` (default ``n_layers``) self-attention blocks made as ``config`` says."""
-    return nn.ModuleList(SelfAttentionBlock(config.block()) for _ in range(config.n_layers if n is None else n))
+def self_attention_blocks(config: TransformerConfig) -> nn.ModuleList:
+    """The ``n_layers`` self-attention blocks of a one-stack model (or of an encoder), made as ``config`` says."""
+    return nn.ModuleList(SelfAttentionBlock(config.block()) for _ in range(config.n_layers))
 
 
 def refuse_decoder_layers(config: TransformerConfig, model: str) -> None:
@@ -196,6 +196,9 @@ class Seq2SeqTransformer(nn.Module):
 
 class CausalLM(nn.Module):
     """Decoder-only language model (GPT style): causal self-attention blocks and a projection to the vocabulary.
+
+    Padding comes from ``valid``, not from ``pad_id``: the tasks pad after the text, where causal attention cannot
+    look back from a real token, and leave the padding out of their loss by ``pad_id``.
 
     Shape:
         idx ``(B, T)`` ids -> logits ``(B, T, V)``; attention ``"decoder"`` ``(B, H, T, T)``.
