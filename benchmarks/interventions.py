@@ -52,7 +52,7 @@ from transformer_core.pretrained.gpt2 import GPT2LM  # noqa: E402
 from transformer_core.tasks import get_task  # noqa: E402
 
 TARGET_IMPORTANCE_S, TARGET_LENS_S = 2.0, 1.0
-GPT2_SMALL = dict(vocab_size=50257, max_len=1024, d_model=768, n_heads=12, n_layers=12, d_ff=3072, norm="pre",
+GPT2_SMALL = dict(vocab_size=50257, max_len=1024, d_model=768, n_heads=12, n_layers=12, d_ff=3072, norm_position="pre",
                   positional="learned", activation="gelu_tanh", tie_weights=True, embed_scale=False)
 
 

@@ -60,7 +60,7 @@ class ReferenceSeq2Seq(nn.Module):
         with warnings.catch_warnings():  # nn.Transformer warns that pre-norm disables its nested-tensor path
             warnings.simplefilter("ignore", UserWarning)
             self.core = nn.Transformer(c.d_model, c.n_heads, c.n_layers, c.decoder_layers, c.d_ff, c.dropout,
-                                       activation=c.activation, batch_first=True, norm_first=c.norm == "pre")
+                                       activation=c.activation, batch_first=True, norm_first=c.pre_norm)
         self.generator = nn.Linear(c.d_model, c.vocab_size)
         self.pad_id = c.pad_id
 
@@ -80,7 +80,7 @@ class ReferenceEncoder(nn.Module):
         c = config
         self.embed = _Embed(c)
         layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, activation=c.activation,
-                                           batch_first=True, norm_first=c.norm == "pre")
+                                           batch_first=True, norm_first=c.pre_norm)
         self.core = nn.TransformerEncoder(layer, c.n_layers, norm=nn.LayerNorm(c.d_model),
                                           enable_nested_tensor=False)
         self.head = nn.Linear(c.d_model, num_outputs or c.vocab_size, bias=num_outputs is not None)

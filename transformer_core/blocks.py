@@ -1,16 +1,17 @@
-"""Transformer blocks: position-wise feed-forward, the self-attention block and the encoder–decoder's decoder block.
+"""Transformer blocks: the self-attention block and the encoder–decoder's decoder block.
 
 :class:`SelfAttentionBlock` is the block of every stack that attends only to itself: the encoder of the 2017
 Transformer and of BERT, the decoder-only GPT (called with ``is_causal=True``) and the ViT. :class:`DecoderBlock`
-adds cross-attention to an encoder's output, as the 2017 Transformer's decoder does.
+adds cross-attention to an encoder's output, as the 2017 Transformer's decoder does. Both are built from one
+:class:`~transformer_core.config.BlockConfig` (a model makes it with ``config.block()``).
 
-Each block supports both LayerNorm placements:
+Each block supports both norm positions (``BlockConfig.norm_position``):
 
 - ``"post"`` (Vaswani et al. 2017): ``x = norm(x + sublayer(x))``
 - ``"pre"`` (GPT-2, ViT): ``x = x + sublayer(norm(x))`` — trains more stably, needs a final norm in the model.
 
 The arithmetic matches ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` (tested with copied weights).
-The modern (Llama) block is the same pre-norm block with other parts: ``norm_kind="rmsnorm"``,
+The modern (Llama) block is the same pre-norm block with other parts: ``norm_type="rmsnorm"``,
 ``feed_forward="swiglu"``, fewer key/value heads (``n_kv_heads``) and no biases but, for Qwen2, on Q, K and V.
 """
 
@@ -20,65 +21,54 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
+from .config import BlockConfig
 from .feed_forward import FeedForward, activation_function, build_feed_forward
 from .kv_cache import LayerCache
 from .norms import build_norm
 from .positional.base import AttentionPositions
 
-__all__ = ["DecoderBlock", "FeedForward", "SelfAttentionBlock", "activation_function"]
+__all__ = ["BlockConfig", "DecoderBlock", "FeedForward", "SelfAttentionBlock", "activation_function", "block_norm"]
 
 
-def _check_norm(norm: str) -> None:
-    if norm not in ("pre", "post"):
-        raise ValueError(f"norm={norm!r} must be 'pre' or 'post'.")
+def block_attention(config: BlockConfig) -> MultiHeadAttention:
+    """One attention module of a block (self- or cross-attention)."""
+    return MultiHeadAttention(config.d_model, config.n_heads, dropout=config.dropout, bias=config.bias,
+                              n_kv_heads=config.n_kv_heads, qkv_bias=config.qkv_bias)
 
 
-class _Parts:
-    """What every block builds the same way: its attention modules, feed-forward network and norms."""
+def block_feed_forward(config: BlockConfig) -> nn.Module:
+    """The block's position-wise feed-forward network (the MLP or SwiGLU)."""
+    return build_feed_forward(config.feed_forward, config.d_model, config.d_ff, dropout=config.dropout,
+                              activation=config.activation, bias=config.bias)
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float, activation: str, bias: bool,
-                 eps: float, norm_kind: str, feed_forward: str, n_kv_heads: int | None, qkv_bias: bool | None):
-        self.d_model, self.eps, self.bias, self.norm_kind = d_model, eps, bias, norm_kind
-        self.attention = dict(dropout=dropout, bias=bias, n_kv_heads=n_kv_heads, qkv_bias=qkv_bias)
-        self.n_heads = n_heads
-        self.ff = dict(kind=feed_forward, d_model=d_model, d_ff=d_ff, dropout=dropout, activation=activation,
-                       bias=bias)
 
-    def attn(self) -> MultiHeadAttention:
-        return MultiHeadAttention(self.d_model, self.n_heads, **self.attention)
-
-    def feed_forward(self) -> nn.Module:
-        return build_feed_forward(**self.ff)
-
-    def norm(self) -> nn.Module:
-        return build_norm(self.norm_kind, self.d_model, eps=self.eps, bias=self.bias)
+def block_norm(config: BlockConfig) -> nn.Module:
+    """One norm of the block's kind (LayerNorm or RMSNorm); models use it for their final norm too."""
+    return build_norm(config.norm_type, config.d_model, eps=config.layer_norm_eps, bias=config.bias)
 
 
 class SelfAttentionBlock(nn.Module):
     """Self-attention then feed-forward, each wrapped in a residual connection and a norm (LayerNorm or RMSNorm).
 
     An encoder block as it is (every position sees every other), a decoder-only (GPT) block with ``is_causal=True``.
+    Submodules: ``self_attn``, ``ff``, ``norm1`` (before or after attention), ``norm2`` (before or after ``ff``).
 
     Shape:
         ``x`` ``(B, T, C)`` -> ``(B, T, C)``; weights ``(B, H, T, T)`` when ``need_weights``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float = 0.0, norm: str = "pre",
-                 activation: str = "relu", bias: bool = True, eps: float = 1e-5, norm_kind: str = "layernorm",
-                 feed_forward: str = "mlp", n_kv_heads: int | None = None, qkv_bias: bool | None = None) -> None:
+    def __init__(self, config: BlockConfig) -> None:
         super().__init__()
-        _check_norm(norm)
-        parts = _Parts(d_model, n_heads, d_ff, dropout=dropout, activation=activation, bias=bias, eps=eps,
-                       norm_kind=norm_kind, feed_forward=feed_forward, n_kv_heads=n_kv_heads, qkv_bias=qkv_bias)
-        self.norm_first = norm == "pre"
-        self.self_attn = parts.attn()
-        self.ff = parts.feed_forward()
-        self.norm1 = parts.norm()
-        self.norm2 = parts.norm()
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
+        self.norm_first = config.pre_norm
+        self.self_attn = block_attention(config)
+        self.ff = block_feed_forward(config)
+        self.norm1 = block_norm(config)
+        self.norm2 = block_norm(config)
+        self.dropout1 = nn.Dropout(config.dropout)
+        self.dropout2 = nn.Dropout(config.dropout)
 
-    def _sa(self, x, mask, need_weights, is_causal, positions, cache):
+    def _sa(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, is_causal: bool,
+            positions: AttentionPositions | None, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor | None]:
         out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=is_causal,
                                       positions=positions, cache=cache)
         return self.dropout1(out), weights
@@ -106,30 +96,27 @@ class DecoderBlock(nn.Module):
         cross weights ``(B, H, T, S)`` when ``need_weights``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, dropout: float = 0.0, norm: str = "pre",
-                 activation: str = "relu", bias: bool = True, eps: float = 1e-5, norm_kind: str = "layernorm",
-                 feed_forward: str = "mlp", n_kv_heads: int | None = None, qkv_bias: bool | None = None) -> None:
+    def __init__(self, config: BlockConfig) -> None:
         super().__init__()
-        _check_norm(norm)
-        parts = _Parts(d_model, n_heads, d_ff, dropout=dropout, activation=activation, bias=bias, eps=eps,
-                       norm_kind=norm_kind, feed_forward=feed_forward, n_kv_heads=n_kv_heads, qkv_bias=qkv_bias)
-        self.norm_first = norm == "pre"
-        self.self_attn = parts.attn()
-        self.cross_attn = parts.attn()
-        self.ff = parts.feed_forward()
-        self.norm1 = parts.norm()
-        self.norm2 = parts.norm()
-        self.norm3 = parts.norm()
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
+        self.norm_first = config.pre_norm
+        self.self_attn = block_attention(config)
+        self.cross_attn = block_attention(config)
+        self.ff = block_feed_forward(config)
+        self.norm1 = block_norm(config)
+        self.norm2 = block_norm(config)
+        self.norm3 = block_norm(config)
+        self.dropout1 = nn.Dropout(config.dropout)
+        self.dropout2 = nn.Dropout(config.dropout)
+        self.dropout3 = nn.Dropout(config.dropout)
 
-    def _sa(self, x, mask, need_weights, positions):
+    def _sa(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool,
+            positions: AttentionPositions | None) -> tuple[torch.Tensor, torch.Tensor | None]:
         out, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights, is_causal=True,
                                       positions=positions)
         return self.dropout1(out), weights
 
-    def _ca(self, x, memory, mask, need_weights):
+    def _ca(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None,
+            need_weights: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
         out, weights = self.cross_attn(x, memory, memory, mask=mask, need_weights=need_weights)
         return self.dropout2(out), weights
 

@@ -25,7 +25,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 from torch import nn
 
-from .config import TransformerConfig, ViTConfig
+from .config import TransformerConfig, ViTConfig, migrate_old_fields
 from .families import CONFIG_CLASSES, MODEL_CLASSES
 from .models import SequenceRegressor
 from .seeding import seeded
@@ -163,6 +163,10 @@ def _config_from(metadata: dict[str, str]) -> TransformerConfig | ViTConfig:
     if cls is None:
         raise CheckpointError(f"Unknown configuration type {metadata.get('config_class')!r} in the checkpoint.")
     values = _json_field(metadata, "config")
+    try:
+        values = migrate_old_fields(values) if cls is TransformerConfig else values  # files of older versions
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"The checkpoint's configuration is invalid: {exc}") from exc
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:

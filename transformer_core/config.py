@@ -5,16 +5,19 @@ Invalid values raise ``ValueError`` with a message a student can act on, so the 
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 from . import positional
 from .feed_forward import FEED_FORWARDS
 from .norms import NORM_KINDS
+from .positional import RopeScaling
 
-NORMS = ("pre", "post")
+NORM_POSITIONS = ("pre", "post")
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: the tanh approximation GPT-2 uses ("gelu_new")
 
 
@@ -50,10 +53,22 @@ def _flag(name: str, value: object) -> bool:
     return value
 
 
+def _rope_scaling(name: str, value: object) -> RopeScaling:
+    # A dict is what JSON (a checkpoint, a run sent to a trainer process) gives back for the nested value.
+    if isinstance(value, dict):
+        try:
+            return RopeScaling(**value)
+        except TypeError as exc:
+            raise ValueError(f"{name} has an unknown setting: {exc}") from exc
+    if not isinstance(value, RopeScaling):
+        raise ValueError(f"{name} must be a RopeScaling, got {_show(value)}.")
+    return value
+
+
 # The check for each field annotation used below (text fields are checked against their choices instead);
 # a field with a new annotation raises KeyError at once, so it cannot slip through unchecked.
 _TYPE_CHECKS: dict[str, Callable[[str, object], object] | None] = {
-    "int": whole_number, "float": real_number, "bool": _flag, "str": None,
+    "int": whole_number, "float": real_number, "bool": _flag, "str": None, "RopeScaling": _rope_scaling,
 }
 
 
@@ -108,6 +123,46 @@ def _check_dropout(dropout: float) -> None:
 
 
 @dataclass(frozen=True)
+class BlockConfig:
+    """What one transformer block is made of: the part of a model's config that every block reads.
+
+    Models build it from their config (:meth:`TransformerConfig.block`, :meth:`ViTConfig.block`), so a block
+    built alone and a block inside a model read the same fields.
+    """
+
+    d_model: int  # width C of the residual stream
+    n_heads: int  # attention heads H; must divide d_model
+    d_ff: int  # hidden width of the feed-forward network
+    dropout: float = 0.0  # dropout on attention weights and residual branches
+    norm_position: str = "pre"  # "pre": norm before each sub-layer; "post": after the residual add (2017 paper)
+    norm_type: str = "layernorm"  # "layernorm" or "rmsnorm" (Llama)
+    layer_norm_eps: float = 1e-5  # epsilon of every norm
+    activation: str = "relu"  # the MLP's non-linearity: "relu", "gelu" or "gelu_tanh"
+    feed_forward: str = "mlp"  # "mlp" or "swiglu"
+    bias: bool = True  # biases in Linear and LayerNorm layers
+    n_kv_heads: int | None = None  # key/value heads (grouped-query attention); None = n_heads
+    qkv_bias: bool | None = None  # biases on Q, K and V only; None follows `bias`
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+        check_positive(d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff,
+                       layer_norm_eps=self.layer_norm_eps)
+        check_heads(self.d_model, self.n_heads)
+        if self.n_kv_heads is not None:
+            check_kv_heads(self.n_heads, self.n_kv_heads)
+        _check_choice("norm_position", self.norm_position, NORM_POSITIONS)
+        _check_choice("norm_type", self.norm_type, tuple(NORM_KINDS))
+        _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("feed_forward", self.feed_forward, tuple(FEED_FORWARDS))
+        _check_dropout(self.dropout)
+
+    @property
+    def pre_norm(self) -> bool:
+        """Whether each sub-layer reads a normalised copy of the residual stream (``norm_position="pre"``)."""
+        return self.norm_position == "pre"
+
+
+@dataclass(frozen=True)
 class TransformerConfig:
     """Configuration shared by the text models (encoder-decoder, decoder-only, encoder-only)."""
 
@@ -119,7 +174,8 @@ class TransformerConfig:
     n_decoder_layers: int | None = None  # decoder blocks of the encoder-decoder model; None means n_layers
     d_ff: int = 256  # hidden width of the position-wise feed-forward network
     dropout: float = 0.0  # dropout on attention weights and residual branches; 0 keeps small runs deterministic
-    norm: str = "pre"  # "pre": LayerNorm before each sub-layer (stable); "post": after the residual add (2017 paper)
+    norm_position: str = "pre"  # WHERE the norms sit: "pre" before each sub-layer (stable), "post" after the add
+    norm_type: str = "layernorm"  # WHICH norm: "layernorm" or "rmsnorm" (Llama); layer_norm_eps is RMSNorm's too
     positional: str = "sinusoidal"  # a name from positional.kinds(): "sinusoidal", "learned", "rope", "none", ...
     activation: str = "relu"  # feed-forward non-linearity: "relu" (2017 paper), "gelu" or "gelu_tanh" (GPT-2)
     bias: bool = True  # biases in Linear and LayerNorm layers
@@ -128,15 +184,10 @@ class TransformerConfig:
     pos_base: float = 10000.0  # base of the sinusoidal and rotary frequencies
     layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm
     embed_scale: bool = True  # multiply token embeddings by √C (2017 paper); GPT-2 and BERT do not
-    norm_kind: str = "layernorm"  # "layernorm" or "rmsnorm" (Llama); layer_norm_eps is RMSNorm's eps too
     feed_forward: str = "mlp"  # "mlp": activation between two layers; "swiglu": down(silu(gate x) * up x), width d_ff
     n_kv_heads: int | None = None  # key/value heads shared by groups of query heads (GQA); None = n_heads, 1 = MQA
     qkv_bias: bool | None = None  # biases on Q, K and V only; None follows `bias` (Qwen2: True with bias False)
-    rope_scaling: str = "none"  # how RoPE's frequencies are stretched: "none", "linear" or "llama3"
-    rope_factor: float = 1.0  # the scaling's factor: how many times longer the context becomes
-    rope_low_freq_factor: float = 1.0  # llama3: wavelengths above rope_original_max_len / this are fully scaled
-    rope_high_freq_factor: float = 4.0  # llama3: wavelengths below rope_original_max_len / this are kept
-    rope_original_max_len: int = 8192  # llama3: the context length the model was first trained on
+    rope_scaling: RopeScaling = RopeScaling()  # how RoPE's frequencies are stretched (kind "none": not at all)
 
     def __post_init__(self) -> None:
         _check_types(self)
@@ -146,22 +197,28 @@ class TransformerConfig:
         )
         if self.n_decoder_layers is not None:
             check_positive(n_decoder_layers=self.n_decoder_layers)
-        check_heads(self.d_model, self.n_heads)
-        _check_choice("norm", self.norm, NORMS)
         _check_choice("positional", self.positional, positional.kinds())
-        _check_choice("activation", self.activation, ACTIVATIONS)
-        _check_choice("norm_kind", self.norm_kind, tuple(NORM_KINDS))
-        _check_choice("feed_forward", self.feed_forward, tuple(FEED_FORWARDS))
-        if self.n_kv_heads is not None:
-            check_kv_heads(self.n_heads, self.n_kv_heads)
-        self.rope()  # checks the scaling's settings
-        if self.rope_scaling != "none" and self.positional != "rope":
-            raise ValueError(f"rope_scaling={self.rope_scaling!r} stretches rotary positions; it needs "
+        self.block()  # checks heads, norms, activation, feed-forward and dropout
+        if self.rope_scaling.kind != "none" and self.positional != "rope":
+            raise ValueError(f"rope_scaling={self.rope_scaling.kind!r} stretches rotary positions; it needs "
                              f"positional='rope', not {self.positional!r}.")
-        _check_dropout(self.dropout)
         positional.get(self.positional).check_head_dim(self.d_model, self.n_heads)
         if self.pad_id is not None and not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id={self.pad_id} must be a token id below vocab_size={self.vocab_size}.")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TransformerConfig:
+        """The config saved as ``values`` (e.g. ``dataclasses.asdict`` read back from JSON), older names included.
+
+        Configs written before the norm fields were renamed say ``norm`` and ``norm_kind``, and keep RoPE's
+        scaling in five ``rope_*`` fields; they are read as ``norm_position``, ``norm_type`` and one
+        :class:`~transformer_core.positional.RopeScaling`. Unknown settings raise ``ValueError``.
+        """
+        values = migrate_old_fields(values)
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown settings: {', '.join(unknown)}.")
+        return cls(**values)
 
     @property
     def head_dim(self) -> int:
@@ -173,15 +230,66 @@ class TransformerConfig:
         """Key/value heads H_kv of each attention layer (``n_heads`` unless grouped)."""
         return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
 
-    def rope(self) -> positional.RopeScaling:
-        """RoPE's frequency scaling described by the ``rope_*`` fields."""
-        return positional.RopeScaling(self.rope_scaling, self.rope_factor, self.rope_low_freq_factor,
-                                      self.rope_high_freq_factor, self.rope_original_max_len)
+    @property
+    def pre_norm(self) -> bool:
+        """Whether the blocks are pre-norm (and the stack therefore ends with a final norm)."""
+        return self.norm_position == "pre"
+
+    def block(self) -> BlockConfig:
+        """What each of this model's blocks is made of."""
+        return BlockConfig(
+            d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff, dropout=self.dropout,
+            norm_position=self.norm_position, norm_type=self.norm_type, layer_norm_eps=self.layer_norm_eps,
+            activation=self.activation, feed_forward=self.feed_forward, bias=self.bias, n_kv_heads=self.n_kv_heads,
+            qkv_bias=self.qkv_bias,
+        )
 
     @property
     def decoder_layers(self) -> int:
         """Number of decoder blocks in the encoder-decoder model."""
         return self.n_layers if self.n_decoder_layers is None else self.n_decoder_layers
+
+
+# Names TransformerConfig's fields had before: the old name -> the new one.
+RENAMED_FIELDS = {"norm": "norm_position", "norm_kind": "norm_type"}
+# The five loose RoPE-scaling fields of older configs -> RopeScaling's fields.
+_OLD_ROPE_FIELDS = {"rope_factor": "factor", "rope_low_freq_factor": "low_freq_factor",
+                    "rope_high_freq_factor": "high_freq_factor", "rope_original_max_len": "original_max_len"}
+
+
+def _name_old_fields(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` that answers a field's old name with its new one, instead of Python's bare "unexpected keyword"."""
+    @functools.wraps(init)
+    def checked(self: TransformerConfig, *args: Any, **kwargs: Any) -> None:
+        old = [name for name in kwargs if name in RENAMED_FIELDS or name in _OLD_ROPE_FIELDS]
+        if old:
+            new = {**RENAMED_FIELDS, **{k: f"rope_scaling=RopeScaling({v}=...)" for k, v in _OLD_ROPE_FIELDS.items()}}
+            raise TypeError("TransformerConfig's fields were renamed: "
+                            + "; ".join(f"{name} is now {new[name]}" for name in old)
+                            + ". TransformerConfig.from_dict reads configs saved with the old names.")
+        init(self, *args, **kwargs)
+    return checked
+
+
+TransformerConfig.__init__ = _name_old_fields(TransformerConfig.__init__)  # type: ignore[method-assign]
+
+
+def migrate_old_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with the field names of older :class:`TransformerConfig` versions replaced by today's."""
+    out = dict(values)
+    for old, new in RENAMED_FIELDS.items():
+        if old in out:
+            if new in out:
+                raise ValueError(f"both {old!r} (its old name) and {new!r} are set; keep {new!r}.")
+            out[new] = out.pop(old)
+    rope = {new: out.pop(old) for old, new in _OLD_ROPE_FIELDS.items() if old in out}
+    if isinstance(out.get("rope_scaling"), str):  # the old layout: the scaling's kind, its settings beside it
+        rope["kind"] = out.pop("rope_scaling")
+    if rope:
+        if "rope_scaling" in out:
+            raise ValueError("rope_scaling is set both as one value and as the old loose rope_* fields.")
+        out["rope_scaling"] = RopeScaling(**rope)
+    return out
 
 
 @dataclass(frozen=True)
@@ -218,6 +326,12 @@ class ViTConfig:
             )
         check_heads(self.d_model, self.n_heads)
         _check_dropout(self.dropout)
+
+    def block(self) -> BlockConfig:
+        """What each of its blocks is made of: pre-norm LayerNorm, GELU MLP and biases everywhere."""
+        return BlockConfig(d_model=self.d_model, n_heads=self.n_heads, d_ff=self.d_ff, dropout=self.dropout,
+                           norm_position="pre", norm_type="layernorm", layer_norm_eps=self.layer_norm_eps,
+                           activation="gelu", feed_forward="mlp", bias=True)
 
     @property
     def grid_size(self) -> int:

@@ -66,8 +66,8 @@ def _regressor_stack(model: SequenceRegressor, idx: torch.Tensor) -> SelfAttenti
 
 
 def _bert_stack(model: BertEncoder, idx: torch.Tensor) -> SelfAttentionStack:
-    x = model.embed(idx, torch.zeros_like(idx))  # (1, T, C): LayerNorm(token + position + segment 0)
-    return SelfAttentionStack(x, list(model.blocks), None, False, None)
+    x = model.embed(idx, torch.zeros_like(idx))  # (1, T, C): norm(token + position + segment 0)
+    return SelfAttentionStack(x, list(model.blocks), None, False, model.attn_positions)
 
 
 def _one_stack(key: str) -> Callable[[Any], AttentionModules]:
@@ -90,7 +90,7 @@ class ModelFamily:
     short: str  # its name in a narrow table column, e.g. "decoder"
     config_class: type[TransformerConfig] | type[ViTConfig]  # its frozen configuration
     model_class: type[nn.Module]  # built as model_class(config, **kwargs)
-    attention: tuple[str, ...]  # keys of the attention dict it returns with return_attention=True
+    attention: tuple[str, ...]  # keys of the attention dict its forward_with_attention returns
     attention_titles: tuple[str, ...]  # how the app names each of those attention kinds, in the same order
     attention_modules: Callable[[Any], AttentionModules]  # a model's attention modules under those keys
     # The self-attention stack its token ids run through (for taking a trained model apart), or None (images).
@@ -102,6 +102,16 @@ class ModelFamily:
     def reads_images(self) -> bool:
         """Whether its input is a picture (cut into patches) rather than token ids."""
         return self.config_class is ViTConfig
+
+    @property
+    def decoder_only(self) -> bool:
+        """Whether it is one causal stack that predicts the next token (the GPT and Llama layout)."""
+        return self.kind == "decoder"
+
+    @property
+    def cross_attention(self) -> bool:
+        """Whether a decoder reads an encoder's output (the encoder–decoder layout)."""
+        return "cross" in self.attention
 
     @property
     def trainable(self) -> bool:

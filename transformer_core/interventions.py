@@ -11,7 +11,7 @@ A heatmap shows where a head looks, not whether the model needs it. Three classi
   the final norm and the unembedding: what the model would predict if it stopped there.
 
 Heads are named by :data:`HeadRef` ``(stack, layer, head)``: ``stack`` is a key of the attention dict the model
-returns with ``return_attention=True`` ("encoder", "decoder" or "cross"), layer and head count from 0.
+returns from ``forward_with_attention`` ("encoder", "decoder" or "cross"), layer and head count from 0.
 
 Nothing here changes the model: no weights are edited and no PyTorch hooks are registered. The switched-off heads
 live in a context variable that ``MultiHeadAttention.forward`` reads through one small hook

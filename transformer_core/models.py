@@ -1,10 +1,10 @@
 """The text models: encoder-decoder, decoder-only and encoder-only (sequence regression).
 
-All share one convention, for ``forward`` and for the encoder–decoder's ``encode`` and ``decode`` alike: with
-``return_attention=False`` (the default) they return the output alone; with ``True`` they return
-``(output, attention)`` where ``attention`` maps ``"encoder"``, ``"decoder"`` and/or ``"cross"`` to a per-layer
-list of ``(B, H, T, S)`` weight tensors. Nothing is stored on the modules during ``forward``, so one model can
-serve several callers at once.
+All share one convention, for ``forward`` and for the encoder–decoder's ``encode`` and ``decode`` alike: the method
+returns the output alone, and its ``..._with_attention`` twin (``forward_with_attention``, ``encode_with_attention``,
+``decode_with_attention``) returns ``(output, attention)``, where ``attention`` (:data:`Attention`) maps
+``"encoder"``, ``"decoder"`` and/or ``"cross"`` to a per-layer list of ``(B, H, T, S)`` weight tensors. Nothing is
+stored on the modules during ``forward``, so one model can serve several callers at once.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import math
 import torch
 from torch import nn
 
-from .blocks import DecoderBlock, SelfAttentionBlock
+from .blocks import DecoderBlock, SelfAttentionBlock, block_norm
 from .config import TransformerConfig
 from .generation import generate_batch
 from .kv_cache import KVCache
 from .masks import padding_mask, valid_from_tokens
-from .norms import build_norm
 from .positional import AttentionPositions, PositionalEncoding, attention_positions
 
+# Attention weights by kind ("encoder", "decoder", "cross"): one (B, H, T, S) tensor per layer, first layer first.
 Attention = dict[str, list[torch.Tensor]]
 
 
@@ -48,23 +48,27 @@ class TextEmbedding(nn.Module):
         return self.dropout(self.positions(self.tokens(tokens) * self.scale, offset))
 
 
-def _attn_positions(config: TransformerConfig) -> AttentionPositions | None:
-    # RoPE, ALiBi and other encodings that act inside self-attention; None for those that act on the embeddings.
+def attn_positions(config: TransformerConfig) -> AttentionPositions | None:
+    """RoPE, ALiBi and other encodings that act inside self-attention; None for those that act on the embeddings."""
     return attention_positions(config.positional, config.head_dim, config.n_heads, config.max_len, config.pos_base,
-                               config.rope())
+                               config.rope_scaling)
 
 
-def _block_kwargs(config: TransformerConfig) -> dict:
-    return dict(dropout=config.dropout, norm=config.norm, activation=config.activation, bias=config.bias,
-                eps=config.layer_norm_eps, norm_kind=config.norm_kind, feed_forward=config.feed_forward,
-                n_kv_heads=config.n_kv_heads, qkv_bias=config.qkv_bias)
+def self_attention_blocks(config: TransformerConfig) -> nn.ModuleList:
+    """The ``n_layers`` self-attention blocks of a one-stack model (or of an encoder), made as ``config`` says."""
+    return nn.ModuleList(SelfAttentionBlock(config.block()) for _ in range(config.n_layers))
 
 
-def _final_norm(config: TransformerConfig) -> nn.Module:
-    # Pre-norm leaves the residual stream un-normalised, so the stack ends with one more norm.
-    if config.norm == "pre":
-        return build_norm(config.norm_kind, config.d_model, eps=config.layer_norm_eps, bias=config.bias)
-    return nn.Identity()
+def refuse_decoder_layers(config: TransformerConfig, model: str) -> None:
+    """Raise ValueError when ``config`` sets ``n_decoder_layers`` for a model with one stack (it has no decoder)."""
+    if config.n_decoder_layers is not None:
+        raise ValueError(f"n_decoder_layers={config.n_decoder_layers}: the {model} has one stack of n_layers "
+                         "blocks and no separate decoder; leave it unset.")
+
+
+def final_norm(config: TransformerConfig) -> nn.Module:
+    """The norm after the last block: pre-norm leaves the residual stream un-normalised, post-norm does not."""
+    return block_norm(config.block()) if config.pre_norm else nn.Identity()
 
 
 def _key_mask(valid: torch.Tensor | None) -> torch.Tensor | None:
@@ -86,59 +90,81 @@ class Seq2SeqTransformer(nn.Module):
         self.tgt_embed = TextEmbedding(config)
         if config.tie_weights:
             self.tgt_embed.tokens = self.src_embed.tokens
-        kw = _block_kwargs(config)
-        c = config
-        self.encoder = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
-        self.decoder = nn.ModuleList(
-            DecoderBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.decoder_layers)
-        )
-        self.encoder_norm = _final_norm(config)
-        self.decoder_norm = _final_norm(config)
-        self.attn_positions = _attn_positions(config)
-        self.generator = nn.Linear(c.d_model, c.vocab_size, bias=not c.tie_weights)
+        self.encoder = self_attention_blocks(config)
+        self.decoder = nn.ModuleList(DecoderBlock(config.block()) for _ in range(config.decoder_layers))
+        self.encoder_norm = final_norm(config)
+        self.decoder_norm = final_norm(config)
+        self.attn_positions = attn_positions(config)
+        self.generator = nn.Linear(config.d_model, config.vocab_size, bias=not config.tie_weights)
         if config.tie_weights:
             self.generator.weight = self.src_embed.tokens.weight
 
     def _valid(self, tokens: torch.Tensor, valid: torch.Tensor | None) -> torch.Tensor | None:
+        """``valid`` as given, else read from the tokens' ``pad_id`` (None: no padding)."""
         return valid if valid is not None else valid_from_tokens(tokens, self.config.pad_id)
 
-    def encode(self, src: torch.Tensor, *, src_valid: torch.Tensor | None = None,
-               return_attention: bool = False):
-        """Run the encoder: ``(B, S)`` ids -> memory ``(B, S, C)`` (and ``{"encoder": weights}`` if asked)."""
+    def _encode(self, src: torch.Tensor, src_valid: torch.Tensor | None,
+                need_weights: bool) -> tuple[torch.Tensor, Attention]:
         mask = _key_mask(self._valid(src, src_valid))
-        x, weights = self.src_embed(src), []
+        x, weights = self.src_embed(src), []  # (B, S, C)
         for block in self.encoder:
-            x, w = block(x, mask=mask, need_weights=return_attention, positions=self.attn_positions)
+            x, w = block(x, mask=mask, need_weights=need_weights, positions=self.attn_positions)
             weights.append(w)
-        x = self.encoder_norm(x)
-        return (x, {"encoder": weights}) if return_attention else x
+        return self.encoder_norm(x), {"encoder": weights}
 
-    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *, src_valid: torch.Tensor | None = None,
-               tgt_valid: torch.Tensor | None = None, src: torch.Tensor | None = None,
-               return_attention: bool = False):
-        """Run the decoder over ``tgt`` ``(B, T)`` attending to ``memory`` ``(B, S, C)``: logits ``(B, T, V)`` (and
-        ``{"decoder": ..., "cross": ...}`` weights if asked)."""
+    def encode(self, src: torch.Tensor, *, src_valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Run the encoder: ``(B, S)`` ids -> memory ``(B, S, C)``."""
+        return self._encode(src, src_valid, need_weights=False)[0]
+
+    def encode_with_attention(self, src: torch.Tensor, *,
+                              src_valid: torch.Tensor | None = None) -> tuple[torch.Tensor, Attention]:
+        """:meth:`encode`, and the encoder's attention weights ``{"encoder": [(B, H, S, S), ...]}``."""
+        return self._encode(src, src_valid, need_weights=True)
+
+    def _decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_valid: torch.Tensor | None,
+                tgt_valid: torch.Tensor | None, src: torch.Tensor | None,
+                need_weights: bool) -> tuple[torch.Tensor, Attention]:
         if src_valid is None and src is not None:
             src_valid = self._valid(src, None)
         memory_mask = _key_mask(src_valid)
         self_mask = _key_mask(self._valid(tgt, tgt_valid))
-        x, self_ws, cross_ws = self.tgt_embed(tgt), [], []
+        x, self_ws, cross_ws = self.tgt_embed(tgt), [], []  # (B, T, C)
         for block in self.decoder:
             x, sw, cw = block(x, memory, self_mask=self_mask, memory_mask=memory_mask,
-                              need_weights=return_attention, positions=self.attn_positions)
+                              need_weights=need_weights, positions=self.attn_positions)
             self_ws.append(sw)
             cross_ws.append(cw)
         logits = self.generator(self.decoder_norm(x))  # (B, T, V)
-        return (logits, {"decoder": self_ws, "cross": cross_ws}) if return_attention else logits
+        return logits, {"decoder": self_ws, "cross": cross_ws}
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *, src_valid: torch.Tensor | None = None,
+               tgt_valid: torch.Tensor | None = None, src: torch.Tensor | None = None) -> torch.Tensor:
+        """Run the decoder over ``tgt`` ``(B, T)`` attending to ``memory`` ``(B, S, C)``: logits ``(B, T, V)``.
+
+        The source's padding is ``src_valid`` ``(B, S)``, or read from ``src``'s ``pad_id`` tokens when given.
+        """
+        return self._decode(tgt, memory, src_valid, tgt_valid, src, need_weights=False)[0]
+
+    def decode_with_attention(self, tgt: torch.Tensor, memory: torch.Tensor, *,
+                              src_valid: torch.Tensor | None = None, tgt_valid: torch.Tensor | None = None,
+                              src: torch.Tensor | None = None) -> tuple[torch.Tensor, Attention]:
+        """:meth:`decode`, and its attention weights ``{"decoder": [(B, H, T, T), ...], "cross": [(B, H, T, S),
+        ...]}``."""
+        return self._decode(tgt, memory, src_valid, tgt_valid, src, need_weights=True)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, *, src_valid: torch.Tensor | None = None,
-                tgt_valid: torch.Tensor | None = None, return_attention: bool = False):
+                tgt_valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``(B, T, V)`` for target ``tgt`` ``(B, T)`` given source ``src`` ``(B, S)`` (teacher forcing)."""
         src_valid = self._valid(src, src_valid)
-        if not return_attention:
-            memory = self.encode(src, src_valid=src_valid)
-            return self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid)
-        memory, encoder = self.encode(src, src_valid=src_valid, return_attention=True)
-        logits, decoder = self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid, return_attention=True)
+        memory = self.encode(src, src_valid=src_valid)
+        return self.decode(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid)
+
+    def forward_with_attention(self, src: torch.Tensor, tgt: torch.Tensor, *, src_valid: torch.Tensor | None = None,
+                               tgt_valid: torch.Tensor | None = None) -> tuple[torch.Tensor, Attention]:
+        """:meth:`forward`, and every attention weight: ``"encoder"``, ``"decoder"`` and ``"cross"``."""
+        src_valid = self._valid(src, src_valid)
+        memory, encoder = self.encode_with_attention(src, src_valid=src_valid)
+        logits, decoder = self.decode_with_attention(tgt, memory, src_valid=src_valid, tgt_valid=tgt_valid)
         return logits, {**encoder, **decoder}
 
     @torch.no_grad()
@@ -171,20 +197,22 @@ class Seq2SeqTransformer(nn.Module):
 class CausalLM(nn.Module):
     """Decoder-only language model (GPT style): causal self-attention blocks and a projection to the vocabulary.
 
+    Padding comes from ``valid``, not from ``pad_id``: the tasks pad after the text, where causal attention cannot
+    look back from a real token, and leave the padding out of their loss by ``pad_id``.
+
     Shape:
         idx ``(B, T)`` ids -> logits ``(B, T, V)``; attention ``"decoder"`` ``(B, H, T, T)``.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
+        refuse_decoder_layers(config, "decoder-only model")
         self.config = config
-        c = config
         self.embed = TextEmbedding(config)
-        kw = _block_kwargs(config)
-        self.blocks = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
-        self.final_norm = _final_norm(config)
-        self.attn_positions = _attn_positions(config)
-        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        self.blocks = self_attention_blocks(config)
+        self.final_norm = final_norm(config)
+        self.attn_positions = attn_positions(config)
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         if config.tie_weights:
             self.lm_head.weight = self.embed.tokens.weight
 
@@ -208,12 +236,17 @@ class CausalLM(nn.Module):
             weights.append(w)
         return self.final_norm(x), weights
 
-    def forward(self, idx: torch.Tensor, *, valid: torch.Tensor | None = None, return_attention: bool = False,
-                cache: KVCache | None = None):
-        """Logits ``(B, T, V)`` (and ``{"decoder": weights}`` with ``return_attention``); see :meth:`features`."""
-        x, weights = self.features(idx, valid=valid, need_weights=return_attention, cache=cache)
-        logits = self.lm_head(x)  # (B, T, V)
-        return (logits, {"decoder": weights}) if return_attention else logits
+    def forward(self, idx: torch.Tensor, *, valid: torch.Tensor | None = None,
+                cache: KVCache | None = None) -> torch.Tensor:
+        """Next-token logits ``(B, T, V)`` for token ids ``idx`` ``(B, T)``; see :meth:`features` for the rest."""
+        x, _ = self.features(idx, valid=valid, cache=cache)
+        return self.lm_head(x)  # (B, T, V)
+
+    def forward_with_attention(self, idx: torch.Tensor, *, valid: torch.Tensor | None = None,
+                               cache: KVCache | None = None) -> tuple[torch.Tensor, Attention]:
+        """:meth:`forward`, and each block's weights ``{"decoder": [(B, H, T, S), ...]}``."""
+        x, weights = self.features(idx, valid=valid, need_weights=True, cache=cache)
+        return self.lm_head(x), {"decoder": weights}
 
     def generate(self, idx: torch.Tensor, max_new_tokens: int, *, temperature: float = 1.0,
                  top_k: int | None = None, generator: torch.Generator | None = None,
@@ -246,18 +279,21 @@ class SequenceRegressor(nn.Module):
             raise ValueError(f"pool={pool!r} must be 'mean' or 'cls'.")
         if num_outputs <= 0:
             raise ValueError(f"num_outputs={num_outputs} must be positive.")
+        refuse_decoder_layers(config, "encoder-only model")
+        if config.tie_weights:
+            raise ValueError("tie_weights=True: the regressor predicts numbers, not tokens, so it has no output "
+                             "projection to share with the token embedding.")
         self.config = config
         self.pool = pool
-        c = config
         self.embed = TextEmbedding(config)
-        self.cls_token = nn.Parameter(torch.randn(1, 1, c.d_model) * 0.02) if pool == "cls" else None
-        kw = _block_kwargs(config)
-        self.blocks = nn.ModuleList(SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, **kw) for _ in range(c.n_layers))
-        self.final_norm = _final_norm(config)
-        self.attn_positions = _attn_positions(config)
-        self.head = nn.Linear(c.d_model, num_outputs)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, config.d_model) * 0.02) if pool == "cls" else None
+        self.blocks = self_attention_blocks(config)
+        self.final_norm = final_norm(config)
+        self.attn_positions = attn_positions(config)
+        self.head = nn.Linear(config.d_model, num_outputs)
 
-    def _inputs(self, tokens: torch.Tensor, valid: torch.Tensor | None):
+    def _inputs(self, tokens: torch.Tensor, valid: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first block's input ``(B, S', C)`` (CLS first when pooling by it) and which positions are real."""
         if valid is None:
             valid = valid_from_tokens(tokens, self.config.pad_id)
         if valid is None:
@@ -268,11 +304,12 @@ class SequenceRegressor(nn.Module):
             valid = torch.cat([valid.new_ones(valid.size(0), 1), valid], dim=1)
         return self.embed.dropout(self.embed.positions(x)), valid
 
-    def forward(self, tokens: torch.Tensor, *, valid: torch.Tensor | None = None, return_attention: bool = False):
+    def _run(self, tokens: torch.Tensor, valid: torch.Tensor | None,
+             need_weights: bool) -> tuple[torch.Tensor, Attention]:
         x, valid = self._inputs(tokens, valid)
         mask, weights = padding_mask(valid), []
         for block in self.blocks:
-            x, w = block(x, mask=mask, need_weights=return_attention, positions=self.attn_positions)
+            x, w = block(x, mask=mask, need_weights=need_weights, positions=self.attn_positions)
             weights.append(w)
         x = self.final_norm(x)
         if self.pool == "cls":
@@ -280,5 +317,14 @@ class SequenceRegressor(nn.Module):
         else:
             v = valid[..., None].to(x.dtype)  # (B, S, 1)
             pooled = (x * v).sum(dim=1) / v.sum(dim=1).clamp(min=1.0)  # (B, C)
-        out = self.head(pooled)
-        return (out, {"encoder": weights}) if return_attention else out
+        return self.head(pooled), {"encoder": weights}  # (B, num_outputs)
+
+    def forward(self, tokens: torch.Tensor, *, valid: torch.Tensor | None = None) -> torch.Tensor:
+        """Predictions ``(B, num_outputs)`` for token ids ``(B, S)``; ``valid`` ``(B, S)`` marks real tokens (else
+        they are read from ``pad_id``)."""
+        return self._run(tokens, valid, need_weights=False)[0]
+
+    def forward_with_attention(self, tokens: torch.Tensor, *,
+                               valid: torch.Tensor | None = None) -> tuple[torch.Tensor, Attention]:
+        """:meth:`forward`, and each block's weights ``{"encoder": [(B, H, S', S'), ...]}``."""
+        return self._run(tokens, valid, need_weights=True)

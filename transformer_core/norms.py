@@ -64,5 +64,5 @@ NORM_KINDS: dict[str, NormKind] = {
 def build_norm(kind: str, width: int, *, eps: float = 1e-5, bias: bool = True) -> nn.Module:
     """The normalisation ``kind`` over ``width`` features (RMSNorm has no bias whatever ``bias`` says)."""
     if kind not in NORM_KINDS:
-        raise ValueError(f"norm_kind={kind!r} is not one of {', '.join(repr(k) for k in NORM_KINDS)}.")
+        raise ValueError(f"norm_type={kind!r} is not one of {', '.join(repr(k) for k in NORM_KINDS)}.")
     return NORM_KINDS[kind].build(width, eps, bias)

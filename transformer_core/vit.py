@@ -14,6 +14,9 @@ from torch import nn
 from .blocks import SelfAttentionBlock
 from .config import ViTConfig
 
+# Attention weights by kind: here only "encoder", one (B, H, N+1, N+1) tensor per layer, first layer first.
+Attention = dict[str, list[torch.Tensor]]
+
 
 def _check_divisible(h: int, w: int, p: int) -> None:
     if p <= 0 or h % p != 0 or w % p != 0:
@@ -92,11 +95,7 @@ class VisionTransformer(nn.Module):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, c.d_model))
         self.pos_embed = nn.Parameter(torch.randn(1, c.num_patches + 1, c.d_model) * 0.02)
         self.dropout = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            SelfAttentionBlock(c.d_model, c.n_heads, c.d_ff, dropout=c.dropout, norm="pre", activation="gelu",
-                               bias=True, eps=c.layer_norm_eps)
-            for _ in range(c.n_layers)
-        )
+        self.blocks = nn.ModuleList(SelfAttentionBlock(c.block()) for _ in range(c.n_layers))
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
         self.head = nn.Linear(c.d_model, c.num_classes)
 
@@ -111,13 +110,20 @@ class VisionTransformer(nn.Module):
         x = torch.cat([self.cls_token.expand(x.size(0), -1, -1), x], dim=1)  # (B, N+1, C)
         return self.dropout(x + self.pos_embed)
 
-    def forward(self, images: torch.Tensor, *, return_attention: bool = False):
+    def _run(self, images: torch.Tensor, need_weights: bool) -> tuple[torch.Tensor, Attention]:
         x, weights = self.tokens(images), []
         for block in self.blocks:
-            x, w = block(x, need_weights=return_attention)
+            x, w = block(x, need_weights=need_weights)
             weights.append(w)
-        logits = self.head(self.norm(x)[:, 0])  # read out the CLS token
-        return (logits, {"encoder": weights}) if return_attention else logits
+        return self.head(self.norm(x)[:, 0]), {"encoder": weights}  # read out the CLS token: (B, num_classes)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Class logits ``(B, num_classes)`` for images ``(B, C, H, W)``."""
+        return self._run(images, need_weights=False)[0]
+
+    def forward_with_attention(self, images: torch.Tensor) -> tuple[torch.Tensor, Attention]:
+        """:meth:`forward`, and each block's weights ``{"encoder": [(B, H, N+1, N+1), ...]}``."""
+        return self._run(images, need_weights=True)
 
 
 def attention_rollout(attentions: list[torch.Tensor], head_fusion: str = "mean",

@@ -96,5 +96,5 @@ def block_fields(block: str, n_kv_heads: int) -> dict[str, object]:
         raise ValueError(f"block={block!r} is not one of {', '.join(BLOCKS)}.")
     if block == "gpt":
         return {}
-    return dict(norm="pre", norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
+    return dict(norm_position="pre", norm_type="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
                 embed_scale=False, n_kv_heads=n_kv_heads)

@@ -61,7 +61,7 @@ class BuilderSettings:
             return ViTConfig(image_size=self.image_size, patch_size=self.patch_size, num_classes=self.num_classes,
                              d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff)
         return TransformerConfig(vocab_size=self.vocab_size, max_len=self.seq_len, d_model=self.d_model,
-                                 n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff, norm=self.norm,
+                                 n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff, norm_position=self.norm,
                                  positional=self.positional)
 
 
@@ -85,7 +85,7 @@ def _preset_fields(name: str, batch_size: int) -> dict[str, Any]:
     if isinstance(c, ViTConfig):
         return fields | dict(norm="pre", positional="learned", image_size=c.image_size, patch_size=c.patch_size,
                              num_classes=c.num_classes)
-    return fields | dict(norm=c.norm, positional=c.positional, vocab_size=c.vocab_size, seq_len=c.max_len)
+    return fields | dict(norm=c.norm_position, positional=c.positional, vocab_size=c.vocab_size, seq_len=c.max_len)
 
 
 def build(settings: BuilderSettings, device: torch.device | str = "meta") -> nn.Module:

@@ -117,7 +117,7 @@ def _walk(model: VisionTransformer, image: torch.Tensor,
     patches = patchify(pixels, config.patch_size)  # (1, N, C*p*p)
     images = preprocess(pixels) if preprocess is not None else pixels
     patch_tokens = model.patch_embed(images)  # (1, N, C)
-    logits, attention = model(images, return_attention=True)
+    logits, attention = model.forward_with_attention(images)
     layers = [w[0].detach().float().cpu() for w in attention["encoder"]]  # per layer (H, N+1, N+1)
     rollout = attention_rollout([w.unsqueeze(0) for w in layers])[0]  # (N+1, N+1)
     cls = model.cls_token[0, 0].detach().float().cpu()  # (C,)

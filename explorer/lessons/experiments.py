@@ -47,7 +47,7 @@ def causal_attention(ids: Sequence[int], *, vocab_size: int = 1024, d_model: int
                                n_layers=1, d_ff=2 * d_model)
     with seeded(seed):
         model = CausalLM(config).eval()
-    _, attention = model(torch.tensor([list(ids)]), return_attention=True)
+    _, attention = model.forward_with_attention(torch.tensor([list(ids)]))
     return attention["decoder"][0][0].numpy()  # (1, H, T, T) -> (H, T, T)
 
 

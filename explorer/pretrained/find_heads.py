@@ -62,7 +62,7 @@ def head_scores(pre: Pretrained, *, length: int = 20, seed: int = 0) -> HeadScor
     if pre.tokenizer is None:
         raise ValueError(f"{pre.name} is a picture model; its heads read no text.")
     ids, offset = repeated_sequence(pre, length, seed)
-    _, attention = pre.model(torch.tensor([ids]), return_attention=True)
+    _, attention = pre.model.forward_with_attention(torch.tensor([ids]))
     weights = as_array([w[0] for w in next(iter(attention.values()))])  # (L, H, T, T)
     t = len(ids)
     first = np.zeros((t, t), dtype=bool)

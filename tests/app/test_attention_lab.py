@@ -271,7 +271,7 @@ def test_trained_model_is_taken_apart() -> None:
 @pytest.mark.parametrize("norm", ["pre", "post"])
 def test_trained_model_norm_placement_comes_from_its_config(norm: str) -> None:
     at = app_at(None)
-    at.session_state[state.TRAINED] = {"seq2seq": _reverse_entry(norm=norm)}
+    at.session_state[state.TRAINED] = {"seq2seq": _reverse_entry(norm_position=norm)}
     at.session_state["attn.source"] = "seq2seq"
     at.session_state["attn.text"] = "31415"
     at.switch_page(PAGE).run()
@@ -284,7 +284,7 @@ def test_trained_model_norm_placement_comes_from_its_config(norm: str) -> None:
 def test_random_model_norm_flags_come_from_its_config() -> None:
     run = lab_controls.run_random("a b c", "sentence", 16, 2, 1, "none", 0)
     config = TransformerConfig(vocab_size=2, d_model=16, n_heads=2)  # the lab's model uses the defaults
-    assert run.norm_first == (config.norm == "pre") and run.rotary == (config.positional == "rope")
+    assert run.norm_first == (config.norm_position == "pre") and run.rotary == (config.positional == "rope")
     assert lab_controls.run_random("", "sentence", 16, 2, 1, "none", 0).norm_first == run.norm_first
 
 

@@ -15,9 +15,9 @@ LLAMA = {"task": "induction", "d_model": "16", "heads": "4", "layers": "1", "d_f
 def test_a_link_builds_a_llama_block_with_its_kv_heads_and_it_trains():
     at = live_at(**LLAMA)
     config = run_of(at).specs[0].model_config
-    assert (config.norm_kind, config.feed_forward, config.positional, config.n_kv_heads) == (
+    assert (config.norm_type, config.feed_forward, config.positional, config.n_kv_heads) == (
         "rmsnorm", "swiglu", "rope", 2)
-    assert not config.bias and config.norm == "pre"
+    assert not config.bias and config.norm_position == "pre"
     assert at.selectbox(key=tc.KV_HEADS).value == 2 and at.selectbox(key=tc.KV_HEADS).options == ["1", "2", "4"]
     assert not [s for s in at.selectbox if s.key == tc.POSITIONAL]  # the Llama block brings its own positions
     assert heatmap_maps(at) == 1 * 4  # every query head has its own map
@@ -46,7 +46,7 @@ def test_kv_heads_that_do_not_divide_the_heads_are_settled_with_a_notice():
 def test_tasks_that_are_not_decoder_only_offer_no_block_choice():
     at = live_at(block="llama")  # the reverse task trains an encoder-decoder model
     assert not [s for s in at.selectbox if s.key in (tc.BLOCK, tc.KV_HEADS)]
-    assert getattr(run_of(at).specs[0].model_config, "norm_kind", "layernorm") == "layernorm"
+    assert getattr(run_of(at).specs[0].model_config, "norm_type", "layernorm") == "layernorm"
 
 
 def test_a_trained_llama_block_shows_its_kv_groups_in_the_attention_lab():

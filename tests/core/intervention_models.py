@@ -31,44 +31,49 @@ def _tokens(b: int, t: int, seed: int, low: int = 1) -> torch.Tensor:
 def _seq2seq():
     src, tgt = _tokens(3, 6, 1), _tokens(3, 5, 2)
     src[0, 4:] = 0  # padding: the encoder and the cross-attention hide it
-    return Seq2SeqTransformer(_config(pad_id=0)), lambda m, **kw: m(src, tgt, **kw)
+    return Seq2SeqTransformer(_config(pad_id=0)), _runner(lambda f: f(src, tgt))
 
 
 def _causal_lm():
     idx = _tokens(2, 7, 3, low=0)
-    return CausalLM(_config(positional="rope")), lambda m, **kw: m(idx, **kw)
+    return CausalLM(_config(positional="rope")), _runner(lambda f: f(idx))
 
 
 def _regressor():
     tokens = _tokens(3, 6, 4)
     tokens[1, 3:] = 0
-    model = SequenceRegressor(_config(pad_id=0, norm="post", positional="alibi"), num_outputs=2, pool="cls")
-    return model, lambda m, **kw: m(tokens, **kw)
+    model = SequenceRegressor(_config(pad_id=0, norm_position="post", positional="alibi"), num_outputs=2, pool="cls")
+    return model, _runner(lambda f: f(tokens))
 
 
 def _vit():
     images = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(5))
     config = ViTConfig(image_size=16, patch_size=4, num_classes=5, d_model=16, n_heads=4, n_layers=2, d_ff=32)
-    return VisionTransformer(config), lambda m, **kw: m(images, **kw)
+    return VisionTransformer(config), _runner(lambda f: f(images))
 
 
 def _bert():
     tokens = _tokens(2, 6, 6)
     valid = torch.ones(2, 6, dtype=torch.bool)
     valid[1, 4:] = False
-    config = _config(norm="post", positional="learned", activation="gelu", embed_scale=False)
-    return BertEncoder(config), lambda m, **kw: m(tokens, valid=valid, **kw)
+    config = _config(norm_position="post", positional="learned", activation="gelu", embed_scale=False, tie_weights=True)
+    return BertEncoder(config), _runner(lambda f: f(tokens, valid=valid))
 
 
 def _gpt2():
     idx = _tokens(2, 7, 7, low=0)
     config = _config(positional="learned", activation="gelu_tanh", tie_weights=True, embed_scale=False)
-    return GPT2LM(config), lambda m, **kw: m(idx, **kw)
+    return GPT2LM(config), _runner(lambda f: f(idx))
 
 
 _BUILDERS = {"seq2seq": _seq2seq, "causal_lm": _causal_lm, "regressor": _regressor, "vit": _vit, "bert": _bert,
              "gpt2": _gpt2}
 MODELS = tuple(_BUILDERS)
+
+
+def _runner(call):
+    """``run(model)``: the model's output; ``run(model, with_attention=True)``: its ``forward_with_attention``."""
+    return lambda m, with_attention=False: call(m.forward_with_attention if with_attention else m)
 
 
 def build(name: str) -> tuple[nn.Module, Run]:

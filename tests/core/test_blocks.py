@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from transformer_core import (
+    BlockConfig,
     DecoderBlock,
     FeedForward,
     MultiHeadAttention,
@@ -17,6 +18,10 @@ from transformer_core import (
 )
 
 B, T, S, C, H, FF = 3, 6, 5, 16, 4, 32
+
+
+def _block(**changes) -> BlockConfig:
+    return BlockConfig(**{"d_model": C, "n_heads": H, "d_ff": FF, **changes})
 
 
 def _copy_attention(ours: MultiHeadAttention, ref: nn.MultiheadAttention) -> None:
@@ -59,7 +64,7 @@ def _check_same(out: torch.Tensor, ref_out: torch.Tensor, x: torch.Tensor) -> No
 @pytest.mark.parametrize("causal", [False, True])
 def test_encoder_block_matches_nn_encoder_layer(norm_first, activation, causal):
     torch.manual_seed(0)
-    ours = SelfAttentionBlock(C, H, FF, norm="pre" if norm_first else "post", activation=activation)
+    ours = SelfAttentionBlock(_block(norm_position="pre" if norm_first else "post", activation=activation))
     _randomize_norms(ours)
     ref = nn.TransformerEncoderLayer(C, H, FF, dropout=0.0, activation=activation, batch_first=True,
                                      norm_first=norm_first)
@@ -81,7 +86,7 @@ def test_encoder_block_matches_nn_encoder_layer(norm_first, activation, causal):
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_decoder_block_matches_nn_decoder_layer(norm_first, activation):
     torch.manual_seed(0)
-    ours = DecoderBlock(C, H, FF, norm="pre" if norm_first else "post", activation=activation)
+    ours = DecoderBlock(_block(norm_position="pre" if norm_first else "post", activation=activation))
     _randomize_norms(ours)
     ref = nn.TransformerDecoderLayer(C, H, FF, dropout=0.0, activation=activation, batch_first=True,
                                      norm_first=norm_first)
@@ -113,7 +118,7 @@ def test_feed_forward_is_two_linears_around_the_activation():
 
 
 def test_blocks_without_bias_have_no_bias_parameters():
-    block = DecoderBlock(C, H, FF, bias=False)
+    block = DecoderBlock(_block(bias=False))
     assert not any(name.endswith("bias") for name, _ in block.named_parameters())
     out, _, _ = block(torch.randn(B, T, C), torch.randn(B, S, C))
     assert out.shape == (B, T, C)
@@ -122,7 +127,9 @@ def test_blocks_without_bias_have_no_bias_parameters():
 def test_invalid_block_arguments():
     with pytest.raises(ValueError, match="activation='swish'"):
         FeedForward(C, FF, activation="swish")
-    with pytest.raises(ValueError, match="norm='sandwich'"):
-        SelfAttentionBlock(C, H, FF, norm="sandwich")
+    with pytest.raises(ValueError, match="norm_position='sandwich'"):
+        _block(norm_position="sandwich")
+    with pytest.raises(ValueError, match="norm_type='batchnorm'"):
+        _block(norm_type="batchnorm")
     with pytest.raises(ValueError, match="not divisible"):
         MultiHeadAttention(C, 5)

@@ -24,6 +24,7 @@ from transformer_core.checkpoint import (
 )
 from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from transformer_core.positional import RopeScaling
 from transformer_core.vit import VisionTransformer
 
 SMALL = TransformerConfig(vocab_size=11, max_len=10, d_model=16, n_heads=2, n_layers=1, d_ff=32, pad_id=0)
@@ -45,9 +46,9 @@ def _same_state(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 @pytest.mark.parametrize("model", [
     Seq2SeqTransformer(SMALL),
     CausalLM(dataclasses.replace(SMALL, tie_weights=True, pad_id=None)),
-    CausalLM(dataclasses.replace(SMALL, pad_id=None, tie_weights=True, norm_kind="rmsnorm", feed_forward="swiglu",
-                                 positional="rope", n_kv_heads=1, bias=False, qkv_bias=True, rope_scaling="linear",
-                                 rope_factor=2.0)),
+    CausalLM(dataclasses.replace(SMALL, pad_id=None, tie_weights=True, norm_type="rmsnorm", feed_forward="swiglu",
+                                 positional="rope", n_kv_heads=1, bias=False, qkv_bias=True,
+                                 rope_scaling=RopeScaling("linear", factor=2.0))),
     SequenceRegressor(SMALL, num_outputs=2, pool="cls"),
     VisionTransformer(ViTConfig(image_size=16, patch_size=8, num_classes=3, d_model=16, n_heads=2, n_layers=1,
                                 d_ff=32)),
@@ -252,3 +253,44 @@ def test_the_quick_check_counts_the_decoder_blocks_of_an_encoder_decoder(monkeyp
     with pytest.raises(CheckpointError, match=f"describes {2 * layers:,} blocks"):
         load_checkpoint(forged)
     assert built == []  # refused before even the shapes were built
+
+
+# A configuration as checkpoints saved it before the norm fields were renamed and RoPE's scaling became one value.
+_OLD_LAYOUT = {
+    "vocab_size": 20, "max_len": 16, "d_model": 16, "n_heads": 4, "n_layers": 2, "n_decoder_layers": None,
+    "d_ff": 32, "dropout": 0.0, "norm": "post", "positional": "rope", "activation": "relu", "bias": False,
+    "pad_id": None, "tie_weights": True, "pos_base": 10000.0, "layer_norm_eps": 1e-5, "embed_scale": False,
+    "norm_kind": "rmsnorm", "feed_forward": "swiglu", "n_kv_heads": 2, "qkv_bias": True,
+    "rope_scaling": "llama3", "rope_factor": 8.0, "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0,
+    "rope_original_max_len": 8,
+}
+
+
+def test_a_checkpoint_written_with_the_old_field_names_loads():
+    config = TransformerConfig(
+        vocab_size=20, max_len=16, d_model=16, n_heads=4, n_layers=2, d_ff=32, norm_position="post",
+        positional="rope", bias=False, tie_weights=True, embed_scale=False, norm_type="rmsnorm",
+        feed_forward="swiglu", n_kv_heads=2, qkv_bias=True,
+        rope_scaling=RopeScaling("llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_len=8),
+    )
+    torch.manual_seed(3)
+    model = CausalLM(config).eval()
+    data = save_checkpoint(model, config, task_name="demo")
+    # The header as the app wrote it before: the same weights, the config under its old names.
+    old = rewrite_metadata(data, config=json.dumps(_OLD_LAYOUT))
+    assert "norm_kind" in read_metadata(old)["config"] and "norm_position" not in read_metadata(old)["config"]
+    loaded = load_checkpoint(old, expected_task="demo")
+    assert loaded.config == config
+    ids = torch.tensor([[1, 5, 7, 3, 2]])
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.model(ids), model(ids))
+
+
+def test_old_and_new_names_together_are_refused():
+    with pytest.raises(ValueError, match="both 'norm'"):
+        TransformerConfig.from_dict({"norm": "pre", "norm_position": "post"})
+    with pytest.raises(TypeError, match="norm_kind is now norm_type"):
+        TransformerConfig(norm_kind="rmsnorm")
+    saved = dataclasses.asdict(TransformerConfig(norm_type="rmsnorm", positional="rope",
+                                                 rope_scaling=RopeScaling("linear", factor=2.0)))
+    assert TransformerConfig.from_dict(json.loads(json.dumps(saved))).rope_scaling == RopeScaling("linear", 2.0)

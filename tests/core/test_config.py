@@ -40,7 +40,8 @@ def test_heads_must_divide_d_model_and_message_lists_valid_counts():
 @pytest.mark.parametrize(
     ("field", "value", "fragment"),
     [
-        ("norm", "middle", "norm='middle' is not one of 'pre', 'post'"),
+        ("norm_position", "middle", "norm_position='middle' is not one of 'pre', 'post'"),
+            ("norm_type", "batchnorm", "norm_type='batchnorm' is not one of 'layernorm', 'rmsnorm'"),
         ("positional", "fourier", "positional='fourier' is not one of"),
         ("activation", "tanh", "activation='tanh' is not one of 'relu', 'gelu'"),
         ("dropout", 1.0, "dropout=1.0 must be at least 0 and below 1"),
@@ -120,7 +121,8 @@ def test_vit_sizes_must_be_whole_numbers():
 
 @pytest.mark.parametrize("cls", [TransformerConfig, ViTConfig])
 def test_every_field_has_its_type_checked(cls):
-    wrong = {"int": 2.5, "int | None": 2.5, "float": "1", "bool": "yes", "bool | None": "yes", "str": 3}
+    wrong = {"int": 2.5, "int | None": 2.5, "float": "1", "bool": "yes", "bool | None": "yes", "str": 3,
+             "RopeScaling": "linear"}
     for field in dataclasses.fields(cls):
         with pytest.raises(ValueError, match=re.escape(field.name)):
             cls(**{field.name: wrong[field.type]})

@@ -25,7 +25,7 @@ def test_each_family_builds_from_its_config_and_returns_the_attention_it_declare
         inputs = (torch.randint(0, 11, (2, 5)), torch.randint(0, 11, (2, 4)))
     else:
         inputs = (torch.randint(0, 11, (2, 5)),)
-    _, attention = model(*inputs, return_attention=True)
+    _, attention = model.forward_with_attention(*inputs)
     assert tuple(attention) == fam.attention
     assert tuple(fam.attention_modules(model)) == fam.attention
     assert family(fam.name) is fam and (not fam.trainable or by_kind(fam.kind) is fam)

@@ -35,13 +35,13 @@ def _steps(lm, prompt, n, **kwargs):
 @pytest.mark.parametrize("norm", ["pre", "post"])
 @pytest.mark.parametrize("positional", CAUSAL_POSITIONALS)
 def test_each_cached_step_equals_a_full_forward(positional, norm):
-    lm = _lm(positional=positional, norm=norm)
+    lm = _lm(positional=positional, norm_position=norm)
     prompt = _prompt(5)
     steps = _steps(lm, prompt, 9, temperature=1.0, generator=torch.Generator().manual_seed(3))
     assert len(steps) == 9 and len({s.token_id for s in steps}) > 1  # sampled: the cache sees varied tokens
     sequence = torch.cat([prompt, torch.tensor([[s.token_id for s in steps]])], dim=1)
     with torch.no_grad():
-        full, attention = lm(sequence[:, :-1], return_attention=True)  # (1, T, V), per layer (1, H, T, T)
+        full, attention = lm.forward_with_attention(sequence[:, :-1])  # (1, T, V), per layer (1, H, T, T)
     for i, step in enumerate(steps):
         asking = 4 + i  # the index of the token whose query made this step
         assert step.position == asking + 1

@@ -17,7 +17,7 @@ from transformer_core.interventions import ablate_heads, all_heads, attention_st
 def test_stacks_are_the_attention_dict_of_the_model(name):
     model, run = build(name)
     with torch.no_grad():
-        _, attention = run(model, return_attention=True)
+        _, attention = run(model, with_attention=True)
     stacks = attention_stacks(model)
     assert list(stacks) == list(attention)
     for key, weights in attention.items():
@@ -58,7 +58,7 @@ def test_head_means_are_the_average_head_outputs():
     idx = torch.randint(0, 11, (3, 6), generator=torch.Generator().manual_seed(4))
     means = head_means(model, lambda m: m(idx))
     with torch.no_grad():
-        _, attention = model(idx, return_attention=True)
+        _, attention = model.forward_with_attention(idx)
         x = model.embed(idx)
         for layer, block in enumerate(model.blocks):
             attn = block.self_attn

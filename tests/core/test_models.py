@@ -45,7 +45,7 @@ def _models(positional: str) -> list[torch.nn.Module]:
     config = replace(TINY, positional=positional)
     return [
         Seq2SeqTransformer(config),
-        Seq2SeqTransformer(replace(config, norm="post", tie_weights=True, n_decoder_layers=1)),
+        Seq2SeqTransformer(replace(config, norm_position="post", tie_weights=True, n_decoder_layers=1)),
         CausalLM(config),
         CausalLM(replace(config, tie_weights=True, activation="gelu")),
         SequenceRegressor(config, pool="mean"),
@@ -70,7 +70,7 @@ def test_seq2seq_return_attention_shapes_and_same_logits():
     torch.manual_seed(0)
     model = Seq2SeqTransformer(replace(TINY, n_decoder_layers=3)).eval()
     src, tgt = _tokens(B, S), _tokens(B, T)
-    logits, attention = model(src, tgt, return_attention=True)
+    logits, attention = model.forward_with_attention(src, tgt)
     assert logits.shape == (B, T, TINY.vocab_size)
     assert set(attention) == {"encoder", "decoder", "cross"}
     assert [a.shape for a in attention["encoder"]] == [(B, 2, S, S)] * 2
@@ -78,8 +78,8 @@ def test_seq2seq_return_attention_shapes_and_same_logits():
     assert [a.shape for a in attention["cross"]] == [(B, 2, T, S)] * 3
     assert all(torch.all(a.triu(diagonal=1) == 0) for a in attention["decoder"])
     torch.testing.assert_close(model(src, tgt), logits)
-    memory, encoder = model.encode(src, return_attention=True)
-    decoded, decoder = model.decode(tgt, memory, src=src, return_attention=True)
+    memory, encoder = model.encode_with_attention(src)
+    decoded, decoder = model.decode_with_attention(tgt, memory, src=src)
     assert tuple(encoder) == ("encoder",) and tuple(decoder) == ("decoder", "cross")
     torch.testing.assert_close(decoded, logits)
     assert all(torch.equal(a, b) for a, b in zip(decoder["cross"], attention["cross"], strict=True))
@@ -124,13 +124,13 @@ def test_regressor_and_lm_return_attention(pool):
     torch.manual_seed(0)
     regressor = SequenceRegressor(TINY, num_outputs=3, pool=pool).eval()
     tokens = _tokens(B, S)
-    out, attention = regressor(tokens, return_attention=True)
+    out, attention = regressor.forward_with_attention(tokens)
     n = S + 1 if pool == "cls" else S
     assert out.shape == (B, 3) and list(attention) == ["encoder"]
     assert [a.shape for a in attention["encoder"]] == [(B, 2, n, n)] * 2
     torch.testing.assert_close(regressor(tokens), out)
     lm = CausalLM(TINY).eval()
-    logits, attention = lm(tokens, return_attention=True)
+    logits, attention = lm.forward_with_attention(tokens)
     assert list(attention) == ["decoder"] and attention["decoder"][0].shape == (B, 2, S, S)
     torch.testing.assert_close(lm(tokens), logits)
 

@@ -22,7 +22,7 @@ from transformer_core.positional import RopeScaling, RotaryEmbedding
 from transformer_core.positional.alibi import ALiBi
 
 LLAMA = TransformerConfig(vocab_size=29, max_len=24, d_model=24, n_heads=6, n_kv_heads=2, n_layers=2, d_ff=40,
-                          norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
+                          norm_type="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
                           embed_scale=False, pos_base=500.0, layer_norm_eps=1e-6)
 
 
@@ -45,7 +45,7 @@ def test_norm_registry_builds_each_kind():
     assert set(NORM_KINDS) == {"layernorm", "rmsnorm"}
     assert isinstance(build_norm("rmsnorm", 8, eps=1e-3), RMSNorm) and build_norm("rmsnorm", 8, eps=1e-3).eps == 1e-3
     assert isinstance(build_norm("layernorm", 8, bias=False), nn.LayerNorm)
-    with pytest.raises(ValueError, match="norm_kind='batchnorm'"):
+    with pytest.raises(ValueError, match="norm_type='batchnorm'"):
         build_norm("batchnorm", 8)
 
 
@@ -166,12 +166,16 @@ def test_llama3_scaling_follows_its_published_rule():
 @pytest.mark.parametrize("changes, message", [
     (dict(n_kv_heads=4), "n_kv_heads=4 must divide n_heads=6"),
     (dict(n_kv_heads=0), "n_kv_heads=0"),
-    (dict(norm_kind="batchnorm"), "norm_kind='batchnorm'"),
+    (dict(norm_type="batchnorm"), "norm_type='batchnorm'"),
     (dict(feed_forward="moe"), "feed_forward='moe'"),
-    (dict(rope_scaling="yarn"), "rope_scaling='yarn'"),
-    (dict(rope_scaling="linear", positional="learned"), "needs positional='rope'"),
-    (dict(rope_scaling="linear", rope_factor=0.0), "rope_factor=0.0"),
-    (dict(rope_scaling="llama3", rope_low_freq_factor=4.0, rope_high_freq_factor=1.0), "rope_low_freq_factor=4.0"),
+    (dict(rope_scaling={"kind": "yarn"}), "rope_scaling='yarn'"),
+    (dict(rope_scaling="linear"), "rope_scaling must be a RopeScaling"),
+    (dict(rope_scaling={"kind": "linear", "beta": 2}), "rope_scaling has an unknown setting"),
+    (dict(rope_scaling=RopeScaling("linear", factor=2.0), positional="learned"), "needs positional='rope'"),
+    (dict(rope_scaling={"kind": "linear", "factor": 0.0}), r"rope_scaling.factor=0.0"),
+    (dict(rope_scaling={"kind": "linear", "factor": "2"}), r"rope_scaling.factor must be a finite number"),
+    (dict(rope_scaling={"kind": "llama3", "low_freq_factor": 4.0, "high_freq_factor": 1.0}),
+     r"rope_scaling.low_freq_factor=4.0"),
 ])
 def test_bad_modern_settings_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -189,7 +193,7 @@ def test_a_llama_config_builds_the_modern_block():
 
 
 @pytest.mark.parametrize("changes", [{}, dict(n_kv_heads=1), dict(n_kv_heads=6, qkv_bias=True),
-                                     dict(rope_scaling="llama3", rope_factor=4.0, rope_original_max_len=16)])
+                                     dict(rope_scaling=RopeScaling("llama3", factor=4.0, original_max_len=16))])
 def test_cached_generation_of_a_llama_model_equals_a_full_forward(changes):
     torch.manual_seed(0)
     lm = CausalLM(replace(LLAMA, **changes)).eval()
@@ -197,7 +201,7 @@ def test_cached_generation_of_a_llama_model_equals_a_full_forward(changes):
     steps = list(generate(lm, prompt, 8, temperature=1.0, generator=torch.Generator().manual_seed(2)))
     sequence = torch.cat([prompt, torch.tensor([[s.token_id for s in steps]])], dim=1)
     with torch.no_grad():
-        full, attention = lm(sequence[:, :-1], return_attention=True)
+        full, attention = lm.forward_with_attention(sequence[:, :-1])
         fused = lm(sequence[:, :-1])
     torch.testing.assert_close(fused, full)  # the fused path with shared K/V heads equals the explicit one
     for i, step in enumerate(steps):

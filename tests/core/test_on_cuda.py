@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 ATOL = 1e-4  # float32 on both devices, TF32 off: only the order of the sums differs
 TINY = TransformerConfig(vocab_size=23, max_len=16, d_model=32, n_heads=4, n_layers=2, d_ff=64)
-LLAMA = replace(TINY, n_kv_heads=2, norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
+LLAMA = replace(TINY, n_kv_heads=2, norm_type="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
                 embed_scale=False)
 
 
@@ -62,8 +62,8 @@ def test_seq2seq_logits_and_attention_equal_the_cpu(positional):
     cpu, gpu = _pair(Seq2SeqTransformer(replace(TINY, positional=positional)))
     src, tgt = torch.randint(1, 23, (3, 12)), torch.randint(1, 23, (3, 9))
     with torch.no_grad():
-        expected = cpu(src, tgt, return_attention=True)
-        got = gpu(src.cuda(), tgt.cuda(), return_attention=True)
+        expected = cpu.forward_with_attention(src, tgt)
+        got = gpu.forward_with_attention(src.cuda(), tgt.cuda())
         fused = gpu(src.cuda(), tgt.cuda())  # the fused kernel, no weights asked for
     _close_nested(expected, got)
     torch.testing.assert_close(fused.cpu(), expected[0], atol=ATOL, rtol=0)
@@ -76,12 +76,12 @@ def test_causal_lm_equals_the_cpu_and_its_cached_generation_equals_a_full_forwar
     cpu, gpu = _pair(CausalLM(config))
     ids = torch.randint(0, 23, (2, 14))
     with torch.no_grad():
-        _close_nested(cpu(ids, return_attention=True), gpu(ids.cuda(), return_attention=True))
+        _close_nested(cpu.forward_with_attention(ids), gpu.forward_with_attention(ids.cuda()))
     prompt = ids[:1, :5].cuda()  # (1, 5)
     steps = list(generate(gpu, prompt, 8))
     tokens = torch.cat([prompt[0], torch.tensor([s.token_id for s in steps], device="cuda")])
     with torch.no_grad():
-        full, weights = gpu(tokens[None], return_attention=True)
+        full, weights = gpu.forward_with_attention(tokens[None])
     for step in steps:  # each cached step is the full forward's row at its position
         torch.testing.assert_close(step.logits, full[0, step.position - 1], atol=ATOL, rtol=0)
         for layer, row in enumerate(step.attention):
@@ -97,7 +97,7 @@ def test_vit_equals_the_cpu():
                                                  d_ff=64, num_classes=5)))
     images = torch.randn(2, 3, 16, 16)
     with torch.no_grad():
-        _close_nested(cpu(images, return_attention=True), gpu(images.cuda(), return_attention=True))
+        _close_nested(cpu.forward_with_attention(images), gpu.forward_with_attention(images.cuda()))
 
 
 def test_switching_heads_off_gives_the_same_logits_on_both_devices():
@@ -153,7 +153,7 @@ def test_pretrained_folders_load_on_the_gpu_and_equal_transformers_there(tmp_pat
         hf = hf.cuda().eval()
         with torch.no_grad():
             ref = hf(ids, output_attentions=True)
-            logits, attention = pre.model(ids, return_attention=True)
+            logits, attention = pre.model.forward_with_attention(ids)
         assert logits.device.type == "cuda" and ref.logits.abs().sum() > 0, name
         torch.testing.assert_close(logits, ref.logits, atol=ATOL, rtol=0, msg=name)
         for mine, theirs in zip(attention["decoder"], ref.attentions, strict=True):
@@ -165,6 +165,6 @@ def test_pretrained_folders_load_on_the_gpu_and_equal_transformers_there(tmp_pat
         hf = hf.cuda().eval()
         with torch.no_grad():
             ref = hf(**inputs, output_attentions=True)
-            _, attention = pre.model(next(iter(inputs.values())), return_attention=True)
+            _, attention = pre.model.forward_with_attention(next(iter(inputs.values())))
         for mine, theirs in zip(attention["encoder"], ref.attentions, strict=True):
             torch.testing.assert_close(mine, theirs, atol=1e-5, rtol=0, msg=name)

@@ -17,7 +17,7 @@ from transformer_core import (
     VisionTransformer,
     ViTConfig,
 )
-from transformer_core.presets import BertModel
+from transformer_core.presets import bert_with_pooler
 from transformer_core.sizing import (
     PRESETS,
     build_preset,
@@ -42,7 +42,7 @@ PUBLISHED = {
     "Transformer base (2017)": 63_082_496,  # the paper reports ~65M
     "SmolLM2-135M": 134_515_008,  # HuggingFaceTB/SmolLM2-135M's safetensors hold this many numbers
 }
-LLAMA_SMALL = replace(SMALL, n_heads=4, n_kv_heads=2, norm_kind="rmsnorm", feed_forward="swiglu", positional="rope",
+LLAMA_SMALL = replace(SMALL, n_heads=4, n_kv_heads=2, norm_type="rmsnorm", feed_forward="swiglu", positional="rope",
                       bias=False, embed_scale=False)
 
 
@@ -100,17 +100,19 @@ def test_llama_flops_match_torch_flop_counter():
 
 def test_tiny_bert_runs_and_learns_from_every_parameter():
     torch.manual_seed(0)
-    config = replace(SMALL, norm="post", activation="gelu", positional="learned", pad_id=0)
-    bert = BertModel(config)
+    config = replace(SMALL, norm_position="post", activation="gelu", positional="learned", pad_id=0)
+    bert = bert_with_pooler(config)
     tokens = torch.randint(1, 50, (BATCH, 8))
     tokens[1, 5:] = 0
-    sequence, pooled = bert(tokens, token_types=(torch.arange(8) >= 4).long().expand(BATCH, 8))
+    segments = (torch.arange(8) >= 4).long().expand(BATCH, 8)
+    sequence = bert(tokens, token_type_ids=segments)
+    pooled = bert.pooled(tokens, token_type_ids=segments)
     assert sequence.shape == (BATCH, 8, 32) and pooled.shape == (BATCH, 32)
     assert pooled.abs().max() < 1
     (sequence.square().mean() + pooled.sum()).backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in bert.parameters())
-    with pytest.raises(ValueError, match="rotary|learned"):
-        BertModel(replace(config, positional="rope"))
+    with pytest.raises(ValueError, match="n_decoder_layers"):
+        bert_with_pooler(replace(config, n_decoder_layers=2))
 
 
 def test_breakdown_of_a_tiny_model_by_hand():
@@ -150,10 +152,10 @@ def test_breakdown_sums_to_the_total_for_every_model(positional):
 def _forward(model, kind, batch=BATCH):
     x = torch.randint(0, SMALL.vocab_size, (batch, SMALL.max_len))
     if kind == "seq2seq":
-        return model(x, x, return_attention=True)[0]
+        return model.forward_with_attention(x, x)[0]
     if kind == "vit":
-        return model(torch.randn(batch, 3, 16, 16), return_attention=True)[0]
-    return model(x, return_attention=True)[0]
+        return model.forward_with_attention(torch.randn(batch, 3, 16, 16))[0]
+    return model.forward_with_attention(x)[0]
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "seq2seq", "vit"])

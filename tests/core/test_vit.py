@@ -108,7 +108,7 @@ def test_vit_attention_maps_cover_cls_and_patches():
     config = ViTConfig(image_size=16, patch_size=4, d_model=16, n_heads=2, n_layers=2, d_ff=32, num_classes=3)
     model = VisionTransformer(config).eval()
     images = torch.randn(2, 3, 16, 16)
-    logits, attention = model(images, return_attention=True)
+    logits, attention = model.forward_with_attention(images)
     assert logits.shape == (2, 3) and list(attention) == ["encoder"]
     assert [a.shape for a in attention["encoder"]] == [(2, 2, 17, 17)] * 2
     torch.testing.assert_close(model(images), logits)

@@ -46,7 +46,7 @@ def test_example_batch_trains(kind):
 def test_config_types_and_validation():
     assert isinstance(BuilderSettings(kind="vit").config(), ViTConfig)
     text = BuilderSettings(kind="seq2seq", norm="post", positional="rope").config()
-    assert isinstance(text, TransformerConfig) and text.norm == "post" and text.max_len == 64
+    assert isinstance(text, TransformerConfig) and text.norm_position == "post" and text.max_len == 64
     with pytest.raises(ValueError, match="divisible"):
         BuilderSettings(d_model=48, n_heads=5).config()
     with pytest.raises(ValueError, match="kind"):

@@ -198,7 +198,7 @@ def test_a_real_writing_heatmap_equals_the_full_models_attention_rows(tiny):
     assert w.end_id == tiny.tokenizer.token_to_id("<|endoftext|>")
     ids = torch.tensor([w.ids[:-1]])  # every token read (the last written one never is)
     with torch.no_grad():
-        logits, att = tiny.model(ids, return_attention=True)
+        logits, att = tiny.model.forward_with_attention(ids)
     p = len(w.prompt_ids)
     for layer in range(2):
         for head in range(2):

@@ -135,7 +135,7 @@ def test_lab_stack_replays_every_layer(mask_kind: str) -> None:
     final = stack.run()
     assert torch.allclose(x, final, atol=ATOL)
     if mask_kind == "padding":  # the encoder-only model's own forward hides its padding the same way
-        _, att = model(torch.tensor([ids]), return_attention=True)
+        _, att = model.forward_with_attention(torch.tensor([ids]))
         for step, weights in zip(steps, att["encoder"], strict=True):
             assert torch.allclose(step.weights, weights[0], atol=ATOL)
 
@@ -158,15 +158,15 @@ def test_trained_stack_matches_each_model_family(rng_seed: int) -> None:
     ids = [3, 4, 5, 6, 7]
     base = dict(vocab_size=13, max_len=8, d_model=16, n_heads=2, n_layers=2, d_ff=32)
     lm = CausalLM(TransformerConfig(**base, positional="rope")).eval()
-    _, att = lm(torch.tensor([ids]), return_attention=True)
+    _, att = lm.forward_with_attention(torch.tensor([ids]))
     _check_trained(lm, trained_stack(lm, ids, list("abcde")), att["decoder"])
 
     s2s = Seq2SeqTransformer(TransformerConfig(**base, pad_id=0)).eval()
-    _, att = s2s(torch.tensor([ids]), torch.tensor([[1, 3]]), return_attention=True)
+    _, att = s2s.forward_with_attention(torch.tensor([ids]), torch.tensor([[1, 3]]))
     _check_trained(s2s, trained_stack(s2s, ids, list("abcde")), att["encoder"])
 
-    reg = SequenceRegressor(TransformerConfig(**base, norm="post"), pool="cls").eval()
-    _, att = reg(torch.tensor([ids]), return_attention=True)
+    reg = SequenceRegressor(TransformerConfig(**base, norm_position="post"), pool="cls").eval()
+    _, att = reg.forward_with_attention(torch.tensor([ids]))
     stack = trained_stack(reg, ids, list("abcde"))
     assert stack.labels == ("CLS", "a", "b", "c", "d", "e")
     _check_trained(reg, stack, att["encoder"])
@@ -209,7 +209,7 @@ def test_a_new_family_is_taken_apart_through_its_entry_alone(monkeypatch) -> Non
     with pytest.raises(ValueError, match="Attention Lab cannot take apart a PrefixLM"):
         trained_stack(model, [3, 4], ["a", "b"])
     monkeypatch.setattr(families, "FAMILIES", (*families.FAMILIES, entry))
-    _, att = model(torch.tensor([[3, 4, 5]]), return_attention=True)
+    _, att = model.forward_with_attention(torch.tensor([[3, 4, 5]]))
     stack = trained_stack(model, [3, 4, 5], list("abc"))
     assert stack.labels == ("<s>", "a", "b", "c") and stack.is_causal
     _check_trained(model, stack, att["decoder"])

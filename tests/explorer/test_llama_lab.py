@@ -38,7 +38,7 @@ def test_the_replayed_attention_is_the_models_own(kv, qkv_bias):
     stack = trained_stack(model, IDS, [str(i) for i in IDS])
     steps = walk_stack(stack)
     with torch.no_grad():
-        _, attention = model(torch.tensor([IDS]), return_attention=True)
+        _, attention = model.forward_with_attention(torch.tensor([IDS]))
     layers = next(iter(attention.values()))
     for step, weights in zip(steps, layers, strict=True):
         assert step.weights.shape == (6, len(IDS), len(IDS))

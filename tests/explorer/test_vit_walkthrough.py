@@ -47,7 +47,7 @@ def test_walkthrough_matches_the_model():
     torch.testing.assert_close(walk.embedded[0], model.cls_token[0, 0].detach())
     torch.testing.assert_close(walk.tokens, walk.embedded + walk.positions)
     with torch.no_grad():
-        logits, att = model(batch, return_attention=True)
+        logits, att = model.forward_with_attention(batch)
     torch.testing.assert_close(walk.logits, logits[0])
     for mine, ref in zip(walk.attention, att["encoder"], strict=True):
         torch.testing.assert_close(mine, ref[0])

@@ -32,7 +32,8 @@ def test_embed_scale_off_adds_raw_embeddings_and_on_keeps_the_paper():
 
 def test_bert_encoder_segments_and_head_follow_their_formulas():
     torch.manual_seed(0)
-    config = TransformerConfig(vocab_size=12, max_len=8, d_model=8, n_heads=2, n_layers=1, d_ff=16, norm="post",
+    config = TransformerConfig(vocab_size=12, max_len=8, d_model=8, n_heads=2, n_layers=1, d_ff=16,
+                               norm_position="post", tie_weights=True,
                                positional="learned", activation="gelu", embed_scale=False, layer_norm_eps=1e-12)
     model = BertEncoder(config, segments=3).eval()
     ids, seg = torch.tensor([[1, 5, 7]]), torch.tensor([[0, 2, 1]])
@@ -48,12 +49,13 @@ def test_bert_encoder_segments_and_head_follow_their_formulas():
 
 
 def test_padding_is_hidden_from_every_query():
-    config = TransformerConfig(vocab_size=12, max_len=8, d_model=8, n_heads=2, n_layers=2, d_ff=16, norm="post",
+    config = TransformerConfig(vocab_size=12, max_len=8, d_model=8, n_heads=2, n_layers=2, d_ff=16,
+                               norm_position="post",
                                positional="learned", activation="gelu", embed_scale=False)
     model = BertEncoder(config, mlm_head=False).eval()
     ids = torch.tensor([[1, 5, 7, 0]])
     valid = torch.tensor([[True, True, True, False]])
-    out, att = model(ids, valid=valid, return_attention=True)
+    out, att = model.forward_with_attention(ids, valid=valid)
     assert all(float(w[..., 3].detach().abs().max()) == 0.0 for w in att["encoder"])
     torch.testing.assert_close(out[:, :3], model(ids[:, :3])[:, :3])  # same as without the padding token
 

@@ -45,7 +45,7 @@ def test_matches_transformers(tmp_path, make, shape, head):
     ids[~valid] = hf.config.pad_token_id
     with torch.no_grad():
         ref = hf(ids, attention_mask=valid.long(), output_attentions=True)
-        out, attention = model(ids, valid=valid, return_attention=True)
+        out, attention = model.forward_with_attention(ids, valid=valid)
     expected = ref.logits if head else ref.last_hidden_state
     torch.testing.assert_close(out[valid], expected[valid], atol=LOGITS_ATOL, rtol=0)
     assert len(attention["encoder"]) == shape["layers"]

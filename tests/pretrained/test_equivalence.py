@@ -35,7 +35,7 @@ def test_gpt2_matches_transformers(tmp_path, shape):
     ids = torch.randint(0, shape["vocab"], (2, shape["positions"] - 3), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         ref = hf(ids, output_attentions=True)
-        _compare(pre.model(ids, return_attention=True), ref.logits, ref.attentions, "decoder")
+        _compare(pre.model.forward_with_attention(ids), ref.logits, ref.attentions, "decoder")
 
 
 def test_gpt2_padding_matches_transformers(tmp_path):
@@ -46,7 +46,7 @@ def test_gpt2_padding_matches_transformers(tmp_path):
     valid[1, 6:] = False  # the second text is shorter: padded on the right
     with torch.no_grad():
         ref = hf(ids, attention_mask=valid.long(), output_attentions=True)
-        logits, attention = pre.model(ids, valid=valid, return_attention=True)
+        logits, attention = pre.model.forward_with_attention(ids, valid=valid)
     torch.testing.assert_close(logits[valid], ref.logits[valid], atol=LOGITS_ATOL, rtol=0)
     for mine, theirs in zip(attention["decoder"], ref.attentions, strict=True):
         torch.testing.assert_close(mine[:, :, :, valid[1]][1], theirs[:, :, :, valid[1]][1], atol=ATTN_ATOL, rtol=0)
@@ -69,7 +69,7 @@ def test_bert_mlm_matches_transformers_with_padding_and_segments(tmp_path, shape
     valid[0, 8:] = False
     with torch.no_grad():
         ref = hf(ids, token_type_ids=segments, attention_mask=valid.long(), output_attentions=True)
-        ours = pre.model(ids, token_type_ids=segments, valid=valid, return_attention=True)
+        ours = pre.model.forward_with_attention(ids, token_type_ids=segments, valid=valid)
     _compare(ours, ref.logits, ref.attentions, "encoder", valid=valid)
 
 
@@ -80,7 +80,7 @@ def test_bert_model_layout_gives_hidden_states(tmp_path):
     ids = torch.randint(0, 20, (1, 7), generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
         ref = hf(ids, output_attentions=True)
-        ours = pre.model(ids, return_attention=True)
+        ours = pre.model.forward_with_attention(ids)
     assert pre.n_params == hf.num_parameters() - sum(p.numel() for p in hf.pooler.parameters())
     _compare(ours, ref.last_hidden_state, ref.attentions, "encoder")
 
@@ -98,7 +98,7 @@ def test_vit_matches_transformers(tmp_path, shape):
     images = torch.randn(2, 3, shape["image"], shape["image"], generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         ref = hf(images, output_attentions=True)
-        _compare(pre.model(images, return_attention=True), ref.logits, ref.attentions, "encoder")
+        _compare(pre.model.forward_with_attention(images), ref.logits, ref.attentions, "encoder")
 
 
 def test_loaded_models_are_frozen_and_in_eval_mode(tmp_path):
@@ -126,4 +126,4 @@ def test_old_bert_files_without_model_type_and_with_gamma_beta_names_load(tmp_pa
     ids = torch.randint(0, 20, (1, 9), generator=torch.Generator().manual_seed(6))
     with torch.no_grad():
         ref = hf(ids, output_attentions=True)
-        _compare(pre.model(ids, return_attention=True), ref.logits, ref.attentions, "encoder")
+        _compare(pre.model.forward_with_attention(ids), ref.logits, ref.attentions, "encoder")

@@ -12,6 +12,7 @@ import torch
 from tests.pretrained.hf_folders import llama_folder
 from transformer_core.generation import generate
 from transformer_core.norms import RMSNorm
+from transformer_core.positional import RopeScaling
 from transformer_core.pretrained import load_pretrained
 from transformer_core.pretrained.folders import inspect_folder
 from transformer_core.pretrained.loader import read_spec
@@ -50,7 +51,7 @@ def test_matches_transformers(tmp_path, name):
     ids = torch.randint(0, 40, (2, 20), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         ref = hf(ids, output_attentions=True)
-        logits, attention = pre.model(ids, return_attention=True)
+        logits, attention = pre.model.forward_with_attention(ids)
     _oracle_ok(ref.logits, ref.attentions)
     torch.testing.assert_close(logits, ref.logits, atol=LOGITS_ATOL, rtol=0)
     assert len(attention["decoder"]) == len(ref.attentions)
@@ -90,11 +91,12 @@ def test_older_config_files_with_rope_theta_and_rope_scaling_read_the_same(tmp_p
     old |= {"rope_theta": 500.0, "rope_scaling": {k: v for k, v in LLAMA3.items() if k != "rope_theta"}}
     assert read_spec(old).config == read_spec(new).config
     c = read_spec(old).config
-    assert (c.pos_base, c.rope_scaling, c.rope_factor, c.rope_original_max_len) == (500.0, "llama3", 8.0, 16)
+    assert (c.pos_base, c.rope_scaling.kind, c.rope_scaling.factor, c.rope_scaling.original_max_len) == (
+        500.0, "llama3", 8.0, 16)
     plain = {k: v for k, v in new.items() if k != "rope_parameters"} | {"rope_theta": 100000.0, "rope_scaling": None}
-    assert read_spec(plain).config.pos_base == 100000.0 and read_spec(plain).config.rope_scaling == "none"
+    assert read_spec(plain).config.pos_base == 100000.0 and read_spec(plain).config.rope_scaling.kind == "none"
     legacy_type = plain | {"rope_scaling": {"type": "linear", "factor": 2.0}}
-    assert read_spec(legacy_type).config.rope_scaling == "linear"
+    assert read_spec(legacy_type).config.rope_scaling == RopeScaling("linear", factor=2.0)
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -139,4 +141,4 @@ def test_the_published_configs_read_with_their_real_sizes(raw, family, n_params,
     spec = read_spec(raw)
     assert (spec.family, spec.n_params, spec.config.kv_heads) == (family, n_params, kv_heads)
     assert spec.config.qkv_bias == (family == "qwen2") and spec.config.tie_weights
-    assert spec.config.pos_base == raw["rope_theta"] and spec.config.rope_scaling == "none"
+    assert spec.config.pos_base == raw["rope_theta"] and spec.config.rope_scaling.kind == "none"

@@ -25,7 +25,7 @@ def test_layout_loads_and_matches_transformers(tmp_path, family, layout):
         ids[~valid] = hf.config.pad_token_id  # RoBERTa numbers positions by the padding it sees
     with torch.no_grad():
         ref = hf(ids, attention_mask=valid.long(), output_attentions=True)
-        out, attention = ours(ids, valid=valid, return_attention=True)
+        out, attention = ours.forward_with_attention(ids, valid=valid)
     expected = ref.logits if hasattr(ref, "logits") else ref.last_hidden_state
     torch.testing.assert_close(out[valid], expected[valid], atol=LOGITS_ATOL, rtol=0)
     (weights,) = attention.values()

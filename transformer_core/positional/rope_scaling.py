@@ -14,7 +14,8 @@ frequencies once, when the table is built:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import numbers
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -23,7 +24,7 @@ SCALINGS = ("none", "linear", "llama3")
 
 @dataclass(frozen=True)
 class RopeScaling:
-    """A scaling of RoPE's frequencies, as a model's config names it."""
+    """A scaling of RoPE's frequencies, as a model's config names it (``TransformerConfig.rope_scaling``)."""
 
     kind: str = "none"  # "none", "linear" or "llama3"
     factor: float = 1.0  # how many times longer the context becomes (slow frequencies divided by it)
@@ -34,14 +35,22 @@ class RopeScaling:
     def __post_init__(self) -> None:
         if self.kind not in SCALINGS:
             raise ValueError(f"rope_scaling={self.kind!r} is not one of {', '.join(repr(k) for k in SCALINGS)}.")
+        for field in fields(self)[1:]:  # every field but the kind is a number
+            value = getattr(self, field.name)
+            whole = field.type == "int"
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral if whole else numbers.Real) \
+                    or not math.isfinite(value):
+                kind = "a whole number" if whole else "a finite number"
+                raise ValueError(f"rope_scaling.{field.name} must be {kind}, got {value!r}.")
+            object.__setattr__(self, field.name, int(value) if whole else float(value))  # plain JSON numbers
         if self.factor <= 0:
-            raise ValueError(f"rope_factor={self.factor} must be a positive number.")
+            raise ValueError(f"rope_scaling.factor={self.factor} must be a positive number.")
         if self.kind == "llama3":
             if not 0 < self.low_freq_factor < self.high_freq_factor:
-                raise ValueError(f"rope_low_freq_factor={self.low_freq_factor} must be positive and below "
-                                 f"rope_high_freq_factor={self.high_freq_factor}.")
+                raise ValueError(f"rope_scaling.low_freq_factor={self.low_freq_factor} must be positive and below "
+                                 f"rope_scaling.high_freq_factor={self.high_freq_factor}.")
             if self.original_max_len <= 0:
-                raise ValueError(f"rope_original_max_len={self.original_max_len} must be positive.")
+                raise ValueError(f"rope_scaling.original_max_len={self.original_max_len} must be positive.")
 
     def apply(self, inv_freq: torch.Tensor) -> torch.Tensor:
         """The scaled inverse frequencies ``(D/2,)``."""

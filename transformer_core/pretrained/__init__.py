@@ -1,7 +1,7 @@
 """Published GPT-2, Llama, Qwen2, BERT, DistilBERT, RoBERTa and ViT models running on transformer_core's own modules.
 
 ``load_pretrained("models/gpt2")`` (a folder in the Hugging Face layout) or ``load_pretrained("gpt2")`` (a Hub
-model id, cache first) gives a :class:`Pretrained` whose ``model(x, return_attention=True)`` returns
+model id, cache first) gives a :class:`Pretrained` whose ``model.forward_with_attention(x)`` returns
 ``(logits, attention)`` like every model of this package. ``python -m transformer_core.pretrained`` downloads
 models and describes model folders.
 """

@@ -47,7 +47,7 @@ def encoder_config(raw: dict[str, Any], *, max_len: int, eps: float = 1e-12) -> 
         vocab_size=setting(raw, "vocab_size", int), max_len=max_len,
         d_model=setting(raw, "hidden_size", int), n_heads=setting(raw, "num_attention_heads", int),
         n_layers=setting(raw, "num_hidden_layers", int), d_ff=setting(raw, "intermediate_size", int),
-        norm="post", positional="learned", activation=_ACTIVATIONS[act], tie_weights=True,
+        norm_position="post", positional="learned", activation=_ACTIVATIONS[act], tie_weights=True,
         layer_norm_eps=setting(raw, "layer_norm_eps", float, eps), embed_scale=False,
     )
 

@@ -28,7 +28,7 @@ def read(raw: dict[str, Any], architecture: str) -> ModelSpec:
     config = TransformerConfig(
         vocab_size=setting(raw, "vocab_size", int), max_len=setting(raw, "max_position_embeddings", int, 512),
         d_model=setting(raw, "dim", int, 768), n_heads=setting(raw, "n_heads", int, 12),
-        n_layers=setting(raw, "n_layers", int, 6), d_ff=setting(raw, "hidden_dim", int, 3072), norm="post",
+        n_layers=setting(raw, "n_layers", int, 6), d_ff=setting(raw, "hidden_dim", int, 3072), norm_position="post",
         positional="learned", activation=_ACTIVATIONS[act], tie_weights=True, layer_norm_eps=1e-12,
         embed_scale=False,
     )

@@ -35,7 +35,8 @@ def read(raw: dict[str, Any], architecture: str) -> ModelSpec:
     config = TransformerConfig(
         vocab_size=setting(raw, "vocab_size", int), max_len=setting(raw, "n_positions", int), d_model=c,
         n_heads=setting(raw, "n_head", int), n_layers=setting(raw, "n_layer", int),
-        d_ff=setting(raw, "n_inner", int, 4 * c), norm="pre", positional="learned", activation=_ACTIVATIONS[act],
+        d_ff=setting(raw, "n_inner", int, 4 * c), norm_position="pre", positional="learned",
+        activation=_ACTIVATIONS[act],
         tie_weights=setting(raw, "tie_word_embeddings", bool, True),
         layer_norm_eps=setting(raw, "layer_norm_epsilon", float, 1e-5), embed_scale=False,
     )

@@ -16,7 +16,7 @@ import torch
 
 from ..config import TransformerConfig
 from ..models import CausalLM
-from ..positional import attention_positions
+from ..positional import RopeScaling, attention_positions
 from .families import Family, ModelSpec, Source, linear, prefix_of, setting
 
 _SCALINGS = {"default": "none", "linear": "linear", "llama3": "llama3"}  # config.json rope_type -> ours
@@ -32,14 +32,14 @@ def _rope_settings(raw: dict[str, Any]) -> dict[str, Any]:
     kind = params.get("rope_type", params.get("type", "default"))
     if kind not in _SCALINGS:
         raise ValueError(f"rotary scaling {kind!r} is not supported (supported: {', '.join(_SCALINGS)}).")
-    out: dict[str, Any] = {"pos_base": setting(params, "rope_theta", float, 10000.0), "rope_scaling": _SCALINGS[kind]}
+    scaling: dict[str, Any] = {"kind": _SCALINGS[kind]}
     if kind != "default":
-        out["rope_factor"] = setting(params, "factor", float)
+        scaling["factor"] = setting(params, "factor", float)
     if kind == "llama3":
-        out |= {"rope_low_freq_factor": setting(params, "low_freq_factor", float),
-                "rope_high_freq_factor": setting(params, "high_freq_factor", float),
-                "rope_original_max_len": setting(params, "original_max_position_embeddings", int)}
-    return out
+        scaling |= {"low_freq_factor": setting(params, "low_freq_factor", float),
+                    "high_freq_factor": setting(params, "high_freq_factor", float),
+                    "original_max_len": setting(params, "original_max_position_embeddings", int)}
+    return {"pos_base": setting(params, "rope_theta", float, 10000.0), "rope_scaling": RopeScaling(**scaling)}
 
 
 def _refuse_variants(raw: dict[str, Any], c: int, heads: int) -> None:
@@ -67,7 +67,7 @@ def read(raw: dict[str, Any], architecture: str) -> ModelSpec:
         vocab_size=setting(raw, "vocab_size", int), max_len=setting(raw, "max_position_embeddings", int),
         d_model=c, n_heads=heads, n_kv_heads=setting(raw, "num_key_value_heads", int, heads),
         n_layers=setting(raw, "num_hidden_layers", int), d_ff=setting(raw, "intermediate_size", int),
-        norm="pre", norm_kind="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
+        norm_position="pre", norm_type="rmsnorm", feed_forward="swiglu", positional="rope", bias=False,
         qkv_bias=family == "qwen2", embed_scale=False,
         tie_weights=setting(raw, "tie_word_embeddings", bool, False),
         layer_norm_eps=setting(raw, "rms_norm_eps", float, 1e-6), **_rope_settings(raw),
@@ -89,7 +89,8 @@ def build(spec: ModelSpec, names: set[str]) -> CausalLM:
     model = CausalLM(spec.config)
     with torch.device("cpu"):
         model.attn_positions = attention_positions("rope", spec.config.head_dim, spec.config.n_heads,
-                                                   spec.config.max_len, spec.config.pos_base, spec.config.rope())
+                                                   spec.config.max_len, spec.config.pos_base,
+                                                   spec.config.rope_scaling)
     return model
 
 

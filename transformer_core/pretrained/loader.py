@@ -39,7 +39,7 @@ class Pretrained:
     """A published model running on transformer_core, ready for inference."""
 
     family: str  # a key of PRETRAINED_FAMILIES: "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
-    model: nn.Module  # transformer_core module in eval mode, gradients off; model(x, return_attention=True)
+    model: nn.Module  # transformer_core module in eval mode, gradients off; model.forward_with_attention(x)
     config: TransformerConfig | ViTConfig  # its transformer_core configuration
     tokenizer: TextTokenizer | None  # the model's own tokenizer (None for ViT)
     labels: tuple[str, ...] | None  # ViT class names in class-id order, else None

@@ -144,7 +144,7 @@ class ShapesTask(Task):
 
     def attention(self, model: nn.Module, example: dict[str, Any]) -> dict[str, list[torch.Tensor]]:
         with evaluating(model):
-            _, att = model(self.model_input(example["images"].to(model_device(model))), return_attention=True)
+            _, att = model.forward_with_attention(self.model_input(example["images"].to(model_device(model))))
         return squeeze_attention(att)
 
     def pattern_scores(self, attention: dict[str, Any], example: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -199,7 +199,7 @@ class CharLMTask(Task):
 
     def default_model_config(self) -> TransformerConfig:
         return TransformerConfig(vocab_size=len(self.vocab), max_len=self.block_size, d_model=64, n_heads=4,
-                                 n_layers=2, d_ff=256, norm="pre", activation="gelu")
+                                 n_layers=2, d_ff=256, norm_position="pre", activation="gelu")
 
     def build_model(self, config: TransformerConfig) -> nn.Module:
         check_config_type(config, TransformerConfig, self)
@@ -243,7 +243,7 @@ class CharLMTask(Task):
 
     def attention(self, model: nn.Module, example: dict[str, Any]) -> dict[str, list[torch.Tensor]]:
         with evaluating(model):
-            _, att = model(example["idx"].to(model_device(model)), return_attention=True)
+            _, att = model.forward_with_attention(example["idx"].to(model_device(model)))
         return squeeze_attention(att)
 
     def pattern_scores(self, attention: dict[str, Any], example: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -107,7 +107,7 @@ class ProteinTask(Task):
     def default_model_config(self) -> TransformerConfig:
         extra = 1 if self.pool == "cls" else 0
         return TransformerConfig(vocab_size=1 + len(AMINO_ACIDS), max_len=self.max_len + extra, d_model=64,
-                                 n_heads=4, n_layers=2, d_ff=256, norm="pre", pad_id=PAD, activation="gelu")
+                                 n_heads=4, n_layers=2, d_ff=256, norm_position="pre", pad_id=PAD, activation="gelu")
 
     def build_model(self, config: TransformerConfig) -> nn.Module:
         check_config_type(config, TransformerConfig, self)
@@ -184,7 +184,7 @@ class ProteinTask(Task):
 
     def attention(self, model: nn.Module, example: dict[str, Any]) -> dict[str, list[torch.Tensor]]:
         with evaluating(model):
-            _, att = model(example["tokens_ids"].to(model_device(model)), return_attention=True)
+            _, att = model.forward_with_attention(example["tokens_ids"].to(model_device(model)))
         return squeeze_attention(att)
 
     def samples(self, model: nn.Module, n: int = 8, *, seed: int = 0) -> list[Sample]:

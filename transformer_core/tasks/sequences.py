@@ -120,7 +120,7 @@ class SequenceTask(Task):
 
     def default_model_config(self) -> TransformerConfig:
         return TransformerConfig(vocab_size=DIGIT0 + self.num_digits, max_len=self.seq_len + 1, d_model=64,
-                                 n_heads=4, n_layers=2, d_ff=256, norm="pre", pad_id=PAD)
+                                 n_heads=4, n_layers=2, d_ff=256, norm_position="pre", pad_id=PAD)
 
     def build_model(self, config: TransformerConfig) -> nn.Module:
         check_config_type(config, TransformerConfig, self)
@@ -218,7 +218,7 @@ class SequenceTask(Task):
     def attention(self, model: nn.Module, example: dict[str, Any]) -> dict[str, list[torch.Tensor]]:
         device = model_device(model)
         with evaluating(model):
-            _, att = model(example["src"].to(device), example["tgt_in"].to(device), return_attention=True)
+            _, att = model.forward_with_attention(example["src"].to(device), example["tgt_in"].to(device))
         return squeeze_attention(att)
 
     def expected_sources(self, digits: list[int]) -> list[list[int]]:

@@ -271,7 +271,7 @@ def run_random(text: str, kind: str, d_model: int, heads: int, layers: int, mask
     """The lab's random encoder on ``text`` (cached: a pure function of its arguments)."""
     lab, config, model = random_lab(text, kind, d_model=d_model, heads=heads, layers=layers, mask=mask, seed=seed)
     notices = lab.notices()
-    pre_norm, rotary = config.norm == "pre", positional.get(config.positional).acts == "rotate"
+    pre_norm, rotary = config.pre_norm, positional.get(config.positional).acts == "rotate"
     if model is None:
         return LabRun((), [], heads, d_model, pre_norm, mask, rotary, "random", notices=notices)
     with torch.no_grad():
@@ -323,7 +323,7 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
     config = entry.config
     mask = family(entry.family).mask_title
     if lab.empty:
-        return LabRun((), [], config.n_heads, config.d_model, config.norm == "pre", mask, False, entry.task_title,
+        return LabRun((), [], config.n_heads, config.d_model, config.pre_norm, mask, False, entry.task_title,
                       notices=notices)
     model = entry.model
     was_training = model.training
@@ -335,6 +335,6 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
     finally:
         model.train(was_training)
     rotary = positional.get(config.positional).acts == "rotate"
-    return LabRun(stack.labels, [_arrays(s) for s in steps], config.n_heads, config.d_model, config.norm == "pre", mask,
+    return LabRun(stack.labels, [_arrays(s) for s in steps], config.n_heads, config.d_model, config.pre_norm, mask,
                   rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices,
-                  kv_heads=kv_heads_of(config), rms_norm=getattr(config, "norm_kind", "layernorm") == "rmsnorm")
+                  kv_heads=kv_heads_of(config), rms_norm=getattr(config, "norm_type", "layernorm") == "rmsnorm")

@@ -75,15 +75,15 @@ def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun
     """
     inp = encode(_pre, text, MAX_TOKENS)
     c = _pre.config
-    shape = dict(kv_heads=kv_heads_of(c), rms_norm=getattr(c, "norm_kind", "layernorm") == "rmsnorm")
+    shape = dict(kv_heads=kv_heads_of(c), rms_norm=getattr(c, "norm_type", "layernorm") == "rmsnorm")
     rotary = c.positional == "rope"
     if inp.empty:
-        return LabRun((), [], c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], rotary, _pre.name,
+        return LabRun((), [], c.n_heads, c.d_model, c.pre_norm, MASKS[_pre.family], rotary, _pre.name,
                       notices=list(inp.notices), **shape)
     weights, chosen = attention_layers(_pre, inp, layer)
     at = max(0, min(layer, len(weights) - 1))
     steps = [_arrays(chosen) if i == at else {"weights": w.float().numpy()} for i, w in enumerate(weights)]
-    return LabRun(inp.tokens, steps, c.n_heads, c.d_model, c.norm == "pre", MASKS[_pre.family], rotary, _pre.name,
+    return LabRun(inp.tokens, steps, c.n_heads, c.d_model, c.pre_norm, MASKS[_pre.family], rotary, _pre.name,
                   notices=list(inp.notices), embedding=EMBEDDINGS[_pre.family],
                   embedding_note=EMBEDDING_NOTES[_pre.family], **shape)
 

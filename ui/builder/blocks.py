@@ -9,6 +9,7 @@ import streamlit as st
 from explorer.lab.block_compare import BlockCounts, compare_blocks
 from explorer.lab.builder import BuilderSettings
 from transformer_core import divisors
+from transformer_core.families import by_kind
 from ui.builder.controls import BLOCK_KV
 from ui.builder.views import human, human_bytes
 from ui.common.urlstate import settle_choice
@@ -44,7 +45,7 @@ def block_table(gpt2: BlockCounts, llama: BlockCounts, layers: int) -> pd.DataFr
 def block_comparison(settings: BuilderSettings) -> None:
     """The K/V-heads control and the two blocks counted at the Builder's width, heads, d_ff and length."""
     st.subheader("GPT-2 block vs Llama block")
-    if settings.kind == "vit":
+    if by_kind(settings.kind).reads_images:
         st.caption("Pick a text model above (decoder, encoder or encoder–decoder) to compare the two text blocks.")
         return
     options = divisors(settings.n_heads)

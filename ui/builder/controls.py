@@ -9,6 +9,7 @@ import streamlit as st
 from explorer.heads import head_choices
 from explorer.lab.builder import KIND_TITLES, BuilderSettings, preset_settings
 from transformer_core import divisors, positional
+from transformer_core.families import by_kind
 from transformer_core.presets import PRESETS
 from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
 
@@ -124,7 +125,7 @@ def shape_controls() -> None:
 
 def input_controls(kind: str) -> None:
     """Norm placement, positions and the input size: vocabulary and length, or image and patch size."""
-    vit = kind == "vit"
+    vit = by_kind(kind).reads_images
     if vit:  # read-only widgets of their own: the text models' choices stay as they were
         st.session_state[VIT_FIXED + "norm"], st.session_state[VIT_FIXED + "pos"] = VIT_NORM, VIT_POSITIONS
     c1, c2 = st.columns(2)
@@ -169,7 +170,8 @@ def _settings() -> BuilderSettings:
     ss = st.session_state
     shape = dict(kind=ss[KIND], n_layers=int(ss[LAYERS]), n_heads=int(ss[HEADS]), d_model=int(ss[D_MODEL]),
                  d_ff=int(ss[D_FF]), batch_size=int(ss[BATCH]))
-    if ss[KIND] == "vit":  # the settings a family ignores keep their defaults, so equal models compare equal
+    # The settings a family ignores keep their defaults, so equal models compare equal.
+    if by_kind(ss[KIND]).reads_images:
         settings = BuilderSettings(**shape, norm=VIT_NORM, positional=VIT_POSITIONS, image_size=int(ss[IMAGE]),
                                    patch_size=int(ss[PATCH]), num_classes=int(ss[CLASSES]))
     else:
@@ -189,7 +191,7 @@ def _apply_preset(name: str) -> None:
     s = preset_settings(name, int(st.session_state[BATCH]))
     values = {KIND: s.kind, LAYERS: s.n_layers, HEADS: s.n_heads, D_MODEL: s.d_model, D_FF: s.d_ff,
               LAST_D_MODEL: s.d_model, PRESET: name}
-    if s.kind == "vit":
+    if by_kind(s.kind).reads_images:
         values |= {IMAGE: s.image_size, PATCH: s.patch_size, CLASSES: s.num_classes}
     else:
         values |= {NORM: s.norm, POSITIONAL: s.positional, VOCAB: s.vocab_size, SEQ: s.seq_len}
@@ -210,7 +212,7 @@ def preset_buttons() -> None:
 
 def _summary() -> str:
     ss = st.session_state
-    if ss[KIND] == "vit":
+    if by_kind(ss[KIND]).reads_images:
         shape = f"{ss[IMAGE]}×{ss[IMAGE]} images in {ss[PATCH]}×{ss[PATCH]} patches"
     else:
         shape = f"{ss[NORM]}-norm, {ss[POSITIONAL]} positions, vocabulary {ss[VOCAB]:,}, {ss[SEQ]:,} tokens"

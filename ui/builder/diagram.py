@@ -12,6 +12,7 @@ from html import escape
 
 from explorer.lab.builder import BuilderSettings
 from transformer_core import positional
+from transformer_core.families import by_kind
 
 BOX_W = 250  # width of a box in pixels
 ROW_GAP = 16  # vertical space between rows (holds the arrow)
@@ -86,7 +87,7 @@ def _embedding(col: Column, s: BuilderSettings, what: str) -> None:
 
 
 def _attention(s: BuilderSettings, kind: str) -> Row:
-    rope = ATTENTION_NOTES.get(s.positional, "") if s.kind != "vit" else ""
+    rope = "" if by_kind(s.kind).reads_images else ATTENTION_NOTES.get(s.positional, "")
     heads = f"{s.n_heads} heads of {s.d_model // max(s.n_heads, 1)}"
     if kind == "masked":
         return Row("Masked multi-head self-attention", "attention", f"causal mask · {heads}{rope}")
@@ -108,8 +109,9 @@ def _stack(col: Column, s: BuilderSettings, attention: tuple[str, ...], name: st
 
 def columns_for(s: BuilderSettings) -> tuple[list[Column], tuple[int, int] | None]:
     """The diagram's columns and, for an encoder-decoder, the decoder's cross-attention row."""
-    norm = "pre" if s.kind == "vit" else s.norm
-    if s.kind == "vit":
+    family = by_kind(s.kind)
+    norm = "pre" if family.reads_images else s.norm
+    if family.reads_images:
         col = Column("Vision Transformer")
         grid = s.image_size // max(s.patch_size, 1)
         col.add(Row(f"Image {s.image_size}×{s.image_size}×3", "io"),
@@ -120,7 +122,7 @@ def columns_for(s: BuilderSettings) -> tuple[list[Column], tuple[int, int] | Non
         _stack(col, s, ("self",), "Encoder block", norm)
         col.add(Row("Linear head on the CLS token", "head", f"{s.d_model} → {s.num_classes} classes"))
         return [col], None
-    if s.kind == "seq2seq":
+    if family.cross_attention:
         enc, dec = Column("Encoder"), Column("Decoder")
         _embedding(enc, s, "Source")
         _stack(enc, s, ("self",), "Encoder block", norm)
@@ -128,9 +130,9 @@ def columns_for(s: BuilderSettings) -> tuple[list[Column], tuple[int, int] | Non
         cross = _stack(dec, s, ("masked", "cross"), "Decoder block", norm)["cross"]
         dec.add(Row("Linear + softmax", "head", f"{s.d_model} → {s.vocab_size:,} next-token probabilities"))
         return [enc, dec], (1, cross)
-    col = Column("Encoder-only" if s.kind == "encoder" else "Decoder-only")
+    col = Column("Decoder-only" if family.decoder_only else "Encoder-only")
     _embedding(col, s, "Tokens")
-    if s.kind == "encoder":
+    if not family.decoder_only:
         _stack(col, s, ("self",), "Encoder block", norm)
         col.add(Row("Mean over tokens → Linear", "head", f"{s.d_model} → 1 number per sequence"))
     else:

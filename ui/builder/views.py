@@ -134,12 +134,13 @@ COMPARED = ("Family", "Layers", "d_model", "Heads", "d_ff", "Vocabulary", "Token
 
 def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimate) -> dict[str, str]:
     tokens = shape.get("seq_len")
-    if kind == "vit" and "image_size" in shape:
+    images = by_kind(kind).reads_images
+    if images and "image_size" in shape:
         tokens = (shape["image_size"] // shape["patch_size"]) ** 2 + 1
     return {
         "Family": by_kind(kind).short, "Layers": f"{shape['n_layers']}", "d_model": f"{shape['d_model']:,}",
         "Heads": f"{shape['n_heads']}", "d_ff": f"{shape['d_ff']:,}",
-        "Vocabulary": f"{shape['vocab_size']:,}" if kind != "vit" else "—", "Tokens": f"{tokens:,}",
+        "Vocabulary": f"{shape['vocab_size']:,}" if not images else "—", "Tokens": f"{tokens:,}",
         "Parameters": human(params), "Exact count": f"{params:,}", "Reported": reported or "—",
         "FLOPs / token": human(est.flops_per_token_forward), "Training memory": human_bytes(est.total_bytes),
     }

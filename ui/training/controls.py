@@ -21,7 +21,7 @@ from explorer.lab.block_compare import BLOCKS, block_fields
 from explorer.runs.live import LIVE_THREADS, RunSpec
 from explorer.runs.place import default_place
 from transformer_core import available_devices, divisors
-from transformer_core.config import NORMS, ViTConfig
+from transformer_core.config import NORM_POSITIONS, ViTConfig
 from transformer_core.families import family
 from transformer_core.positional import get as positional_kind
 from transformer_core.positional import kinds as positional_kinds
@@ -56,7 +56,7 @@ URL_PARAMS = (
     UrlParam(HEADS, 4, lo=1, hi=MAX_HEADS, name="heads"),
     UrlParam(D_MODEL, 64, choices=D_MODELS, name="d_model"),
     UrlParam(D_FF, 256, choices=D_FFS, name="d_ff"),
-    UrlParam(NORM, "pre", choices=NORMS, name="norm"),
+    UrlParam(NORM, "pre", choices=NORM_POSITIONS, name="norm"),
     UrlParam(BLOCK, "gpt", choices=tuple(BLOCKS), name="block"),
     UrlParam(KV_HEADS, 2, lo=1, hi=MAX_HEADS, name="kv_heads"),
     UrlParam(POSITIONAL, "sinusoidal", choices=POSITIONALS, name="positional"),
@@ -69,7 +69,7 @@ URL_PARAMS = (
     UrlParam(B_LAYERS, 2, lo=1, hi=8, name="b_layers"),
     UrlParam(B_HEADS, 4, lo=1, hi=MAX_HEADS, name="b_heads"),
     UrlParam(B_POSITIONAL, "none", choices=POSITIONALS, name="b_positional"),
-    UrlParam(B_NORM, "pre", choices=NORMS, name="b_norm"),
+    UrlParam(B_NORM, "pre", choices=NORM_POSITIONS, name="b_norm"),
     *text.URL_PARAMS,
     *interventions.URL_PARAMS,
 )
@@ -100,7 +100,7 @@ def task_defaults(name: str) -> dict[str, Any]:
         B_HEADS: model.n_heads, STEPS: min(train.steps, limits().default_steps, limits().max_steps),
     }
     if not isinstance(model, ViTConfig):
-        values.update({NORM: model.norm, POSITIONAL: model.positional, B_NORM: model.norm,
+        values.update({NORM: model.norm_position, POSITIONAL: model.positional, B_NORM: model.norm_position,
                        B_POSITIONAL: "none" if model.positional != "none" else "sinusoidal"})
     return values
 
@@ -179,7 +179,7 @@ def get_task_family(name: str) -> str:
 
 def llama_block(task_family: str) -> bool:
     """Whether the settings build a Llama block: chosen, and the task trains a decoder-only model."""
-    return family(task_family).kind == "decoder" and st.session_state.get(BLOCK) == "llama"
+    return family(task_family).decoder_only and st.session_state.get(BLOCK) == "llama"
 
 
 def save_settings() -> None:
@@ -242,7 +242,7 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
     is_vit = isinstance(base, ViTConfig)
     llama = llama_block(task.family)
     if not is_vit:
-        arch.update(norm=s[NORM], positional=s[POSITIONAL])
+        arch.update(norm_position=s[NORM], positional=s[POSITIONAL])
     if llama:
         arch.update(block_fields("llama", s[KV_HEADS]))
     train = default_train_config(task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED],
@@ -254,7 +254,7 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
     if llama:  # B keeps A's Llama block; its K/V heads are A's when they divide B's heads
         b_arch.update(n_kv_heads=math.gcd(s[KV_HEADS], s[B_HEADS]))
     elif not is_vit:
-        b_arch.update(norm=s[B_NORM], positional=s[B_POSITIONAL])
+        b_arch.update(norm_position=s[B_NORM], positional=s[B_POSITIONAL])
     model_b = replace(base, **b_arch)
     return task, [RunSpec(f"A · {describe(model_a)}", model_a, train),
                   RunSpec(f"B · {describe(model_b)}", model_b, train)]
@@ -273,13 +273,13 @@ def describe(config: Any) -> str:
     """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
     words = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
             f"head{'s' if config.n_heads != 1 else ''}"
-    if getattr(config, "norm_kind", "layernorm") == "rmsnorm":
+    if getattr(config, "norm_type", "layernorm") == "rmsnorm":
         kv = config.n_kv_heads or config.n_heads
         words += f", Llama block ({kv} K/V head{'s' if kv != 1 else ''})"
     elif not isinstance(config, ViTConfig):
         spec = positional_kind(config.positional)
         positions = "no positions" if spec.acts == "nothing" else f"{spec.title} positions"
-        words += f", {positions}, {config.norm}-norm"
+        words += f", {positions}, {config.norm_position}-norm"
     return words
 
 
@@ -323,7 +323,7 @@ def settings_panel(task: Task) -> None:
                  help="Width of every token vector. Wider models can learn more but train slower.")
     c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
                  help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
-    if family(task.family).kind == "decoder":
+    if family(task.family).decoder_only:
         c3.selectbox("Block", list(BLOCKS), key=BLOCK, format_func=BLOCKS.get,
                      help="GPT-2's block (LayerNorm, a GELU/ReLU MLP, the positions chosen below) or a Llama "
                           "block as in Llama, Qwen and SmolLM: RMSNorm, a SwiGLU feed-forward of width d_ff, "
@@ -338,7 +338,7 @@ def settings_panel(task: Task) -> None:
         c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
                      help="How the model knows token order. With 'none', attention cannot tell positions "
                           "apart, so reversing becomes impossible.")
-        c3.selectbox("Norm placement", NORMS, key=NORM, format_func=lambda n: f"{n}-norm",
+        c3.selectbox("Norm placement", NORM_POSITIONS, key=NORM, format_func=lambda n: f"{n}-norm",
                      help="Pre-norm puts LayerNorm before each sub-layer (trains stably); post-norm after the "
                           "residual add, as in the 2017 paper (may need a lower learning rate).")
     c4.slider("Dropout", 0.0, 0.5, step=0.05, key=DROPOUT,
@@ -376,5 +376,5 @@ def compare_panel(task: Task) -> None:
     elif not family(task.family).reads_images:
         c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
                      help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
-        c4.selectbox("B · norm", NORMS, key=B_NORM, format_func=lambda n: f"{n}-norm",
+        c4.selectbox("B · norm", NORM_POSITIONS, key=B_NORM, format_func=lambda n: f"{n}-norm",
                      help="Norm placement of configuration B.")

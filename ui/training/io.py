@@ -42,7 +42,7 @@ UPLOAD = "live.upload"  # the checkpoint uploader
 # Model settings a checkpoint fills into the page's widgets.
 _ARCH_KEYS = {"n_layers": controls.LAYERS, "n_heads": controls.HEADS, "d_model": controls.D_MODEL,
               "d_ff": controls.D_FF, "dropout": controls.DROPOUT,
-              "norm": controls.NORM, "positional": controls.POSITIONAL}
+              "norm_position": controls.NORM, "positional": controls.POSITIONAL}
 
 
 def _on_frame() -> None:
