@@ -14,6 +14,7 @@ from .blocks import SelfAttentionBlock, activation_function
 from .config import TransformerConfig
 from .masks import padding_mask
 from .positional import PositionalEncoding
+from .probes import probe
 
 
 class SegmentEmbedding(nn.Module):
@@ -34,7 +35,7 @@ class SegmentEmbedding(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, tokens: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-        x = self.tokens(tokens)  # (B, T, C)
+        x = probe(self, "tokens", self.tokens(tokens))  # (B, T, C); see probes.py
         if self.segments is not None:
             x = x + self.segments(token_type_ids)
         x = self.positions(x)

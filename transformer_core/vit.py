@@ -13,6 +13,7 @@ from torch import nn
 
 from .blocks import SelfAttentionBlock
 from .config import ViTConfig
+from .probes import probe
 
 
 def _check_divisible(h: int, w: int, p: int) -> None:
@@ -107,7 +108,7 @@ class VisionTransformer(nn.Module):
             raise ValueError(
                 f"Expected images of shape (B, {self.config.in_channels}, {size}, {size}), got {tuple(images.shape)}."
             )
-        x = self.patch_embed(images)  # (B, N, C)
+        x = probe(self, "patches", self.patch_embed(images))  # (B, N, C); see probes.py
         x = torch.cat([self.cls_token.expand(x.size(0), -1, -1), x], dim=1)  # (B, N+1, C)
         return self.dropout(x + self.pos_embed)
 
