@@ -80,6 +80,7 @@ def _check_class(name: str, value, n: int) -> int:
     return int(value)
 
 
+@torch.no_grad()
 def direct_logit_attribution(model: nn.Module, ids, answer: int, other: int, *,
                              position: int = -1) -> LogitAttribution:
     """Split ``logit[answer] - logit[other]`` at ``position`` of one run into heads, MLPs and the rest.
@@ -100,7 +101,7 @@ def direct_logit_attribution(model: nn.Module, ids, answer: int, other: int, *,
     points = {"embed": (layers[0], "resid_pre"), "final": (layers[-1], "resid_post"),
               **{("hidden", i): (b.ff, "hidden") for i, b in enumerate(layers)}}
     store: dict = {}
-    with torch.no_grad(), head_edits({b.self_attn: recorder(store, i) for i, b in enumerate(layers)}), \
+    with head_edits({b.self_attn: recorder(store, i) for i, b in enumerate(layers)}), \
             probing({point: recorder(store, key) for key, point in points.items()}):
         out = run.outputs(1, position)[0].double()  # (V,)
     answer, other = (_check_class(n, v, out.numel()) for n, v in (("answer", answer), ("other", other)))
