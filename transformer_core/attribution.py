@@ -72,9 +72,15 @@ def path_points(steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     return alphas, torch.full((steps,), 1.0 / steps, dtype=torch.float64)
 
 
+def _check_target(target, n: int) -> None:
+    if isinstance(target, bool) or not isinstance(target, int | np.integer) or not 0 <= target < n:
+        raise ValueError(f"target={target!r} must be an output index from 0 to {n - 1}.")
+
+
 def _gradients(run: Readout, alphas: torch.Tensor, target: int, position: int):
-    """The gradients of the output at ``α · rows`` w.r.t. each stream's scaled rows, ``(K, N, C)`` per stream."""
-    grads = [[] for _ in run.rows]
+    """The output at ``α · rows`` for each ``α``, ``(K,)``, and its gradients w.r.t. each stream's scaled rows,
+    ``(K, N, C)`` per stream."""
+    outs, grads = [], [[] for _ in run.rows]
     chunk = max(1, TOKEN_ROWS_PER_BATCH // sum(run.lengths))
     dtype = run.rows[0].dtype
     for start in range(0, alphas.numel(), chunk):
@@ -82,11 +88,14 @@ def _gradients(run: Readout, alphas: torch.Tensor, target: int, position: int):
         scaled = [(a[:, None, None] * r[None]).requires_grad_() for r in run.rows]  # (k, N, C) leaves
         probes = {point: (lambda x, s=s: s.to(x.dtype)) for point, s in zip(run.points, scaled, strict=True)}
         with probing(probes), torch.enable_grad():
-            out = run.outputs(a.numel(), position)[:, target]  # (k,)
+            full = run.outputs(a.numel(), position)  # (k, V)
+            _check_target(target, full.size(-1))
+            out = full[:, target]  # (k,)
             parts = torch.autograd.grad(out.sum(), scaled)
+        outs.append(out.detach().double())
         for store, g in zip(grads, parts, strict=True):
             store.append(g.detach().double())
-    return [torch.cat(g) for g in grads]
+    return torch.cat(outs), [torch.cat(g) for g in grads]
 
 
 def _ends(run: Readout, position: int) -> torch.Tensor:
@@ -121,17 +130,14 @@ def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1
         raise ValueError(f"steps={steps!r}: integrated gradients needs a whole number of points, at least 1.")
     run = readout(model, ids)
     run.check_position(position)
-    ends = _ends(run, position)  # (2, V): f(0) and f(x) for every output
-    n_out = ends.size(-1)
-    if isinstance(target, bool) or not isinstance(target, int | np.integer) or not 0 <= target < n_out:
-        raise ValueError(f"target={target!r} must be an output index from 0 to {n_out - 1}.")
     ig = method == "integrated_gradients"
     alphas, weights = path_points(steps) if ig else (torch.ones(1, dtype=torch.float64),) * 2
-    grads = _gradients(run, alphas, int(target), position)
+    outs, grads = _gradients(run, alphas, target, position)
+    ends = _ends(run, position)[:, target] if ig else torch.stack([outs[0], outs[0]])  # f(0), f(x)
     values = [torch.einsum("k,knc,nc->n", weights.to(g.device), g, r.double())
               for g, r in zip(grads, run.rows, strict=True)]  # Σ over points and the model dimension
     return Attribution(
-        values=torch.cat(values).cpu().numpy(), method=method, output=float(ends[1, target]),
-        baseline_output=float(ends[0, target]) if ig else None, steps=int(alphas.numel()),
+        values=torch.cat(values).cpu().numpy(), method=method, output=float(ends[1]),
+        baseline_output=float(ends[0]) if ig else None, steps=int(alphas.numel()),
         n_source=run.lengths[0] if len(run.rows) == 2 else 0,
     )

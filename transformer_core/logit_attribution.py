@@ -105,8 +105,8 @@ def direct_logit_attribution(model: nn.Module, ids, answer: int, other: int, *,
             probing({point: recorder(store, key) for key, point in points.items()}):
         out = run.outputs(1, position)[0].double()  # (V,)
     answer, other = (_check_class(n, v, out.numel()) for n, v in (("answer", answer), ("other", other)))
-    w = unembed.weight.double()
-    direction = w[answer] - w[other]  # (C,)
+    w = unembed.weight[[answer, other]].double()  # (2, C): only the two rows, not a large vocabulary
+    direction = w[0] - w[1]  # (C,)
     read, shift = _reader(norm, store["final"][0, p].double(), direction)
     heads, mlps = np.zeros((len(layers), layers[0].self_attn.n_heads)), np.zeros(len(layers))
     rest = read(store["embed"][0, p].double()) + shift

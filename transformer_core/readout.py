@@ -16,7 +16,7 @@ from torch import nn
 
 from .bert import BertEncoder
 from .models import CausalLM, Seq2SeqTransformer, SequenceRegressor
-from .probes import Point
+from .probes import Point, probing
 from .vit import VisionTransformer
 
 Ids = torch.Tensor | Sequence[int]  # one text: token ids (T,) or (1, T)
@@ -67,10 +67,23 @@ class Readout:
         return position % n
 
     def outputs(self, batch: int, position: int) -> torch.Tensor:
-        """Run ``batch`` copies of the input (probes set in this context act on them): outputs ``(B, V)``."""
+        """Run ``batch`` copies of the input (probes set in this context act on them): outputs ``(B, V)``.
+
+        A text model's last block hands only ``position`` on to the final norm and the head (both act on each
+        position alone), so a large vocabulary is projected once per copy, not once per token.
+        """
         inputs = [x.expand(batch, *x.shape[1:]) for x in self.inputs]
-        out = self.model(*inputs)
-        return out[:, self.check_position(position)] if self.per_position else out  # (B, V)
+        if not self.per_position:
+            return self.model(*inputs)  # (B, V)
+        p = self.check_position(position)
+        with probing({(self.last_block, "resid_post"): lambda x: x[:, p:p + 1]}):  # (B, 1, C)
+            return self.model(*inputs)[:, 0]  # (B, V)
+
+    @property
+    def last_block(self) -> nn.Module:
+        """The block whose output the final norm and the head read."""
+        model = self.model
+        return (model.decoder if isinstance(model, Seq2SeqTransformer) else model.blocks)[-1]
 
 
 def readout(model: nn.Module, ids) -> Readout:
