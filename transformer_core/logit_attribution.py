@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from .feed_forward import FeedForward, SwiGLU
@@ -47,23 +46,18 @@ def _head_and_norm(model: nn.Module) -> tuple[nn.Module, nn.Module]:
                      " with its norms and head is not one.")
 
 
-def _reader(norm: nn.Module, final: torch.Tensor, direction: torch.Tensor):
-    """``c -> norm_frozen(c) · direction`` for parts ``c`` ``(..., C)`` of ``final`` ``(C,)``; and the norm's shift."""
+def _reading(norm: nn.Module, final: torch.Tensor, direction: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """The vector ``v`` with ``norm_frozen(c) · direction = c · v`` for any part ``c`` of ``final`` ``(C,)``, and the
+    norm's shift ``β · direction``; the scale is frozen at ``final``'s value."""
     weight = norm.weight.double() if norm.weight is not None else torch.ones_like(final)
-    if isinstance(norm, RMSNorm):
-        scale, center, shift = weight / torch.sqrt(final.pow(2).mean() + norm.eps), False, 0.0
-    elif isinstance(norm, nn.LayerNorm):
-        var = (final - final.mean()).pow(2).mean()
-        scale, center = weight / torch.sqrt(var + norm.eps), True
-        shift = 0.0 if norm.bias is None else float(norm.bias.double() @ direction)
-    else:
+    if isinstance(norm, RMSNorm):  # c / sqrt(mean(final²) + eps) · g
+        return weight * direction / torch.sqrt(final.pow(2).mean() + norm.eps), 0.0
+    if not isinstance(norm, nn.LayerNorm):
         raise ValueError(f"Direct logit attribution cannot freeze a {type(norm).__name__}.")
-
-    def read(c: torch.Tensor) -> torch.Tensor:
-        c = c - c.mean(dim=-1, keepdim=True) if center else c
-        return (c * scale) @ direction
-
-    return read, shift
+    var = (final - final.mean()).pow(2).mean()
+    scaled = weight * direction / torch.sqrt(var + norm.eps)  # (C,)
+    shift = 0.0 if norm.bias is None else float(norm.bias.double() @ direction)
+    return scaled - scaled.mean(), shift  # (c - mean(c)) · s = c · (s - mean(s)): centring moves onto v
 
 
 def _down(ff: nn.Module) -> nn.Linear:
@@ -107,20 +101,20 @@ def direct_logit_attribution(model: nn.Module, ids, answer: int, other: int, *,
     answer, other = (_check_class(n, v, out.numel()) for n, v in (("answer", answer), ("other", other)))
     w = unembed.weight[[answer, other]].double()  # (2, C): only the two rows, not a large vocabulary
     direction = w[0] - w[1]  # (C,)
-    read, shift = _reader(norm, store["final"][0, p].double(), direction)
+    v, shift = _reading(norm, store["final"][0, p].double(), direction)  # (C,)
     heads, mlps = np.zeros((len(layers), layers[0].self_attn.n_heads)), np.zeros(len(layers))
-    rest = read(store["embed"][0, p].double()) + shift
+    rest = float(store["embed"][0, p].double() @ v) + shift
     if unembed.bias is not None:
-        rest = rest + (unembed.bias[answer] - unembed.bias[other]).double()
+        rest += float(unembed.bias[answer] - unembed.bias[other])
     for i, block in enumerate(layers):
-        attn = block.self_attn
+        attn, down = block.self_attn, _down(block.ff)
+        # Each weight matrix meets v once (a matrix-vector product in its own precision), then float64.
+        per_head = (attn.out_proj.weight.T @ v.to(attn.out_proj.weight)).double()  # (H·D,)
         z = store[i][0, :, p].double()  # (H, D) each query head's output at the position
-        w_o = attn.out_proj.weight.double().view(-1, attn.n_heads, attn.head_dim)  # (C, H, D)
-        heads[i] = read(torch.einsum("hd,chd->hc", z, w_o)).cpu().numpy()  # (H,)
+        heads[i] = (z * per_head.view(attn.n_heads, attn.head_dim)).sum(-1).cpu().numpy()  # (H,)
         if attn.out_proj.bias is not None:
-            rest = rest + read(attn.out_proj.bias.double())
-        down = _down(block.ff)
-        mlp = F.linear(store["hidden", i][0, p].double(), down.weight.double(),
-                       None if down.bias is None else down.bias.double())  # (C,)
-        mlps[i] = float(read(mlp))
+            rest += float(attn.out_proj.bias.double() @ v)
+        mlps[i] = float(store["hidden", i][0, p].double() @ (down.weight.T @ v.to(down.weight)).double())
+        if down.bias is not None:
+            mlps[i] += float(down.bias.double() @ v)
     return LogitAttribution(heads, mlps, float(rest), float(out[answer] - out[other]))

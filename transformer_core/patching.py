@@ -112,13 +112,15 @@ def patch_residual(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, 
         patched = np.zeros((len(layers), n))
         for i, block in enumerate(layers):
             def patch(x: torch.Tensor, src: torch.Tensor = seen[i][0]) -> torch.Tensor:
-                x = x.clone()  # (T copies, T, C): copy t takes the clean stream at position t
+                # The blocks before run once; here the stream becomes T copies, copy t taking the clean stream
+                # at position t: (1, T, C) -> (T, T, C).
+                x = x.expand(n, -1, -1).clone()
                 at = rows.to(x.device)
                 x[at, at] = src.to(x.dtype)
                 return x
 
             with probing({(block, "resid_pre"): patch}):
-                patched[i] = _metrics(corrupt, n, position, metric)
+                patched[i] = _metrics(corrupt, 1, position, metric)
             if progress is not None:
                 progress(i + 1, len(layers))
     return Patching(patched, clean_value, corrupt_value)
@@ -134,7 +136,8 @@ def patch_heads(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, pos
     Returns:
         :class:`Patching` with ``patched`` ``(L, H)``.
     """
-    attns = [block.self_attn for block in blocks(model, "Head patching")]
+    layers = blocks(model, "Head patching")
+    attns = [block.self_attn for block in layers]
     clean, corrupt = _pair(model, clean_ids, corrupt_ids)
     corrupt.check_position(position)
     store: dict = {}
@@ -145,14 +148,15 @@ def patch_heads(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, pos
         h = attns[0].n_heads
         own = torch.eye(h, dtype=torch.bool)[:, :, None, None]  # (H copies, H, 1, 1): copy h patches head h
         patched = np.zeros((len(attns), h))
-        for i, attn in enumerate(attns):
+        for i, (block, attn) in enumerate(zip(layers, attns, strict=True)):
             src = store[attn]  # (1, H, T, D)
 
             def patch(out: torch.Tensor, src: torch.Tensor = src) -> torch.Tensor:
                 return torch.where(own.to(out.device), src.to(out.dtype), out)  # (H copies, H, T, D)
 
-            with head_edits({attn: patch}):
-                patched[i] = _metrics(corrupt, h, position, metric)
+            # The blocks before run once; the stream entering this one becomes H copies: (1, T, C) -> (H, T, C).
+            with probing({(block, "resid_pre"): lambda x: x.expand(h, -1, -1)}), head_edits({attn: patch}):
+                patched[i] = _metrics(corrupt, 1, position, metric)
             if progress is not None:
                 progress(i + 1, len(attns))
     return Patching(patched, clean_value, corrupt_value)
