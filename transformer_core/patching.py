@@ -12,7 +12,8 @@ writes into the residual stream, read through the final norm with its scale froz
 parts add up exactly: :func:`direct_logit_attribution`.
 
 The pieces are read and put back through context-local probe points (:mod:`.probes`, :mod:`.head_edits`); the model
-is not changed and no PyTorch hook is registered. Each layer's patches run as one batch.
+is not changed and no PyTorch hook is registered. Each layer's patches run as one batch: the blocks before it run
+once, and the stream entering it is copied once per patch.
 """
 
 from __future__ import annotations
