@@ -18,6 +18,7 @@ not changed and no gradient reaches its parameters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,7 +78,8 @@ def _check_target(target, n: int) -> None:
         raise ValueError(f"target={target!r} must be an output index from 0 to {n - 1}.")
 
 
-def _gradients(run: Readout, alphas: torch.Tensor, target: int, position: int):
+def _gradients(run: Readout, alphas: torch.Tensor, target: int, position: int,
+               progress: Callable[[int, int], None] | None):
     """The output at ``α · rows`` for each ``α``, ``(K,)``, and its gradients w.r.t. each stream's scaled rows,
     ``(K, N, C)`` per stream."""
     outs, grads = [], [[] for _ in run.rows]
@@ -95,6 +97,8 @@ def _gradients(run: Readout, alphas: torch.Tensor, target: int, position: int):
         outs.append(out.detach().double())
         for store, g in zip(grads, parts, strict=True):
             store.append(g.detach().double())
+        if progress is not None:
+            progress(start + a.numel(), alphas.numel())
     return torch.cat(outs), [torch.cat(g) for g in grads]
 
 
@@ -107,7 +111,8 @@ def _ends(run: Readout, position: int) -> torch.Tensor:
 
 
 def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1,
-                       method: str = "grad_x_input", steps: int = 32) -> Attribution:
+                       method: str = "grad_x_input", steps: int = 32,
+                       progress: Callable[[int, int], None] | None = None) -> Attribution:
     """Attribute one output of ``model`` on ``ids`` to its input tokens.
 
     Args:
@@ -120,6 +125,7 @@ def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1
             encoder–decoder: a decoder position. Ignored by a ViT (its CLS token) and a regressor.
         method: ``"grad_x_input"`` or ``"integrated_gradients"``.
         steps: integrated gradients' points along the path (at least 1); 32 by default.
+        progress: called with ``(points done, points)`` after each batch of points; raise from it to stop.
 
     Raises:
         ValueError: for an unknown method, too few steps, an unreadable input, a bad target or position.
@@ -132,7 +138,7 @@ def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1
     run.check_position(position)
     ig = method == "integrated_gradients"
     alphas, weights = path_points(steps) if ig else (torch.ones(1, dtype=torch.float64),) * 2
-    outs, grads = _gradients(run, alphas, target, position)
+    outs, grads = _gradients(run, alphas, target, position, progress)
     ends = _ends(run, position)[:, target] if ig else torch.stack([outs[0], outs[0]])  # f(0), f(x)
     values = [torch.einsum("k,knc,nc->n", weights.to(g.device), g, r.double())
               for g, r in zip(grads, run.rows, strict=True)]  # Σ over points and the model dimension

@@ -62,7 +62,10 @@ def test_gradient_times_input_on_a_trained_decoder_equals_the_table_gradient(ind
 
 def test_integrated_gradients_on_a_trained_decoder_are_complete(induction):
     """The values add up to f(x) - f(0): the gap is under 1% of the values' total size."""
-    result = token_attributions(induction, _ids(induction, 9), 4, method="integrated_gradients", steps=64)
+    calls = []
+    result = token_attributions(induction, _ids(induction, 9), 4, method="integrated_gradients", steps=64,
+                                progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (64, 64) and all(d <= t for d, t in calls)
     assert abs(result.values).sum() > 1e-2 and abs(result.gap) < 0.01 * abs(result.values).sum()
 
 
