@@ -199,3 +199,16 @@ def test_probes_belong_to_the_thread_that_sets_them(induction):
     thread.join()
     assert seen_elsewhere["probes"] is None and "x" not in store
     assert PROBES.get() is None
+
+
+def test_patching_a_regressor_restores_its_output_from_the_changed_token():
+    model = _model("protein")
+    clean = _ids(model, 10)
+    corrupt = list(clean)
+    corrupt[4] = next(v for v in range(1, model.config.vocab_size) if v not in clean)
+    result = patch_residual(model, clean, corrupt, lambda out: float(out[0]))
+    assert result.patched.shape == (model.config.n_layers, 10)
+    assert abs(result.clean - result.corrupt) > 1e-4
+    assert result.restored[0, 4] == pytest.approx(1.0, abs=1e-3)
+    acts = neuron_activations(model, clean)
+    assert acts.shape == (model.config.n_layers, 10, model.config.d_ff)
