@@ -16,21 +16,22 @@ from .readout import blocks, readout
 __all__ = ["neuron_activations"]
 
 
-def neuron_activations(model: nn.Module, ids) -> torch.Tensor:
+def neuron_activations(model: nn.Module, ids, *, stack: str | None = None) -> torch.Tensor:
     """Every neuron of every MLP on every position of one input.
 
     Args:
         model: a decoder-only, encoder-only (BERT, regressor) or vision model of this package; not modified.
-        ids: the text's token ids ``(T,)``, or a ViT's image ``(C, H, W)``.
+        ids: the text's token ids ``(T,)``, a ViT's image ``(C, H, W)``, the encoder–decoder's ``(source, target)``.
+        stack: the encoder–decoder's ``"encoder"`` or ``"decoder"``; None for other models.
 
     Returns:
         ``(L, T, d_ff)`` float tensor on the model's device, detached; T counts the stream's positions (a ViT's
         CLS token first, then the patches).
 
     Raises:
-        ValueError: for the encoder–decoder (two stacks) or an input the model cannot read.
+        ValueError: for a missing or unknown stack, or an input the model cannot read.
     """
-    layers = blocks(model, "Reading the neurons")
+    layers = blocks(model, "Reading the neurons", stack)
     run = readout(model, ids)
     store: dict = {}
     with torch.no_grad(), probing({(b.ff, "hidden"): recorder(store, i) for i, b in enumerate(layers)}):

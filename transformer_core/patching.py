@@ -27,6 +27,7 @@ from torch import nn
 
 from .interventions import _edits as head_edits
 from .logit_attribution import LogitAttribution, direct_logit_attribution
+from .models import Seq2SeqTransformer
 from .probes import probing, recorder
 from .readout import Readout, blocks, readout
 
@@ -65,10 +66,11 @@ class Patching:
 
 def _pair(model: nn.Module, clean_ids, corrupt_ids) -> tuple[Readout, Readout]:
     clean, corrupt = readout(model, clean_ids), readout(model, corrupt_ids)
-    if clean.lengths != corrupt.lengths:
-        a, b = clean.lengths[0], corrupt.lengths[0]
-        raise ValueError(f"The clean text has {a} tokens and the corrupt text {b}: patching swaps position for "
-                         "position, so both must have the same number of tokens.")
+    names = ("source", "target") if len(clean.lengths) == 2 else ("text",)
+    for name, a, b in zip(names, clean.lengths, corrupt.lengths, strict=True):
+        if a != b:
+            raise ValueError(f"The clean {name} has {a} tokens and the corrupt {name} {b}: patching swaps position "
+                             "for position, so both must have the same number of tokens.")
     return clean, corrupt
 
 
@@ -85,24 +87,36 @@ def _record(run: Readout, position: int, metric: Metric, points: dict) -> tuple[
     return value, store
 
 
+def _inside(model: nn.Module) -> bool:
+    """Whether the copies may be made inside the forward pass, at the patched block (the blocks before it then run
+    once); the encoder–decoder's two streams must keep one batch size, so its inputs are copied instead."""
+    return not isinstance(model, Seq2SeqTransformer)
+
+
 def patch_residual(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, position: int = -1,
-                   progress: Progress | None = None) -> Patching:
+                   stack: str | None = None, progress: Progress | None = None) -> Patching:
     """Patch the residual stream entering each block at each position from the clean run into the corrupt one.
 
     Args:
         model: a decoder-only, encoder-only (BERT, regressor) or vision model of this package; not modified.
-        clean_ids, corrupt_ids: two texts of the same length (token ids ``(T,)``), or two images for a ViT.
+        clean_ids, corrupt_ids: two texts of the same length (token ids ``(T,)``), two images for a ViT, two
+            ``(source, target)`` pairs for the encoder–decoder.
         metric: a function of the output at ``position`` ``(V,)``, e.g. :func:`logit_difference`.
-        position: the position whose output the metric reads (BERT: the masked one); ignored by ViT and regressor.
+        position: the position whose output the metric reads (BERT: the masked one; the encoder–decoder: a target
+            position); ignored by ViT and regressor.
+        stack: the encoder–decoder's stream to patch, ``"encoder"`` or ``"decoder"``; None for other models.
         progress: called with ``(layers done, layers)``.
 
     Returns:
         :class:`Patching` with ``patched`` ``(L, T)``; T counts the stream's positions (a ViT's CLS token first).
 
     Raises:
-        ValueError: for texts of different lengths, the encoder–decoder, a bad position.
+        ValueError: for texts of different lengths, a bad position or stack.
     """
-    layers = blocks(model, "Residual patching")
+    if stack == "cross":
+        raise ValueError("stack='cross' names attention heads; the residual stream is 'encoder' or 'decoder'.")
+    layers = blocks(model, "Residual patching", stack)
+    inside = _inside(model)
     clean, corrupt = _pair(model, clean_ids, corrupt_ids)
     corrupt.check_position(position)
     with torch.no_grad():
@@ -115,30 +129,32 @@ def patch_residual(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, 
             def patch(x: torch.Tensor, src: torch.Tensor = seen[i][0]) -> torch.Tensor:
                 # The blocks before run once; here the stream becomes T copies, copy t taking the clean stream
                 # at position t: (1, T, C) -> (T, T, C).
-                x = x.expand(n, -1, -1).clone()
+                x = (x.expand(n, -1, -1) if inside else x).clone()
                 at = rows.to(x.device)
                 x[at, at] = src.to(x.dtype)
                 return x
 
             with probing({(block, "resid_pre"): patch}):
-                patched[i] = _metrics(corrupt, 1, position, metric)
+                patched[i] = _metrics(corrupt, 1 if inside else n, position, metric)
             if progress is not None:
                 progress(i + 1, len(layers))
     return Patching(patched, clean_value, corrupt_value)
 
 
 def patch_heads(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, position: int = -1,
-                progress: Progress | None = None) -> Patching:
+                stack: str | None = None, progress: Progress | None = None) -> Patching:
     """Patch each query head's output (before W_O, at every position) from the clean run into the corrupt one.
 
-    Arguments as :func:`patch_residual`. With grouped-query attention (Llama, Qwen2) every query head is patched on
+    Arguments as :func:`patch_residual`; the encoder–decoder's ``stack`` may also be ``"cross"`` (the decoder's
+    cross-attention heads). With grouped-query attention (Llama, Qwen2) every query head is patched on
     its own, though it shares its keys and values with its group.
 
     Returns:
         :class:`Patching` with ``patched`` ``(L, H)``.
     """
-    layers = blocks(model, "Head patching")
-    attns = [block.self_attn for block in layers]
+    layers = blocks(model, "Head patching", stack)
+    attns = [block.cross_attn if stack == "cross" else block.self_attn for block in layers]
+    inside = _inside(model)
     clean, corrupt = _pair(model, clean_ids, corrupt_ids)
     corrupt.check_position(position)
     store: dict = {}
@@ -156,8 +172,9 @@ def patch_heads(model: nn.Module, clean_ids, corrupt_ids, metric: Metric, *, pos
                 return torch.where(own.to(out.device), src.to(out.dtype), out)  # (H copies, H, T, D)
 
             # The blocks before run once; the stream entering this one becomes H copies: (1, T, C) -> (H, T, C).
-            with probing({(block, "resid_pre"): lambda x: x.expand(h, -1, -1)}), head_edits({attn: patch}):
-                patched[i] = _metrics(corrupt, 1, position, metric)
+            copies = {(block, "resid_pre"): lambda x: x.expand(h, -1, -1)} if inside else {}
+            with probing(copies), head_edits({attn: patch}):
+                patched[i] = _metrics(corrupt, 1 if inside else h, position, metric)
             if progress is not None:
                 progress(i + 1, len(attns))
     return Patching(patched, clean_value, corrupt_value)

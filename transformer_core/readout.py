@@ -128,15 +128,26 @@ def _vit(model: VisionTransformer, image) -> Readout:
     return Readout(model, (x,), ((model, "patches"),), (patches,), False)
 
 
-def blocks(model: nn.Module, method: str) -> list[nn.Module]:
-    """The blocks of ``model``'s one residual stream, first to last.
+STACKS = ("encoder", "decoder", "cross")  # the encoder–decoder's stacks, as its attention dict names them
+
+
+def blocks(model: nn.Module, method: str, stack: str | None = None) -> list[nn.Module]:
+    """The blocks of one residual stream of ``model``, first to last.
+
+    Args:
+        stack: the encoder–decoder's ``"encoder"`` (the source stream), ``"decoder"`` or ``"cross"`` (the target
+            stream's blocks, for their self- or cross-attention); None for every other model, which has one.
 
     Raises:
-        ValueError: for the encoder–decoder, whose two stacks have streams of different lengths.
+        ValueError: for a missing or unknown stack, or a model that is not one of this package's transformers.
     """
     if isinstance(model, Seq2SeqTransformer):
-        raise ValueError(f"{method} reads one stack of blocks; the encoder–decoder has two (its source and its "
-                         "target streams). Use a decoder-only, encoder-only or vision model.")
+        if stack not in STACKS:
+            raise ValueError(f"{method} of the encoder–decoder needs stack='encoder' (the source stream) or "
+                             f"'decoder' (the target stream); got {stack!r}.")
+        return list(model.encoder if stack == "encoder" else model.decoder)
     if isinstance(model, CausalLM | BertEncoder | SequenceRegressor | VisionTransformer):
+        if stack is not None:
+            raise ValueError(f"{type(model).__name__} has one stack of blocks; leave stack out (got {stack!r}).")
         return list(model.blocks)
     raise ValueError(f"{type(model).__name__} is not a transformer of this package.")

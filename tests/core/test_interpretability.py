@@ -153,8 +153,12 @@ def test_methods_refuse_what_they_cannot_read():
     with pytest.raises(ValueError, match="pre-norm"):
         direct_logit_attribution(post, [1, 2, 3], 1, 2)
     seq2seq = _model("reverse")
-    with pytest.raises(ValueError, match="encoder–decoder has two"):
-        patch_residual(seq2seq, [1, 2], [1, 3], logit_difference(1, 2))
+    with pytest.raises(ValueError, match="needs stack='encoder'"):
+        patch_residual(seq2seq, ([1, 2], [1]), ([1, 3], [1]), logit_difference(1, 2))
+    with pytest.raises(ValueError, match="clean source has 2 tokens and the corrupt source 3"):
+        patch_heads(seq2seq, ([1, 2], [1]), ([1, 3, 4], [1]), logit_difference(1, 2), stack="cross")
+    with pytest.raises(ValueError, match="one stack"):
+        neuron_activations(post, [1, 2, 3], stack="encoder")
     with pytest.raises(ValueError, match="pair"):
         token_attributions(seq2seq, [1, 2, 3], 1)
     with pytest.raises(ValueError, match="method="):
@@ -212,3 +216,40 @@ def test_patching_a_regressor_restores_its_output_from_the_changed_token():
     assert result.restored[0, 4] == pytest.approx(1.0, abs=1e-3)
     acts = neuron_activations(model, clean)
     assert acts.shape == (model.config.n_layers, 10, model.config.d_ff)
+
+
+def test_patching_the_encoder_decoder_by_stack_equals_hooks():
+    model = _model("reverse")
+    src, tgt = _ids(model, 6, seed=2), _ids(model, 4, seed=3)
+    corrupt_src = list(src)
+    corrupt_src[2] = next(v for v in range(1, model.config.vocab_size) if v not in src)
+    metric = logit_difference(tgt[3], corrupt_src[2])
+    clean, corrupt = (src, tgt), (corrupt_src, tgt)
+    enc = patch_residual(model, clean, corrupt, metric, position=2, stack="encoder")
+    assert enc.patched.shape == (model.config.n_layers, 6) and abs(enc.clean - enc.corrupt) > 1e-4
+    assert enc.restored[0, 2] == pytest.approx(1.0, abs=1e-4)  # the changed source token, before the encoder
+    dec = patch_residual(model, clean, corrupt, metric, position=2, stack="decoder")
+    assert dec.patched.shape == (model.config.decoder_layers, 4)
+    cross = patch_heads(model, clean, corrupt, metric, position=2, stack="cross")
+    assert cross.patched.shape == (model.config.decoder_layers, model.config.n_heads)
+    # The oracle: hooks on our own cross-attention's output projection put back one head's clean output.
+    seen = {}
+    proj = model.decoder[-1].cross_attn.out_proj
+    handle = proj.register_forward_pre_hook(lambda m, a: seen.__setitem__("z", a[0].clone()))
+    with torch.no_grad():
+        model(torch.tensor(src)[None], torch.tensor(tgt)[None])
+    handle.remove()
+    d = model.config.d_model // model.config.n_heads
+
+    def patch(m, a):
+        z = a[0].clone()
+        z[..., d:2 * d] = seen["z"][..., d:2 * d]
+        return (z,)
+
+    handle = proj.register_forward_pre_hook(patch)
+    with torch.no_grad():
+        out = model(torch.tensor(corrupt_src)[None], torch.tensor(tgt)[None])[0, 2]
+    handle.remove()
+    assert cross.patched[-1, 1] == pytest.approx(metric(out), abs=1e-5)
+    acts = neuron_activations(model, clean, stack="decoder")
+    assert acts.shape == (model.config.decoder_layers, 4, model.config.d_ff)
