@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 import torch
 from torch import nn
@@ -62,9 +63,9 @@ class Readout:
         if not self.per_position:
             return 0
         n = self.inputs[-1].size(1)
-        if isinstance(position, bool) or not isinstance(position, int) or not -n <= position < n:
+        if isinstance(position, bool) or not isinstance(position, Integral) or not -n <= position < n:
             raise ValueError(f"position={position!r} must be a token index from {-n} to {n - 1}.")
-        return position % n
+        return int(position) % n
 
     def outputs(self, batch: int, position: int) -> torch.Tensor:
         """Run ``batch`` copies of the input (probes set in this context act on them): outputs ``(B, V)``.
