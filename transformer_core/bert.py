@@ -23,6 +23,7 @@ from .config import TransformerConfig
 from .masks import padding_mask, valid_from_tokens
 from .models import Attention, attn_positions, final_norm, refuse_decoder_layers, self_attention_blocks
 from .positional import PositionalEncoding
+from .probes import probe
 
 
 class SegmentEmbedding(nn.Module):
@@ -45,7 +46,7 @@ class SegmentEmbedding(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, tokens: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-        x = self.tokens(tokens) * self.scale  # (B, T, C)
+        x = probe(self, "tokens", self.tokens(tokens)) * self.scale  # (B, T, C); rows probed before scaling (probes.py)
         if self.segments is not None:
             x = x + self.segments(token_type_ids)
         x = self.positions(x)

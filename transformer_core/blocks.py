@@ -26,6 +26,7 @@ from .feed_forward import FeedForward, activation_function, build_feed_forward
 from .kv_cache import LayerCache
 from .norms import build_norm
 from .positional.base import AttentionPositions
+from .probes import probe
 
 __all__ = ["BlockConfig", "DecoderBlock", "FeedForward", "SelfAttentionBlock", "activation_function", "block_norm"]
 
@@ -77,6 +78,7 @@ class SelfAttentionBlock(nn.Module):
                 is_causal: bool = False, positions: AttentionPositions | None = None,
                 cache: LayerCache | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``cache``: this block's keys and values of earlier tokens (cached decoding), extended by ``x``'s."""
+        x = probe(self, "resid_pre", x)  # (B, T, C); probes.py: read or patched by an interpretability method
         if self.norm_first:
             attn, weights = self._sa(self.norm1(x), mask, need_weights, is_causal, positions, cache)
             x = x + attn
@@ -85,7 +87,7 @@ class SelfAttentionBlock(nn.Module):
             attn, weights = self._sa(x, mask, need_weights, is_causal, positions, cache)
             x = self.norm1(x + attn)
             x = self.norm2(x + self.dropout2(self.ff(x)))
-        return x, weights
+        return probe(self, "resid_post", x), weights
 
 
 class DecoderBlock(nn.Module):
@@ -125,6 +127,7 @@ class DecoderBlock(nn.Module):
                 positions: AttentionPositions | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Self-attention is always causal; ``self_mask`` may add padding, ``memory_mask`` hides source padding."""
+        x = probe(self, "resid_pre", x)  # (B, T, C); see probes.py
         if self.norm_first:
             sa, self_w = self._sa(self.norm1(x), self_mask, need_weights, positions)
             x = x + sa
@@ -137,4 +140,4 @@ class DecoderBlock(nn.Module):
             ca, cross_w = self._ca(x, memory, memory_mask, need_weights)
             x = self.norm2(x + ca)
             x = self.norm3(x + self.dropout3(self.ff(x)))
-        return x, self_w, cross_w
+        return probe(self, "resid_post", x), self_w, cross_w

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .probes import probe
+
 _ACTIVATIONS = {
     "relu": F.relu,
     "gelu": F.gelu,
@@ -46,7 +48,8 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(_ACTIVATIONS[self.activation](self.linear1(x))))
+        hidden = probe(self, "hidden", _ACTIVATIONS[self.activation](self.linear1(x)))  # (B, T, d_ff)
+        return self.linear2(self.dropout(hidden))
 
 
 class SwiGLU(nn.Module):
@@ -65,7 +68,8 @@ class SwiGLU(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(self.dropout(F.silu(self.gate_proj(x)) * self.up_proj(x)))
+        hidden = probe(self, "hidden", F.silu(self.gate_proj(x)) * self.up_proj(x))  # (B, T, d_ff)
+        return self.down_proj(self.dropout(hidden))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .generation import generate_batch
 from .kv_cache import KVCache
 from .masks import padding_mask, valid_from_tokens
 from .positional import AttentionPositions, PositionalEncoding, attention_positions
+from .probes import probe
 
 # Attention weights by kind ("encoder", "decoder", "cross"): one (B, H, T, S) tensor per layer, first layer first.
 Attention = dict[str, list[torch.Tensor]]
@@ -45,7 +46,8 @@ class TextEmbedding(nn.Module):
 
     def forward(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """``offset``: the position of the first token (the tokens already read, in cached decoding)."""
-        return self.dropout(self.positions(self.tokens(tokens) * self.scale, offset))
+        rows = probe(self, "tokens", self.tokens(tokens))  # (B, T, C): the rows looked up, see probes.py
+        return self.dropout(self.positions(rows * self.scale, offset))
 
 
 def attn_positions(config: TransformerConfig) -> AttentionPositions | None:
@@ -298,7 +300,7 @@ class SequenceRegressor(nn.Module):
             valid = valid_from_tokens(tokens, self.config.pad_id)
         if valid is None:
             valid = torch.ones_like(tokens, dtype=torch.bool)
-        x = self.embed.tokens(tokens) * self.embed.scale  # (B, S, C)
+        x = probe(self.embed, "tokens", self.embed.tokens(tokens)) * self.embed.scale  # (B, S, C)
         if self.cls_token is not None:
             x = torch.cat([self.cls_token.expand(x.size(0), -1, -1), x], dim=1)  # (B, 1+S, C)
             valid = torch.cat([valid.new_ones(valid.size(0), 1), valid], dim=1)

@@ -13,6 +13,7 @@ from torch import nn
 
 from .blocks import SelfAttentionBlock
 from .config import ViTConfig
+from .probes import probe
 
 # Attention weights by kind: here only "encoder", one (B, H, N+1, N+1) tensor per layer, first layer first.
 Attention = dict[str, list[torch.Tensor]]
@@ -106,7 +107,7 @@ class VisionTransformer(nn.Module):
             raise ValueError(
                 f"Expected images of shape (B, {self.config.in_channels}, {size}, {size}), got {tuple(images.shape)}."
             )
-        x = self.patch_embed(images)  # (B, N, C)
+        x = probe(self, "patches", self.patch_embed(images))  # (B, N, C); see probes.py
         x = torch.cat([self.cls_token.expand(x.size(0), -1, -1), x], dim=1)  # (B, N+1, C)
         return self.dropout(x + self.pos_embed)
 

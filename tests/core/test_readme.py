@@ -64,6 +64,11 @@ def test_library_interventions_example_runs():
     assert lines[2] == "(2, 4) (2, 32, 3)"
 
 
+def test_library_interpretability_example_runs():
+    code = next(b for b in python_blocks(LIBRARY) if "token_attributions(" in b)
+    assert run_printed(code, "docs/library.md") == ["(6,) True", "(2, 6) 1.0", "True (2, 4)", "(2, 6, 256)"]
+
+
 # --- links -----------------------------------------------------------------------------------------------------
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
