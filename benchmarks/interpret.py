@@ -47,7 +47,7 @@ from transformer_core.patching import (  # noqa: E402
 )
 from transformer_core.pretrained.gpt2 import GPT2LM  # noqa: E402
 
-GPT2_SMALL = dict(vocab_size=50257, max_len=1024, d_model=768, n_heads=12, n_layers=12, d_ff=3072, norm="pre",
+GPT2_SMALL = dict(vocab_size=50257, max_len=1024, d_model=768, n_heads=12, n_layers=12, d_ff=3072, norm_position="pre",
                   positional="learned", activation="gelu_tanh", tie_weights=True, embed_scale=False)
 TARGETS_S = {"gradient x input": 1.0, "integrated gradients (32 points)": 10.0,
              "residual patching (12 layers x 10 positions)": 15.0, "head patching (12 x 12 heads)": 15.0,

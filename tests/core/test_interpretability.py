@@ -149,7 +149,7 @@ def test_direct_logit_attribution_parts_sum_to_the_logit_difference(induction):
 
 
 def test_methods_refuse_what_they_cannot_read():
-    post = CausalLM(dataclasses.replace(_model("induction").config, norm="post"))
+    post = CausalLM(dataclasses.replace(_model("induction").config, norm_position="post"))
     with pytest.raises(ValueError, match="pre-norm"):
         direct_logit_attribution(post, [1, 2, 3], 1, 2)
     seq2seq = _model("reverse")
