@@ -33,6 +33,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import ipaddress
+import logging
 import os
 import secrets
 import threading
@@ -52,6 +53,7 @@ TRUSTED_PROXIES_ENV = "TE_TRUSTED_PROXIES"  # the proxies (addresses, networks) 
 # seconds); the long one sixty, then one every ten seconds (a second class an hour later is welcome again).
 NEW_ID_BUCKETS = ((3.0, 4.0), (60.0, 0.1))
 SETTLE_S = 60.0  # an id brought beyond the limit counts against its address until it has stayed this long
+LOG = logging.getLogger(__name__)
 MAX_IDS = 20_000  # browser ids (and addresses) remembered; the least recently seen are forgotten first
 
 
@@ -132,10 +134,20 @@ def client_address(peer: str | None, forwarded_for: str | None, proxies: tuple |
     default :func:`trusted_proxies`); then the last ``X-Forwarded-For`` entry that no trusted proxy added.
 
     Entries left of it were written by whoever sent the request and prove nothing; a header that an untrusted
-    peer sends is ignored whole.
+    peer sends is ignored whole. ``peer`` is ``None`` for a connection from this host (Streamlit hides loopback
+    addresses): it stays ``None`` unless a loopback proxy (``127.0.0.1`` or ``::1``) is trusted.
     """
-    proxies = trusted_proxies() if proxies is None else proxies
-    if not peer or not forwarded_for or not _is_trusted(peer, proxies):
+    if proxies is None:
+        try:
+            proxies = trusted_proxies()
+        except ValueError as err:  # a wrong setting trusts nobody: safe, and said in the log
+            LOG.warning("%s", err)
+            proxies = ()
+    if peer is None and forwarded_for and (_is_trusted("127.0.0.1", proxies) or _is_trusted("::1", proxies)):
+        peer = "127.0.0.1"  # a proxy on this host
+    elif peer is None:
+        return None
+    if not forwarded_for or not _is_trusted(peer, proxies):
         return peer or None
     hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
     while hops and _is_trusted(hops[-1], proxies):

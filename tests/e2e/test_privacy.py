@@ -114,17 +114,15 @@ def test_an_address_read_off_the_projector_does_not_hand_the_run_over(browsers) 
 
 
 def test_one_browsers_tabs_cannot_take_every_place(browsers) -> None:
-    greedy = browsers()
-    tabs = [_tab(greedy, LONG) for _ in range(3)]
-    for tab in tabs[:2]:
-        tab.get_by_role("button", name="Start", exact=True).click()
-        expect(tab.get_by_text("Training…")).to_be_visible()
-    tabs[2].get_by_role("button", name="Start", exact=True).click()
-    wait_for_app(tabs[2])
-    expect(tabs[2].get_by_text(re.compile(r"already trains or waits for 2 runs"))).to_be_visible()
-    assert tabs[2].get_by_text(re.compile(r"Place \d+ in line")).count() == 0  # not even in line
-    for tab in tabs[:2]:
-        tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
-        wait_for_app(tab)
+    greedy = browsers()  # on a small host (two places) one browser holds one place
+    tabs = [_tab(greedy, LONG) for _ in range(2)]
+    tabs[0].get_by_role("button", name="Start", exact=True).click()
+    expect(tabs[0].get_by_text("Training…")).to_be_visible()
+    tabs[1].get_by_role("button", name="Start", exact=True).click()
+    wait_for_app(tabs[1])
+    expect(tabs[1].get_by_text(re.compile(r"already trains or waits for 1 run\b"))).to_be_visible()
+    assert tabs[1].get_by_text(re.compile(r"Place \d+ in line")).count() == 0  # not even in line
+    tabs[0].get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    wait_for_app(tabs[0])
     for tab in tabs:
         assert_no_exception(tab)

@@ -121,6 +121,7 @@ def test_the_address_behind_a_proxy_counts_only_when_the_proxy_is_named() -> Non
     assert client_address("198.51.100.4", "1.2.3.4", proxies) == "198.51.100.4"  # not our proxy: header ignored
     assert client_address("10.0.0.5", "1.2.3.4", ()) == "10.0.0.5"  # no proxy named: the peer
     assert client_address("10.0.0.5", "not-an-address", proxies) == "10.0.0.5"
-    assert client_address(None, "1.2.3.4", proxies) is None
+    assert client_address(None, "1.2.3.4", proxies) == "1.2.3.4"  # a proxy on this host (127.0.0.1 is named)
+    assert client_address(None, "1.2.3.4", trusted_proxies("10.0.0.0/24")) is None  # this host, not a proxy
     with pytest.raises(ValueError, match="TE_TRUSTED_PROXIES"):
         trusted_proxies("10.0.0.0/24, nginx")
