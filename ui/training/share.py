@@ -33,6 +33,7 @@ LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went a
 DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
 COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn[, text]): the watcher count, kept current
 COUNT_EVERY_S = 2.0  # the live loop redraws the watcher count this often
+ASKING = "live.share.asking"  # bool: the dialog asking to show watchers a private run's samples is open
 WATCH_PARAM = "watch"  # the query parameter of one run's watch link
 CLASS_PARAM = "class"  # the query parameter of a class link
 
@@ -115,7 +116,11 @@ WATCHERS_SEE = ("Watchers see this run's curves, metrics and attention maps, wit
                 "shown as •. They receive no line of your text and none of the samples the model writes.")
 
 
-@st.dialog("Show watchers this run's samples?")
+def _stop_asking() -> None:
+    st.session_state.pop(ASKING, None)
+
+
+@st.dialog("Show watchers this run's samples?", on_dismiss=_stop_asking)
 def _confirm_samples(held: RunSession) -> None:
     run = held.run
     frame = run.frame() if run is not None else None
@@ -130,8 +135,10 @@ def _confirm_samples(held: RunSession) -> None:
     left, right = st.columns(2)
     if left.button("Show them to watchers", type="primary", key="live.share.samples.yes"):
         held.show_samples(run)
+        _stop_asking()
         st.rerun()
     if right.button("Keep them private", key="live.share.samples.no"):
+        _stop_asking()
         st.rerun()
 
 
@@ -146,6 +153,8 @@ def private_text_note(held: RunSession) -> None:
     st.info(WATCHERS_SEE, icon="🔒")
     if st.button("Show watchers the samples…", key="live.share.samples",
                  help="Opens what watchers would see, lines of your text included, and asks before sending it."):
+        st.session_state[ASKING] = True  # the dialog stays open across reruns until answered or dismissed
+    if st.session_state.get(ASKING):
         _confirm_samples(held)
 
 
