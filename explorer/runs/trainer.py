@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 
-from explorer.runs.redis_url import key_prefix
+from explorer.runs.redis_url import key_prefix, redact
 from explorer.runs.trainer_process import serve
 from explorer.runs.trainer_queue import ALIVE_S, RedisPipe, connect, forget_job, job_keys, jobs_key, refresh_job
 
@@ -76,7 +76,12 @@ def main(argv: list[str] | None = None) -> None:
     if not args.redis:
         parser.error("give --redis URL or set TE_REDIS_URL")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s trainer %(process)d: %(message)s")
-    serve_jobs(args.redis, jobs=args.jobs, prefix=args.prefix)
+    try:
+        serve_jobs(args.redis, jobs=args.jobs, prefix=args.prefix)
+    except KeyboardInterrupt:
+        return
+    except Exception as err:  # noqa: BLE001 - said without the address's secrets, then the trainer ends
+        parser.exit(1, redact(f"trainer: the Redis cannot be used: {type(err).__name__}: {err}\n", args.redis))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext, ForkServerProcess, set_spawning_popen
 from typing import Any
 
+from explorer.runs.redis_url import redact
 from explorer.runs.wire import pack, unpack
 
 __all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context", "mark_unavailable", "unavailable", "warm"]
@@ -199,11 +200,13 @@ class RemoteLink(TrainerLink):
         from explorer.runs.redis_url import key_prefix
         from explorer.runs.trainer_queue import connect, new_job
 
-        client = connect(url or os.environ.get("TE_REDIS_URL", ""))
-        try:
+        url = url or os.environ.get("TE_REDIS_URL", "")
+        try:  # connecting parses the address: its errors may quote a piece of the password
+            client = connect(url)
             return cls(client, new_job(client, key_prefix()), key_prefix())
         except Exception as err:  # noqa: BLE001 - any Redis failure means no trainer for this run
-            raise TrainerLost(f"the trainers' Redis cannot be reached ({type(err).__name__})") from err
+            failure = type(err).__name__  # raised below, outside this block: no chained error carries the text
+        raise TrainerLost(redact(f"the trainers' Redis cannot be reached ({failure})", url))
 
     def send(self, header: dict[str, Any], parts: list[bytes] | None = None) -> int:
         try:

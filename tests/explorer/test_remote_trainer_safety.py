@@ -138,3 +138,17 @@ def test_a_header_longer_than_max_header_is_refused_before_it_is_parsed(monkeypa
         unpack(struct.pack(">I", len(long)) + long)
     with pytest.raises(ValueError, match="cut short"):  # a part that claims more bytes than the message holds
         unpack(pack({"op": "x"}) + struct.pack(">Q", 10**9) + b"abc")
+
+
+@pytest.mark.parametrize("password", ["pa55#w0rdZ", "pa55/w0rdZ", "pa55@w0rdZ"])
+def test_a_trainer_link_never_shows_a_piece_of_the_redis_password(password) -> None:
+    from explorer.runs.trainer_link import TrainerLost
+
+    url = f"redis://:{password}@127.0.0.1:1/0"
+    with pytest.raises(TrainerLost) as caught:
+        RemoteLink.start(url)
+    shown = str(caught.value) + repr(caught.value.__cause__) + repr(caught.value.__context__)
+    assert "pa55" not in shown and "w0rdZ" not in shown
+    done = subprocess.run([sys.executable, "-m", "explorer.runs.trainer", "--redis", url, "--jobs", "1"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "pa55" not in done.stderr + done.stdout and "w0rdZ" not in done.stderr
