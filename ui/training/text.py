@@ -193,9 +193,10 @@ def own_text_inputs() -> None:
     c_text, c_file = st.columns([3, 2])
     _bound(
         c_text.text_area, "Your text", key=TEXT, height=180, placeholder="Paste a story, a poem, song lyrics or code…",
+        max_chars=limits().max_text_chars,
         help="The model learns to continue this text one character at a time; its characters become the "
              f"vocabulary. The first 90% is for training, the last 10% checks the model on text it has not "
-             f"seen. Text beyond {limits().max_text_chars:,} characters is cut. Press Ctrl+Enter to apply.")
+             f"seen. The box takes up to {limits().max_text_chars:,} characters. Press Ctrl+Enter to apply.")
     c_file.file_uploader(
         "…or upload a text file", type=["txt"], key=UPLOAD, on_change=_on_upload, max_upload_size=TEXT_UPLOAD_MB,
         help=f"A plain-text file saved as UTF-8, up to {TEXT_UPLOAD_MB} MB. Its text goes into the box, where you "
