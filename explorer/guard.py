@@ -2,13 +2,15 @@
 
 :func:`check_budget` refuses a run before anything is built (every estimate comes from shapes on the meta device,
 see :mod:`transformer_core.sizing`) and suggests what to change; :func:`model_limit_problems` checks a described
-model (for example an uploaded checkpoint's) against the sizes the host offers.
+model (for example an uploaded checkpoint's) against the sizes the host offers; :func:`run_problems` checks a whole
+run that arrived from elsewhere (a trainer's job) against every bound a page's controls keep.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -126,6 +128,35 @@ def model_limit_problems(config: ModelConfig, limits: Limits) -> list[str]:
         problems.append(f"{layers:,} layers (up to {limits.max_layers})")
     if config.d_ff > FF_PER_WIDTH * limits.max_d_model:
         problems.append(f"d_ff {config.d_ff:,} (up to {FF_PER_WIDTH * limits.max_d_model})")
+    return problems
+
+
+MAX_LANES = 2  # configurations one run trains side by side (Compare)
+
+
+def run_problems(task: Task, specs: Sequence[Any], *, host: HostProfile | None = None, threads: int | None = None,
+                 process_bytes: int = 0) -> list[str]:
+    """What in a run described elsewhere (``specs``: its lanes, each with ``model_config`` and ``train_config``)
+    goes beyond this host's limits, in words; empty when the run fits. The same bounds as the page's controls
+    (model sizes, steps, batch) and the same budget as :func:`check_budget`."""
+    limits = limits_for(host if host is not None else host_profile())
+    if not 1 <= len(specs) <= MAX_LANES:
+        return [f"{len(specs)} configurations (a run trains 1 or {MAX_LANES})"]
+    problems = []
+    for spec in specs:
+        problems += model_limit_problems(spec.model_config, limits)
+        train = spec.train_config
+        if train.steps > limits.max_steps:
+            problems.append(f"{train.steps:,} steps (up to {limits.max_steps:,})")
+        if train.batch_size > limits.max_batch:
+            problems.append(f"a batch of {train.batch_size:,} (up to {limits.max_batch})")
+    if problems:  # sizes out of bounds: not even estimated
+        return problems
+    for spec in specs:
+        verdict = check_budget(task, spec.model_config, spec.train_config, host=host, lanes=len(specs),
+                               threads=threads, process_bytes=process_bytes)
+        if not verdict.ok:
+            problems.append(verdict.reason)
     return problems
 
 

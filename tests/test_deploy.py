@@ -82,3 +82,14 @@ def test_the_docs_show_the_deployment() -> None:
     several = guide.split("\n## Several servers\n", 1)[1].split("\n## ", 1)[0]
     assert "deploy/docker-compose.yml" in several and "docker compose -f deploy/docker-compose.yml up" in several
     assert "(docs/deployment.md)" in (REPO_ROOT / "README.md").read_text()
+
+
+def test_the_replicas_trust_the_forwarded_address_of_the_proxy_only(compose) -> None:
+    from explorer.runs.clients import client_address, trusted_proxies
+
+    proxy_ip = compose["services"]["proxy"]["networks"]["default"]["ipv4_address"]
+    for replica in _replicas(compose).values():
+        proxies = trusted_proxies(replica["environment"]["TE_TRUSTED_PROXIES"])
+        assert client_address(proxy_ip, "198.51.100.4", proxies) == "198.51.100.4"
+        assert client_address("172.28.0.11", "198.51.100.4", proxies) == "172.28.0.11"  # a replica is no proxy
+    assert "X-Forwarded-For $proxy_add_x_forwarded_for" in (DEPLOY / "nginx.conf").read_text()

@@ -20,6 +20,7 @@ from transformer_core.pretrained import Pooling, Pretrained
 
 MAX_LINES = 8  # lines the view compares
 MAX_LINE_TOKENS = 128  # tokens of one line the view reads
+MAX_CHARS = MAX_LINES * 1024  # characters the box of lines takes (a line is read up to 128 tokens: ~1,000 characters)
 EXAMPLE_LINES = ("A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby.",
                  "A man is riding a horse.", "A woman is playing violin.")
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from explorer.runs import codec as run_codec
 from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
-from explorer.runs.redis_url import redact
+from explorer.runs.redis_url import key_prefix, redact
 from explorer.runs.schema import ID_CHARS, check_pointer, check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
@@ -149,7 +149,8 @@ class RedisStore:
 
     Args:
         url: the Redis address, as ``redis-py`` reads it (``redis://``, ``rediss://`` or ``unix://``).
-        prefix: what every key starts with; servers that share runs use the same one.
+        prefix: what every key starts with (by default ``TE_REDIS_PREFIX``, see
+            :func:`~explorer.runs.redis_url.key_prefix`); servers that share runs use the same one.
         recordings_bytes: the recordings' total size at most, in encoded bytes; the least recently used go first.
         channel_ttl_s: a channel nobody published to for this long expires.
         clock: wall-clock seconds, for the watchers' last reads (shared by every server, unlike a monotonic clock).
@@ -160,9 +161,15 @@ class RedisStore:
     ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
     """
 
-    def __init__(self, url: str, *, prefix: str = "te:", recordings_bytes: int = RECORDINGS_BYTES,
+    def __init__(self, url: str, *, prefix: str | None = None, recordings_bytes: int = RECORDINGS_BYTES,
                  channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
                  retry_after_s: float = RETRY_AFTER_S, limits: ReadLimits = READ_LIMITS) -> None:
+        wrong_prefix = None
+        if prefix is None:
+            try:
+                prefix = key_prefix()
+            except ValueError as err:  # said by every call, as a wrong address is
+                prefix, wrong_prefix = "te:", str(err)
         self.prefix, self.recordings_bytes, self.channel_ttl_s = prefix, recordings_bytes, channel_ttl_s
         self.limits = limits
         self.retry_after_s = retry_after_s
@@ -174,6 +181,9 @@ class RedisStore:
             self._redis, self._down_errors, self._errors = _client(url)
         except StoreUnavailable as err:
             self._broken, self._redis = redact(str(err), url), None
+            return
+        if wrong_prefix is not None:
+            self._broken, self._redis = wrong_prefix, None
             return
         self._save, self._load = self._redis.register_script(_SAVE), self._redis.register_script(_LOAD)
         self._if_channel = self._redis.register_script(_IF_CHANNEL)

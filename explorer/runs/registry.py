@@ -11,9 +11,11 @@ read off a projector and opened elsewhere finds nothing, and the owner keeps tra
 Memory stays bounded, and one client cannot take it all: a parked run nobody claims within ``park_ttl_s`` is
 released (gradients and optimiser state freed) and forgotten; a client (a browser, or an address) keeps at most
 ``max_parked_per_client`` parked runs, its oldest going first; when more than ``max_parked`` wait in all, the
-oldest run of the client holding the most goes. A background thread checks while runs are parked, even when no
-page is visited. Entries whose page has not shown them for ``stale_s`` are forgotten (not released: their session
-may still hold them).
+oldest run of the client holding the most goes, but never that of a client older than the one whose run was just
+parked unless it holds more than that one: a brand-new client (a rotated cookie) gives way itself instead of
+pushing out the parked runs of those who came before it. Ties go against the youngest client. A background
+thread checks while runs are parked, even when no page is visited. Entries whose page has not shown them for
+``stale_s`` are forgotten (not released: their session may still hold them).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -67,6 +70,7 @@ class RunRegistry:
         self.max_parked, self.max_parked_per_client, self.max_entries = max_parked, max_parked_per_client, max_entries
         self._clock, self._sleep = clock, sleep
         self._entries: dict[str, _Entry] = {}
+        self._born: OrderedDict[str, float] = OrderedDict()  # client -> when it first registered a run (LRU)
         self._lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
 
@@ -78,7 +82,12 @@ class RunRegistry:
         """
         token = secrets.token_urlsafe(16)
         with self._lock:
-            self._entries[token] = _Entry(run, owner, self._clock(), browser, client or browser or owner)
+            entry = _Entry(run, owner, self._clock(), browser, client or browser or owner)
+            self._entries[token] = entry
+            self._born.setdefault(entry.client, entry.seen)
+            self._born.move_to_end(entry.client)
+            while len(self._born) > 4 * self.max_entries:  # the least recently active clients are forgotten
+                self._born.popitem(last=False)
             self._evict_locked()
         return token
 
@@ -103,7 +112,7 @@ class RunRegistry:
             if entry is None or entry.owner != owner:
                 return None
             entry.parked = self._clock()
-            self._evict_locked()
+            self._evict_locked(entry.client)
             self._start_sweeper_locked()
         with entry.run.lock:
             entry.run.pause()
@@ -185,7 +194,8 @@ class RunRegistry:
             elif entry.parked is None and now - entry.seen > self.stale_s:
                 self._drop_locked(token, release=False)
 
-    def _evict_locked(self) -> None:
+    def _evict_locked(self, parker: str | None = None) -> None:
+        """Keep the parked runs within their limits after ``parker``'s run was parked (see the module docstring)."""
         self._sweep_locked()
         by_client: dict[str, list[tuple[float, str]]] = {}
         for token, entry in self._entries.items():
@@ -195,9 +205,14 @@ class RunRegistry:
             parked.sort()
             while len(parked) > self.max_parked_per_client:
                 self._drop_locked(parked.pop(0)[1], release=True)
-        while sum(len(p) for p in by_client.values()) > self.max_parked:  # ... then the biggest holder's oldest
-            parked = max((p for p in by_client.values() if p), key=lambda p: (len(p), -p[0][0]))
-            self._drop_locked(parked.pop(0)[1], release=True)
+        born = self._born.get
+        while sum(len(p) for p in by_client.values()) > self.max_parked:  # ... then the biggest holder's oldest,
+            held = len(by_client.get(parker, ())) if parker is not None else 0  # among those no older than the
+            holders = [c for c, p in by_client.items() if p]  # parker, or holding more than it
+            candidates = [c for c in holders if parker is None or born(c, 0.0) >= born(parker, 0.0)
+                          or len(by_client[c]) > held] or holders
+            loser = max(candidates, key=lambda c: (len(by_client[c]), born(c, 0.0)))
+            self._drop_locked(by_client[loser].pop(0)[1], release=True)
         by_age = sorted((e.seen, t) for t, e in self._entries.items())
         for _, token in by_age[: max(0, len(by_age) - self.max_entries)]:
             self._drop_locked(token, release=self._entries[token].parked is not None)

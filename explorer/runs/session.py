@@ -14,6 +14,9 @@ A session shows at most one run. Its page calls the methods named for its button
   own data: such a run is never kept in, nor replayed from, the recordings all sessions share.
 - A run that trains is entered in the registry under a reload token; only the same browser takes it back. A
   page whose connection ends parks its run, paused, for that reload.
+- Sharing live follows the session's runs, but a run on the user's own data is sent without its samples (no line
+  of the text: :mod:`explorer.runs.private_text`) unless its owner agreed, for that run, to show them
+  (:meth:`~RunSession.show_samples`); the next run asks again.
 
 Where the run trains is the :class:`~explorer.runs.place.TrainingPlace` given (this thread unless told; the served
 app gives a trainer process per run). The registry,
@@ -35,6 +38,7 @@ from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry
 from explorer.runs.slots import LINE, PER_CLIENT, QuotaExceeded, RunLine, take_place
 from explorer.runs.store import RunStore, StoreUnavailable, run_store
+from explorer.runs.user_data import private_data
 from transformer_core.tasks.base import Task
 
 __all__ = ["Notice", "RunSession"]
@@ -77,6 +81,7 @@ class RunSession:
         self.sharing = False  # the owner shares the session's runs live
         self.class_link: ClassLink | None = None  # the one link that follows the shared runs (see classes.py)
         self.downloads = False  # watchers may download the model
+        self.samples_shown_for: LiveRun | None = None  # the one run on private data whose samples its owner shares
         self.share_query: dict[str, str] | None = None  # the run's settings as a link's query (None: private data)
 
     # The run and its buttons.
@@ -324,7 +329,7 @@ class RunSession:
                 self.end_channel("Its owner started a new run.")
                 self.channel = WatchChannel(self.store(), self.run)
                 self.place.prioritize(self.run)  # others watch it: it comes before visitors' own runs
-            self.channel.send(query=self.share_query, downloads=self.downloads, force=force)
+            self.channel.send(query=self.share_query, downloads=self.downloads, private=self.private, force=force)
             if self.class_link is None:
                 self.class_link = ClassLink()
             self.class_link.follow(self.store(), self.channel.run_id)
@@ -332,6 +337,18 @@ class RunSession:
             self.sharing, self.channel = False, None
             return str(err)
         return None
+
+    @property
+    def private(self) -> bool:
+        """Whether the run trains on the user's own data and its owner has not agreed to show its samples."""
+        run = self.run
+        return run is not None and self.samples_shown_for is not run and private_data(run.task)
+
+    def show_samples(self, run: LiveRun) -> None:
+        """The owner agreed that watchers see ``run``'s samples (lines of its text); only while it is the run."""
+        if run is self.run:
+            self.samples_shown_for = run
+            self.broadcast(force=True)
 
     def stop_sharing(self) -> None:
         """The owner stopped sharing: the run's channel ends and the class link leads nowhere any more."""

@@ -7,8 +7,9 @@ line (:data:`LINE`) and asks again every half second, keeping its ticket alive. 
 that was left. :func:`estimated_wait_s` tells a waiting page about how long it will wait.
 
 One client (a browser, or an address when the browser is unknown) holds at most :data:`PER_CLIENT` places and
-line entries together, whatever number of tabs it opens: :func:`take_place` refuses more with
-:class:`QuotaExceeded`, whose message says the limit.
+line entries together, whatever number of tabs it opens, and on a server with few places one fewer than there
+are (:func:`per_client_limit`: on a small host's two places, one), so one client never holds the whole server:
+:func:`take_place` refuses more with :class:`QuotaExceeded`, whose message says the limit.
 
 The places and the line are per process on purpose: runs train on the server their owner's session is on (sticky
 sessions), so each server's cap protects that server, whatever store shares the watch links.
@@ -26,8 +27,8 @@ from collections.abc import Callable
 
 from explorer.runs.live import UNDRIVEN_S, LiveRun
 
-__all__ = ["LINE", "PER_CLIENT", "QuotaExceeded", "RunLine", "estimated_wait_s", "held_by", "running_count",
-           "start_if_free", "take_place"]
+__all__ = ["LINE", "PER_CLIENT", "QuotaExceeded", "RunLine", "estimated_wait_s", "held_by", "per_client_limit",
+           "running_count", "start_if_free", "take_place"]
 
 TICKET_STALE_S = 6.0  # a waiting page renews its ticket every half second; one silent this long has gone
 PER_CLIENT = 2  # places and line entries one client holds at once (its runs training plus its tickets waiting)
@@ -132,11 +133,19 @@ def held_by(client: str, *, line: RunLine = LINE, run: LiveRun | None = None, ti
     return training + line.held_by(client, besides=ticket)
 
 
+def per_client_limit(max_running: int, per_client: int = PER_CLIENT) -> int:
+    """Places and line entries one client may hold on a server training ``max_running`` runs at once: at most
+    ``per_client``, and fewer than all the places when there are two or more (a server with one place cannot
+    keep a client from holding it)."""
+    return per_client if max_running < 2 else max(1, min(per_client, max_running - 1))
+
+
 def take_place(run: LiveRun, max_running: int, ticket: str, client: str, *, line: RunLine = LINE,
                per_client: int = PER_CLIENT) -> int | None:
     """Start ``run`` when a place is free for it (returns ``None``), else keep ``ticket`` in line (returns its
-    place, 1 for the first); :class:`QuotaExceeded` when ``client`` holds ``per_client`` places and entries
-    already."""
+    place, 1 for the first); :class:`QuotaExceeded` when ``client`` holds its limit of places and entries
+    already (:func:`per_client_limit` of ``per_client``)."""
+    per_client = per_client_limit(max_running, per_client)
     if held_by(client, line=line, run=run, ticket=ticket) >= per_client:
         line.leave(ticket)
         raise QuotaExceeded(per_client)

@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext, ForkServerProcess, set_spawning_popen
 from typing import Any
 
+from explorer.runs.redis_url import redact
 from explorer.runs.wire import pack, unpack
 
 __all__ = ["RemoteLink", "TrainerLink", "TrainerLost", "context", "mark_unavailable", "unavailable", "warm"]
@@ -182,10 +183,12 @@ class TrainerLink:
 class RemoteLink(TrainerLink):
     """A trainer on another host, reached through Redis (:mod:`explorer.runs.trainer_queue`); use :meth:`start`."""
 
-    def __init__(self, client: Any, job: str) -> None:
+    def __init__(self, client: Any, job: str, prefix: str | None = None) -> None:
+        from explorer.runs.redis_url import key_prefix
         from explorer.runs.trainer_queue import RedisPipe, job_keys
 
-        commands, news, self._alive = job_keys(job)
+        self.prefix = key_prefix() if prefix is None else prefix
+        commands, news, self._alive = job_keys(job, self.prefix)
         super().__init__(None, RedisPipe(client, news, commands))  # type: ignore[arg-type]
         self.client, self.job = client, job
         self._queued = time.monotonic()
@@ -194,13 +197,16 @@ class RemoteLink(TrainerLink):
     @classmethod
     def start(cls, url: str | None = None) -> RemoteLink:  # type: ignore[override]
         """Queue a job for the trainers serving the Redis at ``url`` (``TE_REDIS_URL`` by default)."""
+        from explorer.runs.redis_url import key_prefix
         from explorer.runs.trainer_queue import connect, new_job
 
-        client = connect(url or os.environ.get("TE_REDIS_URL", ""))
-        try:
-            return cls(client, new_job(client))
+        url = url or os.environ.get("TE_REDIS_URL", "")
+        try:  # connecting parses the address: its errors may quote a piece of the password
+            client = connect(url)
+            return cls(client, new_job(client, key_prefix()), key_prefix())
         except Exception as err:  # noqa: BLE001 - any Redis failure means no trainer for this run
-            raise TrainerLost(f"the trainers' Redis cannot be reached ({type(err).__name__})") from err
+            failure = type(err).__name__  # raised below, outside this block: no chained error carries the text
+        raise TrainerLost(redact(f"the trainers' Redis cannot be reached ({failure})", url))
 
     def send(self, header: dict[str, Any], parts: list[bytes] | None = None) -> int:
         try:
@@ -219,6 +225,7 @@ class RemoteLink(TrainerLink):
                 elif self._taken:
                     raise TrainerLost(f"the trainer of run {self.job[:6]} stopped saying it is alive")
                 elif time.monotonic() - self._queued > TAKE_S:
+                    self._forget()
                     raise TrainerLost(f"no trainer took the run within {TAKE_S:.0f} s: start "
                                       "`python -m explorer.runs.trainer` on a host that reaches the Redis")
             return message
@@ -230,9 +237,19 @@ class RemoteLink(TrainerLink):
     def _lost(self, err: Exception) -> TrainerLost:
         return TrainerLost(f"the trainer of run {self.job[:6]}: {type(err).__name__}")
 
+    def _forget(self) -> None:
+        """A job still in the queue leaves it, and its lists (the run's text with them) are deleted; a job that a
+        trainer took is left to it (it reads the quit and deletes them)."""
+        from explorer.runs.trainer_queue import forget_job, jobs_key
+
+        with contextlib.suppress(Exception):
+            if self.client.lrem(jobs_key(self.prefix), 0, self.job):
+                forget_job(self.client, self.job, self.prefix)
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         with contextlib.suppress(Exception):
             self.conn.send_bytes(pack({"op": "quit", "seq": self.sent + 1}))
+        self._forget()

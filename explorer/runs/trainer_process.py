@@ -17,6 +17,12 @@ A trainer does all its torch work with :data:`~explorer.runs.live.LIVE_THREADS` 
 thread trains: the number of threads decides the order of a matrix product's sums, so with the same count a run
 trains to the same numbers, bit for bit, in either place.
 
+A remote trainer's ``create`` command is data from elsewhere (jobs come from a shared Redis that anything reaching
+it can write to): served with ``checked=True``, the run is checked before anything is built against this host's
+limits with the guard the pages use (:func:`explorer.guard.run_problems`: model sizes, steps, batch, memory and
+step time) and its text against ``Limits.max_text_chars``; a run beyond them fails with the reason. A local
+trainer process takes commands only from the server that forked it, whose page checked the run already.
+
 Every command is answered by news that names it (``ack``), so the server can wait for the answer. A failure
 while training is sent as ``{"kind": "failed"}`` before the process ends; the server then loses the run with a
 message, and goes on.
@@ -33,6 +39,8 @@ from typing import Any
 
 import torch
 
+from explorer.guard import run_problems
+from explorer.host import limits
 from explorer.runs.codec import encode_checkpoints, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun
 from explorer.runs.store import RunUpdate
@@ -83,8 +91,8 @@ class _Trainer:
     ``base``: the niceness of the thread that serves the run (the web server's); the run trains ``level`` nicer.
     """
 
-    def __init__(self, conn: Connection, base: int) -> None:
-        self.conn = conn
+    def __init__(self, conn: Connection, base: int, checked: bool = False) -> None:
+        self.conn, self.checked = conn, checked
         self.base, self.level = base, 0
         self.run: LiveRun | None = None
         self.outbox = _Outbox()
@@ -149,7 +157,13 @@ class _Trainer:
     def create(self, header: dict[str, Any], parts: list[bytes]) -> None:
         self.level = header["nice"]
         lower_thread(self.base + self.level)
-        task, specs = rebuild_run(header["run"])
+        if self.checked:
+            task, specs = rebuild_run(header["run"], max_text_chars=limits().max_text_chars)
+            problems = run_problems(task, specs, threads=LIVE_THREADS)
+            if problems:
+                raise ValueError("this trainer refuses the run: " + "; ".join(problems))
+        else:
+            task, specs = rebuild_run(header["run"])
         run = LiveRun(task, specs, threads=LIVE_THREADS)
         for trainer, data in zip(run.trainers, parts, strict=True):
             load_weights_bytes(trainer.model, data)
@@ -177,14 +191,15 @@ class _Trainer:
         self.conn.send_bytes(pack(header, parts))
 
 
-def serve(conn: Connection) -> None:
-    """A trainer's whole life: obey ``conn`` until told to quit or the server's end closes.
+def serve(conn: Connection, *, checked: bool = False) -> None:
+    """A trainer's whole life: obey ``conn`` until told to quit or the server's end closes (``checked``: check the
+    run against this host's limits first, for commands from elsewhere; see the module docstring).
 
     The run trains on a thread of its own, made nicer than the calling thread for a visitor's own run. A run that
     must come first again (it became shared) moves to a new thread, which starts as nice as the calling thread:
     an unprivileged process can lower a priority but never raise it back.
     """
-    trainer = _Trainer(conn, thread_nice())
+    trainer = _Trainer(conn, thread_nice(), checked)
     while True:
         outcome: dict[str, Any] = {}
         thread = threading.Thread(target=_train_on_thread, args=(trainer, outcome), name="trainer-run")

@@ -7,6 +7,13 @@ news are the same messages as on a local pipe (:mod:`explorer.runs.wire`), carri
 (:class:`RedisPipe`); while it serves a job the trainer refreshes the job's *alive* key every second, and a job
 whose key expires (its trainer crashed, was killed or lost the network) is lost with a message, as a local
 trainer's would be.
+
+Every key lives under the run store's prefix (:func:`~explorer.runs.redis_url.key_prefix`), so servers and
+trainers of another deployment sharing the Redis never take these jobs. A job's lists carry the run's description
+(a student's own text included) and its news (samples of that text): they live only as long as the run needs them.
+Each list expires :data:`KEEP_S` seconds after it was last written or refreshed; the trainer refreshes them while it
+serves the job, and deletes them when the job ends; a job that no trainer took is taken off the queue, its lists
+deleted, by the server that gives up on it (:func:`forget_job`).
 """
 
 from __future__ import annotations
@@ -15,13 +22,19 @@ import secrets
 import time
 from typing import Any
 
-__all__ = ["ALIVE_S", "JOBS", "TAKE_S", "RedisPipe", "connect", "job_keys", "new_job"]
+from explorer.runs.redis_url import key_prefix
 
-PREFIX = "te:trainers:"
-JOBS = PREFIX + "jobs"  # run ids waiting for a trainer, oldest first
+__all__ = ["ALIVE_S", "KEEP_S", "TAKE_S", "RedisPipe", "connect", "forget_job", "job_keys", "jobs_key", "new_job",
+           "refresh_job"]
+
 ALIVE_S = 5  # a trainer that has not said it is alive for this long is gone
 TAKE_S = 60.0  # a job no trainer took within this long is lost ("no trainer is serving")
-KEEP_S = 3600  # a job's lists expire this long after their last message
+KEEP_S = int(2 * TAKE_S)  # a job's lists expire this long after their last write or refresh (longer than TAKE_S)
+
+
+def jobs_key(prefix: str | None = None) -> str:
+    """The list of job ids waiting for a trainer, oldest first, under ``prefix`` (the store's by default)."""
+    return f"{key_prefix() if prefix is None else prefix}trainers:jobs"
 
 
 def connect(url: str) -> Any:
@@ -31,16 +44,37 @@ def connect(url: str) -> Any:
     return redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
 
 
-def job_keys(job: str) -> tuple[str, str, str]:
-    """The job's keys: commands to the trainer, news from it, and the trainer's alive mark."""
-    return f"{PREFIX}{job}:commands", f"{PREFIX}{job}:news", f"{PREFIX}{job}:alive"
+def job_keys(job: str, prefix: str | None = None) -> tuple[str, str, str]:
+    """The job's keys under ``prefix`` (the store's by default): commands to the trainer, news from it, and the
+    trainer's alive mark."""
+    base = f"{key_prefix() if prefix is None else prefix}trainers:{job}"
+    return f"{base}:commands", f"{base}:news", f"{base}:alive"
 
 
-def new_job(client: Any) -> str:
+def new_job(client: Any, prefix: str | None = None) -> str:
     """Queue a new job for the next free trainer; returns its id."""
     job = secrets.token_urlsafe(16)
-    client.rpush(JOBS, job)
+    client.rpush(jobs_key(prefix), job)
     return job
+
+
+def refresh_job(client: Any, job: str, prefix: str | None = None) -> None:
+    """Keep the job's lists for another :data:`KEEP_S` seconds (its trainer does so while it serves the job)."""
+    commands, news, _ = job_keys(job, prefix)
+    pipe = client.pipeline()
+    pipe.expire(commands, KEEP_S)
+    pipe.expire(news, KEEP_S)
+    pipe.execute()
+
+
+def forget_job(client: Any, job: str, prefix: str | None = None, *, news: bool = True) -> None:
+    """Take the job off the queue and delete its lists (with them the run's text); ``news=False`` keeps its news
+    list until it expires, for a server that has yet to read why the job failed."""
+    commands, news_key, alive = job_keys(job, prefix)
+    pipe = client.pipeline()
+    pipe.lrem(jobs_key(prefix), 0, job)
+    pipe.delete(commands, alive, *([news_key] if news else []))
+    pipe.execute()
 
 
 class RedisPipe:

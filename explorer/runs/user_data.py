@@ -16,12 +16,17 @@ import hashlib
 from transformer_core.tasks.base import Task
 from transformer_core.tasks.language import CharLMTask
 
-__all__ = ["user_data", "user_data_hash"]
+__all__ = ["private_data", "user_data", "user_data_hash"]
+
+
+def private_data(task: Task) -> bool:
+    """Whether ``task`` trains on data a user supplied (what :func:`user_data` returns, without copying it)."""
+    return isinstance(task, CharLMTask) and task.user_text
 
 
 def user_data(task: Task) -> bytes | None:
     """The user-supplied data ``task`` trains on, as bytes, or ``None`` when it trains on built-in data only."""
-    if isinstance(task, CharLMTask) and task.user_text:
+    if private_data(task):
         # Both halves and the split point: two texts that differ anywhere differ here.
         return "\x00".join((task.train_text, task.val_text)).encode("utf-8", "surrogatepass")
     return None

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet, thin_to
+from explorer.runs.private_text import placeholder_task
 from explorer.runs.store import CHANNEL_TTL_S, DamagedValue, LaneUpdate, RunStore, RunUpdate
 from transformer_core.tasks import get_task
 from transformer_core.tasks.base import Task
@@ -114,6 +115,7 @@ class WatchedRun:
         self.samples: list[list[SampleSet]] = []
         self._cursor = 0
         self._task: Task | None = None
+        self._placeholder = False  # whether _task is the placeholder-text one
 
     def sync(self) -> bool:
         """Read what is new; returns False when the channel has ended or expired (see :meth:`gone`)."""
@@ -157,9 +159,12 @@ class WatchedRun:
 
     @property
     def task(self) -> Task:
-        """The watched run's task, rebuilt from its name and options."""
-        if self._task is None:
-            self._task = get_task(self.meta["task"], **self.meta["task_options"])
+        """The watched run's task, rebuilt from its name and options (over a placeholder text while the run's
+        owner keeps its own text private: see :mod:`explorer.runs.private_text`)."""
+        private = bool(self.state.get("private_text"))
+        if self._task is None or self._placeholder != private:
+            rebuild = placeholder_task if private else (lambda name, options: get_task(name, **options))
+            self._task, self._placeholder = rebuild(self.meta["task"], self.meta["task_options"]), private
         return self._task
 
     def watchers(self) -> int:
@@ -173,4 +178,5 @@ class WatchedRun:
                                 info["step"], info["steps"], info["done"])
                       for i, (label, info) in enumerate(zip(self.meta["labels"], state["lanes"], strict=True)))
         return RunFrame(self.task, lanes, state["status"], state.get("message"), state.get("steps_per_second", 0.0),
-                        state.get("eta_s"), extra={"replay": bool(state.get("replay")), "watched": True})
+                        state.get("eta_s"), extra={"replay": bool(state.get("replay")), "watched": True,
+                                                   "private_text": bool(state.get("private_text"))})

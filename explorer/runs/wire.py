@@ -28,18 +28,24 @@ from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.tasks import get_task
 from transformer_core.tasks.base import Task
 from transformer_core.tasks.language import CharLMTask
+from transformer_core.tasks.registry import checked_options
 from transformer_core.training import TrainConfig
 
 __all__ = ["pack", "unpack", "describe_run", "rebuild_run", "weights_bytes", "load_weights_bytes",
            "portable_text", "kept_weights_bytes", "load_kept_weights"]
 
 MODEL_CONFIGS = {cls.__name__: cls for cls in (TransformerConfig, ViTConfig)}
-MAX_HEADER = 2**20  # a header is a few hundred bytes of JSON; the user's text may make it longer
+# A header is a few hundred bytes of JSON; a create command's carries the user's text (at most 1,000,000
+# characters, which JSON writes in at most 12 bytes each), so no honest header comes near this.
+MAX_HEADER = 16 * 2**20
 
 
 def pack(header: dict[str, Any], parts: Sequence[bytes] = ()) -> bytes:
-    """One message: ``header`` (plain JSON data) and ``parts`` (bytes)."""
+    """One message: ``header`` (plain JSON data) and ``parts`` (bytes); ``ValueError`` for a header longer than
+    :data:`MAX_HEADER`."""
     head = json.dumps(header).encode()
+    if len(head) > MAX_HEADER:
+        raise ValueError(f"trainer message: a header of {len(head):,} bytes (at most {MAX_HEADER:,})")
     chunks = [struct.pack(">I", len(head)), head]
     for part in parts:
         chunks += [struct.pack(">Q", len(part)), part]
@@ -47,11 +53,14 @@ def pack(header: dict[str, Any], parts: Sequence[bytes] = ()) -> bytes:
 
 
 def unpack(message: bytes) -> tuple[dict[str, Any], list[bytes]]:
-    """The header and parts of a message :func:`pack` made; ``ValueError`` for anything else."""
+    """The header and parts of a message :func:`pack` made; ``ValueError`` for anything else (a header longer than
+    :data:`MAX_HEADER` included: it is refused before it is parsed)."""
     view = memoryview(message)
     if len(view) < 4:
         raise ValueError("trainer message: too short")
     (size,) = struct.unpack(">I", view[:4])
+    if size > MAX_HEADER:
+        raise ValueError(f"trainer message: a header of {size:,} bytes (at most {MAX_HEADER:,})")
     if size > len(view) - 4:
         raise ValueError("trainer message: header cut short")
     header = json.loads(bytes(view[4:4 + size]))
@@ -59,7 +68,11 @@ def unpack(message: bytes) -> tuple[dict[str, Any], list[bytes]]:
         raise ValueError("trainer message: header is not an object")
     parts, at = [], 4 + size
     while at < len(view):
+        if len(view) - at < 8:
+            raise ValueError("trainer message: a part's length cut short")
         (length,) = struct.unpack(">Q", view[at:at + 8])
+        if length > len(view) - at - 8:
+            raise ValueError("trainer message: a part cut short")
         parts.append(bytes(view[at + 8:at + 8 + length]))
         at += 8 + length
     return header, parts
@@ -89,10 +102,14 @@ def describe_run(task: Task, specs: Sequence[RunSpec], text: str | None) -> dict
                        "model": asdict(s.model_config), "training": asdict(s.train_config)} for s in specs]}
 
 
-def rebuild_run(described: dict[str, Any]) -> tuple[Task, list[RunSpec]]:
-    """The task and lanes :func:`describe_run` described."""
-    extra = {"text": described["text"]} if described.get("text") is not None else {}
-    task = get_task(described["task"], **described["options"], **extra)
+def rebuild_run(described: dict[str, Any], *, max_text_chars: int | None = None) -> tuple[Task, list[RunSpec]]:
+    """The task and lanes :func:`describe_run` described; ``ValueError`` for options its task does not declare
+    or allow, or a text longer than ``max_text_chars``."""
+    text = described.get("text")
+    if text is not None and (not isinstance(text, str) or (max_text_chars is not None and len(text) > max_text_chars)):
+        raise ValueError(f"the run's text is longer than the {max_text_chars:,} characters a run may train on")
+    extra = {"text": text} if text is not None else {}
+    task = get_task(described["task"], **checked_options(described["task"], described["options"]), **extra)
     specs = [RunSpec(s["label"], MODEL_CONFIGS[s["model_type"]](**s["model"]), TrainConfig(**s["training"]))
              for s in described["specs"]]
     return task, specs

@@ -162,3 +162,21 @@ def test_a_character_model_trained_in_this_session_writes_in_its_characters():
     assert list(writing.prompt_ids) == task.encode("the cat").tolist()
     assert writing.text[0] == "the cat" and len(writing.text[1]) == 5  # one character per token
     assert _heatmap_rows(at) == 5
+
+
+def test_write_is_refused_with_a_reason_while_the_server_writes_its_most(models, monkeypatch):
+    from explorer.lab import writing_limit
+
+    busy = writing_limit.WritingLimit(lambda: 1)
+    other = Writing((1,), ("a",), gen.Sampling(), 5, None, iter(()))
+    busy.admit("browser:someone-else", other)
+    monkeypatch.setattr(gen, "WRITINGS", busy)
+    at = _lab()
+    at.slider(key=gen.NEW_TOKENS).set_value(3).run()
+    at.button(key="attn.gen.start").click().run()
+    assert_no_exception(at)
+    assert gen.WRITING not in at.session_state
+    assert any("writes at most 1 text at once" in w.value for w in at.warning)
+    other.stop()  # the other writing ended: this one starts
+    at.button(key="attn.gen.start").click().run()
+    assert at.session_state[gen.WRITING][1].written and busy.running() == 0  # done: its place is given back

@@ -388,3 +388,22 @@ def test_legends_have_no_fixed_white_fill():
     curves = [c.proto.spec for c in at.get("vega_lite_chart") if '"field": "run"' in c.proto.spec]
     assert len(curves) >= 2 and not any("fillColor" in s or '"white"' in s for s in curves)
     assert all('"orient": "top"' in s for s in curves)  # above the plot, clear of the lines
+
+
+def test_sharing_a_run_on_own_text_sends_no_line_of_it_until_the_owner_agrees_in_a_dialog():
+    from ui.training import share
+
+    at = own_text_at(OWN_TEXT)
+    at.button(key="live.start").click().run()
+    at.toggle(key=share.SHARING).set_value(True).run()
+    assert_no_exception(at)
+    held = at.session_state[tc.SESSION]
+    assert held.channel is not None and held.private
+    assert any(share.WATCHERS_SEE in i.value for i in at.info)  # the panel says what watchers receive
+    at.button(key="live.share.samples").click().run()  # the dialog shows the samples watchers would get ...
+    assert "☃" in "".join(h.proto.body for h in at.get("html"))
+    assert held.private  # ... and opening it sends nothing
+    at.button(key="live.share.samples.yes").click().run()
+    assert_no_exception(at)
+    assert not held.private and held.samples_shown_for is held.run
+    assert any("you agreed for this run" in i.value for i in at.info)

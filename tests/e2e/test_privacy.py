@@ -1,6 +1,6 @@
 """Nothing of one visitor reaches another, in real browsers (each its own browser context, so its own cookies):
-a run on one student's text is never replayed to the next, an address read off a projector does not hand the
-run over, and one browser's tabs cannot take every place."""
+a run on one student's text is never replayed to the next nor sent to its watchers unless its owner agrees, an
+address read off a projector does not hand the run over, and one browser's tabs cannot take every place."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ OWN_TEXT = f"/training?task=char_lm&steps=30&{SMALL}"
 LONG = "/training?task=reverse&steps=1000"  # a run that trains for a while on a small host
 STORY_A = "the cat sat on the mat. the dog ran to the cat. " * 8
 STORY_B = "the dog sat on the cat. the mat ran to the dog. " * 8  # the same characters, another text
+DIARY = "\n".join(f"Dear diary, quokka {i} hides my secret under the old oak tree." for i in range(30))
 
 
 @pytest.fixture(scope="module")
@@ -112,17 +113,49 @@ def test_an_address_read_off_the_projector_does_not_hand_the_run_over(browsers) 
 
 
 def test_one_browsers_tabs_cannot_take_every_place(browsers) -> None:
-    greedy = browsers()
-    tabs = [_tab(greedy, LONG) for _ in range(3)]
-    for tab in tabs[:2]:
-        tab.get_by_role("button", name="Start", exact=True).click()
-        expect(tab.get_by_text("Training…")).to_be_visible()
-    tabs[2].get_by_role("button", name="Start", exact=True).click()
-    wait_for_app(tabs[2])
-    expect(tabs[2].get_by_text(re.compile(r"already trains or waits for 2 runs"))).to_be_visible()
-    assert tabs[2].get_by_text(re.compile(r"Place \d+ in line")).count() == 0  # not even in line
-    for tab in tabs[:2]:
-        tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
-        wait_for_app(tab)
+    greedy = browsers()  # on a small host (two places) one browser holds one place
+    tabs = [_tab(greedy, LONG) for _ in range(2)]
+    tabs[0].get_by_role("button", name="Start", exact=True).click()
+    expect(tabs[0].get_by_text("Training…")).to_be_visible()
+    tabs[1].get_by_role("button", name="Start", exact=True).click()
+    wait_for_app(tabs[1])
+    expect(tabs[1].get_by_text(re.compile(r"already trains or waits for 1 run\b"))).to_be_visible()
+    assert tabs[1].get_by_text(re.compile(r"Place \d+ in line")).count() == 0  # not even in line
+    tabs[0].get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    wait_for_app(tabs[0])
     for tab in tabs:
+        assert_no_exception(tab)
+
+
+def test_a_run_on_own_text_shared_live_sends_watchers_no_line_of_it_until_its_owner_agrees(browsers) -> None:
+    owner = _tab(browsers(), OWN_TEXT)
+    pick_radio(owner, "Training text", "Your own text")
+    box = owner.get_by_role("textbox", name="Your text")
+    box.fill(DIARY)
+    box.press("Control+Enter")
+    wait_for_app(owner)
+    owner.get_by_text("📡 Share live with a class").click()
+    wait_for_app(owner)
+    expect(owner.get_by_text(re.compile("They receive no line of your text"))).to_be_visible()
+    link = owner.get_by_test_id("stCode").filter(has_text="class=").first.inner_text().strip()
+    owner.get_by_role("button", name="Start", exact=True).click()
+    expect(metric(owner, "Step")).to_have_text("30 / 30", timeout=180_000)
+    wait_for_app(owner)
+    expect(owner.get_by_test_id("stMain")).to_contain_text("diary", use_inner_text=True)  # the owner's samples
+    watcher = browsers().new_page()
+    watcher.set_default_timeout(APP_RUN_TIMEOUT_MS)
+    watcher.goto(link[link.index("/training"):])
+    expect(watcher.get_by_text("Watching a live run, read-only")).to_be_visible()
+    expect(metric(watcher, "Step")).to_have_text("30 / 30", timeout=60_000)
+    shown = watcher.get_by_test_id("stMain").text_content()  # hidden parts included
+    assert "diary" not in shown and "quokka" not in shown and "oak tree" not in shown
+    owner.get_by_role("button", name="Show watchers the samples…").click()
+    dialog = owner.get_by_role("dialog")
+    expect(dialog).to_contain_text("diary", use_inner_text=True)  # what watchers would receive
+    dialog.get_by_role("button", name="Show them to watchers").click()
+    wait_for_app(owner)
+    expect(owner.get_by_text(re.compile("you agreed for this run"))).to_be_visible()
+    watcher.reload()
+    expect(watcher.get_by_test_id("stMain")).to_contain_text("diary", use_inner_text=True, timeout=60_000)
+    for tab in (owner, watcher):
         assert_no_exception(tab)

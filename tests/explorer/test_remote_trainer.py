@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.host import limits
 from explorer.runs.live import RunSpec
 from explorer.runs.place import default_place
 from explorer.runs.trainer_link import RemoteLink
@@ -61,7 +62,7 @@ def test_a_run_trains_in_a_trainer_on_another_host(redis, trainer):
 
 
 def test_a_killed_remote_trainer_loses_its_run(redis, trainer):
-    run = _run(redis.url, steps=100_000)
+    run = _run(redis.url, steps=limits().max_steps)  # long enough, and within what a trainer accepts
     run.start()
     _train_until(run, 3)
     trainer.kill()

@@ -129,7 +129,7 @@ def test_stale_entries_are_forgotten_but_not_released(clock):
     assert len(reg) == 0 and run.training_state_bytes > 0  # its session may still show it
 
 
-def test_too_many_parked_runs_release_the_oldest_first(clock):
+def test_too_many_parked_runs_the_newest_client_gives_way(clock):
     reg = registry(clock, max_parked=2)
     runs = [tiny_run() for _ in range(3)]
     for i, run in enumerate(runs):
@@ -138,7 +138,7 @@ def test_too_many_parked_runs_release_the_oldest_first(clock):
         token = reg.register(run, f"tab{i}")
         clock.now += 1
         reg.park(token, f"tab{i}")
-    assert runs[0].training_state_bytes == 0 and all(r.training_state_bytes > 0 for r in runs[1:])
+    assert runs[2].training_state_bytes == 0 and all(r.training_state_bytes > 0 for r in runs[:2])
     assert reg.parked_count() == 2
 
 

@@ -2,7 +2,8 @@
 
 It stands in for ``HfApi().model_info``, ``hf_hub_download`` and ``snapshot_download`` (their real signatures), keeps
 a Hugging Face cache in the real layout (``models--org--name/snapshots/<sha>``, ``refs/main``), records every
-request, and can fail the way the real Hub does (gated, not found, 429, 5xx, a missing file, no network).
+request, and can fail the way the real Hub does (gated, not found, 429, 5xx, a missing file, no network), list a
+file without its size, or serve a file larger than it lists.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class FakeHub:
         self.fail_listing: str | None = None  # a FAILURES key raised by model_info
         self.fail_file: tuple[str, str] | None = None  # (file name, FAILURES key) raised when it is fetched
         self.move_main_to: str | None = None  # main moves to this commit right after it is listed
+        self.unsized: set[str] = set()  # files listed without a size
+        self.grown: dict[str, bytes] = {}  # file name -> bytes served after it, beyond what the listing says
 
     def commit(self, sha: str, folder: Path) -> None:
         """Add a commit holding ``folder``'s files and point ``main`` at it."""
@@ -69,8 +72,8 @@ class FakeHub:
             raise FAILURES[self.fail_listing]()
         sha = revision or self.main
         folder = self.commits[sha]
-        siblings = [SimpleNamespace(rfilename=p.relative_to(folder).as_posix(),
-                                    size=p.stat().st_size if files_metadata else None)
+        siblings = [SimpleNamespace(rfilename=(name := p.relative_to(folder).as_posix()),
+                                    size=p.stat().st_size if files_metadata and name not in self.unsized else None)
                     for p in sorted(folder.rglob("*")) if p.is_file()]
         if self.move_main_to:
             self.main = self.move_main_to
@@ -90,6 +93,9 @@ class FakeHub:
         target = (Path(local_dir) if local_dir else self._snapshot(repo_id, sha)) / filename
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(self.commits[sha] / filename, target)
+        if filename in self.grown:
+            with target.open("ab") as fh:
+                fh.write(self.grown[filename])
         if not local_dir and revision in (None, "main"):  # like huggingface_hub: only a branch name is recorded
             ref = self.cache / f"models--{repo_id.replace('/', '--')}" / "refs" / "main"
             ref.parent.mkdir(parents=True, exist_ok=True)

@@ -159,3 +159,22 @@ def test_a_download_over_the_limit_is_refused_before_its_weights(hub, tmp_path):
     with pytest.raises(HubError, match=r"lists \d+ kB of files to download, but the limit here is 1 kB"):
         download_with_progress("someone/tiny-gpt2", tmp_path / "models" / "x", max_bytes=1000)
     assert hub.fetched() == []  # one file: its size was known from the listing
+
+
+def test_a_file_of_unknown_size_is_never_fetched(hub, tmp_path):
+    hub.unsized = {"model.safetensors"}
+    with pytest.raises(HubError, match="did not say how large model.safetensors"):
+        download_with_progress("someone/tiny-gpt2", tmp_path / "models" / "x", max_bytes=10**9)
+    assert "model.safetensors" not in hub.fetched()
+    hub.calls = []
+    with pytest.raises(HubError, match="did not say how large"):  # with no limit given, just the same
+        load_pretrained("someone/tiny-gpt2")
+    assert "model.safetensors" not in hub.fetched()
+
+
+def test_a_file_larger_than_listed_is_deleted_and_refused(hub, tmp_path):
+    hub.grown = {"model.safetensors": b"\0" * 4096}
+    target = tmp_path / "models" / "x"
+    with pytest.raises(HubError, match="more than the .* its listing said; it was deleted"):
+        download_with_progress("someone/tiny-gpt2", target, max_bytes=10**9)
+    assert not (target / "model.safetensors").exists()

@@ -3,8 +3,10 @@
 One ``model_info`` call lists the repository at the commit its ``main`` branch points to, with every file's size.
 Every file then comes from that commit's sha, so a repository that changes meanwhile cannot mix two versions.
 Before anything large is fetched the listing must show safetensors weights (a repository with only pickles is
-refused, naming what it has) and its size must fit the caller's limit. A model stored as one ``model.safetensors``
-is fetched as that file; one stored in shards as exactly the shards its index names — never both, never others.
+refused, naming what it has) and its size must fit the caller's limit. A file the listing gives no size for is
+refused before it is fetched (it could be of any size), and a file that arrives larger than listed is deleted and
+refused. A model stored as one ``model.safetensors`` is fetched as that file; one stored in shards as exactly the
+shards its index names — never both, never others.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ class RepoFiles:
 
     model_id: str  # as asked for, e.g. "gpt2"
     sha: str  # the commit every file is fetched from
-    sizes: dict[str, int]  # every file of that commit: path in the repository -> bytes
+    sizes: dict[str, int]  # every file of that commit: path in the repository -> bytes (0 when not listed)
+    unknown: frozenset[str] = frozenset()  # the files whose size the listing did not give
 
     def total(self, names: list[str]) -> int:
         """Bytes of the listed files."""
@@ -64,7 +67,9 @@ def list_files(model_id: str) -> RepoFiles:
         raise explain(model_id, exc) from exc
     if not info.sha:
         raise HubError(f"The Hugging Face Hub did not say which version of {model_id!r} is current; try again.")
-    return RepoFiles(model_id, info.sha, {s.rfilename: int(s.size or 0) for s in info.siblings or []})
+    siblings = info.siblings or []
+    return RepoFiles(model_id, info.sha, {s.rfilename: int(s.size or 0) for s in siblings},
+                     frozenset(s.rfilename for s in siblings if s.size is None))
 
 
 def require_safetensors(files: RepoFiles) -> None:
@@ -105,11 +110,16 @@ def shard_names(index_file: Path, files: RepoFiles) -> list[str]:
 
 
 def check_size(files: RepoFiles, names: list[str], max_bytes: int | None, why: str = LIMIT_WHY) -> None:
-    """Refuse a download whose listed size exceeds ``max_bytes``; ``why`` says what sets the limit.
+    """Refuse a download whose listed size exceeds ``max_bytes``, or any of whose files has no listed size;
+    ``why`` says what sets the limit.
 
     Raises:
-        HubError: naming the size and the limit.
+        HubError: naming the size and the limit, or the file of unknown size.
     """
+    unknown = sorted(n for n in names if n in files.unknown)
+    if unknown:
+        raise HubError(f"The Hugging Face Hub did not say how large {', '.join(unknown)} of {files.model_id!r} "
+                       "is, so nothing of unknown size was downloaded; try again later.")
     total = files.total(names)
     if max_bytes is not None and total > max_bytes:
         raise HubError(f"{files.model_id!r} lists {size_text(total)} of files to download, but {why} "
@@ -122,11 +132,20 @@ def size_text(n_bytes: int) -> str:
 
 
 def _get(files: RepoFiles, name: str, local_dir: Path | None, cache_dir: Path | None) -> Path:
+    """Fetch one file; a file that arrived larger than the listing said is deleted and refused."""
     try:
-        return Path(hub_package().hf_hub_download(files.model_id, name, revision=files.sha, local_dir=local_dir,
-                                           cache_dir=cache_dir))
+        path = Path(hub_package().hf_hub_download(files.model_id, name, revision=files.sha, local_dir=local_dir,
+                                                  cache_dir=cache_dir))
     except Exception as exc:  # huggingface_hub raises many error types: explain() sorts them
         raise explain(files.model_id, exc, name) from exc
+    received = path.stat().st_size
+    if received > files.sizes.get(name, 0):
+        real = path.resolve()  # the cache keeps a file's bytes once, behind a link
+        path.unlink(missing_ok=True)
+        real.unlink(missing_ok=True)
+        raise HubError(f"{name} of {files.model_id!r} arrived with {size_text(received)}, more than the "
+                       f"{size_text(files.sizes.get(name, 0))} its listing said; it was deleted. Try again later.")
+    return path
 
 
 def fetch_commit(files: RepoFiles, *, local_dir: Path | None = None, cache_dir: Path | None = None,

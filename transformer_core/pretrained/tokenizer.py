@@ -3,7 +3,9 @@ model reads it.
 
 ``encode`` gives the ids the model expects (special tokens included, as the model was trained) together with the
 token strings to label heatmaps with. Nothing is padded; a text longer than the model's positions is cut to them,
-as transformers' truncation does (the special tokens stay), and the result says so in plain words.
+as transformers' truncation does (the special tokens stay), and the result says so in plain words. A tokenizer
+that makes more than a few tokens a character (:mod:`.tokenizer_growth`) is stopped before it encodes: the text
+is normalized first, and a text that grows too much is refused with a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .tokenizer_files import read_tokenizer
+from .tokenizer_growth import check_output
 
 _MASKS = ("[MASK]", "<mask>")  # BERT's and RoBERTa's mask tokens
 
@@ -78,7 +81,13 @@ class TextTokenizer:
         """
         if not isinstance(text, str) or (pair is not None and not isinstance(pair, str)):
             raise ValueError("Only text can be encoded.")
+        characters = len(text) + len(pair or "")
+        normalizer = self._tokenizer.normalizer
+        if normalizer is not None:  # the growth happens here: measure it before any token is made
+            check_output(characters, sum(len(normalizer.normalize_str(t)) for t in (text, pair) if t),
+                         "characters")
         enc = self._tokenizer.encode(text, pair, add_special_tokens=add_special_tokens)
+        check_output(characters, len(enc.ids))
         limits = [n for n in (max_length, self.max_length) if n is not None]
         limit = min(limits) if limits else None
         if limit is None or len(enc.ids) <= limit:

@@ -9,7 +9,8 @@ Published folders hold a tokenizer in one of three forms, tried in this order:
 - ``vocab.txt``: a WordPiece vocabulary (BERT), lower-cased as ``tokenizer_config.json``'s ``do_lower_case`` says,
   with the special tokens ``special_tokens_map.json`` names.
 
-Every file is size-capped before it is read, so a damaged or forged file cannot exhaust memory.
+Every file is size-capped before it is read, so a damaged or forged file cannot exhaust memory, and a
+``tokenizer.json`` whose normalizers amplify the text is refused (:mod:`.tokenizer_growth`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+
+from .tokenizer_growth import check_normalizer
 
 TOKENIZER_FILE = "tokenizer.json"
 BPE_FILES = ("vocab.json", "merges.txt")  # GPT-2's and RoBERTa's byte-level BPE
@@ -93,7 +96,10 @@ def read_tokenizer(folder: Path, *, family: str | None = None):
     path = folder / TOKENIZER_FILE
     try:
         if path.is_file():
-            tokenizer = Tokenizer.from_str(_read_text(path, MAX_FILE_BYTES))
+            text = _read_text(path, MAX_FILE_BYTES)
+            described = json.loads(text)
+            check_normalizer(described.get("normalizer") if isinstance(described, dict) else None)
+            tokenizer = Tokenizer.from_str(text)
         elif all((folder / name).is_file() for name in BPE_FILES):
             tokenizer = _byte_level_bpe(folder, roberta=family == "roberta")
         elif (folder / VOCAB_FILE).is_file():

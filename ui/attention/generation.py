@@ -8,6 +8,8 @@ session's writing runs. A click (Stop, a layer picker, any widget) makes Streaml
 redraw and run the page again (``runner.fastReruns = false``): Stop's callback ends the writing first; any other
 click lets the next page run take up the same writing where it was, with its key/value cache and its random
 numbers (the :class:`~explorer.lab.generation.Writing` lives in ``st.session_state``, per session only).
+A writing starts only when :data:`~explorer.lab.writing_limit.WRITINGS` gives it a place (one per browser, a few
+per server); otherwise the section says why, as training's line does.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from explorer.lab.generation import (
     start_writing,
 )
 from explorer.lab.generation_exports import growing_gif, steps_csv
+from explorer.lab.writing_limit import WRITINGS, WritingRefused
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
 from ui.attention.writers import Writer
 from ui.common import charts, st_internals
 from ui.common.chart_style import strong_colour
 from ui.common.theme import projector
+from ui.training.visitor import visitor
 
 WRITING = "attn.gen.writing"  # (model key, Writing): this session's writing, kept after its loop
 NEW_TOKENS = "attn.gen.new"  # how many tokens to write
@@ -116,6 +120,7 @@ def _stop() -> None:
     held = st.session_state.get(WRITING)
     if held is not None:
         held[1].stop()
+        WRITINGS.release(held[1])
 
 
 def _start(writer: Writer, sampling: Sampling) -> None:
@@ -126,7 +131,8 @@ def _start(writer: Writer, sampling: Sampling) -> None:
     try:
         writing = start_writing(writer.model, writer.prompt_ids, writer.vocabulary, sampling,
                                 int(st.session_state[NEW_TOKENS]), end_id=writer.end_id, model_name=writer.name)
-    except ValueError as err:
+        WRITINGS.admit(visitor().key, writing)
+    except (ValueError, WritingRefused) as err:
         st.session_state[REFUSED] = str(err)
         return
     st.session_state[WRITING] = (writer.key, writing)
@@ -245,4 +251,7 @@ def keep_writing(view: WritingView | None) -> None:
         writing.stop()
         st.error(f"Writing stopped after {len(writing.written)} tokens: {type(err).__name__}: {err}")
         return
+    finally:
+        if writing.finished:  # a click's rerun takes the same writing up again: it keeps its place
+            WRITINGS.release(writing)
     st.rerun()

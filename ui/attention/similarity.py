@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.pretrained.similarity import EXAMPLE_LINES, MAX_LINES, Similarity, sentence_similarity, split_lines
+from explorer.pretrained.similarity import (
+    EXAMPLE_LINES,
+    MAX_CHARS,
+    MAX_LINES,
+    Similarity,
+    sentence_similarity,
+    split_lines,
+)
 from explorer.render import heatmap as hm
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import SIMILARITY_LINES
@@ -30,6 +37,7 @@ def similarity_section(pre: Pretrained, name: str) -> None:
     st.subheader("How alike are these sentences?")
     st.session_state.setdefault(SIMILARITY_LINES, "\n".join(EXAMPLE_LINES))
     text = st.text_area(f"Lines to compare (one per line, up to {MAX_LINES})", key=SIMILARITY_LINES, height=150,
+                        max_chars=MAX_CHARS,
                         help="Each line becomes one vector: the model's token vectors, pooled and scaled to length "
                              "1. Two lines' cosine similarity is the dot product of their vectors.")
     lines = split_lines(text)

@@ -5,7 +5,7 @@ server's line (:data:`explorer.runs.slots.LINE`) instead of refusing. The page t
 estimated wait, renews its ticket every half second (:meth:`~explorer.runs.session.RunSession.poll_line`), and
 the run starts by itself when its turn comes and a place is free. Leaving the page, closing the tab or pressing
 "Leave the line" gives the place up (a closed tab's ticket expires by itself). One browser holds at most
-:data:`~explorer.runs.slots.PER_CLIENT` places and line entries together, whatever number of tabs it opens.
+:func:`~explorer.runs.slots.per_client_limit` places and line entries together, whatever number of tabs it opens.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import streamlit as st
 
 from explorer.host import limits
 from explorer.runs.session import RunSession
-from explorer.runs.slots import PER_CLIENT, estimated_wait_s
+from explorer.runs.slots import estimated_wait_s, per_client_limit
 from ui.common import st_internals
 
 POLL_S = 0.5  # how often a waiting page renews its ticket and asks for a place
@@ -30,8 +30,8 @@ def wait_text(place: int) -> str:
     about = f"about {_duration(wait)}" if wait is not None else "a little while"
     ahead = "You are next" if place == 1 else f"{place - 1} {'run waits' if place == 2 else 'runs wait'} before yours"
     return (f"⏳ **Place {place} in line** · {ahead} · estimated wait: {about}.  \nThis server trains at most "
-            f"{most} runs at once to stay responsive, and at most {PER_CLIENT} for one browser; yours starts by "
-            "itself when a place frees. Keep this tab open: leaving the page gives your place up.")
+            f"{most} runs at once to stay responsive, and at most {per_client_limit(most)} for one browser; yours "
+            "starts by itself when a place frees. Keep this tab open: leaving the page gives your place up.")
 
 
 def _duration(seconds: float) -> str:

@@ -7,6 +7,10 @@ one link per lesson. The address is one students can open (:mod:`ui.training.add
 run's news after every slice (:func:`send_news`); watchers see it read-only and move to each new run by
 themselves. Downloads for watchers are off until the owner allows them; then the model files are offered
 whenever the run pauses or ends.
+
+A run on the user's own text is shared without a line of it: watchers get its curves and its attention over
+placeholder characters, and its samples only when its owner agrees, for that run, in a dialog that shows them
+(:func:`private_text_note`, :mod:`explorer.runs.private_text`).
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ from explorer.runs.store import StoreUnavailable
 from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
+from ui.training.samples import samples_html
 
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
 LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went away); the toggle turns off next run
 DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
 COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn[, text]): the watcher count, kept current
 COUNT_EVERY_S = 2.0  # the live loop redraws the watcher count this often
+ASKING = "live.share.asking"  # bool: the dialog asking to show watchers a private run's samples is open
 WATCH_PARAM = "watch"  # the query parameter of one run's watch link
 CLASS_PARAM = "class"  # the query parameter of a class link
 
@@ -106,6 +112,52 @@ def class_link_box(link: ClassLink) -> Any:
     return c_text
 
 
+WATCHERS_SEE = ("Watchers see this run's curves, metrics and attention maps, with every character of your text "
+                "shown as •. They receive no line of your text and none of the samples the model writes.")
+
+
+def _stop_asking() -> None:
+    st.session_state.pop(ASKING, None)
+
+
+@st.dialog("Show watchers this run's samples?", on_dismiss=_stop_asking)
+def _confirm_samples(held: RunSession) -> None:
+    run = held.run
+    frame = run.frame() if run is not None else None
+    latest = frame.lanes[0].samples[-1] if frame is not None and frame.lanes[0].samples else None
+    st.markdown("Each sample is **a line of your text** (its first words) and what the model wrote after it. "
+                "Watchers would see these, and the ones written at every later evaluation of this run:")
+    if latest is not None:
+        st.html(samples_html(latest.items, frame.task.family, f"Samples at step {latest.step:,}"))
+    else:
+        st.info("No samples yet: they are written at the run's first evaluation, from lines of your text.")
+    st.caption("Only for this run: your next run is private again until you agree again.")
+    left, right = st.columns(2)
+    if left.button("Show them to watchers", type="primary", key="live.share.samples.yes"):
+        held.show_samples(run)
+        _stop_asking()
+        st.rerun()
+    if right.button("Keep them private", key="live.share.samples.no"):
+        _stop_asking()
+        st.rerun()
+
+
+def private_text_note(held: RunSession) -> None:
+    """What watchers receive of a run on the user's own text, and the way to show them its samples."""
+    if held.run is None or not text.own_text_selected(st.session_state[controls.TASK]):
+        return
+    if not held.private:
+        st.info("Watchers see this run's curves, attention and samples: lines of your text and what the model "
+                "writes after them (you agreed for this run).", icon="🔓")
+        return
+    st.info(WATCHERS_SEE, icon="🔒")
+    if st.button("Show watchers the samples…", key="live.share.samples",
+                 help="Opens what watchers would see, lines of your text included, and asks before sending it."):
+        st.session_state[ASKING] = True  # the dialog stays open across reruns until answered or dismissed
+    if st.session_state.get(ASKING):
+        _confirm_samples(held)
+
+
 def share_panel(held: RunSession) -> None:
     """The "Share live" toggle and, when on, the class link with its QR code and short code, the number of
     watchers and the downloads switch."""
@@ -119,7 +171,9 @@ def share_panel(held: RunSession) -> None:
     st.toggle("📡 Share live with a class", key=SHARING,
               help="Give your runs one class link that anyone can open to watch them train, read-only: students "
                    "see the curves, heatmaps and samples update on their own devices, and follow your next run, "
-                   "replay or lesson run by themselves until you turn this off. Training costs nothing more.")
+                   "replay or lesson run by themselves until you turn this off. A run on your own text is sent "
+                   "without its samples and with • for each character, unless you agree for that run. Training "
+                   "costs nothing more.")
     held.sharing, held.downloads = bool(st.session_state.get(SHARING)), bool(st.session_state.get(DOWNLOADS))
     # The count's placeholder belongs to the script run that drew it: one left from an earlier run (or from the
     # count's own timed reruns) must never be written to again, or its element lands in this run's layout.
@@ -130,6 +184,7 @@ def share_panel(held: RunSession) -> None:
     send_news(held, force=True)
     if held.channel is None or held.class_link is None:
         return
+    private_text_note(held)
     with class_link_box(held.class_link):
         st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
         _draw_count(held, now=True)

@@ -5,8 +5,9 @@ The user's text is private and can be large. It never goes into the URL, a link 
 share: it lives in this session's state, and the task built from it is kept there too, under a hash of the
 text, so that it is built once per text instead of on every script run. A run on it is never kept in, nor
 replayed from, the recordings that every session shares (:mod:`explorer.runs.user_data`): another visitor with
-the same settings always trains their own run. Only a live share that its owner turns on shows the run (its
-curves, attention and samples, never the text itself) to whoever opens that link; its model is offered for
+the same settings always trains their own run. Only a live share that its owner turns on shows the run to
+whoever opens that link: its curves and its attention over placeholder characters, and its samples (lines of the
+text) only when the owner agrees for that run (:mod:`explorer.runs.private_text`); its model is offered for
 download only when the owner allows it.
 
 These widgets are drawn only for char_lm, and Streamlit drops a widget's state while it is not drawn (on another
@@ -50,9 +51,9 @@ SAMPLING_KEYS = (TEMPERATURE, TOP_K)  # they change the samples shown, never the
 OWN_DESCRIPTION = "Predict the next character of your text, then write new text one character at a time."
 SHOWN_VOCAB = 80  # characters of the vocabulary listed under the text box
 PRIVACY = ("🔒 Your text stays in this browser session: it is never put into the address, links or the recordings "
-           "this server keeps for replays, and a run on it is never replayed to anyone else. Others see the run "
-           "(curves, attention and the samples it writes, not the text) only if you turn on 📡 Share live and give "
-           "them the link.")
+           "this server keeps for replays, and a run on it is never replayed to anyone else. If you turn on 📡 Share "
+           "live, watchers see the run's curves and attention with • for every character, never a line of the "
+           "text; its samples (lines of your text and what the model writes) only if you agree for that run.")
 
 
 def widget_key(key: str) -> str:
@@ -192,9 +193,10 @@ def own_text_inputs() -> None:
     c_text, c_file = st.columns([3, 2])
     _bound(
         c_text.text_area, "Your text", key=TEXT, height=180, placeholder="Paste a story, a poem, song lyrics or code…",
+        max_chars=limits().max_text_chars,
         help="The model learns to continue this text one character at a time; its characters become the "
              f"vocabulary. The first 90% is for training, the last 10% checks the model on text it has not "
-             f"seen. Text beyond {limits().max_text_chars:,} characters is cut. Press Ctrl+Enter to apply.")
+             f"seen. The box takes up to {limits().max_text_chars:,} characters. Press Ctrl+Enter to apply.")
     c_file.file_uploader(
         "…or upload a text file", type=["txt"], key=UPLOAD, on_change=_on_upload, max_upload_size=TEXT_UPLOAD_MB,
         help=f"A plain-text file saved as UTF-8, up to {TEXT_UPLOAD_MB} MB. Its text goes into the box, where you "
