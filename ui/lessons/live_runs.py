@@ -1,13 +1,14 @@
-"""The training lessons' runs on the page: trained (or replayed) with a progress bar, shareable live.
+"""The training lessons' runs on the page: trained (or replayed) in a live view, shareable live.
 
-A lesson's run is a :class:`~explorer.runs.live.LiveRun` (:func:`explorer.lessons.runs.reverse_lesson_run`), so it
-goes where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings
-are fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run
-that trains to its end is recorded, and "📡 Share live" publishes it to the session's class link (the one Live
-Training shows), which opens it on Live Training, read-only, on any device. A lesson's run that trains (the first
-one, or "Train again with another seed") takes a place among the runs this server trains at once like any other:
-it waits in the server's line when none is free, and counts against the browser's own limit
-(:func:`explorer.runs.slots.take_place`).
+Its step shows the run as Live Training's first screen does (:func:`live_view`): the untrained model before the
+button, then the run as it trains. A lesson's run is a :class:`~explorer.runs.live.LiveRun`
+(:func:`explorer.lessons.runs.reverse_lesson_run`), so it goes where every run goes: a run the server recorded
+before is replayed instead of trained (the lessons' settings are fixed, so the second student onwards waits only for
+the recorded pace, at :data:`REPLAY_SPEED` times), a run that trains to its end is recorded, and "📡 Share live"
+publishes it to the session's class link (the one Live Training shows), which opens it on Live Training, read-only,
+on any device. A lesson's run that trains (the first one, or "Train again with another seed") takes a place among
+the runs this server trains at once like any other: it waits in the server's line when none is free, and counts
+against the browser's own limit (:func:`explorer.runs.slots.take_place`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ from explorer.runs.slots import LINE, QuotaExceeded, take_place
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import Publisher
 from ui.common import st_internals
+from ui.common.theme import projector
 from ui.training import run as training_run
 from ui.training.line import POLL_S, wait_text
 from ui.training.share import class_link_box
+from ui.training.views import LiveView
 from ui.training.visitor import visitor
 
 SHARING = "lessons.share.on"  # bool: the lesson's runs are shared live (the toggle)
@@ -116,20 +119,32 @@ def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str
         run.start()  # a replay trains nothing: it takes no place
     elif not _wait_for_place(run):
         return None
-    bar = st.progress(0.0, text=f"{what}…")
+    st.caption(f"{what}: {' and '.join(titles[label] for label in labels)}, {steps} steps.")
+    view = live_view(run)
     while run.status == "running":
         run.advance(SLICE_S)
         _send_news(run, publisher)
-        lanes = " · ".join(f"{titles[label]}: step {t.step if replay is None else run.step} of {steps}"
-                           for label, t in zip(labels, run.trainers, strict=True))
-        bar.progress(run.progress, text=f"{what} — {lanes}")
+        view.refresh()
     _send_news(run, publisher, force=True)
     try:
         keep(run, run_store())
     except StoreUnavailable as err:
         LOG.warning("lesson run not recorded: %s", err)
-    bar.empty()
     return summaries(run, labels)
+
+
+def live_view(run: LiveRun) -> LiveView:
+    """``run``'s live view, drawn here in the compact layout of Live Training's first screen: the step line, and
+    the head that best follows the task's pattern, large, beside the loss and accuracy curves."""
+    kind = next(iter(run.task.pattern_names), "").split(":")[0]
+    view = LiveView(run.frame, projector=projector(), kind=kind, pinned_step=None, compact=True, pickers=False)
+    view.refresh()
+    return view
+
+
+def untrained_view(labels: Sequence[str], seed: int, steps: int) -> None:
+    """The live view of the lesson's next run before it trains: its untrained heads, the "before"."""
+    live_view(_shared(labels, seed, steps)[0])
 
 
 def _wait_for_place(run: LiveRun) -> bool:

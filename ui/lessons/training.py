@@ -72,6 +72,8 @@ def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, Var
                                  f"{lesson_steps()} steps on this server; a progress bar shows how far it is.")
         if pressed and _train(missing):
             st.rerun()
+        elif not pressed:  # the untrained model, the "before" the class watches change
+            live_runs.untrained_view(missing, st.session_state.get(RUN_SEED, 0), lesson_steps())
     elif not projector() and st.button("Train again with another seed", key=key_of(lesson, "retrain"),
                                           help="New initial weights and batches; the results stay similar."):
         st.session_state[RUN_SEED] = st.session_state.get(RUN_SEED, 0) + 1
