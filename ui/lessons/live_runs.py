@@ -105,7 +105,7 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
 
 
 def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun] | None:
-    """Train (or replay) the lesson's runs for ``labels`` with a progress bar; returns their summaries, or ``None``
+    """Train (or replay) the lesson's runs for ``labels`` in a live view; returns their summaries, or ``None``
     when they could not start (the browser holds its limit of runs: the page says so)."""
     run, publisher = _shared(labels, seed, steps)
     try:
@@ -114,12 +114,12 @@ def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str
         replay = None
     if replay is not None:
         run = replay
-    what = "Replaying the recording of this exact run (no training)" if replay is not None else "Training"
-    if replay is not None:
-        run.start()  # a replay trains nothing: it takes no place
+    if replay is not None:  # it trains nothing and takes no place; the live view's status line says "Replaying…"
+        run.start()
+        st.caption(f"Replaying the recording of this exact run (no training): "
+                   f"{' and '.join(titles[label] for label in labels)}, {steps} steps.")
     elif not _wait_for_place(run):
         return None
-    st.caption(f"{what}: {' and '.join(titles[label] for label in labels)}, {steps} steps.")
     view = live_view(run)
     while run.status == "running":
         run.advance(SLICE_S)

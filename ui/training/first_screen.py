@@ -21,10 +21,11 @@ from ui.training import charts, heatmaps
 
 HEAD = "live.head"  # the head the first screen shows: BEST, or (layer, head), 0-based
 BEST = "best"  # ... the head that best follows the task's pattern (the highest score) at the step shown
-CURVE_HEIGHT = 190  # pixels of each of the two compact curves beside the heatmap
+CURVE_HEIGHT = 175  # pixels of each of the two compact curves beside the heatmap
 HEAT_SHARE = (11, 9)  # widths of the heatmap's column and the curves' column
 HEAT_WIDTH_PX = 500  # the heatmap column on a 1024-wide projector: (940 - 32) × 11 / 20, less a little
-HEAT_HEIGHT_PX = 210  # the tallest a heatmap may be and still leave its labels on a 768-pixel first screen
+HEAT_HEIGHT_PX = 240  # the tallest a heatmap may be and still leave its labels on a 768-pixel first screen
+MAP_SHARE = (3, 1)  # one configuration: the heatmap's width and the width of the line beside it
 
 
 def status_line(run: RunFrame, status: str) -> str:
@@ -89,7 +90,8 @@ def chosen_head(snap: Snapshot, kind: str, choice: Any) -> tuple[int, int, str] 
 
 
 def head_heading(run: RunFrame, lane: int, snap: Snapshot, note: str) -> str:
-    """The line above one lane's heatmap (whose own headers name its layer and head): its configuration when
-    comparing, the step it shows and its pattern score."""
-    name = f"**{run.labels[lane]}**  \n" if len(run.lanes) > 1 else ""
-    return f"{name}**Step {snap.step:,}**" + (f" · {note}" if note else "")
+    """The words beside one configuration's heatmap (above each when comparing two), whose own headers name its
+    layer and head: the configuration when comparing, the step it shows and its pattern score."""
+    if len(run.lanes) > 1:
+        return f"**{run.labels[lane].split(' · ')[0]}** · step {snap.step:,}" + (f" · {note}" if note else "")
+    return f"**Step {snap.step:,}**" + (f"  \n{note}" if note else "")

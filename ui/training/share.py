@@ -11,6 +11,7 @@ whenever the run pauses or ends.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ import streamlit as st
 from explorer.runs.classes import ClassLink
 from explorer.runs.session import RunSession
 from explorer.runs.store import StoreUnavailable
+from ui.common import theme
 from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
@@ -116,7 +118,10 @@ def share_panel(held: RunSession) -> None:
         st.warning(f"Live sharing stopped: {lost} Turn it on again when the store is back.", icon="📡")
     if SHARING not in st.session_state:  # a class link made on a lesson stays on here until turned off
         st.session_state[SHARING] = held.class_link is not None
-    st.toggle("📡 Share live with a class", key=SHARING,
+    # A projector's first screen is the run: there the class code sits beside the toggle, and its QR code folds
+    # away once the run trains.
+    place = st.container(horizontal=True, vertical_alignment="center") if theme.projector() else st
+    place.toggle("📡 Share live with a class", key=SHARING,
               help="Give your runs one class link that anyone can open to watch them train, read-only: students "
                    "see the curves, heatmaps and samples update on their own devices, and follow your next run, "
                    "replay or lesson run by themselves until you turn this off. Training costs nothing more.")
@@ -130,7 +135,9 @@ def share_panel(held: RunSession) -> None:
     send_news(held, force=True)
     if held.channel is None or held.class_link is None:
         return
-    with class_link_box(held.class_link):
+    fold = place.expander(f"📱 Class code **{held.class_link.code}** · QR code and link",
+                          expanded=held.run.status == "ready") if theme.projector() else contextlib.nullcontext()
+    with fold, class_link_box(held.class_link):
         st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
         _draw_count(held, now=True)
         st.checkbox("Let watchers download the model", key=DOWNLOADS,

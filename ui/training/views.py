@@ -131,7 +131,7 @@ class LiveView:
         curve and the head scores, the time-lapse, every layer × head and the samples, folded."""
         self.status, self.progress, self.message = st.empty(), None, st.empty()
         c_heat, c_curves = st.columns(first_screen.HEAT_SHARE, gap="medium")
-        with c_heat:
+        with c_heat.container(gap="xsmall"):  # small gaps: every pixel of height goes to the heatmap
             if self.pickers and self.kind:
                 c_kind, c_head = st.columns(2, gap="small")
                 with c_kind:
@@ -139,9 +139,13 @@ class LiveView:
                                                          KIND)
                 with c_head:
                     self.head_choice = first_screen.head_select(self.run, self.kind, first_screen.HEAD)
-            places = st.columns(lanes, gap="small") if lanes > 1 else [st.container()]
-            self.heads = [(c.empty(), c.empty()) for c in places]  # (heading, heatmap)
-        self.curves = [c_curves.empty(), c_curves.empty()]
+            if lanes == 1:  # the line that names the step and score beside the heatmap, not above it
+                c_map, c_line = st.columns(first_screen.MAP_SHARE, gap="small", vertical_alignment="center")
+                self.heads = [(c_line.empty(), c_map.empty())]  # (heading, heatmap)
+            else:
+                self.heads = [(c.empty(), c.empty()) for c in st.columns(lanes, gap="small")]
+        curves_column = c_curves.container(gap="xsmall")
+        self.curves = [curves_column.empty(), curves_column.empty()]
         self.numbers, self.samples, self.heat_titles, self.heatmaps = None, [], [], []
         if not self.pickers:
             self.timelapse, self.scores = st.container(), [None] * lanes
@@ -305,7 +309,8 @@ class LiveView:
         layer, head, note = chosen
         self._put(f"headline{lane}", ("headline", lane, snap.step, layer, head, note),
                   lambda: first_screen.head_heading(self.run, lane, snap, note), heading.markdown)
-        width = (first_screen.HEAT_WIDTH_PX - 16 * (len(self.heads) - 1)) // len(self.heads)
+        share = first_screen.MAP_SHARE[0] / sum(first_screen.MAP_SHARE) if len(self.heads) == 1 else 1
+        width = int(share * (first_screen.HEAT_WIDTH_PX - 16 * (len(self.heads) - 1)) / len(self.heads))
         self._put(f"head{lane}", ("head", lane, snap.step, self.kind, layer, head),
                   lambda: heatmaps.head_picture(self.run, snap, self.kind, layer, head, width_px=width,
                                                 height_px=first_screen.HEAT_HEIGHT_PX), place.html)
