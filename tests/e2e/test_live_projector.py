@@ -147,7 +147,7 @@ def test_a_paused_run_keeps_its_head_scores_apart_below(page) -> None:
     assert len(rows) == 2, rows
     first, second = sorted(rows, key=lambda r: r["top"])
     assert second["top"] - first["top"] >= 30 and first["bottom"] <= second["top"], rows  # never overprinted
-    page.screenshot(path=str(DOCS / "live_training_projector_paused_1024.png"))
+    _shoot(page, "live_training_projector_paused_1024.png")
     page.get_by_role("button", name="⚙️ Settings").click()  # the settings open in place
     expect(page.get_by_text("Task", exact=True).first).to_be_visible()
     assert_no_exception(page)

@@ -22,8 +22,10 @@ from ui.training import charts, heatmaps
 HEAD = "live.head"  # the head the first screen shows: BEST, or (layer, head), 0-based
 BEST = "best"  # ... the head that best follows the task's pattern (the highest score) at the step shown
 CURVE_HEIGHT = 175  # pixels of each of the two compact curves beside the heatmap
-HEAT_SHARE = (11, 9)  # widths of the heatmap's column and the curves' column
-HEAT_WIDTH_PX = 500  # the heatmap column on a 1024-wide projector: (940 - 32) × 11 / 20, less a little
+# Widths of the heatmaps' column and the curves' column, for one configuration and for two side by side...
+HEAT_SHARE = {1: (11, 9), 2: (13, 7)}
+COLUMN_PX = 908  # ... which share the ~940 pixels a 1024-wide projector leaves, less the gap between them
+SMALLER_LABELS_PX = 4  # two heatmaps side by side label their tokens this much smaller, so each row keeps its own
 HEAT_HEIGHT_PX = 240  # the tallest a heatmap may be and still leave its labels on a 768-pixel first screen
 MAP_SHARE = (3, 1)  # one configuration: the heatmap's width and the width of the line beside it
 
@@ -89,9 +91,19 @@ def chosen_head(snap: Snapshot, kind: str, choice: Any) -> tuple[int, int, str] 
     return layer, head, note
 
 
+def heat_width(lanes: int) -> int:
+    """Pixels across for each configuration's heatmap with its labels and colour bar."""
+    left, right = HEAT_SHARE[min(lanes, 2)]
+    room = COLUMN_PX * left // (left + right) - 8
+    if lanes == 1:
+        return room * MAP_SHARE[0] // sum(MAP_SHARE)  # the line beside it takes the rest
+    return (room - 16 * (lanes - 1)) // lanes
+
+
 def head_heading(run: RunFrame, lane: int, snap: Snapshot, note: str) -> str:
     """The words beside one configuration's heatmap (above each when comparing two), whose own headers name its
     layer and head: the configuration when comparing, the step it shows and its pattern score."""
     if len(run.lanes) > 1:
-        return f"**{run.labels[lane].split(' · ')[0]}** · step {snap.step:,}" + (f" · {note}" if note else "")
+        return f"**{run.labels[lane].split(' · ')[0]}** · step {snap.step:,}" + (
+            f" · {' '.join(note.split()[-2:])}" if note else "")
     return f"**Step {snap.step:,}**" + (f"  \n{note}" if note else "")

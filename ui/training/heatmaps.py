@@ -165,9 +165,10 @@ def attention_picture(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> tu
 
 
 def head_picture(run: RunFrame, snap: Snapshot, kind: str, layer: int, head: int, *, width_px: int,
-                 height_px: int) -> str:
+                 height_px: int, smaller: int = 0) -> str:
     """One layer and head of ``kind`` at ``snap`` as a picture, as large as fits ``width_px`` × ``height_px`` (the
     heatmap alone; its labels and colour bar take part of the width): the compact live view's first screen.
+    ``smaller``: pixels off the labels' usual size, where two such pictures share the width.
 
     Its colours span the same range as the grid of every head, so a head reads the same in both.
     """
@@ -177,7 +178,8 @@ def head_picture(run: RunFrame, snap: Snapshot, kind: str, layer: int, head: int
     rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
     low, high = attention_range(maps)
     lay = GridLayout(layers=1, heads=1, panel_w=1, panel_h=1, rows=tick_labels(rows, t), cols=tick_labels(cols, s),
-                     font=font_size(), scale=colorscale(), zmin=low, zmax=high, first_layer=layer, first_head=head)
+                     font=font_size() - smaller, scale=colorscale(), zmin=low, zmax=high, first_layer=layer,
+                     first_head=head)
     ratio = min(1.5, t / s)  # taller than wide for long queries, as in the grid
     panel_w = int(max(40, min(width_px - (lay.width - lay.grid_w), height_px / ratio)))
     lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=int(panel_w * ratio))

@@ -130,7 +130,7 @@ class LiveView:
         """The step line, then the chosen head's heatmap beside the loss and metric curves; below: the pattern
         curve and the head scores, the time-lapse, every layer × head and the samples, folded."""
         self.status, self.progress, self.message = st.empty(), None, st.empty()
-        c_heat, c_curves = st.columns(first_screen.HEAT_SHARE, gap="medium")
+        c_heat, c_curves = st.columns(first_screen.HEAT_SHARE[min(lanes, 2)], gap="medium")
         with c_heat.container(gap="xsmall"):  # small gaps: every pixel of height goes to the heatmap
             if self.pickers and self.kind:
                 c_kind, c_head = st.columns(2, gap="small")
@@ -309,11 +309,12 @@ class LiveView:
         layer, head, note = chosen
         self._put(f"headline{lane}", ("headline", lane, snap.step, layer, head, note),
                   lambda: first_screen.head_heading(self.run, lane, snap, note), heading.markdown)
-        share = first_screen.MAP_SHARE[0] / sum(first_screen.MAP_SHARE) if len(self.heads) == 1 else 1
-        width = int(share * (first_screen.HEAT_WIDTH_PX - 16 * (len(self.heads) - 1)) / len(self.heads))
+        lanes = len(self.heads)
+        smaller = first_screen.SMALLER_LABELS_PX if lanes > 1 else 0
         self._put(f"head{lane}", ("head", lane, snap.step, self.kind, layer, head),
-                  lambda: heatmaps.head_picture(self.run, snap, self.kind, layer, head, width_px=width,
-                                                height_px=first_screen.HEAT_HEIGHT_PX), place.html)
+                  lambda: heatmaps.head_picture(self.run, snap, self.kind, layer, head,
+                                                width_px=first_screen.heat_width(lanes),
+                                                height_px=first_screen.HEAT_HEIGHT_PX, smaller=smaller), place.html)
 
     def _vit_figure(self, lane: int, snap: Snapshot) -> go.Figure:
         """The ViT's picture view; shared, a copy: the session's own figure is updated in place by its next draw."""
