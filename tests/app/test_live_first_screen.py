@@ -8,11 +8,13 @@ import io
 import re
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from explorer.render.heatmap import colours
 from tests.app.conftest import opened_from_link
 from tests.app.test_live_heatmaps import trained_run
+from transformer_core.tasks import task_names
 from ui.training import controls, first_screen, heatmaps, views
 
 LINK = {"task": "reverse", "steps": "40", "d_model": "32", "d_ff": "64", "batch": "16", "seed": "3"}
@@ -65,6 +67,9 @@ def test_before_start_a_projector_shows_the_untrained_best_head_and_one_line_of_
     assert _heads_shown(at) == [(int(best[0]) + 1, int(best[1]) + 1, 0)]
     assert any(m.value.startswith("Step **0** / 40 · Accuracy (held-out)") for m in at.markdown)
     assert not at.metric  # the numbers are one line, not four tall metrics
+    (grid,) = [e for e in at.expander if e.label == "🔍 Every layer × head"]  # every head, folded below
+    assert len(grid.get("vega_lite_chart")) == 1  # the paused grid is the interactive chart
+    assert any(m.value.startswith("**Cross-attention (decoder reads the encoder) · step 0**") for m in grid.markdown)
     assert [s.label for s in at.selectbox if s.key in (views.KIND, first_screen.HEAD)] == ["Attention shown",
                                                                                           "Head shown"]
     at.selectbox(key=first_screen.HEAD).set_value((0, 1)).run()
@@ -85,3 +90,13 @@ def test_a_training_lessons_step_shows_its_untrained_model_in_the_first_screen_v
     at = opened_from_link("pages/lessons.py", {"lesson": "heads", "present": "true"})
     assert [(layer, head, step) for layer, head, step in _heads_shown(at)][0][2] == 0
     assert any(m.value.startswith("Step **0** / ") for m in at.markdown)
+
+
+@pytest.mark.parametrize("task", task_names())
+def test_every_tasks_first_screen_shows_one_head_of_its_pattern_kind(task):
+    at = opened_from_link("pages/training.py", {"task": task, "present": "true"})
+    run = at.session_state[controls.SESSION].run
+    pattern_kinds = [p.split(":")[0] for p in run.task.pattern_names]
+    assert at.session_state[views.KIND] == (pattern_kinds[0] if pattern_kinds else at.session_state[views.KIND])
+    shown = _heads_shown(at)
+    assert len(shown) == 1 and shown[0][2] == 0, shown

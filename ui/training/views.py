@@ -159,9 +159,6 @@ class LiveView:
             self._lay_out_heatmaps(lanes)
         with st.expander("📝 Sample predictions"):
             self.samples = [c.empty() for c in st.columns(lanes, gap="medium")]
-        columns = st.columns(lanes, gap="medium")
-        self.heat_titles = [c.empty() for c in columns]
-        self.heatmaps = [c.empty() for c in columns]
 
     @property
     def follows_training(self) -> bool:
