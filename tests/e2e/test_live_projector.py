@@ -27,8 +27,14 @@ STEP = re.compile(r"^Step [\d,]+ / [\d,]+ ·")  # the step line
 
 
 def _box(locator) -> dict:
-    locator.wait_for(state="visible")
-    return locator.evaluate("e => e.getBoundingClientRect().toJSON()")
+    """The element's box; read again when a live redraw replaced the element as it was read (a box of zeros)."""
+    for _ in range(20):
+        locator.wait_for(state="visible")
+        box = locator.evaluate("e => e.isConnected ? e.getBoundingClientRect().toJSON() : null")
+        if box is not None and box["width"] > 0:
+            return box
+        locator.page.wait_for_timeout(100)
+    raise AssertionError(f"no box for {locator}")
 
 
 def _on_first_screen(box: dict) -> bool:
