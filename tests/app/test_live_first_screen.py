@@ -15,6 +15,7 @@ from explorer.render.heatmap import colours
 from tests.app.conftest import opened_from_link
 from tests.app.test_live_heatmaps import trained_run
 from transformer_core.tasks import task_names
+from ui.lessons import live_runs
 from ui.training import controls, first_screen, heatmaps, views
 
 LINK = {"task": "reverse", "steps": "40", "d_model": "32", "d_ff": "64", "batch": "16", "seed": "3"}
@@ -100,3 +101,10 @@ def test_every_tasks_first_screen_shows_one_head_of_its_pattern_kind(task):
     assert at.session_state[views.KIND] == (pattern_kinds[0] if pattern_kinds else at.session_state[views.KIND])
     shown = _heads_shown(at)
     assert len(shown) == 1 and shown[0][2] == 0, shown
+
+
+def test_a_lesson_shared_after_its_before_view_is_drawn_gets_its_class_link():
+    at = opened_from_link("pages/lessons.py", {"lesson": "heads"})
+    assert _heads_shown(at) and not any("class=" in c.value for c in at.code)  # the "before", not shared yet
+    at.toggle(key=live_runs.SHARING).set_value(True).run()
+    assert any("class=" in c.value for c in at.code)

@@ -48,6 +48,9 @@ def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publ
     """The run for ``labels`` and ``seed``, and its channel when sharing is on (made once per run)."""
     held = st.session_state.get(SHARED)
     if held is not None and held[:2] == (tuple(labels), seed) and held[2].status == "ready":
+        if held[3] is None and st.session_state.get(SHARING):  # made for its "before" view, then shared
+            held = (*held[:3], Publisher(run_store()))
+            st.session_state[SHARED] = held
         return held[2], held[3] if st.session_state.get(SHARING) else None
     if held is not None and held[3] is not None:  # the previous run's link says that a new one began
         try:
