@@ -1,5 +1,6 @@
 """Live Training: pick a task, press Start, and watch the loss fall and the attention reorganise."""
 
+import contextlib
 import dataclasses
 
 import streamlit as st
@@ -80,7 +81,10 @@ with views.run_container(live_run, projector):
         view.frame_label = io.timelapse_controls(view.run, kind, follow=view.follows_training)
     view.refresh()
     view.draw_numbers()
-    interventions.heads_off_panel(live_run, sampling=text.sampling(live_run.task))
+    # A projector keeps the first screen for the run: the heads-off panel opens below it on a click.
+    fold = projector and live_run.status in interventions.SHOWN_STATUSES
+    with st.expander("🔌 Switch heads off") if fold else contextlib.nullcontext():
+        interventions.heads_off_panel(live_run, sampling=text.sampling(live_run.task))
     if not projector:
         with st.expander("⬇️ Downloads and checkpoints"):
             io.downloads(live_run, kind)

@@ -44,11 +44,13 @@ class GridLayout:
     scale: str  # a colour scale of :mod:`explorer.render.heatmap`
     zmin: float  # the value coloured as the scale's first stop...
     zmax: float  # ...and as its last
+    first_layer: int = 0  # the 0-based layer of the first row (a grid of one chosen head starts there)...
+    first_head: int = 0  # ...and the 0-based head of the first column
 
     @property
     def header_font(self) -> int:
         """The bold "head j" / "layer i" size: as large as allowed, smaller where it would not fit a panel."""
-        longest = max(len(f"head {self.heads}"), len(f"layer {self.layers}"))
+        longest = max(len(f"head {self.first_head + self.heads}"), len(f"layer {self.first_layer + self.layers}"))
         fits = (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest)  # it may reach into the gaps
         return int(max(9, min(self.font + HEADER_GROWTH, fits)))
 
@@ -106,12 +108,13 @@ def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
                          f"{heads}.")
     rgb = colours(maps, lay.scale, lay.zmin, lay.zmax)  # (L, H, T, S, 3)
     bold = f"font-weight:700;font-size:{lay.header_font}px"
-    cells = ["<div></div>", *(f'<div style="text-align:center;{bold}">head {j + 1}</div>' for j in range(heads)),
-             _colour_bar(lay)]
+    cells = ["<div></div>", *(f'<div style="text-align:center;{bold}">head {lay.first_head + j + 1}</div>'
+                              for j in range(heads)), _colour_bar(lay)]
     for i in range(layers):
         cells.append(_row_labels(lay, i, bold))
-        cells += [f'<img src="{png_url(rgb[i, j])}" alt="layer {i + 1}, head {j + 1}" width="{lay.panel_w}" '
-                  f'height="{lay.panel_h}" style="display:block;image-rendering:pixelated">' for j in range(heads)]
+        cells += [f'<img src="{png_url(rgb[i, j])}" alt="layer {lay.first_layer + i + 1}, '
+                  f'head {lay.first_head + j + 1}" width="{lay.panel_w}" height="{lay.panel_h}" '
+                  'style="display:block;image-rendering:pixelated">' for j in range(heads)]
     if lay.cols:
         cells += ["<div></div>", *(_column_labels(lay) for _ in range(heads))]
     columns = f"{lay.left - GAP}px repeat({heads}, {lay.panel_w}px) {lay.bar - GAP}px"
@@ -123,7 +126,7 @@ def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
 def _row_labels(lay: GridLayout, i: int, bold: str) -> str:
     """"layer i" on its side, and the query tokens, one per row of cells."""
     side = (f'<div style="writing-mode:vertical-rl;transform:rotate(180deg);text-align:center;{bold}">'
-            f'layer {i + 1}</div>')
+            f'layer {lay.first_layer + i + 1}</div>')
     step = lay.panel_h / max(len(lay.rows), 1)
     tokens = "".join(f'<div style="height:{step:.2f}px;line-height:{step:.2f}px;white-space:nowrap">{escape(r)}</div>'
                      for r in lay.rows)

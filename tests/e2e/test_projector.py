@@ -51,7 +51,7 @@ def test_chart_titles_are_whole(page, path):
 def test_charts_fit_the_screen(page, path):
     _projector(page, path)
     page.locator(CHARTS).first.wait_for(state="visible")
-    page.locator("[data-testid=stVegaLiteChart], .js-plotly-plot").last.wait_for(state="visible")
+    page.locator("[data-testid=stVegaLiteChart]:visible, .js-plotly-plot:visible").last.wait_for(state="visible")
     rights = [box["right"] for box in _boxes(page, "[data-testid=stVegaLiteChart] svg, .js-plotly-plot .main-svg")]
     assert rights and max(rights) <= PROJECTOR["width"], rights
 

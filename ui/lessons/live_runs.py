@@ -1,13 +1,14 @@
-"""The training lessons' runs on the page: trained (or replayed) with a progress bar, shareable live.
+"""The training lessons' runs on the page: trained (or replayed) in a live view, shareable live.
 
-A lesson's run is a :class:`~explorer.runs.live.LiveRun` (:func:`explorer.lessons.runs.reverse_lesson_run`), so it
-goes where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings
-are fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times), a run
-that trains to its end is recorded, and "📡 Share live" publishes it to the session's class link (the one Live
-Training shows), which opens it on Live Training, read-only, on any device. A lesson's run that trains (the first
-one, or "Train again with another seed") takes a place among the runs this server trains at once like any other:
-it waits in the server's line when none is free, and counts against the browser's own limit
-(:func:`explorer.runs.slots.take_place`).
+Its step shows the run as Live Training's first screen does (:func:`live_view`): the untrained model before the
+button, then the run as it trains. A lesson's run is a :class:`~explorer.runs.live.LiveRun`
+(:func:`explorer.lessons.runs.reverse_lesson_run`), so it goes where every run goes: a run the server recorded
+before is replayed instead of trained (the lessons' settings are fixed, so the second student onwards waits only for
+the recorded pace, at :data:`REPLAY_SPEED` times), a run that trains to its end is recorded, and "📡 Share live"
+publishes it to the session's class link (the one Live Training shows), which opens it on Live Training, read-only,
+on any device. A lesson's run that trains (the first one, or "Train again with another seed") takes a place among
+the runs this server trains at once like any other: it waits in the server's line when none is free, and counts
+against the browser's own limit (:func:`explorer.runs.slots.take_place`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ from explorer.runs.slots import LINE, QuotaExceeded, take_place
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import Publisher
 from ui.common import st_internals
+from ui.common.theme import projector
 from ui.training import run as training_run
 from ui.training.line import POLL_S, wait_text
 from ui.training.share import class_link_box
+from ui.training.views import LiveView
 from ui.training.visitor import visitor
 
 SHARING = "lessons.share.on"  # bool: the lesson's runs are shared live (the toggle)
@@ -45,6 +48,9 @@ def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publ
     """The run for ``labels`` and ``seed``, and its channel when sharing is on (made once per run)."""
     held = st.session_state.get(SHARED)
     if held is not None and held[:2] == (tuple(labels), seed) and held[2].status == "ready":
+        if held[3] is None and st.session_state.get(SHARING):  # made for its "before" view, then shared
+            held = (*held[:3], Publisher(run_store()))
+            st.session_state[SHARED] = held
         return held[2], held[3] if st.session_state.get(SHARING) else None
     if held is not None and held[3] is not None:  # the previous run's link says that a new one began
         try:
@@ -102,7 +108,7 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
 
 
 def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun] | None:
-    """Train (or replay) the lesson's runs for ``labels`` with a progress bar; returns their summaries, or ``None``
+    """Train (or replay) the lesson's runs for ``labels`` in a live view; returns their summaries, or ``None``
     when they could not start (the browser holds its limit of runs: the page says so)."""
     run, publisher = _shared(labels, seed, steps)
     try:
@@ -111,25 +117,37 @@ def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str
         replay = None
     if replay is not None:
         run = replay
-    what = "Replaying the recording of this exact run (no training)" if replay is not None else "Training"
-    if replay is not None:
-        run.start()  # a replay trains nothing: it takes no place
+    if replay is not None:  # it trains nothing and takes no place; the live view's status line says "Replaying…"
+        run.start()
+        st.caption(f"Replaying the recording of this exact run (no training): "
+                   f"{' and '.join(titles[label] for label in labels)}, {steps} steps.")
     elif not _wait_for_place(run):
         return None
-    bar = st.progress(0.0, text=f"{what}…")
+    view = live_view(run)
     while run.status == "running":
         run.advance(SLICE_S)
         _send_news(run, publisher)
-        lanes = " · ".join(f"{titles[label]}: step {t.step if replay is None else run.step} of {steps}"
-                           for label, t in zip(labels, run.trainers, strict=True))
-        bar.progress(run.progress, text=f"{what} — {lanes}")
+        view.refresh()
     _send_news(run, publisher, force=True)
     try:
         keep(run, run_store())
     except StoreUnavailable as err:
         LOG.warning("lesson run not recorded: %s", err)
-    bar.empty()
     return summaries(run, labels)
+
+
+def live_view(run: LiveRun) -> LiveView:
+    """``run``'s live view, drawn here in the compact layout of Live Training's first screen: the step line, and
+    the head that best follows the task's pattern, large, beside the loss and accuracy curves."""
+    kind = next(iter(run.task.pattern_names), "").split(":")[0]
+    view = LiveView(run.frame, projector=projector(), kind=kind, pinned_step=None, compact=True, pickers=False)
+    view.refresh()
+    return view
+
+
+def untrained_view(labels: Sequence[str], seed: int, steps: int) -> None:
+    """The live view of the lesson's next run before it trains: its untrained heads, the "before"."""
+    live_view(_shared(labels, seed, steps)[0])
 
 
 def _wait_for_place(run: LiveRun) -> bool:

@@ -1,7 +1,8 @@
 """The steps of the two lessons that train models: "Why positional encoding matters" and "Many heads, one pattern".
 
 Both use the same runs of the reverse task (with and without positional encoding). Training happens only when
-the student presses a button, with a progress bar; the plain-data results live in this session's state only.
+the student presses a button, in a live view like Live Training's first screen; the plain-data results live in
+this session's state only.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def lesson_steps() -> int:
 
 
 def _train(labels: list[str]) -> bool:
-    """Train (or replay) the missing variants with a progress bar and keep their summaries in the session; returns
+    """Train (or replay) the missing variants in a live view and keep their summaries in the session; returns
     whether they trained (not when this browser already holds its limit of runs: the page says so)."""
     runs = live_runs.train(labels, steps=lesson_steps(), seed=st.session_state.get(RUN_SEED, 0),
                            titles=VARIANT_TITLES)
@@ -69,9 +70,11 @@ def _train_button(lesson: Lesson, labels: list[str], text: str) -> dict[str, Var
     if missing:
         pressed = st.button(text, key=key_of(lesson, "train"), type="primary",
                             help=f"Trains {len(missing)} small model{'s' if len(missing) > 1 else ''} for "
-                                 f"{lesson_steps()} steps on this server; a progress bar shows how far it is.")
+                                 f"{lesson_steps()} steps on this server; the view below shows it learn.")
         if pressed and _train(missing):
             st.rerun()
+        elif not pressed:  # the untrained model, the "before" the class watches change
+            live_runs.untrained_view(missing, st.session_state.get(RUN_SEED, 0), lesson_steps())
     elif not projector() and st.button("Train again with another seed", key=key_of(lesson, "retrain"),
                                           help="New initial weights and batches; the results stay similar."):
         st.session_state[RUN_SEED] = st.session_state.get(RUN_SEED, 0) + 1

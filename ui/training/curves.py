@@ -33,6 +33,7 @@ from ui.training.charts import LANE_COLOURS, METRIC_TITLES, pattern_title
 
 MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
 CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
+COMPACT_TITLE_CHARS = 40  # characters per title line of a first-screen curve (half the projector's width)
 AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a screen and on a projector
 MARKER_COLOUR = "#6B7280"  # the dotted line at the step the heatmaps show
 TARGET_COLOUR = "#009E73"  # Okabe-Ito bluish green: the metric's target
@@ -60,17 +61,19 @@ def _colour(run: RunFrame) -> dict[str, Any]:
             "scale": {"domain": lanes, "range": list(LANE_COLOURS[: len(lanes)])}}
 
 
-def _x(run: RunFrame) -> dict[str, Any]:
-    return {"field": "step", "type": "quantitative", "title": "step",
+def _x(run: RunFrame, compact: bool = False) -> dict[str, Any]:
+    return {"field": "step", "type": "quantitative", "title": None if compact else "step",
             "scale": {"domain": [0, run.total_steps], "nice": False}}
 
 
-def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None) -> Chart:
+def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None,
+           compact: bool = False) -> Chart:
     """The chart of ``data`` (its columns) and ``layers``, with a dotted line at step ``marker``: one row more in
     the data (``marker`` true), which the data layers leave out, so the spec is the same whatever step it marks.
 
     The rows go straight into an Arrow table, the form Streamlit sends: the curves are rebuilt twice a second on
-    every training page, and a pandas frame cost several milliseconds more to build and to convert each time."""
+    every training page, and a pandas frame cost several milliseconds more to build and to convert each time.
+    ``compact`` (the first screen's short curves) keeps the title to one line of a half-wide chart."""
     for layer in layers:
         if "data" not in layer:  # a layer with rows of its own (the target line) needs no filter
             layer["transform"] = [{"filter": "!datum.marker"}, *layer.get("transform", [])]
@@ -85,8 +88,8 @@ def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]],
             values.append(marker if name == "step" else True if name == "marker" else None)
     size = font_size()
     return pa.table(columns), {
-        "title": {"text": title_lines(title), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
-                  "limit": 0},  # whole words on as many lines as needed, never "held-out (…"
+        "title": {"text": title_lines(title, COMPACT_TITLE_CHARS if compact else None), "anchor": "start",
+                  "fontSize": size + 2, "color": label_colour(), "limit": 0},  # whole words, never "held-out (…"
         "layer": layers,
         "config": {"axis": {"labelFontSize": max(size - 1, AXIS_LABEL_MIN_PX[projector()]), "titleFontSize": size,
                             "labelColor": label_colour(), "titleColor": label_colour()},
@@ -94,21 +97,23 @@ def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]],
     }
 
 
-def waiting_chart(text: str) -> Chart:
-    """An empty frame titled ``text`` (one of :data:`WAITING`): where a curve will be drawn, kept on a projector's
-    first screen before there is anything to draw."""
+def waiting_chart(text: str, height: int = CURVE_HEIGHT) -> Chart:
+    """An empty frame titled ``text`` (one of :data:`WAITING`): where a curve of ``height`` pixels will be drawn,
+    kept on a projector's first screen before there is anything to draw."""
     size = font_size()
     return pa.table({"note": ["no point yet"]}), {
         "title": {"text": title_lines(text), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
                   "limit": 0},
         "mark": {"type": "text", "fontSize": size, "color": label_colour()},
         "encoding": {"text": {"field": "note"}},
-        "height": CURVE_HEIGHT - 80,
+        "height": height - 80,
     }
 
 
-def loss_chart(run: RunFrame, marker: int | None) -> Chart:
-    """Training loss (thin, thinned to a few hundred points) and held-out loss (dashed, dots), log scale."""
+def loss_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> Chart:
+    """Training loss (thin, thinned to a few hundred points) and held-out loss (dashed, dots), log scale.
+
+    ``compact``: the first screen's short chart, with a short title and no axis title."""
     data: dict[str, list[Any]] = {"step": [], "loss": [], "curve": [], "run": []}
     for lane, feed in zip(_lanes(run), run.lanes, strict=True):
         history = [r for r in feed.history if math.isfinite(r["loss"]) and r["loss"] > 0]
@@ -119,7 +124,7 @@ def loss_chart(run: RunFrame, marker: int | None) -> Chart:
         data["curve"] += ["train"] * len(xs) + ["held-out"] * len(held)
         data["run"] += [lane] * (len(xs) + len(held))
     encoding = {
-        "x": _x(run), "color": _colour(run), "detail": {"field": "run", "type": "nominal"},
+        "x": _x(run, compact), "color": _colour(run), "detail": {"field": "run", "type": "nominal"},
         "y": {"field": "loss", "type": "quantitative", "title": None, "scale": _log_domain(data["loss"]),
               "axis": {"format": "~g"}},
         "strokeDash": {"field": "curve", "type": "nominal", "title": None, "legend": None,
@@ -131,7 +136,8 @@ def loss_chart(run: RunFrame, marker: int | None) -> Chart:
     layers = [{"transform": [{"filter": f"datum.curve == '{curve}'"}], "encoding": encoding, "mark": mark}
               for curve, mark in marks.items() if curve in data["curve"]]
     # The title names the two line styles, so no legend takes height from this chart alone.
-    return _chart(data, "Loss · train (thin) · held-out (dots)", layers, marker)
+    title = "Loss · train · held-out (dots)" if compact else "Loss · train (thin) · held-out (dots)"
+    return _chart(data, title, layers, marker, compact)
 
 
 def _log_domain(values: Sequence[float]) -> dict[str, Any]:
@@ -154,8 +160,9 @@ def _linear_domain(values: list[float]) -> dict[str, Any]:
             "nice": False}
 
 
-def metric_chart(run: RunFrame, marker: int | None) -> Chart:
-    """The task's metric on held-out data for every lane, with the target as a dashed green line."""
+def metric_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> Chart:
+    """The task's metric on held-out data for every lane, with the target as a dashed green line (``compact``: as
+    in :func:`loss_chart`)."""
     task = run.task
     rows = [(r["step"], r[task.metric_name], lane)
             for lane, feed in zip(_lanes(run), run.lanes, strict=True)
@@ -167,14 +174,14 @@ def metric_chart(run: RunFrame, marker: int | None) -> Chart:
          else _linear_domain([*data["value"], task.metric_target])}
     layers = [
         {"mark": {"type": "line", "strokeWidth": 2.5, "point": True},
-         "encoding": {"x": _x(run), "y": y, "color": _colour(run)}},
+         "encoding": {"x": _x(run, compact), "y": y, "color": _colour(run)}},
         {"data": {"values": [{"value": task.metric_target}]},
          "mark": {"type": "rule", "color": TARGET_COLOUR, "strokeDash": [6, 3], "strokeWidth": 1.5},
          "encoding": {"y": {"field": "value", "type": "quantitative"}}},
     ]
     target = f"{100 * task.metric_target:g}%" if percent else f"{task.metric_target:g}"
     name = METRIC_TITLES.get(task.metric_name, task.metric_name)
-    return _chart(data, f"{name} (held-out) · target {target}", layers, marker)
+    return _chart(data, f"{name} (held-out) · target {target}", layers, marker, compact)
 
 
 def pattern_chart(run: RunFrame, marker: int | None) -> Chart:

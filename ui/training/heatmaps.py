@@ -164,6 +164,30 @@ def attention_picture(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> tu
     return grid_html(maps, lay, label=label), lay.width
 
 
+def head_picture(run: RunFrame, snap: Snapshot, kind: str, layer: int, head: int, *, width_px: int,
+                 height_px: int, smaller: int = 0) -> str:
+    """One layer and head of ``kind`` at ``snap`` as a picture, as large as fits ``width_px`` × ``height_px`` (the
+    heatmap alone; its labels and colour bar take part of the width): the compact live view's first screen.
+    ``smaller``: pixels off the labels' usual size, where two such pictures share the width.
+
+    Its colours span the same range as the grid of every head, so a head reads the same in both.
+    """
+    maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
+    one = maps[layer:layer + 1, head:head + 1]  # (1, 1, T, S)
+    t, s = one.shape[2:]
+    rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
+    low, high = attention_range(maps)
+    lay = GridLayout(layers=1, heads=1, panel_w=1, panel_h=1, rows=tick_labels(rows, t), cols=tick_labels(cols, s),
+                     font=font_size() - smaller, scale=colorscale(), zmin=low, zmax=high, first_layer=layer,
+                     first_head=head)
+    ratio = min(1.5, t / s)  # taller than wide for long queries, as in the grid
+    panel_w = int(max(40, min(width_px - (lay.width - lay.grid_w), height_px / ratio)))
+    lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=int(panel_w * ratio))
+    label = (f"{kind_title(kind, run.task.family)} of layer {layer + 1}, head {head + 1} at step {snap.step}: a "
+             f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
+    return grid_html(one, lay, label=label)
+
+
 SCORE_ROW_PX = 40  # height of one layer's row in the scores chart: labels at the projector's size never overlap
 
 

@@ -15,6 +15,7 @@ placeholder characters, and its samples only when its owner agrees, for that run
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -23,6 +24,7 @@ import streamlit as st
 from explorer.runs.classes import ClassLink
 from explorer.runs.session import RunSession
 from explorer.runs.store import StoreUnavailable
+from ui.common import theme
 from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
@@ -168,7 +170,10 @@ def share_panel(held: RunSession) -> None:
         st.warning(f"Live sharing stopped: {lost} Turn it on again when the store is back.", icon="📡")
     if SHARING not in st.session_state:  # a class link made on a lesson stays on here until turned off
         st.session_state[SHARING] = held.class_link is not None
-    st.toggle("📡 Share live with a class", key=SHARING,
+    # A projector's first screen is the run: there the class code sits beside the toggle, and its QR code folds
+    # away once the run trains.
+    place = st.container(horizontal=True, vertical_alignment="center") if theme.projector() else st
+    place.toggle("📡 Share live with a class", key=SHARING,
               help="Give your runs one class link that anyone can open to watch them train, read-only: students "
                    "see the curves, heatmaps and samples update on their own devices, and follow your next run, "
                    "replay or lesson run by themselves until you turn this off. A run on your own text is sent "
@@ -185,7 +190,9 @@ def share_panel(held: RunSession) -> None:
     if held.channel is None or held.class_link is None:
         return
     private_text_note(held)
-    with class_link_box(held.class_link):
+    fold = place.expander(f"📱 Class code **{held.class_link.code}** · QR code and link",
+                          expanded=held.run.status == "ready") if theme.projector() else contextlib.nullcontext()
+    with fold, class_link_box(held.class_link):
         st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
         _draw_count(held, now=True)
         st.checkbox("Let watchers download the model", key=DOWNLOADS,

@@ -14,6 +14,7 @@ import math
 import time
 import weakref
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from transformer_core.training import Snapshot
 from ui.common import state, theme
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
-from ui.training import charts, curves, drawn, heatmaps
+from ui.training import charts, curves, drawn, first_screen, heatmaps
 from ui.training.samples import samples_html
 
 KIND = "live.kind"  # which attention the heatmaps show
@@ -68,11 +69,10 @@ def kind_picker(run: RunFrame) -> str:
     preferred = [p.split(":")[0] for p in run.task.pattern_names if p.split(":")[0] in kinds]
     if st.session_state.get(KIND) not in kinds:
         st.session_state[KIND] = preferred[0] if preferred else kinds[0]
-    if len(kinds) > 1:
+    if len(kinds) > 1 and not theme.projector():  # a projector's first screen has a compact drop-down instead
         st.radio("Attention shown", kinds, key=KIND, horizontal=True,
                  format_func=lambda k: charts.kind_title(k, run.task.family),
-                 help="Which attention the heatmaps show: every layer (rows) × head (columns).",
-                 label_visibility="collapsed" if theme.projector() else "visible")  # the first screen is the curves
+                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
     return st.session_state[KIND]
 
 
@@ -86,8 +86,15 @@ class LiveView:
     """
 
     def __init__(self, source: Callable[[], RunFrame], *, projector: bool, kind: str,
-                 pinned_step: int | None, shared: str | None = None) -> None:
+                 pinned_step: int | None, shared: str | None = None, compact: bool | None = None,
+                 pickers: bool = True) -> None:
+        """``compact`` (projector mode's by default) lays out :mod:`ui.training.first_screen`'s first screen;
+        ``pickers`` there draws its attention and head drop-downs, and what follows it (without them: the
+        task's pattern kind, the best-matching head, and nothing below, as in a lesson)."""
         self._source = source
+        self.compact = projector if compact is None else compact
+        self.pickers = pickers
+        self.head_choice: Any = first_screen.BEST
         self._shared = shared
         self._sent: dict[str, Hashable] = {}  # place -> what was last drawn there
         self.run, self.projector, self.kind, self.pinned_step = source(), projector, kind, pinned_step
@@ -98,23 +105,60 @@ class LiveView:
         self._drawn_evals: tuple | None = None
         self.shown_step = self.step_to_show()  # the one step that every chart and label shows
         self.frame_label: Any = None  # while following training: the time-lapse line, drawn with the heatmaps
-        self._lay_out(len(self.run.lanes), projector)
+        self.heads: list[Any] = []  # the compact first screen's heatmap of one head, per lane
+        if self.compact:
+            self._lay_out_first_screen(len(self.run.lanes))
+        else:
+            self._lay_out(len(self.run.lanes))
 
-    def _lay_out(self, lanes: int, projector: bool) -> None:
+    def _lay_out(self, lanes: int) -> None:
         self.status, self.progress, self.message = st.empty(), st.empty(), st.empty()
         count = 3 if self.run.task.pattern_names else 2
-        if projector:  # two curves to a row: each half the projector's width, read from the back row
-            cols = [c for row in range(0, count, 2) for c in st.columns(2, gap="medium")][:count]
-        else:
-            cols = st.columns(count, gap="medium")
-        self.curves = [c.empty() for c in cols]
+        self.curves = [c.empty() for c in st.columns(count, gap="medium")]
         self.timelapse = st.container()
+        self._lay_out_heatmaps(lanes)
+        self.numbers = st.container()
+        self.scores = [c.empty() for c in st.columns(lanes, gap="medium")]
+        self.samples = [c.empty() for c in st.columns(lanes, gap="medium")]
+
+    def _lay_out_heatmaps(self, lanes: int) -> None:
         columns = st.columns(lanes, gap="medium")
         self.heat_titles = [c.empty() for c in columns]
         self.heatmaps = [c.empty() for c in columns]
-        self.numbers = st.container() if not projector else None
-        self.scores = [c.empty() for c in st.columns(lanes, gap="medium")]
-        self.samples = [c.empty() for c in st.columns(lanes, gap="medium")] if not projector else []
+
+    def _lay_out_first_screen(self, lanes: int) -> None:
+        """The step line, then the chosen head's heatmap beside the loss and metric curves; below: the pattern
+        curve and the head scores, the time-lapse, every layer × head and the samples, folded."""
+        self.status, self.progress, self.message = st.empty(), None, st.empty()
+        c_heat, c_curves = st.columns(first_screen.HEAT_SHARE[min(lanes, 2)], gap="medium")
+        with c_heat.container(gap="xsmall"):  # small gaps: every pixel of height goes to the heatmap
+            if self.pickers and self.kind:
+                c_kind, c_head = st.columns(2, gap="small")
+                with c_kind:
+                    self.kind = first_screen.kind_select(self.run, list(self.run.lanes[0].snapshots[0].attention),
+                                                         KIND)
+                with c_head:
+                    self.head_choice = first_screen.head_select(self.run, self.kind, first_screen.HEAD)
+            if lanes == 1:  # the line that names the step and score beside the heatmap, not above it
+                c_map, c_line = st.columns(first_screen.MAP_SHARE, gap="small", vertical_alignment="center")
+                self.heads = [(c_line.empty(), c_map.empty())]  # (heading, heatmap)
+            else:
+                self.heads = [(c.empty(), c.empty()) for c in st.columns(lanes, gap="small")]
+        curves_column = c_curves.container(gap="xsmall")
+        self.curves = [curves_column.empty(), curves_column.empty()]
+        self.numbers, self.samples, self.heat_titles, self.heatmaps = None, [], [], []
+        if not self.pickers:
+            self.timelapse, self.scores = st.container(), [None] * lanes
+            return
+        c_pattern, c_scores = st.columns(2, gap="medium")
+        if self.run.task.pattern_names:
+            self.curves.append(c_pattern.empty())
+        self.scores = [c_scores.empty()] if lanes == 1 else [c.empty() for c in st.columns(lanes, gap="medium")]
+        self.timelapse = st.container()
+        with st.expander("🔍 Every layer × head"):
+            self._lay_out_heatmaps(lanes)
+        with st.expander("📝 Sample predictions"):
+            self.samples = [c.empty() for c in st.columns(lanes, gap="medium")]
 
     @property
     def follows_training(self) -> bool:
@@ -167,6 +211,11 @@ class LiveView:
 
     def draw_status(self) -> None:
         run, task = self.run, self.run.task
+        if self.compact:  # one line, read from the back of the room
+            self.status.markdown(first_screen.status_line(run, status_text(run)))
+            if run.message:
+                self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
+            return
         metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
         with self.status.container():
             cols = st.columns(2 + 2 * len(run.lanes))
@@ -194,24 +243,25 @@ class LiveView:
             self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
 
     def draw_curves(self) -> None:
-        builders = [curves.loss_chart, curves.metric_chart, curves.pattern_chart]
+        compact = partial(curves.loss_chart, compact=True), partial(curves.metric_chart, compact=True)
+        builders = [*(compact if self.compact else (curves.loss_chart, curves.metric_chart)), curves.pattern_chart]
         marks = [self._lane_marks(i) for i in range(len(self.run.lanes))]
         for i, slot in enumerate(self.curves):
             made_from = tuple(m[1] if i == 2 else m[0] for m in marks)  # the pattern curve follows the snapshots
-            what = ("curve", i, self.shown_step, self.run.total_steps, made_from)
+            what = ("curve", i, self.compact, self.shown_step, self.run.total_steps, made_from)
             self._put(f"curve{i}", what, lambda b=builders[i]: b(self.run, self.shown_step),
                       lambda chart, i=i, slot=slot: self._draw_curve(i, slot, chart))
 
     def _draw_curve(self, i: int, slot: Any, chart: curves.Chart) -> None:
         data, spec = chart
-        if drawn.is_empty(data) and self.projector:  # the chart's frame stays on the first screen, titled
-            data, spec = curves.waiting_chart(curves.WAITING[i])
+        height = first_screen.CURVE_HEIGHT if self.compact and i < 2 else curves.CURVE_HEIGHT
+        if drawn.is_empty(data) and self.compact:  # the chart's frame stays on the first screen, titled
+            data, spec = curves.waiting_chart(curves.WAITING[i], height)
         elif drawn.is_empty(data):  # nothing measured yet: an empty chart makes Vega warn about infinite extents
             with slot.container(height=curves.CURVE_HEIGHT, border=True):
                 st.caption(curves.WAITING[i])
             return
-        slot.vega_lite_chart(data, spec, width="stretch", height=curves.CURVE_HEIGHT,
-                             key=f"live.curve{i}.{self._draws}")
+        slot.vega_lite_chart(data, spec, width="stretch", height=height, key=f"live.curve{i}.{self._draws}")
 
     def draw_attention(self) -> None:
         """Every lane's heatmaps and head scores at :attr:`shown_step`, and the time-lapse line that names it."""
@@ -221,6 +271,10 @@ class LiveView:
         for i, lane in enumerate(self.run.lanes):
             snap = snapshot_at(lane.snapshots, self.shown_step)
             if snap is None or self.kind not in snap.attention:
+                continue
+            if self.heads:
+                self.draw_head(i, snap)
+            if not self.heatmaps:
                 continue
             self._put(f"title{i}", ("title", i, snap.step, self.kind),
                       lambda i=i, snap=snap: heatmaps.attention_title(self.run, i, snap, self.kind),
@@ -240,6 +294,25 @@ class LiveView:
                           lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(*chart, key=key))
             self.draw_scores(i, snap)
 
+    def draw_head(self, lane: int, snap: Snapshot) -> None:
+        """Lane ``lane``'s chosen head at ``snap``, large, with the line that names it (the compact first screen)."""
+        heading, place = self.heads[lane]
+        chosen = first_screen.chosen_head(snap, self.kind, self.head_choice)
+        if chosen is None:
+            self._sent.pop(f"head{lane}", None)
+            heading.empty()
+            place.caption(f"{self.run.labels[lane]} has no such layer and head.")
+            return
+        layer, head, note = chosen
+        self._put(f"headline{lane}", ("headline", lane, snap.step, layer, head, note),
+                  lambda: first_screen.head_heading(self.run, lane, snap, note), heading.markdown)
+        lanes = len(self.heads)
+        smaller = first_screen.SMALLER_LABELS_PX if lanes > 1 else 0
+        self._put(f"head{lane}", ("head", lane, snap.step, self.kind, layer, head),
+                  lambda: heatmaps.head_picture(self.run, snap, self.kind, layer, head,
+                                                width_px=first_screen.heat_width(lanes),
+                                                height_px=first_screen.HEAT_HEIGHT_PX, smaller=smaller), place.html)
+
     def _vit_figure(self, lane: int, snap: Snapshot) -> go.Figure:
         """The ViT's picture view; shared, a copy: the session's own figure is updated in place by its next draw."""
         fig = charts.vit_attention_figure(self.run, lane, snap)
@@ -247,6 +320,8 @@ class LiveView:
 
     def draw_scores(self, lane: int, snap: Snapshot) -> None:
         """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
+        if self.scores[lane] is None:  # a lesson's compact view shows none
+            return
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
             short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page

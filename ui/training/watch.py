@@ -72,11 +72,17 @@ def _ended(watched: WatchedRun) -> None:
         help="Opens Live Training with the watched run's settings (or the defaults) for a run of your own.")
 
 
-def _header(watched: WatchedRun) -> None:
-    c_text, c_own = st.columns([4, 1], vertical_alignment="center")
+def _header(watched: WatchedRun, projector: bool) -> None:
+    """What this page is, and the way to a run of one's own (a projector: one short row, so the run fills the
+    first screen)."""
     replay = " (a replay of a recorded run)" if watched.state.get("replay") else ""
-    c_text.info(f"👀 **Watching a live run{replay}, read-only.** It updates while its owner trains; choose the "
-                "attention, layer and head, and scrub the time-lapse, for yourself.", icon="📡")
+    if projector:
+        c_text = c_own = st.container(horizontal=True, vertical_alignment="center")
+        c_text.markdown(f"📡 👀 **Watching a live run{replay}, read-only**")
+    else:
+        c_text, c_own = st.columns([4, 1], vertical_alignment="center")
+        c_text.info(f"👀 **Watching a live run{replay}, read-only.** It updates while its owner trains; choose the "
+                    "attention, layer and head, and scrub the time-lapse, for yourself.", icon="📡")
     c_own.button("Train my own", key="watch.own", on_click=_own_run, args=(watched.meta.get("query"),),
                  help="Leave this link and open Live Training with the same settings, to replay or train them "
                       "yourself.")
@@ -169,7 +175,7 @@ def join_box() -> None:
 def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None = None) -> None:
     """The watched run, drawn and followed (``moved``: whether a class link moved on to another run)."""
     live_watchdog(views.STATUS_TEXT["running"], following=True)
-    _header(watched)
+    _header(watched, projector)
     frame = watched.frame()
     with views.run_container(watched, projector):
         kind = views.kind_picker(frame)
