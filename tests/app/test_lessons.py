@@ -125,6 +125,7 @@ def test_a_lessons_run_waits_in_line_on_a_full_server_then_trains(monkeypatch):
 
     from explorer.host import NORMAL_LIMITS
     from explorer.runs.slots import LINE
+    from ui.common import pace
     from ui.lessons import live_runs
 
     asked, shown = {"n": 0}, []
@@ -135,7 +136,7 @@ def test_a_lessons_run_waits_in_line_on_a_full_server_then_trains(monkeypatch):
 
     monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)
     monkeypatch.setattr(live_runs, "limits", full_then_free)
-    monkeypatch.setattr(live_runs, "POLL_S", 0.01)
+    monkeypatch.setattr(pace, "LINE_POLL_S", 0.01)
     monkeypatch.setattr(live_runs, "wait_text", lambda place: shown.append(place) or f"Place {place} in line")
     at = app_at(PAGE)
     at.button(key="lessons.positional.train").click().run()
