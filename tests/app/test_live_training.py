@@ -23,7 +23,6 @@ from transformer_core.tasks.sequences import SequenceTask
 from ui.common import state
 from ui.training import controls as tc
 from ui.training import io as tio
-from ui.training import run as tr
 from ui.training import text as tt
 from ui.training import views as tv
 from ui.training.samples import samples_html
