@@ -15,7 +15,7 @@ So a step reaches a watcher's screen at most about TRAINER_SLICE_S + OWNER_TICK_
 it was trained. The "gone" limits are several ticks long, so a busy server's late tick never counts as a closed
 page: a running run no page advanced for :data:`UNDRIVEN_S` is paused, a line ticket not renewed (every
 ``ui.common.pace.LINE_POLL_S``) for :data:`TICKET_STALE_S` leaves the line, and a watcher who has not read for
-:data:`WATCHER_TTL_S` no longer counts. ``tests/explorer/test_pace.py`` holds them to these relations.
+:data:`WATCHER_TTL_S` no longer counts. ``tests/app/test_ticker.py`` holds them to these relations.
 """
 
 from __future__ import annotations
