@@ -123,6 +123,7 @@ def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str
     held = lesson_session()
     settings = _settings(labels, seed, steps)
     _prepare(held, *settings)
+    held.notice = None  # only what this start says is shown
     held.start(*settings)  # replayed when recorded, else started or put in line
     if not _wait_for_place(held):
         return None
