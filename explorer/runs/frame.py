@@ -18,7 +18,10 @@ from typing import Any
 from transformer_core.tasks.base import Sample, Task
 from transformer_core.training import Snapshot
 
-__all__ = ["LaneFrame", "RunFrame", "SampleSet", "thin_to"]
+__all__ = ["SAMPLES", "SAMPLE_SEED", "LaneFrame", "RunFrame", "SampleSet", "thin_to"]
+
+SAMPLES = 6  # sample predictions the live view shows per lane and evaluation (its owner's, a watcher's, a lesson's)
+SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from torch import nn
 
+from explorer.runs.frame import SAMPLE_SEED, SAMPLES
 from explorer.runs.live import torch_threads
 from transformer_core.interventions import HeadRef, ablate_heads, attention_stacks, head_importance
 from transformer_core.tasks.base import Sample, Task
@@ -35,8 +36,6 @@ __all__ = ["STACKS", "HeadProbe", "Importance", "Outcome", "all_head_keys", "hea
            "model_heads", "parse_head_key", "probe_for", "refs_from_keys", "stacked_rows"]
 
 STACKS = ("encoder", "decoder", "cross")  # attention stacks in the order they are shown
-SAMPLES = 6  # sample predictions per outcome (as many as the live view shows)
-SAMPLE_SEED = 7  # the live view's held-out sample examples, so both tables show the same inputs
 
 
 def head_key(ref: HeadRef) -> str:

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
+from explorer.runs.pace import UNDRIVEN_S
 from explorer.runs.user_data import user_data
 from transformer_core.device import trim_memory
 from transformer_core.tasks.base import ModelConfig, Task
@@ -47,9 +48,6 @@ KEPT_WEIGHTS_BYTES = 8 * 2**20  # per lane: copies of the model at evaluation st
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
 RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
 STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
-# A page loop advances its run several times a second (and a rerun starts a new loop within a second or two), so a
-# "running" run nobody advanced for this long has lost its page: it is paused and frees its place.
-UNDRIVEN_S = 20.0
 
 
 @dataclass(frozen=True)

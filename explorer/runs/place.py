@@ -1,9 +1,11 @@
-"""Where a session's run trains, behind one interface.
+"""Where a session's runs train, behind one interface: a :class:`TrainingPlace` creates runs and puts them first.
 
-:class:`~explorer.runs.session.RunSession` never calls a run's training methods itself: it asks its
-:class:`TrainingPlace`: :class:`~explorer.runs.worker.InWorker`, a trainer process per run (the default: a run
-trained beside the other sessions' script threads shares their interpreter lock, and a class redrawing starves
-it), or :class:`ThisThread`, the calling thread of this process (the page's script thread, between two redraws);
+A place decides only where a new run lives: :class:`~explorer.runs.worker.InWorker` makes a
+:class:`~explorer.runs.worker.WorkerRun`, trained in a trainer process of its own (the default: a run trained
+beside the other sessions' script threads shares their interpreter lock, and a class redrawing starves it), and
+:class:`ThisThread` a plain :class:`~explorer.runs.live.LiveRun`, trained on the thread that advances it (the
+page's script thread, between two redraws). Everything after that goes to the run itself, whichever kind it is
+(:meth:`~explorer.runs.live.LiveRun.advance`, ``step_once``, ``update_samples``), so no place forwards calls;
 :func:`default_place` picks one from ``TE_TRAINER`` (``process``, the default, ``thread``, or ``redis`` for
 trainers on other hosts). Where trainer processes cannot start (a platform without a fork server, or one that
 failed to start), ``process`` runs train on the calling thread, and the log says why once.
@@ -12,8 +14,8 @@ failed to start), ``process`` runs train on the calling thread, and the log says
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from transformer_core.tasks.base import Task
@@ -24,7 +26,7 @@ PLACES = ("process", "thread", "redis")  # the values of TE_TRAINER
 
 
 class TrainingPlace(Protocol):
-    """Trains runs: a slice of time, one step, and the sample predictions after an evaluation.
+    """Creates runs where they train, and puts the ones others watch first.
 
     ``overhead_bytes``: memory a run takes here besides its model and training state (the resource guard counts it).
     """
@@ -37,16 +39,6 @@ class TrainingPlace(Protocol):
     def prioritize(self, run: LiveRun) -> None:
         """Put ``run`` before visitors' own runs: others watch it (it is shared, or a lesson on the projector)."""
 
-    def advance(self, run: LiveRun, budget_s: float, interrupted: Callable[[], bool] | None = None) -> int:
-        """Train ``run`` for about ``budget_s`` seconds while it runs; returns the steps taken."""
-
-    def step_once(self, run: LiveRun) -> int:
-        """One optimisation step of a run that is not running; returns the steps taken."""
-
-    def write_samples(self, run: LiveRun, sampling: dict[str, Any], caption: str, count: int, seed: int,
-                      interrupted: Callable[[], bool] | None = None) -> bool:
-        """Write the sample predictions of a new evaluation; returns whether any were added."""
-
 
 class ThisThread:
     """Trains in the calling thread of this process, with the run's own torch thread count."""
@@ -58,16 +50,6 @@ class ThisThread:
 
     def prioritize(self, run: LiveRun) -> None:
         """Threads of one process share its priority: nothing to do."""
-
-    def advance(self, run: LiveRun, budget_s: float, interrupted: Callable[[], bool] | None = None) -> int:
-        return run.advance(budget_s, interrupted=interrupted)
-
-    def step_once(self, run: LiveRun) -> int:
-        return run.step_once()
-
-    def write_samples(self, run: LiveRun, sampling: dict[str, Any], caption: str, count: int, seed: int,
-                      interrupted: Callable[[], bool] | None = None) -> bool:
-        return run.update_samples(sampling, caption, count, seed, interrupted=interrupted)
 
 
 def default_place() -> TrainingPlace:

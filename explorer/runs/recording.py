@@ -29,6 +29,7 @@ from torch import nn
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec, torch_threads
+from explorer.runs.pace import REPLAY_WAIT_S
 from explorer.runs.store import LaneUpdate, Recording, RunStore
 from explorer.runs.watch import state_of
 from transformer_core.checkpoint import load_checkpoint, read_checkpoint_info, save_checkpoint
@@ -39,7 +40,6 @@ __all__ = ["RECORDED_STATUSES", "ReplayRun", "checkpoint_bytes", "find_replay", 
 
 FORMAT = 2  # bump when what a recording holds changes: older recordings then simply miss
 RECORDED_STATUSES = ("done", "diverged")  # runs that went their whole way (a stopped run depends on when)
-WAIT_SLICE_S = 0.05  # a replay's slice waits in steps this long, so a click ends it quickly
 
 
 def recording_key(run: LiveRun) -> str:
@@ -282,7 +282,7 @@ class ReplayRun(LiveRun):
         before = self._replay_step
         begin = last = self._clock()
         while self.status == "running":
-            time.sleep(min(WAIT_SLICE_S, time_budget_s))
+            time.sleep(min(REPLAY_WAIT_S, time_budget_s))
             now = self._clock()
             self._move_to(self.played_s + (now - last) * self.speed)
             last = now

@@ -125,7 +125,7 @@ class RunSession:
     def step(self) -> None:
         """One step of a run that is not running (a replay jumps to its next recorded step)."""
         if self.run is not None:
-            self.place.step_once(self.run)
+            self.run.step_once()
             self.hand_over(self.run)
             self.finish()
 
@@ -296,7 +296,7 @@ class RunSession:
             return "moved"
         if self.run is None or self.run.status != "running":
             return self.run.status if self.run is not None else "gone"
-        self.place.advance(self.run, budget_s, interrupted)
+        self.run.advance(budget_s, interrupted=interrupted)
         return None
 
     def write_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int,
@@ -304,7 +304,7 @@ class RunSession:
         """The sample predictions of each lane after a new evaluation (``sampling``: the task's options)."""
         if self.run is None:
             return False
-        return self.place.write_samples(self.run, sampling, caption, count, seed, interrupted)
+        return self.run.update_samples(sampling, caption, count, seed, interrupted=interrupted)
 
     def loop_ended(self, why: str) -> None:
         """The live loop stopped (``why``: what :meth:`train_slice` said, "error", ...): hand the model over,

@@ -25,12 +25,12 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
-from explorer.runs.live import UNDRIVEN_S, LiveRun
+from explorer.runs.live import LiveRun
+from explorer.runs.pace import TICKET_STALE_S, UNDRIVEN_S
 
 __all__ = ["LINE", "PER_CLIENT", "QuotaExceeded", "RunLine", "estimated_wait_s", "held_by", "per_client_limit",
            "running_count", "start_if_free", "take_place"]
 
-TICKET_STALE_S = 6.0  # a waiting page renews its ticket every half second; one silent this long has gone
 PER_CLIENT = 2  # places and line entries one client holds at once (its runs training plus its tickets waiting)
 LOG = logging.getLogger(__name__)
 # Every run started through start_if_free, process-wide, with the client it counts against. Weak references: a

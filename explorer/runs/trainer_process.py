@@ -43,13 +43,12 @@ from explorer.guard import run_problems
 from explorer.host import limits
 from explorer.runs.codec import encode_checkpoints, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun
-from explorer.runs.store import RunUpdate
+from explorer.runs.pace import TRAINER_SLICE_S
 from explorer.runs.watch import Publisher
 from explorer.runs.wire import kept_weights_bytes, load_weights_bytes, pack, rebuild_run, unpack, weights_bytes
 
-__all__ = ["SLICE_S", "lower_thread", "serve", "thread_nice"]
+__all__ = ["lower_thread", "serve", "thread_nice"]
 
-SLICE_S = 0.1  # seconds of training between two looks at the pipe (a waiting command ends a slice at once)
 LOG = logging.getLogger(__name__)
 
 
@@ -72,19 +71,6 @@ def lower_thread(niceness: int) -> int:
     return thread_nice()
 
 
-class _Outbox:
-    """The store a :class:`Publisher` writes to: it keeps the last update for the next message."""
-
-    def __init__(self) -> None:
-        self.update: RunUpdate | None = None
-
-    def publish(self, run_id: str, update: RunUpdate) -> None:
-        self.update = RunUpdate(update.state, update.lanes, None)
-
-    def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int]:
-        return [], cursor  # the server never lets its side of the channel expire
-
-
 class _Trainer:
     """One run, driven by the commands on ``conn``.
 
@@ -95,8 +81,7 @@ class _Trainer:
         self.conn, self.checked = conn, checked
         self.base, self.level = base, 0
         self.run: LiveRun | None = None
-        self.outbox = _Outbox()
-        self.publisher = Publisher(self.outbox, "trainer")  # type: ignore[arg-type]
+        self.publisher = Publisher(None, "trainer")  # what is new since the last news, as a channel update
         self.sampling: dict[str, Any] | None = None  # the page's last samples request, written after each evaluation
         self.kept_sent = False  # whether the ended run's kept models went to the server
         self.moved: int | None = None  # the priority command that moved the run to a new thread, answered there
@@ -112,7 +97,7 @@ class _Trainer:
         while True:
             running = self.run is not None and self.run.status == "running"
             if running and not self.conn.poll():
-                self.run.advance(SLICE_S, interrupted=self.conn.poll)
+                self.run.advance(TRAINER_SLICE_S, interrupted=self.conn.poll)
                 self.write_samples()
                 if self.run.status != "running":  # done or diverged: the server gets the final weights
                     self.send(None, weights=True)
@@ -175,14 +160,14 @@ class _Trainer:
     def send(self, ack: int | None, *, weights: bool, quiet: bool = False) -> None:
         """News of the run (``ack``: the command it answers); ``quiet``: only when something is new."""
         run = self.run
-        sent = self.publisher.publish(run.frame(), {}, force=not quiet)
-        if not sent:
+        update = self.publisher.news(run.frame(), None, force=not quiet)
+        if update is None:
             return
         lanes = [{"status": t.status, "stop_reason": t.stop_reason, "target_step": t.target_step,
                   "seconds": t.seconds, "step": t.step} for t in run.trainers]
         header = {"kind": "news", "ack": ack, "status": run.status, "message": run.message, "lanes": lanes,
                   "state_bytes": run.training_state_bytes, "nice": thread_nice() - self.base}
-        parts = [encode_update(self.outbox.update)]
+        parts = [encode_update(update)]
         if weights:
             parts.append(encode_checkpoints(run.step, [weights_bytes(t.model) for t in run.trainers]))
             if run.finished and not self.kept_sent:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.runs.frame import SampleSet
+from explorer.runs.frame import SampleSet, thin_to
+from explorer.runs.pace import WATCHER_TTL_S
 from transformer_core.training import Snapshot
 
 __all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "READ_BYTES", "READ_LIMITS",
@@ -18,7 +19,6 @@ __all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "RE
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
-WATCHER_TTL_S = 10.0  # a watcher who has not read for this long no longer counts
 RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
 
 # The largest values a store reads back, in encoded bytes; each is checked before the value is read (a recording's
@@ -67,6 +67,25 @@ class LaneUpdate:
     snapshots: list[Snapshot] = field(default_factory=list)  # new attention snapshots
     samples: list[SampleSet] = field(default_factory=list)  # new sample predictions
     kept: list[int] | None = None  # when the owner thinned its snapshots: the steps it keeps
+
+    def merge_into(self, history: list[dict[str, float]], snapshots: list[Snapshot],
+                   samples: list[SampleSet]) -> list[Snapshot]:
+        """Add this news to a lane's ``history`` and ``samples`` (in place) and return its snapshots after it.
+
+        The one way a mirror takes a lane's news, the server's mirror of a trainer and a watcher's of a channel
+        alike: rows are appended; snapshots are appended unless one of the same step is held, then thinned to
+        :attr:`kept` when the owner thinned its own; a sample set is appended unless the last one held has the
+        same step and caption (a mirror may have written that one itself before its trainer started).
+        """
+        history.extend(self.history)
+        known = {s.step for s in snapshots}
+        merged = [*snapshots, *(s for s in self.snapshots if s.step not in known)]
+        if self.kept is not None:
+            merged = thin_to(merged, self.kept)
+        for sample_set in self.samples:
+            if not samples or (samples[-1].step, samples[-1].caption) != (sample_set.step, sample_set.caption):
+                samples.append(sample_set)
+        return merged
 
 
 @dataclass

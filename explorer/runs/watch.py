@@ -23,7 +23,8 @@ import secrets
 import time
 from typing import Any
 
-from explorer.runs.frame import LaneFrame, RunFrame, SampleSet, thin_to
+from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
+from explorer.runs.pace import PUBLISH_INTERVAL_S
 from explorer.runs.private_text import placeholder_task
 from explorer.runs.store import CHANNEL_TTL_S, DamagedValue, LaneUpdate, RunStore, RunUpdate
 from transformer_core.tasks import get_task
@@ -31,8 +32,6 @@ from transformer_core.tasks.base import Task
 from transformer_core.training import Snapshot
 
 __all__ = ["PUBLISH_INTERVAL_S", "Publisher", "WatchedRun", "new_channel_id", "new_watcher_id", "state_of"]
-
-PUBLISH_INTERVAL_S = 0.25  # a running run is published at most this often (a page redraws about 3 times a second)
 
 
 def new_channel_id() -> str:
@@ -54,9 +53,12 @@ def state_of(frame: RunFrame, **extra: Any) -> dict[str, Any]:
 
 
 class Publisher:
-    """Sends a run's news to channel :attr:`run_id` of ``store``; one per shared run."""
+    """Sends a run's news to channel :attr:`run_id` of ``store``; one per shared run.
 
-    def __init__(self, store: RunStore, run_id: str | None = None) -> None:
+    A trainer process makes one without a store: it takes each :meth:`news` itself and sends it down its pipe.
+    """
+
+    def __init__(self, store: RunStore | None, run_id: str | None = None) -> None:
         self.store = store
         self.run_id = run_id or new_channel_id()
         self._sent: list[tuple[int, set[int], int, tuple[int, ...]]] | None = None  # per lane: rows, steps, samples
@@ -67,23 +69,33 @@ class Publisher:
         """Publish what changed in ``frame`` since the last call; returns whether anything was sent.
 
         ``meta`` goes with the first publication only. While the run trains, publications come at most every
-        :data:`PUBLISH_INTERVAL_S` seconds unless ``force``; ``state`` adds to the state (e.g. ``downloads``).
+        :data:`~explorer.runs.pace.PUBLISH_INTERVAL_S` seconds unless ``force``; ``state`` adds to the state
+        (e.g. ``downloads``).
         """
+        update = self.news(frame, meta, force=force, **state)
+        if update is None:
+            return False
+        self.store.publish(self.run_id, update)
+        return True
+
+    def news(self, frame: RunFrame, meta: dict[str, Any] | None, *, force: bool = False,
+             **state: Any) -> RunUpdate | None:
+        """What changed in ``frame`` since the last call, as one update, or ``None`` when nothing is due (see
+        :meth:`publish`); the caller sends it on."""
         now = time.monotonic()
         news = (frame.status, frame.step, frame.snapshot_count(), tuple(len(lane.samples) for lane in frame.lanes),
                 tuple(sorted(state.items())))
         if not force and (news == self._last or (frame.status == "running" and now - self._at < PUBLISH_INTERVAL_S)):
-            return False
-        stale = self._sent is not None and now - self._at > CHANNEL_TTL_S / 2
+            return None
+        stale = self._sent is not None and self.store is not None and now - self._at > CHANNEL_TTL_S / 2
         if stale and self.store.read(self.run_id, 2**31) is None:
             self._sent = None  # the channel expired while the run stood still: start it again, whole
         first = self._sent is None
         if first:
             self._sent = [(0, set(), 0, ()) for _ in frame.lanes]
         lanes = [self._lane_news(i, lane) for i, lane in enumerate(frame.lanes)]
-        self.store.publish(self.run_id, RunUpdate(state_of(frame, **state), lanes, dict(meta) if first else None))
         self._last, self._at = news, now
-        return True
+        return RunUpdate(state_of(frame, **state), lanes, dict(meta) if first and meta is not None else None)
 
     def _lane_news(self, i: int, lane: LaneFrame) -> LaneUpdate:
         rows, steps, samples, held = self._sent[i]
@@ -147,11 +159,7 @@ class WatchedRun:
                                                   f"{len(self.history)}"))
         self.state = update.state
         for i, lane in enumerate(update.lanes):
-            self.history[i].extend(lane.history)
-            self.snapshots[i].extend(lane.snapshots)
-            if lane.kept is not None:
-                self.snapshots[i] = thin_to(self.snapshots[i], lane.kept)
-            self.samples[i].extend(lane.samples)
+            self.snapshots[i] = lane.merge_into(self.history[i], self.snapshots[i], self.samples[i])
 
     def gone(self) -> dict[str, Any] | None:
         """Why the channel ended and its recording key (``{"reason", "recording"}``), if its owner ended it."""

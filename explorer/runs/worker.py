@@ -37,7 +37,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from explorer.runs.codec import decode_checkpoints, decode_update
-from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
 from explorer.runs.wire import describe_run, load_kept_weights, load_weights_bytes, portable_text, weights_bytes
@@ -244,20 +243,12 @@ class WorkerRun(LiveRun):
             return
         self._held = True
         update = decode_update(parts[0])
-        for trainer, lane, info, state in zip(self.trainers, update.lanes, header["lanes"], update.state["lanes"],
-                                              strict=True):
-            trainer.history.extend(lane.history)
-            known = {s.step for s in trainer.snapshots}
-            trainer.snapshots.extend(s for s in lane.snapshots if s.step not in known)
-            if lane.kept is not None:
-                trainer.snapshots = thin_to(trainer.snapshots, lane.kept)
+        for trainer, held, lane, info, state in zip(self.trainers, self.samples, update.lanes, header["lanes"],
+                                                    update.state["lanes"], strict=True):
+            trainer.snapshots = lane.merge_into(trainer.history, trainer.snapshots, held)
             trainer.status, trainer.stop_reason, trainer.step = info["status"], info["stop_reason"], info["step"]
             trainer.target_step, trainer.seconds, trainer.last_eval = (info["target_step"], info["seconds"],
                                                                         state["last_eval"])
-        for held, lane in zip(self.samples, update.lanes, strict=True):
-            for sample_set in lane.samples:  # those written here before the trainer started are not repeated
-                if not held or (held[-1].step, held[-1].caption) != (sample_set.step, sample_set.caption):
-                    held.append(sample_set)
         answered = self._link.answered if self._link is not None else 0
         if answered >= self._status_seq or header["status"] in ("done", "stopped", "diverged"):
             self.status = header["status"]
@@ -299,7 +290,8 @@ class WorkerRun(LiveRun):
 
 
 class InWorker:
-    """The place that trains each run in a trainer process of its own (see the module docstring)."""
+    """The place that makes each run a :class:`WorkerRun`, trained in a trainer process of its own (see the module
+    docstring); the run itself answers every call after that."""
 
     def __init__(self, *, remote: bool = False) -> None:
         self.remote = remote  # trainers on other hosts, reached through Redis (they cost this server nothing)
@@ -320,14 +312,4 @@ class InWorker:
         """Put ``run`` before visitors' own runs (it is shared, or a lesson on the projector)."""
         if isinstance(run, WorkerRun):
             run.prioritize(SHARED_NICE)
-
-    def advance(self, run: LiveRun, budget_s: float, interrupted: Callable[[], bool] | None = None) -> int:
-        return run.advance(budget_s, interrupted=interrupted)
-
-    def step_once(self, run: LiveRun) -> int:
-        return run.step_once()
-
-    def write_samples(self, run: LiveRun, sampling: dict[str, Any], caption: str, count: int, seed: int,
-                      interrupted: Callable[[], bool] | None = None) -> bool:
-        return run.update_samples(sampling, caption, count, seed, interrupted=interrupted)
 

@@ -125,6 +125,7 @@ def test_a_lessons_run_waits_in_line_on_a_full_server_then_trains(monkeypatch):
 
     from explorer.host import NORMAL_LIMITS
     from explorer.runs.slots import LINE
+    from ui.common import pace
     from ui.lessons import live_runs
 
     asked, shown = {"n": 0}, []
@@ -135,10 +136,55 @@ def test_a_lessons_run_waits_in_line_on_a_full_server_then_trains(monkeypatch):
 
     monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)
     monkeypatch.setattr(live_runs, "limits", full_then_free)
-    monkeypatch.setattr(live_runs, "POLL_S", 0.01)
+    monkeypatch.setattr(pace, "LINE_POLL_S", 0.01)
     monkeypatch.setattr(live_runs, "wait_text", lambda place: shown.append(place) or f"Place {place} in line")
     at = app_at(PAGE)
     at.button(key="lessons.positional.train").click().run()
     assert_no_exception(at)
     assert asked["n"] >= 6 and shown and shown[0] == 1  # it waited, first in line
     assert "reversed exactly" in _metric(at, "With sinusoidal encoding") and len(LINE) == 0
+
+
+def test_a_lessons_run_lives_in_a_run_session_beside_live_trainings(monkeypatch):
+    """A lesson's run goes through a RunSession of its own: the same registry, line and browser as the tab's Live
+    Training session, a session id of its own (so it never replaces the tab's Live Training run), recorded and
+    its training memory freed at its end."""
+    from explorer.runs.recording import recording_key
+    from explorer.runs.registry import REGISTRY
+    from explorer.runs.session import RunSession
+    from ui.lessons import live_runs
+    from ui.training import controls as tc
+
+    monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)
+    at = app_at(PAGE)
+    at.button(key="lessons.positional.train").click().run()
+    assert_no_exception(at)
+    held, training = at.session_state[live_runs.SESSION], at.session_state[tc.SESSION]
+    assert isinstance(held, RunSession) and held.run is not None and held.run.status == "done"
+    assert held.client.key == training.client.key and held.client.session != training.client.session
+    assert held.registry is training.registry is REGISTRY and held.line is training.line
+    assert held.token is not None and REGISTRY.owns(held.token, held.client.session)
+    assert held.run.training_state_bytes == 0  # finished: its gradients and optimiser state are freed
+    assert held.store().has_recording(recording_key(held.run))  # the next student replays it
+
+
+def test_a_lessons_run_counts_against_the_browsers_limit_with_its_live_training_runs(monkeypatch):
+    """Two Live Training entries of the same browser already wait in line: the lesson's run may not take a third
+    place, and the page says why instead of training."""
+    from explorer.runs.slots import LINE, PER_CLIENT
+    from ui.training import controls as tc
+
+    monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)
+    at = app_at(PAGE)
+    key = at.session_state[tc.SESSION].client.key
+    tickets = [f"another-tab-{i}" for i in range(PER_CLIENT)]
+    try:
+        for ticket in tickets:
+            LINE.join(ticket, key)
+        at.button(key="lessons.positional.train").click().run()
+        assert_no_exception(at)
+        assert any(f"trains or waits for {PER_CLIENT} runs" in e.value for e in at.error), [e.value for e in at.error]
+        assert not [m for m in at.metric if "reversed exactly" in m.value]  # nothing trained
+    finally:
+        for ticket in tickets:
+            LINE.leave(ticket)

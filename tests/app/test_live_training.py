@@ -16,13 +16,13 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS
-from tests.app.conftest import ROOT, assert_no_exception, opened_from_link, plotly_download_formats
+from explorer.runs.frame import SAMPLE_SEED, SAMPLES
+from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception, opened_from_link, plotly_download_formats
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.tasks.sequences import SequenceTask
 from ui.common import state
 from ui.training import controls as tc
 from ui.training import io as tio
-from ui.training import run as tr
 from ui.training import text as tt
 from ui.training import views as tv
 from ui.training.samples import samples_html
@@ -301,7 +301,7 @@ def test_top_k_one_gives_greedy_samples_whatever_the_temperature():
     at.select_slider(key=TEMPERATURE).set_value(2.0).run()
     assert_no_exception(at)
     greedy = sample_table(at)
-    greedy_samples = run_of(at).task.samples(trainer.model, tr.SAMPLES, seed=tr.SAMPLE_SEED, temperature=0.0)
+    greedy_samples = run_of(at).task.samples(trainer.model, SAMPLES, seed=SAMPLE_SEED, temperature=0.0)
     assert greedy == samples_html(greedy_samples, "causal_lm").split("</div>", 1)[1]
     assert "temperature 2, top-k 1" in at.session_state[tv.SAMPLES_SHOWN][0][1]
     at.select_slider(key=TEMPERATURE).set_value(0.5).run()

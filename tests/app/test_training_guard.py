@@ -20,7 +20,7 @@ from tests.app.test_live_training import live_at, run_of
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.tasks import TASK_NAMES
 from transformer_core.training import TrainConfig
-from ui.common import state
+from ui.common import pace, state
 from ui.training import controls as tc
 from ui.training import io as tio
 from ui.training import line
@@ -87,7 +87,7 @@ def test_a_full_server_puts_the_run_in_line_and_starts_it_when_a_place_frees(mon
 
     monkeypatch.setattr(training_run, "limits", full_then_free)
     monkeypatch.setattr(line, "limits", full_then_free)
-    monkeypatch.setattr(line, "POLL_S", 0.01)
+    monkeypatch.setattr(pace, "LINE_POLL_S", 0.01)
     text = line.wait_text
     monkeypatch.setattr(line, "wait_text", lambda place: shown.append(text(place)) or shown[-1])
     at = live_at()

@@ -15,6 +15,7 @@ from explorer.runs.store import LaneUpdate, RunUpdate, run_store
 from tests.app.conftest import opened_from_link
 from tests.explorer.test_run_store import META, _update
 from transformer_core.training import Snapshot
+from ui.common import pace
 from ui.training import charts, curves, drawn, heatmaps, views
 from ui.training import watch as twatch
 
@@ -62,8 +63,8 @@ def test_the_watchers_of_one_view_share_its_drawings(monkeypatch) -> None:
 
 
 def test_a_watcher_follows_the_run_and_redraws_only_what_is_new(monkeypatch) -> None:
-    monkeypatch.setattr(twatch, "TICK_S", 0.2)
-    monkeypatch.setattr(twatch, "IDLE_TICK_S", 0.2)
+    monkeypatch.setattr(pace, "WATCH_TICK_S", 0.2)
+    monkeypatch.setattr(pace, "WATCH_IDLE_TICK_S", 0.2)
     seen: list[tuple[str, int]] = []
     first = threading.Event()
     real_refresh = views.LiveView.refresh

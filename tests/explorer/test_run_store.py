@@ -291,3 +291,19 @@ def test_watcher_ids_are_checked(store, watcher) -> None:
     store.publish("r", _update(1, 1, META))
     with pytest.raises(ValueError, match="watcher id"):
         store.touch_watcher("r", watcher)
+
+
+def test_a_lanes_news_merges_into_a_mirror_one_way_for_the_server_and_the_watcher():
+    """LaneUpdate.merge_into: rows appended; a snapshot of a step held already is not added again, and the owner's
+    thinning applies to everything held; a sample set the mirror wrote itself (same step and caption) is not
+    repeated."""
+    from explorer.runs.frame import SampleSet
+
+    history, snapshots, samples = [{"step": 1.0}], [_snapshot(0), _snapshot(10)], [SampleSet(10, "", ())]
+    news = LaneUpdate(history=[{"step": 2.0}], snapshots=[_snapshot(10), _snapshot(20), _snapshot(30)],
+                      samples=[SampleSet(10, "", ()), SampleSet(20, "", ())], kept=[0, 20, 30])
+    merged = news.merge_into(history, snapshots, samples)
+    assert [r["step"] for r in history] == [1.0, 2.0]
+    assert [s.step for s in merged] == [0, 20, 30]
+    assert [(s.step, s.caption) for s in samples] == [(10, ""), (20, "")]
+    assert [s.step for s in LaneUpdate(snapshots=[_snapshot(40)]).merge_into([], merged, [])] == [0, 20, 30, 40]

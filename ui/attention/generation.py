@@ -15,7 +15,6 @@ per server); otherwise the section says why, as training's line does.
 from __future__ import annotations
 
 import html
-import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -30,9 +29,10 @@ from explorer.lab.generation_exports import growing_gif, steps_csv
 from explorer.lab.writing_limit import WRITINGS, WritingRefused
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
 from ui.attention.writers import Writer
-from ui.common import charts, st_internals
+from ui.common import charts, pace, st_internals
 from ui.common.chart_style import strong_colour
 from ui.common.theme import projector
+from ui.common.ticker import ticks
 from ui.training.visitor import visitor
 
 WRITING = "attn.gen.writing"  # (model key, Writing): this session's writing, kept after its loop
@@ -47,7 +47,6 @@ HEAD = "attn.gen.head"
 STEP = "attn.gen.step"  # which step's candidates a finished writing shows
 REFUSED = "attn.gen.refused"  # why the last Write did not start, once
 MODES = {"greedy": "Greedy", "sample": "Sample"}
-PACE_S = 0.1  # each token stays on screen at least this long: a tiny model would otherwise write faster than eyes
 BACKLOG_LIMIT = 60  # redraw only while fewer messages than this wait for the browser (see ui.training.run)
 LOG = st_internals.logger("transformer_explorer.writing")
 
@@ -237,13 +236,11 @@ def keep_writing(view: WritingView | None) -> None:
         return
     writing = held[1]
     try:
-        while True:
-            started = time.monotonic()
+        for _ in ticks(lambda: pace.WRITING_TICK_S):  # each token stays on screen at least a tick
             if writing.advance() is None:
                 break
             if st_internals.send_backlog() < BACKLOG_LIMIT or st_internals.click_pending():
                 _draw(view, writing)  # where Streamlit stops or reruns the page after a click
-            time.sleep(max(0.0, PACE_S - (time.monotonic() - started)))
     except (st_internals.RerunException, st_internals.StopException):
         raise
     except Exception as err:  # a bug must never leave a page that says "writing…" with nobody writing

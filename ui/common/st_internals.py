@@ -15,7 +15,9 @@ The live training loop needs two facts that Streamlit's public API does not give
 
 The live loop also tells a click's rerun (:class:`RerunException`) from the end of the page's connection
 (:class:`StopException`), the exceptions Streamlit raises at the loop's next redraw, and logs through Streamlit's
-own logger (:func:`logger`) so its lines appear in the server's log with Streamlit's level and format.
+own logger (:func:`logger`) so its lines appear in the server's log with Streamlit's level and format. A loop that
+waits between two redraws lets a waiting click through at once with :func:`yield_to_streamlit`, the check
+Streamlit itself makes at every message a script sends and every read of ``st.session_state``.
 
 Each function says "nothing known" (``False`` / ``0``) where the private state is missing, which only makes
 the loop less responsive, never wrong; ``tests/app/test_st_internals.py`` fails, naming the Streamlit
@@ -33,7 +35,8 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 __all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
-           "network_url", "runs_pages_directory", "send_backlog", "session_id", "streamlit_version"]
+           "network_url", "runs_pages_directory", "send_backlog", "session_id", "streamlit_version",
+           "yield_to_streamlit"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 
@@ -89,6 +92,22 @@ def click_pending() -> bool:
     requests = getattr(get_script_run_ctx(suppress_warning=True), "script_requests", None)
     state = getattr(requests, "_state", ScriptRequestType.CONTINUE)
     return state != ScriptRequestType.CONTINUE
+
+
+def yield_to_streamlit() -> None:
+    """Let Streamlit act now on a waiting click or stop request: it raises :class:`RerunException` (a click's rerun,
+    with the click's widget values) or :class:`StopException` (the tab closed); returns when none waits.
+
+    Calls the script runner's own check, which Streamlit makes whenever a script sends a message or reads
+    ``st.session_state`` (``SafeSessionState._yield_callback``). Where that moved, a waiting request reruns the
+    script (``st.rerun()``), as a click would.
+    """
+    ctx = get_script_run_ctx(suppress_warning=True)
+    check = getattr(getattr(ctx, "session_state", None), "_yield_callback", None)
+    if check is not None:
+        check()
+    elif click_pending():
+        st.rerun()
 
 
 def _client():

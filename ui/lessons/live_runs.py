@@ -1,87 +1,102 @@
-"""The training lessons' runs on the page: trained (or replayed) in a live view, shareable live.
+"""The training lessons' runs on the page: driven by a :class:`~explorer.runs.session.RunSession` like Live
+Training's, drawn here as Live Training's first screen draws a run (:func:`live_view`: the untrained model before
+the button, then the run as it trains), shareable live.
 
-Its step shows the run as Live Training's first screen does (:func:`live_view`): the untrained model before the
-button, then the run as it trains. A lesson's run is a :class:`~explorer.runs.live.LiveRun`
-(:func:`explorer.lessons.runs.reverse_lesson_run`), so it goes where every run goes: a run the server recorded
-before is replayed instead of trained (the lessons' settings are fixed, so the second student onwards waits only for
-the recorded pace, at :data:`REPLAY_SPEED` times), a run that trains to its end is recorded, and "📡 Share live"
-publishes it to the session's class link (the one Live Training shows), which opens it on Live Training, read-only,
-on any device. A lesson's run that trains (the first one, or "Train again with another seed") takes a place among
-the runs this server trains at once like any other: it waits in the server's line when none is free, and counts
-against the browser's own limit (:func:`explorer.runs.slots.take_place`).
+Each browser session keeps one :class:`RunSession` for its lessons (:func:`lesson_session`) beside Live
+Training's: the same registry, line, run store and places, and the same browser's limit, since its client is the
+browser's; only its session id differs (the tab's with ``:lesson`` added), so a lesson's run never replaces the
+Live Training run of the same tab. A lesson's run (:func:`explorer.lessons.runs.reverse_lesson_settings`) therefore
+goes where every run goes: a run the server recorded before is replayed instead of trained (the lessons' settings
+are fixed, so the second student onwards waits only for the recorded pace, at :data:`REPLAY_SPEED` times); one that
+trains takes a place among the runs this server trains at once, or waits in the server's line, and counts against
+the browser's own limit; it is recorded when it trained to its end; and "📡 Share live" publishes it to the
+session's class link (the one Live Training shows), which opens it on Live Training, read-only, on any device.
+This module only reads the lesson's settings, calls the session and draws.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import streamlit as st
 
 from explorer.host import limits
 from explorer.lessons.experiments import VariantRun
-from explorer.lessons.runs import reverse_lesson_run, summaries
+from explorer.lessons.runs import reverse_lesson_settings, summaries
 from explorer.runs.classes import ClassLink
-from explorer.runs.live import LiveRun
+from explorer.runs.frame import SAMPLE_SEED, SAMPLES
+from explorer.runs.live import LiveRun, RunSpec
 from explorer.runs.place import default_place
-from explorer.runs.recording import ReplayRun, find_replay, keep, recording_key, recording_meta
-from explorer.runs.slots import LINE, QuotaExceeded, take_place
-from explorer.runs.store import StoreUnavailable, run_store
-from explorer.runs.watch import Publisher
-from ui.common import st_internals
+from explorer.runs.recording import ReplayRun
+from explorer.runs.session import RunSession
+from transformer_core.tasks.base import Task
+from ui.common import pace, st_internals
 from ui.common.theme import projector
+from ui.common.ticker import ticks
 from ui.training import run as training_run
-from ui.training.line import POLL_S, wait_text
+from ui.training.line import wait_text
 from ui.training.share import class_link_box
 from ui.training.views import LiveView
 from ui.training.visitor import visitor
 
 SHARING = "lessons.share.on"  # bool: the lesson's runs are shared live (the toggle)
-SHARED = "lessons.share.run"  # (labels, seed, LiveRun, Publisher): the run being shared and its channel
+SESSION = "lessons.session"  # RunSession: this browser session's lesson runs (apart from its Live Training run)
 REPLAY_SPEED = 2.0  # a lesson's recording plays at twice the recorded pace
-SLICE_S = 0.2  # seconds of training between two progress updates
-SAMPLES, SAMPLE_SEED = 6, 7  # the sample predictions watchers see, as on Live Training
 LOG = st_internals.logger("transformer_explorer.lessons")
 
 
-def _shared(labels: Sequence[str], seed: int, steps: int) -> tuple[LiveRun, Publisher | None]:
-    """The run for ``labels`` and ``seed``, and its channel when sharing is on (made once per run)."""
-    held = st.session_state.get(SHARED)
-    if held is not None and held[:2] == (tuple(labels), seed) and held[2].status == "ready":
-        if held[3] is None and st.session_state.get(SHARING):  # made for its "before" view, then shared
-            held = (*held[:3], Publisher(run_store()))
-            st.session_state[SHARED] = held
-        return held[2], held[3] if st.session_state.get(SHARING) else None
-    if held is not None and held[3] is not None:  # the previous run's link says that a new one began
-        try:
-            held[3].end("The lesson started a new run.", recording_key(held[2]) if held[2].finished else None)
-        except StoreUnavailable as err:
-            LOG.warning("could not close a lesson's channel: %s", err)
-    run = reverse_lesson_run(labels, steps=steps, seed=seed, place=default_place())
-    publisher = Publisher(run_store()) if st.session_state.get(SHARING) else None
-    st.session_state[SHARED] = (tuple(labels), seed, run, publisher)
-    return run, publisher
+def lesson_session() -> RunSession:
+    """This browser session's :class:`RunSession` for the lessons (made on first use)."""
+    held = st.session_state.get(SESSION)
+    if held is None:
+        client = visitor()
+        held = RunSession(replace(client, session=f"{client.session}:lesson"),
+                          max_running=lambda: limits().max_live_runs, place=default_place())
+        held.replay_speed = REPLAY_SPEED
+        st.session_state[SESSION] = held
+    return held
 
 
-def _class_link() -> ClassLink:
-    """The session's class link (the one Live Training shows), made when the lesson shares first."""
-    held = training_run.session()
-    if held.class_link is None:
-        held.class_link = ClassLink()
-    return held.class_link
+def _settings(labels: Sequence[str], seed: int, steps: int) -> tuple[Task, list[RunSpec], tuple]:
+    """(task, specs, signature) of the lesson's run for ``labels`` and ``seed``."""
+    task, specs = reverse_lesson_settings(labels, steps=steps, seed=seed)
+    return task, specs, (tuple(labels), seed, steps)
 
 
-def _send_news(run: LiveRun, publisher: Publisher | None, *, force: bool = False) -> None:
-    if publisher is None:
+def _prepare(held: RunSession, task: Task, specs: list[RunSpec], signature: tuple) -> None:
+    """Make the session's run a fresh one of these settings, unless it is one already (not started yet)."""
+    if held.run is not None and held.signature == signature and held.run.status == "ready":
         return
-    key = recording_key(run) if run.recordable else None
-    meta = {**recording_meta(run, key), "query": None}
-    try:
-        run.update_samples({}, "", SAMPLES, SAMPLE_SEED)
-        publisher.publish(run.frame(), meta, force=force, downloads=False, replay=isinstance(run, ReplayRun))
-        _class_link().follow(publisher.store, publisher.run_id)  # the class follows the lesson's run
-    except StoreUnavailable as err:
-        LOG.warning("lesson run not shared: %s", err)
+    held.prepare(task, specs, signature, force=True)
+    held.place.prioritize(held.run)  # a lesson is shown to a class: it comes before visitors' own runs
+
+
+def _broadcast(held: RunSession, *, force: bool = False) -> None:
+    """Publish the run to the class link when the lesson shares, with the sample predictions watchers see."""
+    if not held.sharing:
+        return
+    held.write_samples({}, "", SAMPLES, SAMPLE_SEED, interrupted=st_internals.click_pending)
+    why = held.broadcast(force=force)
+    if why is not None:
+        LOG.warning("lesson run not shared: %s", why)
+
+
+def _share_on(held: RunSession) -> None:
+    """The lesson shares on the session's class link: the one Live Training shows, made here when it has none."""
+    training = training_run.session()
+    if training.class_link is None:
+        training.class_link = ClassLink()
+    held.class_link, held.sharing, held.share_query, held.downloads = training.class_link, True, None, False
+
+
+def _share_off(held: RunSession) -> None:
+    """Sharing turned off here: the lesson's channel and the class link end."""
+    held.class_link = None  # ended once, below, by the session that made it
+    if held.sharing:
+        held.stop_sharing()
+    if training_run.session().class_link is not None:
+        training_run.session().stop_sharing()
 
 
 def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
@@ -93,46 +108,46 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
               help="Show the lesson's training on the class link that students open on their own devices to "
                    "watch it train, read-only, on the Live Training page (the same link and code as Live "
                    "Training's, which follows your next run).")
+    held = lesson_session()
     if not st.session_state.get(SHARING):
-        if training_run.session().class_link is not None:  # turned off here: the class link ends
-            training_run.session().stop_sharing()
+        _share_off(held)
         return
+    _share_on(held)
     if labels:  # a run to train next: its channel shows it, ready, until it trains
-        run, publisher = _shared(labels, seed, steps)
-        _send_news(run, publisher, force=True)
-    else:  # everything is trained: the last run's link stays, showing it finished
-        held = st.session_state.get(SHARED)
-        publisher = held[3] if held is not None else None
-    if publisher is not None:
-        class_link_box(_class_link())
+        _prepare(held, *_settings(labels, seed, steps))
+        _broadcast(held, force=True)
+    if held.channel is not None:  # else everything is trained and nothing was shared: no link to show yet
+        class_link_box(held.class_link)
 
 
 def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun] | None:
     """Train (or replay) the lesson's runs for ``labels`` in a live view; returns their summaries, or ``None``
     when they could not start (the browser holds its limit of runs: the page says so)."""
-    run, publisher = _shared(labels, seed, steps)
-    try:
-        replay = find_replay(run, run_store(), speed=REPLAY_SPEED)
-    except StoreUnavailable:
-        replay = None
-    if replay is not None:
-        run = replay
-    if replay is not None:  # it trains nothing and takes no place; the live view's status line says "Replaying…"
-        run.start()
+    held = lesson_session()
+    settings = _settings(labels, seed, steps)
+    _prepare(held, *settings)
+    held.notice = None  # only what this start says is shown
+    held.start(*settings)  # replayed when recorded, else started or put in line
+    if not _wait_for_place(held):
+        return None
+    run = held.run
+    replay = isinstance(run, ReplayRun)
+    if replay:  # it trains nothing and takes no place; the live view's status line says "Replaying…"
         st.caption(f"Replaying the recording of this exact run (no training): "
                    f"{' and '.join(titles[label] for label in labels)}, {steps} steps.")
-    elif not _wait_for_place(run):
-        return None
     view = live_view(run)
-    while run.status == "running":
-        run.advance(SLICE_S)
-        _send_news(run, publisher)
-        view.refresh()
-    _send_news(run, publisher, force=True)
+    why = None
     try:
-        keep(run, run_store())
-    except StoreUnavailable as err:
-        LOG.warning("lesson run not recorded: %s", err)
+        for _ in ticks(0.0):  # the slice's training is the tick's time; between two slices a click is let through
+            why = held.train_slice(pace.LESSON_TICK_S, interrupted=st_internals.click_pending)
+            if why is not None:
+                break
+            _broadcast(held)
+            view.refresh()
+    except (st_internals.StopException, st_internals.RerunException):  # the tab closed, or a click
+        held.leave()  # nothing takes a half-trained lesson run back: it stops and frees its training memory
+        raise
+    held.loop_ended(why)  # recorded for the next students, training memory freed, watchers told
     return summaries(run, labels)
 
 
@@ -147,26 +162,27 @@ def live_view(run: LiveRun) -> LiveView:
 
 def untrained_view(labels: Sequence[str], seed: int, steps: int) -> None:
     """The live view of the lesson's next run before it trains: its untrained heads, the "before"."""
-    live_view(_shared(labels, seed, steps)[0])
+    held = lesson_session()
+    _prepare(held, *_settings(labels, seed, steps))
+    live_view(held.run)
 
 
-def _wait_for_place(run: LiveRun) -> bool:
-    """Start ``run`` once a place is free for it, showing its place in line meanwhile; returns whether it started
-    (not when the browser holds its limit of places and line entries already: that is said instead)."""
-    client = visitor()
-    ticket = f"{client.session}:lesson"  # apart from the same tab's Live Training run
+def _wait_for_place(held: RunSession) -> bool:
+    """While the session's run waits in line, show its place; returns whether it started (or replays), else says
+    why not (the browser holds its limit of places and line entries already)."""
     slot = st.empty()
     try:
-        while True:
-            place = take_place(run, limits().max_live_runs, ticket, client.key)
+        for _ in ticks(lambda: pace.LINE_POLL_S):
+            place = held.poll_line()
             if place is None:
-                slot.empty()
-                return True
-            slot.info(wait_text(place))  # also where Streamlit stops or reruns the script
-            time.sleep(POLL_S)
-    except QuotaExceeded as err:
-        slot.error(str(err), icon="⏳")
-        return False
-    except (st_internals.StopException, st_internals.RerunException):  # the tab closed, or a click
-        LINE.leave(ticket)
+                break
+            slot.info(wait_text(place))
+    except (st_internals.StopException, st_internals.RerunException):  # the tab closed, or a click: the place
+        held.leave_line()  # goes to the next in line at once
         raise
+    if held.run is not None and held.run.status == "running":
+        slot.empty()
+        return True
+    notice, held.notice = held.notice, None
+    slot.error(notice[1] if notice else "This run could not start.", icon="⏳")
+    return False

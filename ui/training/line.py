@@ -2,7 +2,8 @@
 
 When the server already trains as many runs as it allows, Start (or Resume) puts the session's run in the
 server's line (:data:`explorer.runs.slots.LINE`) instead of refusing. The page then shows its place and an
-estimated wait, renews its ticket every half second (:meth:`~explorer.runs.session.RunSession.poll_line`), and
+estimated wait, renews its ticket every :data:`~ui.common.pace.LINE_POLL_S` seconds
+(:meth:`~explorer.runs.session.RunSession.poll_line`), and
 the run starts by itself when its turn comes and a place is free. Leaving the page, closing the tab or pressing
 "Leave the line" gives the place up (a closed tab's ticket expires by itself). One browser holds at most
 :func:`~explorer.runs.slots.per_client_limit` places and line entries together, whatever number of tabs it opens.
@@ -10,16 +11,14 @@ the run starts by itself when its turn comes and a place is free. Leaving the pa
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from explorer.host import limits
 from explorer.runs.session import RunSession
 from explorer.runs.slots import estimated_wait_s, per_client_limit
-from ui.common import st_internals
+from ui.common import pace, st_internals
+from ui.common.ticker import ticks
 
-POLL_S = 0.5  # how often a waiting page renews its ticket and asks for a place
 LOG = st_internals.logger("transformer_explorer.line")
 
 
@@ -41,8 +40,9 @@ def _duration(seconds: float) -> str:
 def wait_in_line(held: RunSession) -> None:
     """While the session's run waits: show its place in line; rerun the page once it has started.
 
-    Loops in the page's script: every half second the ticket is renewed and a place asked for. A click reruns
-    the script at the next redraw; a closed tab stops it, and its ticket expires.
+    Loops in the page's script (:func:`~ui.common.ticker.ticks`): every :data:`~ui.common.pace.LINE_POLL_S` the
+    ticket is renewed and a place asked for. A click reruns the script at once; a closed tab stops it, and its
+    place goes to the next in line.
     """
     if not held.waiting:
         return
@@ -51,13 +51,12 @@ def wait_in_line(held: RunSession) -> None:
                    help="Give up your place; press Start again later.")
     slot = c_text.empty()
     try:
-        while held.waiting:
+        for _ in ticks(lambda: pace.LINE_POLL_S):
             place = held.poll_line()
             if place is None:
                 LOG.info("run left the line (started: %s)", held.run is not None and held.run.status == "running")
                 st.rerun()
-            slot.info(wait_text(place))  # also where Streamlit stops or reruns the script
-            time.sleep(POLL_S)
+            slot.info(wait_text(place))
     except st_internals.StopException:  # the tab closed: its place goes to the next in line at once
         held.leave_line()
         raise

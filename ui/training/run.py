@@ -12,13 +12,14 @@ settings to :meth:`RunSession.start <explorer.runs.session.RunSession.start>` �
 builds ``task.build_model(config)`` (:mod:`transformer_core.models`) → each block of
 :mod:`transformer_core.blocks` makes ``MultiHeadAttention(d_model, n_heads)`` (:mod:`transformer_core.attention`).
 
-While the run is running, the page script itself loops — train for about :data:`TICK_S` seconds, redraw the
-placeholders, repeat. Any click (Pause, a slider, another page) makes Streamlit interrupt the script at its next
-redraw and run it again; the button's callback then changes the run before the page is drawn. This needs
-``runner.fastReruns = false`` (.streamlit/config.toml): fast reruns would stop the loop as if the tab had closed
-and start a second script thread at once. The loop redraws only while the browser keeps up (:func:`_redraw`), so a
-slow browser skips frames instead of being dropped by the server. When the page's connection ends (a reload, a
-closed tab, a lost network), the run is parked, paused, and the same browser takes it back on reload
+While the run is running, the page script itself loops (:func:`ui.common.ticker.ticks`) — train for about
+:data:`~ui.common.pace.OWNER_TICK_S` seconds, redraw the placeholders, repeat. Any click (Pause, a slider, another
+page) makes Streamlit interrupt the script at its next redraw, or between two slices, and run it again; the
+button's callback then changes the run before the page is drawn. This needs ``runner.fastReruns = false``
+(.streamlit/config.toml): fast reruns would stop the loop as if the tab had closed and start a second script
+thread at once. The loop redraws only while the browser keeps up (:func:`_redraw`), so a slow browser skips frames
+instead of being dropped by the server. When the page's connection ends (a reload, a closed tab, a lost network),
+the run is parked, paused, and the same browser takes it back on reload
 (:mod:`ui.training.resume`).
 """
 
@@ -31,19 +32,18 @@ import streamlit as st
 
 from explorer.guard import GuardResult
 from explorer.host import limits
+from explorer.runs.frame import SAMPLE_SEED, SAMPLES
 from explorer.runs.live import LiveRun
 from explorer.runs.place import default_place
 from explorer.runs.recording import ReplayRun
 from explorer.runs.session import RunSession
-from ui.common import st_internals
+from ui.common import pace, st_internals
 from ui.common.state import TrainedModel, publish_trained
+from ui.common.ticker import ticks
 from ui.training import controls, share, text
 from ui.training.views import PIN, LiveView
 from ui.training.visitor import visitor
 
-TICK_S = 0.25  # seconds of training between two redraws while running
-SAMPLES = 6  # sample predictions shown per configuration
-SAMPLE_SEED = 7  # the same held-out examples at every evaluation, so students can follow them
 # Redraw only while fewer messages than this wait for the browser. One redraw sends about 25 (metrics, curves,
 # heatmaps); Streamlit drops a session at 500 queued, so this leaves a wide margin and costs a fast browser
 # nothing (its queue stays near empty).
@@ -235,8 +235,8 @@ def _loop(held: RunSession, view: LiveView) -> str:
     """Train and redraw until the run stops running; returns why the loop ended (for the log)."""
     drawn = len(held.run.trainers[0].snapshots)
     skipped = 0
-    while True:
-        why = held.train_slice(TICK_S, interrupted=st_internals.click_pending)
+    for _ in ticks(0.0):  # the slice's training is the tick's time; between two slices a click is let through
+        why = held.train_slice(pace.OWNER_TICK_S, interrupted=st_internals.click_pending)
         if why is not None:
             return why
         write_samples()

@@ -24,7 +24,7 @@ import streamlit as st
 from explorer.runs.classes import ClassLink
 from explorer.runs.session import RunSession
 from explorer.runs.store import StoreUnavailable
-from ui.common import theme
+from ui.common import pace, theme
 from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
@@ -34,7 +34,6 @@ SHARING = "live.share.on"  # bool: the owner shares this session's runs live (th
 LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went away); the toggle turns off next run
 DOWNLOADS = "live.share.downloads"  # bool: watchers may download the model
 COUNT_SLOT = "live.share.count"  # (placeholder, when last drawn[, text]): the watcher count, kept current
-COUNT_EVERY_S = 2.0  # the live loop redraws the watcher count this often
 ASKING = "live.share.asking"  # bool: the dialog asking to show watchers a private run's samples is open
 WATCH_PARAM = "watch"  # the query parameter of one run's watch link
 CLASS_PARAM = "class"  # the query parameter of a class link
@@ -70,7 +69,7 @@ def _draw_count(held: RunSession, *, now: bool = False) -> None:
     """Redraw "👀 N watching" when it is due (it changes as students open or close the link)."""
     slot = st.session_state.get(COUNT_SLOT)
     at = time.monotonic()
-    if held.channel is None or slot is None or (not now and at - slot[1] < COUNT_EVERY_S):
+    if held.channel is None or slot is None or (not now and at - slot[1] < pace.WATCHER_COUNT_S):
         return
     text = _count_text(held)
     slot[0].markdown(text, help="Devices that showed this run in the last 10 seconds.")
@@ -92,7 +91,7 @@ def keep_count_current(held: RunSession) -> None:
     slot = st.session_state.get(COUNT_SLOT)
     if held.run is None or held.run.status == "running" or held.channel is None or slot is None or len(slot) < 3:
         return
-    st.fragment(_rerun_when_the_count_changes, run_every=COUNT_EVERY_S)(held, slot[2])
+    st.fragment(_rerun_when_the_count_changes, run_every=pace.WATCHER_COUNT_S)(held, slot[2])
 
 
 def class_link_box(link: ClassLink) -> Any:

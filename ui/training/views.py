@@ -24,7 +24,7 @@ import streamlit as st
 from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
 from transformer_core.training import Snapshot
-from ui.common import state, theme
+from ui.common import pace, state, theme
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, drawn, first_screen, heatmaps
@@ -35,9 +35,6 @@ PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the lates
 SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step), html): sample tables already made
 LAYOUT = "live.layout"  # ((weak ref to the run, projector), slot 0 or 1): which page slot holds that run's view
 NOTICES = "live.notices"  # (owner, slot 0 or 1): the notices above the buttons, drawn afresh on every run
-HEATMAP_INTERVAL_S = 0.5  # while training, heatmaps are redrawn at most this often
-CURVES_INTERVAL_S = 0.5  # ... and the curves (the status above them follows every redraw)
-VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (plotly: the browser draws them afresh each time)
 STATUS_TEXT = {
     "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
     "stopped": "Stopped", "diverged": "Diverged",
@@ -178,7 +175,7 @@ class LiveView:
         self.run = self._source()
         self.draw_status()
         marks = self.run.snapshot_count()
-        interval = VIT_INTERVAL_S if family(self.run.task.family).reads_images else HEATMAP_INTERVAL_S
+        interval = pace.VIT_INTERVAL_S if family(self.run.task.family).reads_images else pace.HEATMAP_INTERVAL_S
         due = time.monotonic() - self._attention_time >= interval or self.run.status != "running"
         if self._drawn_snapshots is None or (self.pinned_step is None and marks != self._drawn_snapshots and due):
             self._drawn_snapshots = marks
@@ -186,7 +183,7 @@ class LiveView:
             self.shown_step = self.step_to_show()
             self.draw_attention()
             self._curves_time = 0.0  # the curves' marker moves with the heatmaps
-        if time.monotonic() - self._curves_time >= CURVES_INTERVAL_S or self.run.status != "running":
+        if time.monotonic() - self._curves_time >= pace.CURVES_INTERVAL_S or self.run.status != "running":
             self._curves_time = time.monotonic()
             self.draw_curves()
         evals = tuple(len(lane.samples) for lane in self.run.lanes)

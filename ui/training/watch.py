@@ -15,7 +15,6 @@ the server still keeps it).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import streamlit as st
@@ -23,7 +22,8 @@ import streamlit as st
 from explorer.runs.classes import FollowedClass, class_for_code
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
-from ui.common import st_internals
+from ui.common import pace, st_internals
+from ui.common.ticker import ticks
 from ui.training import io, views
 from ui.training.watchdog import live_watchdog
 
@@ -31,8 +31,6 @@ WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
 FOLLOWED = "live.watch.class"  # FollowedClass: the class link this session follows
 CODE = "live.watch.code"  # str: the class code typed into Join a class
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
-TICK_S = 0.5  # a watcher reads and redraws twice a second while the run trains (its drawings are shared: cheap)
-IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
 PAGE_SCRIPT = "pages/training.py"
 LOG = st_internals.logger("transformer_explorer.watch")
 
@@ -191,10 +189,7 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
 
 def _wait_for(moved: Callable[[], bool]) -> None:
     """Between two runs of a class: look once a second for the next one, then show it."""
-    while True:
-        time.sleep(IDLE_TICK_S)
-        if st_internals.click_pending():
-            st.rerun()
+    for _ in ticks(lambda: pace.WATCH_IDLE_TICK_S, at_once=False):
         try:
             if moved():
                 st.rerun()
@@ -215,13 +210,11 @@ def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool]
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
     shown = _marks(watched)
-    due = time.monotonic()
-    while True:  # ticks at a steady pace: the time a tick takes comes out of the wait for the next one
-        due += TICK_S if watched.state.get("status") == "running" else IDLE_TICK_S
-        time.sleep(max(0.05, due - time.monotonic()))
-        due = max(due, time.monotonic() - TICK_S)  # after a long stall, no burst of catching-up ticks
-        if st_internals.click_pending():
-            st.rerun()
+
+    def period() -> float:
+        return pace.WATCH_TICK_S if watched.state.get("status") == "running" else pace.WATCH_IDLE_TICK_S
+
+    for _ in ticks(period, at_once=False, rest_s=pace.WAKE_S):  # the page was just drawn
         before = watched.state
         try:
             alive = watched.sync() and not (moved is not None and moved())

@@ -2,10 +2,11 @@
 
 The page's script draws a small script into the page once per run. In the browser it watches two things while
 the progress bar says the run is training: whether anything on the page still changes, and whether Streamlit
-still runs the page's script. When the page has not changed for :data:`STALL_S` seconds although the script is
-said to run (the server stopped sending), or the script has ended while the bar still says "Training…", it shows
-a banner that says so and offers *Reconnect*: a reload of the tab's address, which carries the run's token, so
-the run — paused on the server when the connection ended — comes back where it was (:mod:`ui.training.resume`).
+still runs the page's script. When the page has not changed for :data:`~ui.common.pace.STALL_S` seconds although
+the script is said to run (the server stopped sending), or the script has ended while the bar still says
+"Training…", it shows a banner that says so and offers *Reconnect*: a reload of the tab's address, which carries
+the run's token, so the run — paused on the server when the connection ended — comes back where it was
+(:mod:`ui.training.resume`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import json
 
 import streamlit as st
 
-STALL_S = 10  # seconds without any change on a training page before the banner shows
-ENDED_S = 4  # seconds the script may be finished while the bar still says "Training…" (a rerun's gap)
+from ui.common import pace
+
 BANNER_ID = "te-live-stalled"  # the banner's element id (the browser tests look for it)
 MESSAGE = ("The live view stopped updating: the connection to the server was lost. Your run is paused on the "
            "server and waits for you.")
@@ -84,7 +85,7 @@ def watchdog_html(running_text: str, *, following: bool = False) -> str:
     ``following``: a watcher's page, whose script always runs while it follows a run (paused or not); the banner
     then shows whenever the script has ended, and says the page stopped following.
     """
-    cfg = {"running": running_text, "stall": STALL_S, "endedAfter": ENDED_S, "id": BANNER_ID,
+    cfg = {"running": running_text, "stall": pace.STALL_S, "endedAfter": pace.ENDED_S, "id": BANNER_ID,
            "message": FOLLOWING_MESSAGE if following else MESSAGE, "following": following}
     return _SCRIPT % {"cfg": json.dumps(cfg)}
 
