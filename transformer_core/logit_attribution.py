@@ -42,8 +42,8 @@ def _head_and_norm(model: nn.Module) -> tuple[nn.Module, nn.Module]:
     if isinstance(model, CausalLM) and not isinstance(model.final_norm, nn.Identity):
         return model.lm_head, model.final_norm
     raise ValueError("Direct logit attribution reads pre-norm models whose output is a linear map of the final "
-                     f"norm (decoder-only models with norm_position='pre', GPT-2, Llama, Qwen2, ViT); {type(model).__name__}"
-                     " with its norms and head is not one.")
+                     "norm (decoder-only models with norm_position='pre', GPT-2, Llama, Qwen2, ViT); "
+                     f"{type(model).__name__} with its norms and head is not one.")
 
 
 def _reading(norm: nn.Module, final: torch.Tensor, direction: torch.Tensor) -> tuple[torch.Tensor, float]:

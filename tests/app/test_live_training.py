@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS
 from explorer.runs.frame import SAMPLE_SEED, SAMPLES
-from tests.app.conftest import APP, DEFAULT_TIMEOUT, ROOT, assert_no_exception, opened_from_link, plotly_download_formats
+from tests.app.conftest import ROOT, assert_no_exception, opened_from_link, plotly_download_formats
 from transformer_core.checkpoint import save_checkpoint
 from transformer_core.tasks.sequences import SequenceTask
 from ui.common import state
