@@ -12,7 +12,7 @@ from typing import Any
 from explorer.runs.frame import SampleSet
 from transformer_core.training import Snapshot
 
-__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "READ_BYTES", "READ_LIMITS",
+__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "PARKED_BYTES", "READ_BYTES", "READ_LIMITS",
            "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate", "ReadLimits", "Recording",
            "RunUpdate", "StoreUnavailable"]
 
@@ -20,6 +20,9 @@ CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has exp
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
 WATCHER_TTL_S = 10.0  # a watcher who has not read for this long no longer counts
 RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
+# Training states of paused runs that gave their trainer back, kept at once (one value at most, in Redis): weights
+# always, optimiser state where it fits. A state that does not fit keeps its trainer instead; none is ever evicted.
+PARKED_BYTES = 256 * 2**20
 
 # The largest values a store reads back, in encoded bytes; each is checked before the value is read (a recording's
 # limit is the store's recordings budget). A value over its limit counts as damaged.
