@@ -231,6 +231,11 @@ class LiveRun:
         them back)."""
 
     @property
+    def needs_trainer(self) -> bool:
+        """Whether the run trains in a trainer process of its own (and takes one when it starts)."""
+        return False
+
+    @property
     def holds_trainer(self) -> bool:
         """Whether a trainer process holds the run (:class:`~explorer.runs.worker.WorkerRun`); one trained on a
         thread holds none."""

@@ -12,9 +12,9 @@ from typing import Any
 from explorer.runs.frame import SampleSet
 from transformer_core.training import Snapshot
 
-__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "PARKED_BYTES", "READ_BYTES", "READ_LIMITS",
-           "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate", "ReadLimits", "Recording",
-           "RunUpdate", "StoreUnavailable"]
+__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "PARKED_BYTES", "READ_BYTES",
+           "READ_LIMITS", "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate",
+           "ReadLimits", "Recording", "RunUpdate", "StoreUnavailable"]
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept

@@ -141,6 +141,10 @@ class WorkerRun(LiveRun):
         super().release(reason)
 
     @property
+    def needs_trainer(self) -> bool:
+        return self.here is None and not self.finished
+
+    @property
     def holds_trainer(self) -> bool:
         return self._link is not None
 
