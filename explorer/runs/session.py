@@ -113,9 +113,13 @@ class RunSession:
         self._run_if_free()
 
     def pause(self) -> None:
+        """Pause the run; a run trained by a remote trainer (``TE_TRAINER=redis``) gives it back at once, its state
+        kept in the run store: remote trainers are few and serve every server's runs."""
         if self.run is not None:
             self.run.pause()
             self.hand_over(self.run)
+            if getattr(self.place, "remote", False):
+                self.give_back(self.run)
 
     def resume(self) -> None:
         if self.run is not None:

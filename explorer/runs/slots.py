@@ -84,7 +84,7 @@ class QuotaExceeded(Exception):
         self.limit = limit
         super().__init__(f"This browser already holds {limit} run{'s' if limit != 1 else ''} training, paused or "
                          "waiting in line, the most one visitor may hold at once on this server (so that everyone "
-                         "gets a turn). Pause or stop one of them, or leave the line in another tab, then try again.")
+                         "gets a turn). Stop one of them, or leave the line in another tab, then try again.")
 
 
 class RunLine:
