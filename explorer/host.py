@@ -71,7 +71,7 @@ class Limits:
     max_trainers: int  # trainer processes held at once (running and paused runs); paused ones give theirs back
     # Memory that every run holding training state may take together (model, optimiser, activations and trainer
     # process); limits_for sets it from the host's memory (TRAINING_MEMORY_FRACTION), never below two runs' budget.
-    training_memory_bytes: int = 0
+    training_memory_bytes: int
 
 
 # The step-time budgets keep the Live Training page responsive: a click is handled after the step under way,
@@ -81,13 +81,13 @@ NORMAL_LIMITS = Limits(
     max_d_model=512, max_layers=8, max_steps=5000, max_batch=256, default_steps=1000,
     max_image_size=224, max_text_chars=1_000_000, memory_budget_bytes=1 * GIB, step_time_budget_s=0.4,
     measure_time_budget_s=2.0, threads=4, max_checkpoint_bytes=60 * MIB, max_live_runs=6,
-    max_trainers=12,
+    max_trainers=12, training_memory_bytes=4 * GIB,
 )
 SMALL_LIMITS = Limits(
     max_d_model=128, max_layers=4, max_steps=1000, max_batch=64, default_steps=300,
     max_image_size=96, max_text_chars=200_000, memory_budget_bytes=128 * MIB, step_time_budget_s=0.25,
     measure_time_budget_s=0.5, threads=1, max_checkpoint_bytes=32 * MIB, max_live_runs=2,
-    max_trainers=4,
+    max_trainers=4, training_memory_bytes=1 * GIB,
 )
 
 

@@ -69,34 +69,3 @@ class AdamW:
                 v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
                 denom = (v.sqrt() / math.sqrt(1 - beta2**t)).add_(self.eps)
                 p.addcdiv_(m, denom, value=-lr / (1 - beta1**t))
-
-    def state_tensors(self, names: dict[torch.Tensor, str]) -> dict[str, torch.Tensor]:
-        """The running averages as plain named tensors (e.g. for a safetensors file): ``<name>.exp_avg``,
-        ``<name>.exp_avg_sq`` and ``<name>.step`` (a 0-d int64) per parameter that has state; ``names`` maps each
-        parameter to its name (``{p: n for n, p in model.named_parameters()}``)."""
-        out: dict[str, torch.Tensor] = {}
-        for p, state in self.state.items():
-            name = names[p]
-            out[f"{name}.exp_avg"] = state["exp_avg"].detach().to("cpu").clone()
-            out[f"{name}.exp_avg_sq"] = state["exp_avg_sq"].detach().to("cpu").clone()
-            out[f"{name}.step"] = torch.tensor(state["step"], dtype=torch.int64)
-        return out
-
-    def load_state_tensors(self, tensors: dict[str, torch.Tensor], params: dict[str, torch.Tensor]) -> None:
-        """Take back what :meth:`state_tensors` gave (``params``: name → parameter of the same model).
-
-        ``ValueError`` when a name is unknown or a shape differs: state for another model is never half loaded.
-        """
-        state: dict[torch.Tensor, dict[str, Any]] = {}
-        for key, value in tensors.items():
-            name, _, part = key.rpartition(".")
-            p = params.get(name)
-            if p is None or part not in ("exp_avg", "exp_avg_sq", "step"):
-                raise ValueError(f"optimiser state for an unknown parameter: {key!r}")
-            if part != "step" and value.shape != p.shape:
-                raise ValueError(f"optimiser state {key!r} has shape {tuple(value.shape)}, not {tuple(p.shape)}")
-            entry = state.setdefault(p, {})
-            entry[part] = int(value) if part == "step" else value.to(p.device, p.dtype).clone()
-        if any(len(entry) != 3 for entry in state.values()):
-            raise ValueError("optimiser state: a parameter misses one of exp_avg, exp_avg_sq and step")
-        self.state = state

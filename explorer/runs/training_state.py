@@ -18,11 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from explorer.runs.live import LiveRun
 from explorer.runs.wire import load_weights_bytes, pack, unpack, weights_bytes
+from transformer_core.training import Trainer
 
 __all__ = ["FORMAT", "TrainingState", "decode_state", "encode_state", "restore_state"]
 
@@ -52,8 +54,7 @@ def encode_state(run: LiveRun, *, optimizer: bool = True) -> bytes:
     parts = [weights_bytes(t.model) for t in run.trainers]
     if optimizer:
         for trainer in run.trainers:
-            names = {p: n for n, p in trainer.model.named_parameters()}
-            parts.append(save_tensors(trainer.optimizer.state_tensors(names)))
+            parts.append(save_tensors(optimizer_tensors(trainer)))
     lanes = [t.progress_state() for t in run.trainers]
     return pack({"format": FORMAT, "lanes": lanes, "optimizer": optimizer}, parts)
 
@@ -82,7 +83,38 @@ def restore_state(run: LiveRun, state: TrainingState) -> None:
             load_weights_bytes(trainer.model, state.weights[i])
             trainer.restore_progress(state.lanes[i])
             if state.optimizer is not None:
-                params = dict(trainer.model.named_parameters())
-                trainer.optimizer.load_state_tensors(load_tensors(state.optimizer[i]), params)
+                load_optimizer_tensors(trainer, load_tensors(state.optimizer[i]))
     except (KeyError, TypeError, RuntimeError) as err:
         raise ValueError(f"training state does not fit the run: {type(err).__name__}: {err}") from err
+
+
+def optimizer_tensors(trainer: Trainer) -> dict[str, torch.Tensor]:
+    """AdamW's running averages as named tensors: ``<parameter>.exp_avg``, ``<parameter>.exp_avg_sq`` and
+    ``<parameter>.step`` (a 0-d int64) for every parameter that has state."""
+    names = {p: n for n, p in trainer.model.named_parameters()}
+    out: dict[str, torch.Tensor] = {}
+    for p, state in trainer.optimizer.state.items():
+        name = names[p]
+        out[f"{name}.exp_avg"] = state["exp_avg"].detach().to("cpu").clone()
+        out[f"{name}.exp_avg_sq"] = state["exp_avg_sq"].detach().to("cpu").clone()
+        out[f"{name}.step"] = torch.tensor(state["step"], dtype=torch.int64)
+    return out
+
+
+def load_optimizer_tensors(trainer: Trainer, tensors: dict[str, torch.Tensor]) -> None:
+    """Give ``trainer``'s AdamW the averages :func:`optimizer_tensors` took; ``ValueError`` when a name is unknown
+    or a shape differs (state for another model is never half loaded)."""
+    params = dict(trainer.model.named_parameters())
+    state: dict[torch.Tensor, dict[str, Any]] = {}
+    for key, value in tensors.items():
+        name, _, part = key.rpartition(".")
+        p = params.get(name)
+        if p is None or part not in ("exp_avg", "exp_avg_sq", "step"):
+            raise ValueError(f"optimiser state for an unknown parameter: {key!r}")
+        if part != "step" and value.shape != p.shape:
+            raise ValueError(f"optimiser state {key!r} has shape {tuple(value.shape)}, not {tuple(p.shape)}")
+        entry = state.setdefault(p, {})
+        entry[part] = int(value) if part == "step" else value.to(p.device, p.dtype).clone()
+    if any(len(entry) != 3 for entry in state.values()):
+        raise ValueError("optimiser state: a parameter misses one of exp_avg, exp_avg_sq and step")
+    trainer.optimizer.state = state

@@ -153,7 +153,7 @@ class WorkerRun(LiveRun):
         goes to ``store`` for ``ttl_s`` seconds — with the optimiser state when the store's budget has room for
         it — and the trainer exits. Returns whether it did; the trainer stays when the run is not paused or the
         store cannot keep the state."""
-        with self.lock:
+        with self.lock, self._wire:  # no command nor news between the state sent and the trainer's exit
             if self.status != "paused" or self._link is None:
                 return False
             data = self._fetch_state()
