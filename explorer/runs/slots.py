@@ -245,6 +245,7 @@ def start_if_free(run: LiveRun, max_running: int, ticket: str | None = None, lin
     leaves the line.
     """
     caps = caps if caps is not None else capacity()
+    run_memory(run)  # estimated once, before any lock is taken
 
     def place_free() -> bool:
         busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
