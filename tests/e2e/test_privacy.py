@@ -121,7 +121,7 @@ def test_one_browsers_tabs_cannot_take_every_place(browsers) -> None:
         expect(tab.get_by_text("Training…")).to_be_visible()
     tabs[2].get_by_role("button", name="Start", exact=True).click()
     wait_for_app(tabs[2])
-    expect(tabs[2].get_by_text(re.compile(r"already trains or waits for 2 runs"))).to_be_visible()
+    expect(tabs[2].get_by_text(re.compile(r"already holds 2 runs training, paused or waiting"))).to_be_visible()
     assert tabs[2].get_by_text(re.compile(r"Place \d+ in line")).count() == 0  # not even in line
     for tab in tabs[:2]:
         tab.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
