@@ -36,6 +36,10 @@ UNLIMITED = 2**60  # cgroup v1 reports "no limit" as a number near 2**63
 ENV_OVERRIDE = "TE_SMALL_HOST"  # "1" forces the small-host limits, "0" the normal ones
 ENV_CGROUP_ROOT = "TE_CGROUP_ROOT"  # where the cgroup file system is read from, when not /sys/fs/cgroup
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+# Of the memory this process may use, the share that runs holding training state may take together: the rest is
+# the web server's (about 300 MB with torch), its pages' models and the sessions' data. Community Cloud's 2.7 GB
+# gives about 1.1 GB.
+TRAINING_MEMORY_FRACTION = 0.4
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,10 @@ class Limits:
     threads: int  # torch threads per process
     max_checkpoint_bytes: int  # largest checkpoint a run may produce (the upload limit must take it back)
     max_live_runs: int  # live-training runs that may train at the same time in this server process
+    max_trainers: int  # trainer processes held at once (running and paused runs); paused ones give theirs back
+    # Memory that every run holding training state may take together (model, optimiser, activations and trainer
+    # process); limits_for sets it from the host's memory (TRAINING_MEMORY_FRACTION), never below two runs' budget.
+    training_memory_bytes: int
 
 
 # The step-time budgets keep the Live Training page responsive: a click is handled after the step under way,
@@ -73,11 +81,13 @@ NORMAL_LIMITS = Limits(
     max_d_model=512, max_layers=8, max_steps=5000, max_batch=256, default_steps=1000,
     max_image_size=224, max_text_chars=1_000_000, memory_budget_bytes=1 * GIB, step_time_budget_s=0.4,
     measure_time_budget_s=2.0, threads=4, max_checkpoint_bytes=60 * MIB, max_live_runs=6,
+    max_trainers=12, training_memory_bytes=4 * GIB,
 )
 SMALL_LIMITS = Limits(
     max_d_model=128, max_layers=4, max_steps=1000, max_batch=64, default_steps=300,
     max_image_size=96, max_text_chars=200_000, memory_budget_bytes=128 * MIB, step_time_budget_s=0.25,
     measure_time_budget_s=0.5, threads=1, max_checkpoint_bytes=32 * MIB, max_live_runs=2,
+    max_trainers=4, training_memory_bytes=1 * GIB,
 )
 
 
@@ -200,7 +210,8 @@ def detect_host(*, proc_root: str | Path = "/proc", cgroup_root: str | Path | No
 def limits_for(profile: HostProfile) -> Limits:
     """The defaults and limits for a host: the small-host set when ``profile.small``."""
     base = SMALL_LIMITS if profile.small else NORMAL_LIMITS
-    return replace(base, threads=max(1, min(base.threads, profile.cores)))
+    training = max(2 * base.memory_budget_bytes, int(TRAINING_MEMORY_FRACTION * profile.memory_bytes))
+    return replace(base, threads=max(1, min(base.threads, profile.cores)), training_memory_bytes=training)
 
 
 @lru_cache(maxsize=1)

@@ -315,6 +315,22 @@ class Trainer:
         self.model.zero_grad(set_to_none=True)
         self.optimizer.state.clear()
 
+    def progress_state(self) -> dict[str, Any]:
+        """Where training stands besides the weights and the optimiser, as plain data: with them,
+        :meth:`restore_progress` on a fresh trainer of the same settings goes on exactly where this one is."""
+        return {"step": self.step, "status": self.status, "stop_reason": self.stop_reason,
+                "last_eval": dict(self.last_eval) if self.last_eval is not None else None,
+                "target_step": self.target_step, "seconds": self.seconds,
+                "snapshot_every": self._snapshot_every, "weights_every": self._weights_every}
+
+    def restore_progress(self, state: dict[str, Any]) -> None:
+        """Take back :meth:`progress_state` (the weights and optimiser state are loaded separately)."""
+        self.step, self.status, self.stop_reason = int(state["step"]), str(state["status"]), state["stop_reason"]
+        self.last_eval = {str(k): float(v) for k, v in state["last_eval"].items()} if state["last_eval"] else None
+        self.target_step = None if state["target_step"] is None else int(state["target_step"])
+        self.seconds = float(state["seconds"])
+        self._snapshot_every, self._weights_every = int(state["snapshot_every"]), int(state["weights_every"])
+
     @property
     def training_state_bytes(self) -> int:
         """Bytes held by gradients and optimiser state (what :meth:`release` frees)."""

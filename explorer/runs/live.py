@@ -229,6 +229,22 @@ class LiveRun:
         them back)."""
 
     @property
+    def needs_trainer(self) -> bool:
+        """Whether the run trains in a trainer process of its own (and takes one when it starts)."""
+        return False
+
+    @property
+    def holds_trainer(self) -> bool:
+        """Whether a trainer process holds the run (:class:`~explorer.runs.worker.WorkerRun`); one trained on a
+        thread holds none."""
+        return False
+
+    def give_back(self, store: Any, ttl_s: float) -> bool:
+        """Give the run's trainer process back while it is paused, its state kept in ``store`` (see
+        :meth:`WorkerRun.give_back <explorer.runs.worker.WorkerRun.give_back>`); a run on a thread has none."""
+        return False
+
+    @property
     def training_state_bytes(self) -> int:
         """Bytes of gradients and optimiser state held by every lane (0 after :meth:`release`)."""
         return sum(t.training_state_bytes for t in self.trainers)

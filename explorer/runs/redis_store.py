@@ -10,6 +10,8 @@
   time they last read (wall clock, seconds).
 - ``te:ptr:<name>`` what a name points to (a class link's channel, a class code's link), renewed by its owner.
 - ``te:gone:<run>`` the note an ended channel leaves, as JSON, kept :data:`~explorer.runs.store.GONE_TTL_S`.
+- ``te:park:<key>`` a paused run's training state (:mod:`explorer.runs.training_state`), kept for its parking
+  time; one value is at most ``parked_bytes`` (Redis's own ``maxmemory`` bounds them all, with their expiry).
 - ``te:rec:<key>`` a recording; ``te:rec-used`` (recording key by last use, from the counter ``te:rec-clock``) and
   ``te:rec-size`` (bytes per recording) let a save evict the least recently used until the total fits the budget.
 
@@ -44,6 +46,7 @@ from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
     NOTE_BYTES,
+    PARKED_BYTES,
     READ_LIMITS,
     RECORDINGS_BYTES,
     WATCHER_TTL_S,
@@ -156,6 +159,7 @@ class RedisStore:
         clock: wall-clock seconds, for the watchers' last reads (shared by every server, unlike a monotonic clock).
         retry_after_s: after a connection failure, how long calls fail at once before trying Redis again.
         limits: the largest values read back (a recording's is ``recordings_bytes``).
+        parked_bytes: the largest training state of a paused run kept.
 
     Every method raises :class:`StoreUnavailable` when Redis does not answer or refuses, and, saying why, when the
     ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
@@ -163,7 +167,8 @@ class RedisStore:
 
     def __init__(self, url: str, *, prefix: str | None = None, recordings_bytes: int = RECORDINGS_BYTES,
                  channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
-                 retry_after_s: float = RETRY_AFTER_S, limits: ReadLimits = READ_LIMITS) -> None:
+                 retry_after_s: float = RETRY_AFTER_S, limits: ReadLimits = READ_LIMITS,
+                 parked_bytes: int = PARKED_BYTES) -> None:
         wrong_prefix = None
         if prefix is None:
             try:
@@ -171,6 +176,7 @@ class RedisStore:
             except ValueError as err:  # said by every call, as a wrong address is
                 prefix, wrong_prefix = "te:", str(err)
         self.prefix, self.recordings_bytes, self.channel_ttl_s = prefix, recordings_bytes, channel_ttl_s
+        self.parked_bytes = parked_bytes
         self.limits = limits
         self.retry_after_s = retry_after_s
         self._clock = clock
@@ -265,6 +271,20 @@ class RedisStore:
     def drop_pointer(self, name: str) -> None:
         with self._reach():
             self._redis.delete(self._key("ptr", name))
+
+    def put_parked(self, key: str, value: bytes, ttl_s: float) -> bool:
+        if len(value) > self.parked_bytes:
+            return False
+        with self._reach():
+            self._redis.set(self._key("park", key), value, px=max(1, int(ttl_s * 1000)))
+        return True
+
+    def parked(self, key: str) -> bytes | None:
+        return self._bounded(self._key("park", key), self.parked_bytes, bytes)
+
+    def drop_parked(self, key: str) -> None:
+        with self._reach():
+            self._redis.delete(self._key("park", key))
 
     def save_recording(self, recording: Recording) -> None:
         value = run_codec.encode_recording(recording)

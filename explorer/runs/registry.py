@@ -14,12 +14,22 @@ released (gradients and optimiser state freed) and forgotten; a client (a browse
 oldest run of the client holding the most goes, but never that of a client older than the one whose run was just
 parked unless it holds more than that one: a brand-new client (a rotated cookie) gives way itself instead of
 pushing out the parked runs of those who came before it. Ties go against the youngest client. A background
-thread checks while runs are parked, even when no page is visited. Entries whose page has not shown them for
-``stale_s`` are forgotten (not released: their session may still hold them).
+thread checks while runs are parked, even when no page is visited.
+
+A run whose last tab closes is parked whatever its state: besides the live loop, which parks a training run when
+its connection ends, the background thread asks ``alive`` (whether a session still has its connection; the app
+passes Streamlit's answer) and parks the paused runs of sessions that are gone. A parked run that still holds a
+trainer process gives it back after ``release_s`` (:meth:`~explorer.runs.live.LiveRun.give_back`): its training
+state goes to the run store for ``state_ttl_s``, and Resume after a reload starts a new trainer from it, at the
+same step, with the same curves. With the default one minute and a sweep every quarter of it, a closed tab's
+trainer exits well within two minutes. Entries whose page has not shown them for ``stale_s`` are forgotten, unless
+their run still holds training state: such a run is parked instead, so it gives its trainer back and is released
+with its entry.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import threading
@@ -29,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from explorer.runs.live import LiveRun
+from explorer.runs.store import RunStore, StoreUnavailable, run_store
 
 __all__ = ["Claim", "RunRegistry", "REGISTRY"]
 
@@ -38,7 +49,11 @@ STALE_S = 60 * 60.0  # an entry not shown for this long is forgotten
 MAX_PARKED = 12  # parked runs kept at once per server (each holds its optimiser state)
 MAX_PARKED_PER_CLIENT = 3  # ... and per client, so that one visitor's tabs cannot push everyone else's out
 MAX_ENTRIES = 256  # entries of any kind; the least recently shown go first
+LOG = logging.getLogger(__name__)
 CLAIM_WAIT_S = 3.0  # a reload may arrive before the old page has parked its run: wait this long for it
+# A parked run gives its trainer process back this long after its page went (TE_TRAINER_RELEASE_S sets it, e.g.
+# for tests); the sweeper looks every quarter of it, so the trainer is gone within 1.25× this, plus its exit.
+RELEASE_S = float(os.environ.get("TE_TRAINER_RELEASE_S", "60"))
 
 
 @dataclass
@@ -65,9 +80,14 @@ class RunRegistry:
 
     def __init__(self, *, park_ttl_s: float = PARK_TTL_S, stale_s: float = STALE_S, max_parked: int = MAX_PARKED,
                  max_parked_per_client: int = MAX_PARKED_PER_CLIENT, max_entries: int = MAX_ENTRIES,
+                 release_s: float = RELEASE_S, store: Callable[[], RunStore] = run_store,
+                 alive: Callable[[str], bool | None] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.park_ttl_s, self.stale_s = park_ttl_s, stale_s
+        self.park_ttl_s, self.stale_s, self.release_s = park_ttl_s, stale_s, release_s
         self.max_parked, self.max_parked_per_client, self.max_entries = max_parked, max_parked_per_client, max_entries
+        self.store = store
+        # Whether a session still has its connection (None: unknown); the app sets Streamlit's answer.
+        self.alive = alive
         self._clock, self._sleep = clock, sleep
         self._entries: dict[str, _Entry] = {}
         self._born: OrderedDict[str, float] = OrderedDict()  # client -> when it first registered a run (LRU)
@@ -89,6 +109,7 @@ class RunRegistry:
             while len(self._born) > 4 * self.max_entries:  # the least recently active clients are forgotten
                 self._born.popitem(last=False)
             self._evict_locked()
+            self._start_sweeper_locked()
         return token
 
     def forget(self, token: str) -> None:
@@ -161,6 +182,35 @@ class RunRegistry:
         with self._lock:
             self._sweep_locked()
 
+    @property
+    def state_ttl_s(self) -> float:
+        """How long the run store keeps the training state of a run that gave its trainer back: as long as its
+        entry may live unseen and then parked."""
+        return self.stale_s + self.park_ttl_s
+
+    def settle(self) -> None:
+        """What the background thread does: :meth:`sweep`, park the runs whose session is gone, and give back the
+        trainers of runs parked for ``release_s`` (outside the registry's lock: each asks its trainer)."""
+        with self._lock:
+            self._sweep_locked()
+            now = self._clock()
+            parked = [e for e in self._entries.values() if e.parked is not None]
+            stray = [e.run for e in parked if e.run.status == "running" and not e.run.driven()]
+            due = [e.run for e in parked if now - e.parked >= self.release_s and e.run.holds_trainer]
+        for run in stray:  # "running" with no loop left to train it: it waits, paused, like any parked run
+            with run.lock:
+                run.pause()
+        for run in due:
+            with run.lock:
+                run.pause()
+                try:
+                    gave = run.give_back(self.store(), self.state_ttl_s)
+                except StoreUnavailable as err:
+                    gave = False
+                    LOG.warning("a parked run keeps its trainer: %s", err)
+            LOG.info("parked run at step %d %s", run.step, "gave its trainer back" if gave else "kept its trainer")
+
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -170,29 +220,51 @@ class RunRegistry:
             return sum(1 for e in self._entries.values() if e.parked is not None)
 
     def _start_sweeper_locked(self) -> None:
-        """Sweep in the background while any run is parked, so a forgotten one is released on time."""
+        """Settle in the background while any run is entered, so that a closed tab's run is parked, gives its
+        trainer back and is released on time even when no page is visited."""
         if self._clock is not time.monotonic or (self._sweeper is not None and self._sweeper.is_alive()):
-            return  # tests with a fake clock sweep by hand
+            return  # tests with a fake clock settle by hand
 
-        def sweep_while_parked() -> None:
+        def settle_while_entered() -> None:
             while True:
-                time.sleep(max(1.0, min(30.0, self.park_ttl_s / 4)))
+                time.sleep(max(0.25, min(30.0, self.release_s / 4, self.park_ttl_s / 4)))
+                try:
+                    self.settle()
+                except Exception:  # noqa: BLE001 - the sweeper must outlive any one run's failure
+                    LOG.exception("parked-run sweep failed")
                 with self._lock:
-                    self._sweep_locked()
-                    if not any(e.parked is not None for e in self._entries.values()):
+                    if not self._entries:
                         self._sweeper = None
                         return
 
-        self._sweeper = threading.Thread(target=sweep_while_parked, name="parked-run-sweeper", daemon=True)
+        self._sweeper = threading.Thread(target=settle_while_entered, name="parked-run-sweeper", daemon=True)
         self._sweeper.start()
 
     def _sweep_locked(self) -> None:
+        """Park the runs whose page is gone (their session closed, or unseen for ``stale_s`` while they hold
+        training state), release the parked ones past ``park_ttl_s``, forget the other stale entries."""
         now = self._clock()
         for token, entry in list(self._entries.items()):
+            if entry.parked is None and self._page_gone(entry, now):
+                entry.parked = now
+                LOG.info("a run's page is gone; run parked at step %d (%s)", entry.run.step, entry.run.status)
             if entry.parked is not None and now - entry.parked > self.park_ttl_s:
                 self._drop_locked(token, release=True)
             elif entry.parked is None and now - entry.seen > self.stale_s:
                 self._drop_locked(token, release=False)
+
+    def _page_gone(self, entry: _Entry, now: float) -> bool:
+        """Whether an unparked entry's page is gone while its run holds something worth parking: its session
+        closed (a training run only once no loop drives it: its own loop parks it), or it went unseen for
+        ``stale_s``."""
+        run = entry.run
+        if run.finished or not (run.holds_trainer or run.training_state_bytes > 0 or run.status == "paused"):
+            return False
+        if now - entry.seen > self.stale_s:
+            return True
+        if run.status == "running" and run.driven():
+            return False
+        return self.alive is not None and self.alive(entry.owner) is False
 
     def _evict_locked(self, parker: str | None = None) -> None:
         """Keep the parked runs within their limits after ``parker``'s run was parked (see the module docstring)."""

@@ -13,7 +13,11 @@ A session shows at most one run. Its page calls the methods named for its button
   no place. A run that went its whole way is recorded (:meth:`~RunSession.finish`) unless it trains on a user's
   own data: such a run is never kept in, nor replayed from, the recordings all sessions share.
 - A run that trains is entered in the registry under a reload token; only the same browser takes it back. A
-  page whose connection ends parks its run, paused, for that reload.
+  page whose connection ends parks its run, paused, for that reload (the registry parks a paused run whose tab
+  closed, and has it give its trainer back to the run store; Resume after the reload starts from there).
+- What counts against the client's quota and the server's caps is what holds training state
+  (:func:`~explorer.runs.slots.holds_training_state`): before refusing, the client's own paused runs, then the
+  server's oldest, give their trainers back (:meth:`RunSession.give_back`).
 - Sharing live follows the session's runs, but a run on the user's own data is sent without its samples (no line
   of the text: :mod:`explorer.runs.private_text`) unless its owner agreed, for that run, to show them
   (:meth:`~RunSession.show_samples`); the next run asks again.
@@ -36,7 +40,7 @@ from explorer.runs.live import LiveRun, RunSpec
 from explorer.runs.place import ThisThread, TrainingPlace
 from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry
-from explorer.runs.slots import LINE, PER_CLIENT, QuotaExceeded, RunLine, take_place
+from explorer.runs.slots import LINE, PER_CLIENT, QuotaExceeded, RunLine, take_place, track
 from explorer.runs.store import RunStore, StoreUnavailable, run_store
 from explorer.runs.user_data import private_data
 from transformer_core.tasks.base import Task
@@ -114,19 +118,27 @@ class RunSession:
         self._run_if_free()
 
     def pause(self) -> None:
+        """Pause the run; a run trained by a remote trainer (``TE_TRAINER=redis``) gives it back at once, its state
+        kept in the run store: remote trainers are few and serve every server's runs."""
         if self.run is not None:
             self.run.pause()
             self.hand_over(self.run)
+            if getattr(self.place, "remote", False):
+                self.give_back(self.run)
 
     def resume(self) -> None:
         if self.run is not None:
             self._run_if_free()
 
     def step(self) -> None:
-        """One step of a run that is not running (a replay jumps to its next recorded step)."""
+        """One step of a run that is not running (a replay jumps to its next recorded step). A run that now holds
+        a trainer counts as a started one does, and is entered in the registry (its tab may close)."""
         if self.run is not None:
             self.run.step_once()
             self.hand_over(self.run)
+            if self.run.holds_trainer:
+                track(self.run, self.client.key)
+                self._register()
             self.finish()
 
     def stop(self) -> None:
@@ -189,7 +201,8 @@ class RunSession:
                                "for a new run.")
 
     def park(self) -> None:
-        """The page's connection ended while the run trained: pause it and keep it for a reload."""
+        """The page's connection ended: pause the run and keep it for a reload (the registry parks it, whatever
+        its state, when the page's session is gone)."""
         run = self.run
         step = self.registry.park(self.token, self.client.session) if self.token is not None else None
         if step is None and run is not None:  # not registered (or taken over): never leave it running unwatched
@@ -254,7 +267,7 @@ class RunSession:
             return True
         try:
             place = take_place(run, self.max_running(), self.client.session, self.client.key, line=self.line,
-                               per_client=self.per_client)
+                               per_client=self.per_client, give_back=self.give_back)
         except QuotaExceeded as err:
             self.waiting = False
             self.notice = ("error", str(err))
@@ -263,6 +276,16 @@ class RunSession:
         if place is None:
             self._register()
         return place is None
+
+    def give_back(self, run: LiveRun) -> bool:
+        """Have a paused ``run`` (this session's or another's) give its trainer back to make room; its state waits
+        in the run store as long as a run may wait unseen and parked. Returns whether it did."""
+        with run.lock:
+            try:
+                return run.give_back(self.store(), self.registry.state_ttl_s)
+            except StoreUnavailable as err:
+                LOG.warning("a paused run keeps its trainer: %s", err)
+                return False
 
     def _register(self) -> None:
         """Enter the run in the registry under a reload token (once per run)."""

@@ -11,6 +11,11 @@ Two implementations, one interface (:class:`RunStore`): :class:`MemoryStore`, in
 nothing to install), and ``explorer.runs.redis_store.RedisStore`` when ``TE_REDIS_URL`` is set, so that watch links
 and replays work across several app servers. :func:`run_store` returns the process's store. What they keep, and
 their limits, are defined in :mod:`explorer.runs.updates` and importable from here.
+
+A **parked state** is the training state of a paused run that gave its trainer process back
+(:mod:`explorer.runs.training_state`), kept under an unguessable key until the run resumes or its parking time
+ends; the states kept at once are bounded in bytes, and a state that does not fit is refused, never another's
+evicted.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from explorer.runs.schema import check_pointer, check_watcher_id
 from explorer.runs.updates import (
     CHANNEL_TTL_S,
     GONE_TTL_S,
+    PARKED_BYTES,
     READ_LIMITS,
     RECORDINGS_BYTES,
     WATCHER_TTL_S,
@@ -91,6 +97,16 @@ class RunStore(Protocol):
     def drop_pointer(self, name: str) -> None:
         """Forget ``name``."""
 
+    def put_parked(self, key: str, value: bytes, ttl_s: float) -> bool:
+        """Keep a paused run's training state for ``ttl_s`` seconds; False (nothing kept) when it does not fit the
+        budget for parked states."""
+
+    def parked(self, key: str) -> bytes | None:
+        """The training state kept under ``key``, or ``None`` (never kept, taken back or expired)."""
+
+    def drop_parked(self, key: str) -> None:
+        """Forget the training state under ``key``."""
+
     def save_recording(self, recording: Recording) -> None:
         """Keep ``recording`` (the least recently used ones go when the store is full)."""
 
@@ -120,8 +136,11 @@ class MemoryStore:
     """
 
     def __init__(self, *, recordings_bytes: int = RECORDINGS_BYTES, clock: Callable[[], float] = time.monotonic,
-                 channel_ttl_s: float = CHANNEL_TTL_S, limits: ReadLimits = READ_LIMITS) -> None:
+                 channel_ttl_s: float = CHANNEL_TTL_S, limits: ReadLimits = READ_LIMITS,
+                 parked_bytes: int = PARKED_BYTES) -> None:
         self.recordings_bytes, self.channel_ttl_s, self.limits = recordings_bytes, channel_ttl_s, limits
+        self.parked_bytes = parked_bytes
+        self._parked: dict[str, tuple[float, bytes]] = {}  # key -> (when it expires, the state)
         self._clock = clock
         self._channels: dict[str, _Channel] = {}
         self._gone: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
@@ -222,6 +241,25 @@ class MemoryStore:
             channel.watchers = {w: t for w, t in channel.watchers.items() if now - t < WATCHER_TTL_S}
             return len(channel.watchers)
 
+    def put_parked(self, key: str, value: bytes, ttl_s: float) -> bool:
+        with self._lock:
+            self._expire_locked()
+            held = sum(len(v) for k, (_, v) in self._parked.items() if k != key)
+            if held + len(value) > self.parked_bytes:
+                return False
+            self._parked[key] = (self._clock() + ttl_s, value)
+            return True
+
+    def parked(self, key: str) -> bytes | None:
+        with self._lock:
+            self._expire_locked()
+            kept = self._parked.get(key)
+        return kept[1] if kept is not None else None
+
+    def drop_parked(self, key: str) -> None:
+        with self._lock:
+            self._parked.pop(key, None)
+
     def save_recording(self, recording: Recording) -> None:
         value = run_codec.encode_recording(recording)
         if len(value) > self.recordings_bytes:
@@ -257,6 +295,8 @@ class MemoryStore:
             del self._channels[run_id]
         for name in [n for n, (_, at) in self._pointers.items() if now - at > self.channel_ttl_s]:
             del self._pointers[name]
+        for key in [k for k, (until, _) in self._parked.items() if now > until]:
+            del self._parked[key]
         while self._gone and now - next(iter(self._gone.values()))[0] > GONE_TTL_S:
             self._gone.popitem(last=False)
 

@@ -13,13 +13,16 @@ from explorer.runs.frame import SampleSet, thin_to
 from explorer.runs.pace import WATCHER_TTL_S
 from transformer_core.training import Snapshot
 
-__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "READ_BYTES", "READ_LIMITS",
-           "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate", "ReadLimits", "Recording",
-           "RunUpdate", "StoreUnavailable"]
+__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "PARKED_BYTES", "READ_BYTES",
+           "READ_LIMITS", "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate",
+           "ReadLimits", "Recording", "RunUpdate", "StoreUnavailable"]
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
 RECORDINGS_BYTES = 64 * 2**20  # recordings kept in memory at most (default; TE_RECORDINGS_MB changes it)
+# Training states of paused runs that gave their trainer back, kept at once (one value at most, in Redis): weights
+# always, optimiser state where it fits. A state that does not fit keeps its trainer instead; none is ever evicted.
+PARKED_BYTES = 256 * 2**20
 
 # The largest values a store reads back, in encoded bytes; each is checked before the value is read (a recording's
 # limit is the store's recordings budget). A value over its limit counts as damaged.

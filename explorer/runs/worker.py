@@ -25,20 +25,32 @@ projector :data:`SHARED_NICE` (as nice as the server), so the runs a class watch
 shared while it trains is prioritized (:meth:`WorkerRun.prioritize`): its trainer moves it to a new thread at the
 server's niceness, since no unprivileged process can raise a priority it lowered. :attr:`WorkerRun.trainer_nice`
 is what the trainer reports.
+
+Giving the trainer back: a paused run nobody has open (:mod:`explorer.runs.registry`), or the oldest paused run
+when the server holds as many trainers as it allows (:mod:`explorer.runs.slots`), calls :meth:`WorkerRun.give_back`:
+the trainer sends the run's training state (:mod:`explorer.runs.training_state`), the run store keeps it for the
+run's parking time, and the trainer process exits. The mirror keeps everything a page shows. Resume (or Step once)
+starts a new trainer from the stored state, at the step the run had, with its snapshots; a state the store no longer
+holds (it restarted) loses the run with a message, as a crashed trainer does.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from explorer.runs.codec import decode_checkpoints, decode_update
+from explorer.runs.codec import decode_checkpoints, decode_update, encode_update
+from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.store import LaneUpdate, RunStore, RunUpdate, StoreUnavailable
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
+from explorer.runs.training_state import decode_state
+from explorer.runs.watch import state_of
 from explorer.runs.wire import describe_run, load_kept_weights, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
 
@@ -80,12 +92,16 @@ class WorkerRun(LiveRun):
         self._sampling: dict[str, Any] | None = None  # the last samples request, sent to every new trainer
         self._status_seq = 0  # the last command that changes the status: older news does not say the status
         self._wire = threading.RLock()  # one reader of the pipe at a time, and news applied in order
+        # While the trainer is given back: (the store, the key of the run's training state there, whether the
+        # optimiser state is in it); a new trainer starts from it.
+        self._parked: tuple[RunStore, str, bool] | None = None
         super().__init__(task, specs, threads=LIVE_THREADS)
 
     # Commands.
 
     def reset(self) -> None:
         self._close()
+        self._drop_parked()
         self._held = False
         super().reset()
 
@@ -121,7 +137,46 @@ class WorkerRun(LiveRun):
     def release(self, reason: str) -> None:
         self.stop(reason)
         self._close()
+        self._drop_parked()
         super().release(reason)
+
+    @property
+    def needs_trainer(self) -> bool:
+        return self.here is None and not self.finished
+
+    @property
+    def holds_trainer(self) -> bool:
+        return self._link is not None
+
+    def give_back(self, store: RunStore, ttl_s: float) -> bool:
+        """Give the trainer process back while the run is paused (see the module docstring): its training state
+        goes to ``store`` for ``ttl_s`` seconds — with the optimiser state when the store's budget has room for
+        it — and the trainer exits. Returns whether it did; the trainer stays when the run is not paused or the
+        store cannot keep the state."""
+        with self.lock, self._wire:  # no command nor news between the state sent and the trainer's exit
+            if self.status != "paused" or self._link is None:
+                return False
+            data = self._fetch_state()
+            if data is None:
+                return False
+            key, optimizer = secrets.token_urlsafe(16), True
+            try:
+                kept = store.put_parked(key, data, ttl_s)
+                if not kept:  # no room for the optimiser's averages: the weights and the step alone
+                    optimizer = False
+                    kept = store.put_parked(key, decode_state(data).without_optimizer(), ttl_s)
+            except StoreUnavailable as err:
+                LOG.warning("paused run keeps its trainer: %s", err)
+                return False
+            if not kept:
+                LOG.info("paused run keeps its trainer: its state (%.1f MB) does not fit the store", len(data) / 2**20)
+                return False
+            self._parked = (store, key, optimizer)
+            self.recordable = False  # the models kept for a replay stayed with the trainer
+            self._close()
+            LOG.info("paused run at step %d gave its trainer back (optimiser state %s)", self.step,
+                     "kept" if optimizer else "not kept")
+            return True
 
     def prioritize(self, nice: int = SHARED_NICE) -> None:
         """Ask the trainer to run at niceness ``nice`` (a shared run or a lesson: :data:`SHARED_NICE`)."""
@@ -188,18 +243,71 @@ class WorkerRun(LiveRun):
             return True
         if self.here is not None:
             return False
+        create: dict[str, Any] = {"op": "create", "nice": self.nice,
+                                  "run": describe_run(self.task, self.specs, self._text)}
+        if self._parked is not None:
+            parts = self._stored_state()
+            if parts is None:
+                return False
+            create["restore"] = True
+        else:
+            parts = [weights_bytes(t.model) for t in self.trainers]
         try:
             self._link = self._connect()
             weakref.finalize(self, self._link.close)
-            self._link.send({"op": "create", "nice": self.nice,
-                             "run": describe_run(self.task, self.specs, self._text)},
-                            [weights_bytes(t.model) for t in self.trainers])
+            self._link.send(create, parts)
             if self._sampling is not None:
                 self._link.send(self._sampling)
         except (OSError, TrainerLost) as err:
             self._lose(f"no trainer process could start ({err})")
             return False
+        self._drop_parked()  # the new trainer holds it now
         return True
+
+    def _stored_state(self) -> list[bytes] | None:
+        """The parts of a ``create`` that restores the run: its stored training state and its snapshots; ``None``
+        (the run is lost, with a message) when the store no longer has the state."""
+        store, key, _ = self._parked
+        try:
+            data = store.parked(key)
+        except StoreUnavailable as err:
+            data, why = None, str(err)
+        else:
+            why = "the run store no longer had it (it restarted, or the run waited longer than its parking time)"
+        if data is None:
+            self._parked = None
+            self._lose(f"its training state could not be read back: {why}")
+            return None
+        lanes = [LaneUpdate(snapshots=list(t.snapshots)) for t in self.trainers]
+        return [data, encode_update(RunUpdate(state_of(self.frame()), lanes, None))]
+
+    def _fetch_state(self) -> bytes | None:
+        """Ask the trainer for the run's training state (news sent before it is applied); ``None`` when the
+        trainer is lost meanwhile."""
+        with self._wire:
+            link = self._link
+            try:
+                seq = link.send({"op": "state", "optimizer": True})
+                deadline = time.monotonic() + ANSWER_S
+                while time.monotonic() < deadline and self._link is link:
+                    message = link.receive(0.1)
+                    if message is None:
+                        continue
+                    header, parts = message
+                    if header.get("kind") == "state" and header.get("ack") == seq and parts:
+                        return parts[0]
+                    self._apply(header, parts)
+            except TrainerLost as err:
+                self._lose(str(err))
+        return None
+
+    def _drop_parked(self) -> None:
+        parked, self._parked = self._parked, None
+        if parked is not None:
+            try:
+                parked[0].drop_parked(parked[1])
+            except StoreUnavailable as err:
+                LOG.info("a parked training state stays until it expires: %s", err)
 
     def _ask(self, command: dict[str, Any], *, wait: bool = True) -> bool:
         """Send ``command``; with ``wait``, read news until the trainer answers it. Returns whether it was sent."""

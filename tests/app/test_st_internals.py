@@ -112,3 +112,21 @@ def test_the_loop_logs_to_streamlits_logger():
     log = st_internals.logger("transformer_explorer.test")
     assert log.name == "transformer_explorer.test"
     assert log.handlers or log.propagate, VERSION
+
+
+def test_a_sessions_connection_is_read_from_streamlits_session_manager(monkeypatch):
+    import inspect
+
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    assert "_active_session_info_by_id" in inspect.getsource(WebsocketSessionManager.is_active_session), VERSION
+    manager = WebsocketSessionManager.__new__(WebsocketSessionManager)
+    manager._active_session_info_by_id = {"open-tab": object()}
+    runtime = type("FakeRuntime", (), {"_session_mgr": manager})()
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
+    monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: runtime))
+    assert st_internals.session_connected("open-tab") is True
+    assert st_internals.session_connected("closed-tab") is False
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: False))
+    assert st_internals.session_connected("open-tab") is None

@@ -119,7 +119,7 @@ def test_one_browsers_tabs_cannot_take_every_place(browsers) -> None:
     expect(tabs[0].get_by_text("Training…")).to_be_visible()
     tabs[1].get_by_role("button", name="Start", exact=True).click()
     wait_for_app(tabs[1])
-    expect(tabs[1].get_by_text(re.compile(r"already trains or waits for 1 run\b"))).to_be_visible()
+    expect(tabs[1].get_by_text(re.compile(r"already holds 1 run training, paused or waiting"))).to_be_visible()
     assert tabs[1].get_by_text(re.compile(r"Place \d+ in line")).count() == 0  # not even in line
     tabs[0].get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
     wait_for_app(tabs[0])

@@ -75,3 +75,40 @@ def test_te_trainer_redis_picks_remote_trainers(monkeypatch):
     monkeypatch.setenv("TE_TRAINER", "redis")
     place = default_place()
     assert isinstance(place, InWorker) and place.remote and place.overhead_bytes == 0  # this server holds none
+
+
+def test_a_paused_run_gives_its_remote_trainer_back_and_resumes_from_the_store(redis, trainer):
+    """A paused run must not hold one of the few remote trainers: its state waits in the store (under the store's
+    prefix), the trainer takes the next job, and Resume goes on at the same step in whichever trainer is free."""
+    from explorer.runs.clients import Client
+    from explorer.runs.redis_store import RedisStore
+    from explorer.runs.registry import RunRegistry
+    from explorer.runs.session import RunSession
+    from explorer.runs.slots import RunLine
+
+    store = RedisStore(redis.url, prefix="class-a:")
+    place = InWorker(remote=True)
+    place_connect = lambda: RemoteLink.start(redis.url)  # noqa: E731 - the test's Redis, not TE_REDIS_URL
+    task = get_task("reverse", seq_len=6)
+    train = default_train_config(task, steps=60, eval_every=10, snapshot_every=10, seed=3)
+    held = RunSession(Client("tab", browser="b"), max_running=lambda: 4, registry=RunRegistry(store=lambda: store),
+                      line=RunLine(), store=lambda: store, place=place)
+    held.adopt(WorkerRun(task, [RunSpec("A", task.default_model_config(), train)], connect=place_connect), "s")
+    held.resume()
+    _train_until(held.run, 12)
+    held.pause()
+    step = held.run.step
+    assert held.run.status == "paused" and not held.run.holds_trainer  # given back at once
+    keys = store._redis.keys("class-a:park:*")
+    assert len(keys) == 1 and not store._redis.keys("te:park:*")
+    other = _run(redis.url, steps=20)  # the one trainer is free for another server's run
+    other.start()
+    _train_until(other, 20)
+    assert other.status == "done"
+    other.release("finished")
+    held.resume()
+    _train_until(held.run, 60)
+    assert held.run.status == "done" and [r["step"] for r in held.run.trainers[0].history] == list(range(1, 61))
+    assert held.run.step > step and not store._redis.keys("class-a:park:*")
+    held.run.release("finished")
+    store.close()

@@ -118,15 +118,26 @@ def test_parked_runs_nobody_claims_are_released_after_the_wait(clock):
     assert reg.claim(token, "a") is None
 
 
-def test_stale_entries_are_forgotten_but_not_released(clock):
+def test_stale_entries_without_training_state_are_forgotten_but_not_released(clock):
     reg, run = registry(clock, stale_s=100), tiny_run()
+    reg.register(run, "a")  # a run that never trained holds nothing worth keeping
+    clock.now += 101
+    reg.sweep()
+    assert len(reg) == 0 and run.status == "ready"  # its session may still show it
+
+
+def test_a_stale_entry_that_holds_training_state_is_parked_and_released_with_its_run(clock):
+    reg, run = registry(clock, stale_s=100, park_ttl_s=50), tiny_run()
     run.start()
     run.advance(0.02)
     run.pause()
     reg.register(run, "a")
     clock.now += 101
     reg.sweep()
-    assert len(reg) == 0 and run.training_state_bytes > 0  # its session may still show it
+    assert len(reg) == 1 and reg.parked_count() == 1 and run.training_state_bytes > 0  # parked, not forgotten
+    clock.now += 51
+    reg.sweep()
+    assert len(reg) == 0 and run.training_state_bytes == 0 and run.status == "stopped"  # gone with its run
 
 
 def test_too_many_parked_runs_the_newest_client_gives_way(clock):

@@ -10,7 +10,8 @@ import os
 
 import streamlit as st
 
-from explorer.host import GIB, host_profile, limits
+from explorer.host import GIB, MIB, host_profile, limits
+from explorer.runs.slots import server_load
 from transformer_core import available_devices, configure_threads
 from ui.common import state
 from ui.common.charts import ATTENTION_SCALES
@@ -73,8 +74,23 @@ def _host_caption() -> None:
     threads = _torch_threads()
     st.caption(f"Running on **{devices[0].upper()}** · available: {', '.join(devices)} · "
                f"{threads} CPU thread{'s' if threads != 1 else ''}")
+    st.caption(server_line())
     profile = host_profile()
     if profile.small:
         st.caption(f"Small host ({profile.cores} core{'s' if profile.cores != 1 else ''}, "
                    f"{profile.memory_bytes / GIB:.1f} GB): model sizes, batches and training runs are "
                    "limited to keep the app responsive.")
+
+
+def server_line() -> str:
+    """What the server's runs hold against its caps: runs training, paused (with their trainer or training memory
+    still held) and waiting, trainer processes, and their estimated training memory."""
+    load = server_load()
+    caps, most = load.capacity, limits().max_live_runs
+    return (f"Training here: {load.running} of {most} running · {load.paused} paused · {load.waiting} waiting · "
+            f"trainers {load.trainers} of {caps.max_trainers} · memory {_size(load.memory_bytes)} of "
+            f"{_size(caps.memory_bytes)}")
+
+
+def _size(n: int) -> str:
+    return f"{n / GIB:.1f} GB" if n >= GIB else f"{n / MIB:.0f} MB"

@@ -13,6 +13,10 @@ The live training loop needs two facts that Streamlit's public API does not give
   the session without closing the socket, and the page freezes with its running indicator on. The loop
   therefore redraws only while the queue is short, which keeps any browser, however slow, connected.
 
+The run registry asks whether a browser session still has its connection (:func:`session_connected`), so that a
+paused run whose tab closed is parked and gives its trainer process back; Streamlit's session manager knows
+(``SessionManager.is_active_session``), and is asked from the registry's own thread.
+
 The live loop also tells a click's rerun (:class:`RerunException`) from the end of the page's connection
 (:class:`StopException`), the exceptions Streamlit raises at the loop's next redraw, and logs through Streamlit's
 own logger (:func:`logger`) so its lines appear in the server's log with Streamlit's level and format. A loop that
@@ -35,8 +39,8 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 __all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
-           "network_url", "runs_pages_directory", "send_backlog", "session_id", "streamlit_version",
-           "yield_to_streamlit"]
+           "network_url", "runs_pages_directory", "send_backlog", "session_connected", "session_id",
+           "streamlit_version", "yield_to_streamlit"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 
@@ -120,6 +124,20 @@ def _client():
     manager = getattr(Runtime.instance(), "_session_mgr", None)
     info = manager.get_active_session_info(sid) if manager is not None else None
     return getattr(info, "client", None)
+
+
+def session_connected(session_id: str) -> bool | None:
+    """Whether browser session ``session_id`` still has its connection (``None`` when unknown: no runtime).
+
+    Callable from any thread: reads ``Runtime._session_mgr.is_active_session``, a look-up in a dict.
+    """
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    manager = getattr(Runtime.instance(), "_session_mgr", None)
+    active = getattr(manager, "is_active_session", None)
+    return bool(active(session_id)) if active is not None else None
 
 
 def send_backlog() -> int:

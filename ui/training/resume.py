@@ -11,6 +11,10 @@ that no address carries, see :mod:`explorer.runs.clients`). An address read off 
 browser gives a fresh page, and the owner keeps training. In projector mode the address carries no token at all:
 a reload there takes back this browser's latest parked run. Share links never carry it either.
 
+A run whose tab closes is parked whatever its state: the registry asks Streamlit which sessions still have their
+connection (:func:`watch_sessions`), parks a paused run whose session is gone, and after a minute has it give its
+trainer process back to the run store; the reload then resumes it from there, at its step, with its curves.
+
 A run can be shown by one page at a time: a second tab of the same browser opened on the same address takes it
 over, and the first tab's loop stops and says where the run went.
 """
@@ -19,7 +23,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.runs.registry import RunRegistry
 from explorer.runs.session import RunSession
+from ui.common import st_internals
 from ui.training import controls
 
 RUN_PARAM = "run"  # query parameter with the run's token
@@ -28,8 +34,15 @@ RUN_PARAM = "run"  # query parameter with the run's token
 def take_back_from_address(held: RunSession, projector: bool) -> None:
     """Take back the run named by the address's ``?run=`` token (in projector mode: this browser's latest parked
     run), if this session does not show it already; then let the address name the session's run."""
+    watch_sessions(held.registry)
     held.take_back(st.query_params.get(RUN_PARAM), controls.settings_signature(), without_token=projector)
     show_token(held, projector)
+
+
+def watch_sessions(registry: RunRegistry) -> None:
+    """Let ``registry`` ask Streamlit whether a run's session still has its connection (set once per process)."""
+    if registry.alive is None:
+        registry.alive = st_internals.session_connected
 
 
 def show_token(held: RunSession, projector: bool) -> None:
