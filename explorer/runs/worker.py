@@ -45,7 +45,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from explorer.runs.codec import decode_checkpoints, decode_update, encode_update
-from explorer.runs.frame import thin_to
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.store import LaneUpdate, RunStore, RunUpdate, StoreUnavailable
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
