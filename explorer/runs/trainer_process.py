@@ -180,7 +180,7 @@ class _Trainer:
         for trainer, lane in zip(run.trainers, decode_update(parts[1], limit=len(parts[1])).lanes, strict=True):
             trainer.snapshots = list(lane.snapshots)
         run.status, self.run = "paused", run
-        self.publisher.publish(run.frame(), {}, force=True)  # what the server holds already: not sent again
+        self.publisher.news(run.frame(), None, force=True)  # what the server holds already: counted, not sent again
 
     def send(self, ack: int | None, *, weights: bool, quiet: bool = False) -> None:
         """News of the run (``ack``: the command it answers); ``quiet``: only when something is new."""
