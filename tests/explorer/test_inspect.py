@@ -190,8 +190,15 @@ class PrefixLM(nn.Module):
         super().__init__()
         self.lm = CausalLM(config)
 
-    def forward(self, ids: torch.Tensor, **kwargs):
-        return self.lm(torch.cat([torch.zeros_like(ids[:, :1]), ids], dim=1), **kwargs)
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lm(self._with_start(ids))
+
+    def forward_with_attention(self, ids: torch.Tensor) -> tuple[torch.Tensor, dict[str, list[torch.Tensor]]]:
+        return self.lm.forward_with_attention(self._with_start(ids))
+
+    @staticmethod
+    def _with_start(ids: torch.Tensor) -> torch.Tensor:
+        return torch.cat([torch.zeros_like(ids[:, :1]), ids], dim=1)  # (B, 1 + T)
 
 
 def _prefix_stack(model: PrefixLM, idx: torch.Tensor) -> families.SelfAttentionStack:
