@@ -11,7 +11,7 @@ import io
 import json
 import pickle
 import zipfile
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -98,7 +98,7 @@ def test_weights_of_the_wrong_shape_are_named(reverse_checkpoint: bytes) -> None
     task = get_task("reverse")
     config = task.default_model_config()
     wider = replace(config, d_model=config.d_model * 2, d_ff=config.d_ff * 2)
-    data = rewrite_metadata(reverse_checkpoint, config=json.dumps(wider.__dict__))
+    data = rewrite_metadata(reverse_checkpoint, config=json.dumps(asdict(wider)))
     with pytest.raises(CheckpointError, match="wrong shapes") as info:
         load_checkpoint(data)
     v = config.vocab_size
@@ -141,7 +141,7 @@ def test_live_training_uploader_refuses_bad_checkpoints(tmp_path: Path, reverse_
         "zipped.safetensors": _pickles(marker)["torch_save_zip"],
         "cut.safetensors": reverse_checkpoint[: len(reverse_checkpoint) // 2],
         "wide.safetensors": rewrite_metadata(reverse_checkpoint, config=json.dumps(
-            replace(get_task("reverse").default_model_config(), d_model=128, d_ff=512).__dict__)),
+            asdict(replace(get_task("reverse").default_model_config(), d_model=128, d_ff=512)))),
     }
     for file_name, data in bad.items():
         at.file_uploader(key="live.upload").set_value((file_name, data, "application/octet-stream"))
@@ -186,7 +186,7 @@ def test_uploaded_checkpoint_with_a_huge_claimed_model_is_refused_before_buildin
     at = app_at("pages/training.py")
     before_settings = {k: at.session_state[k] for k in ("live.d_model", "live.layers", "live.task")}
     forged = rewrite_metadata(reverse_checkpoint, config=json.dumps(
-        {**get_task("reverse").default_model_config().__dict__, **change}))
+        {**asdict(get_task("reverse").default_model_config()), **change}))
     assert len(forged) < 1_000_000  # under 1 MB, claiming a model of gigabytes
     _forbid_building_huge_models(monkeypatch)
     rss = _rss_mib()
