@@ -41,8 +41,6 @@ from typing import Any
 
 import torch
 
-from explorer.guard import run_problems
-from explorer.host import limits
 from explorer.runs.codec import encode_checkpoints, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun
 from explorer.runs.pace import TRAINER_SLICE_S
@@ -152,7 +150,10 @@ class _Trainer:
     def create(self, header: dict[str, Any], parts: list[bytes]) -> None:
         self.level = header["nice"]
         lower_thread(self.base + self.level)
-        if self.checked:
+        if self.checked:  # a remote trainer's job; imported here, not in the fork server (see restore)
+            from explorer.guard import run_problems
+            from explorer.host import limits
+
             task, specs = rebuild_run(header["run"], max_text_chars=limits().max_text_chars)
             problems = run_problems(task, specs, threads=LIVE_THREADS)
             if problems:
