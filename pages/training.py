@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui.common import theme
 from ui.pages import close_page, open_page, share_page
-from ui.training import controls, interventions, io, line, replay, resume, run, share, text, views, watch
+from ui.training import containers, controls, interventions, io, line, replay, resume, run, share, text, views, watch
 from ui.training.watchdog import live_watchdog
 
 projector = theme.projector()
@@ -45,7 +45,8 @@ controls.save_settings()
 close_page(info)
 
 live_run, verdict, error = run.build_run()
-with views.swapped_container(views.NOTICES, object()):  # no notice of an earlier run stays; the view keeps its place
+# No notice of an earlier run stays; the view keeps its place.
+with containers.swapped_container(containers.NOTICES, object()):
     run.show_notice()
     resume.moved_away_notice(session)
     if problem := text.text_problem(st.session_state[controls.TASK]):  # the user's own text cannot be trained on
@@ -74,7 +75,7 @@ share.keep_count_current(session)
 live_watchdog(views.STATUS_TEXT["running"])
 
 run.write_samples()
-with views.run_container(live_run, projector):
+with containers.run_container(live_run, projector):
     kind = views.kind_picker(live_run.frame())
     view = views.LiveView(live_run.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(views.PIN))
     with view.timelapse:

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from tests.app.conftest import assert_no_exception
 from tests.app.test_live_training import live_at, run_of
-from ui.training import curves
+from ui.training import containers, curves
 from ui.training import io as tio
 from ui.training import views as tv
 
@@ -77,11 +77,11 @@ def test_no_chart_is_drawn_without_data():
 
 def test_a_new_run_gets_a_fresh_view_and_the_same_run_keeps_its_own():
     at = live_at()
-    slot = at.session_state[tv.LAYOUT][1]
+    slot = at.session_state[containers.LAYOUT][1]
     at.button(key="live.step").click().run()
-    assert at.session_state[tv.LAYOUT][1] == slot  # updated in place
+    assert at.session_state[containers.LAYOUT][1] == slot  # updated in place
     at.button(key="live.reset").click().run()
-    assert at.session_state[tv.LAYOUT][1] == 1 - slot  # another run: the old view's slot is emptied
+    assert at.session_state[containers.LAYOUT][1] == 1 - slot  # another run: the old view's slot is emptied
 
 
 def test_the_loss_chart_has_no_layer_without_rows():

@@ -24,7 +24,7 @@ from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals
 from ui.common.ticker import ticks
-from ui.training import io, views
+from ui.training import containers, io, views
 from ui.training.watchdog import live_watchdog
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
@@ -175,7 +175,7 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
     live_watchdog(views.STATUS_TEXT["running"], following=True)
     _header(watched, projector)
     frame = watched.frame()
-    with views.run_container(watched, projector):
+    with containers.run_container(watched, projector):
         kind = views.kind_picker(frame)
         view = views.LiveView(watched.frame, projector=projector, kind=kind,
                               pinned_step=st.session_state.get(views.PIN), shared=watched.run_id)
