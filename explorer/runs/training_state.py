@@ -15,6 +15,8 @@ states. Never a pickle: the bytes may have been in a store other programs can wr
 
 from __future__ import annotations
 
+import logging
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,12 +25,14 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from explorer.runs.live import LiveRun
+from explorer.runs.store import RunStore, StoreUnavailable
 from explorer.runs.wire import load_weights_bytes, pack, unpack, weights_bytes
 from transformer_core.training import Trainer
 
-__all__ = ["FORMAT", "TrainingState", "decode_state", "encode_state", "restore_state"]
+__all__ = ["FORMAT", "ParkedState", "TrainingState", "decode_state", "encode_state", "restore_state"]
 
 FORMAT = "te-training-state/1"  # a state written by another version of the format is refused
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -118,3 +122,39 @@ def load_optimizer_tensors(trainer: Trainer, tensors: dict[str, torch.Tensor]) -
     if any(len(entry) != 3 for entry in state.values()):
         raise ValueError("optimiser state: a parameter misses one of exp_avg, exp_avg_sq and step")
     trainer.optimizer.state = state
+
+
+@dataclass(frozen=True)
+class ParkedState:
+    """Where a run that gave its trainer back left its training state: a key in a run store."""
+
+    store: RunStore
+    key: str
+    optimizer: bool  # whether AdamW's averages were kept (else the run goes on from its weights alone)
+
+    @classmethod
+    def put(cls, store: RunStore, data: bytes, ttl_s: float) -> ParkedState | None:
+        """Keep ``data`` (an encoded state) in ``store`` for ``ttl_s`` seconds — without the optimiser's averages
+        when the store's budget has no room for them — or ``None`` when even that does not fit.
+        :class:`~explorer.runs.store.StoreUnavailable` when the store cannot be reached."""
+        key = secrets.token_urlsafe(16)
+        if store.put_parked(key, data, ttl_s):
+            return cls(store, key, True)
+        if store.put_parked(key, decode_state(data).without_optimizer(), ttl_s):
+            return cls(store, key, False)
+        return None
+
+    def read(self) -> tuple[bytes | None, str]:
+        """The stored state, or ``None`` with why it could not be read back."""
+        try:
+            data = self.store.parked(self.key)
+        except StoreUnavailable as err:
+            return None, str(err)
+        return data, "the run store no longer had it (it restarted, or the run waited longer than its parking time)"
+
+    def drop(self) -> None:
+        """Delete the state (a trainer holds the run again); left to expire when the store cannot be reached."""
+        try:
+            self.store.drop_parked(self.key)
+        except StoreUnavailable as err:
+            LOG.info("a parked training state stays until it expires: %s", err)

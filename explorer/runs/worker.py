@@ -37,7 +37,6 @@ holds (it restarted) loses the run with a message, as a crashed trainer does.
 from __future__ import annotations
 
 import logging
-import secrets
 import threading
 import time
 import weakref
@@ -48,7 +47,7 @@ from explorer.runs.codec import decode_checkpoints, decode_update, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.store import LaneUpdate, RunStore, RunUpdate, StoreUnavailable
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
-from explorer.runs.training_state import decode_state
+from explorer.runs.training_state import ParkedState
 from explorer.runs.watch import state_of
 from explorer.runs.wire import describe_run, load_kept_weights, load_weights_bytes, portable_text, weights_bytes
 from transformer_core.tasks.base import Task
@@ -93,7 +92,7 @@ class WorkerRun(LiveRun):
         self._wire = threading.RLock()  # one reader of the pipe at a time, and news applied in order
         # While the trainer is given back: (the store, the key of the run's training state there, whether the
         # optimiser state is in it); a new trainer starts from it.
-        self._parked: tuple[RunStore, str, bool] | None = None
+        self._parked: ParkedState | None = None
         super().__init__(task, specs, threads=LIVE_THREADS)
 
     # Commands.
@@ -158,23 +157,19 @@ class WorkerRun(LiveRun):
             data = self._fetch_state()
             if data is None:
                 return False
-            key, optimizer = secrets.token_urlsafe(16), True
             try:
-                kept = store.put_parked(key, data, ttl_s)
-                if not kept:  # no room for the optimiser's averages: the weights and the step alone
-                    optimizer = False
-                    kept = store.put_parked(key, decode_state(data).without_optimizer(), ttl_s)
+                parked = ParkedState.put(store, data, ttl_s)
             except StoreUnavailable as err:
                 LOG.warning("paused run keeps its trainer: %s", err)
                 return False
-            if not kept:
+            if parked is None:
                 LOG.info("paused run keeps its trainer: its state (%.1f MB) does not fit the store", len(data) / 2**20)
                 return False
-            self._parked = (store, key, optimizer)
+            self._parked = parked
             self.recordable = False  # the models kept for a replay stayed with the trainer
             self._close()
             LOG.info("paused run at step %d gave its trainer back (optimiser state %s)", self.step,
-                     "kept" if optimizer else "not kept")
+                     "kept" if parked.optimizer else "not kept")
             return True
 
     def prioritize(self, nice: int = SHARED_NICE) -> None:
@@ -266,13 +261,7 @@ class WorkerRun(LiveRun):
     def _stored_state(self) -> list[bytes] | None:
         """The parts of a ``create`` that restores the run: its stored training state and its snapshots; ``None``
         (the run is lost, with a message) when the store no longer has the state."""
-        store, key, _ = self._parked
-        try:
-            data = store.parked(key)
-        except StoreUnavailable as err:
-            data, why = None, str(err)
-        else:
-            why = "the run store no longer had it (it restarted, or the run waited longer than its parking time)"
+        data, why = self._parked.read()
         if data is None:
             self._parked = None
             self._lose(f"its training state could not be read back: {why}")
@@ -303,10 +292,7 @@ class WorkerRun(LiveRun):
     def _drop_parked(self) -> None:
         parked, self._parked = self._parked, None
         if parked is not None:
-            try:
-                parked[0].drop_parked(parked[1])
-            except StoreUnavailable as err:
-                LOG.info("a parked training state stays until it expires: %s", err)
+            parked.drop()
 
     def _ask(self, command: dict[str, Any], *, wait: bool = True) -> bool:
         """Send ``command``; with ``wait``, read news until the trainer answers it. Returns whether it was sent."""
