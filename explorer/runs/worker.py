@@ -1,37 +1,20 @@
 """Runs that train in a trainer process of their own: :class:`WorkerRun` and the place :class:`InWorker`.
 
-A run trained on a script thread of the web server shares the server's interpreter lock with every other session's
-script thread, and a small model's step is hundreds of short torch calls that each give the lock up and take it
-back: with a class of sessions redrawing, a run kept a twentieth of its speed. A :class:`WorkerRun` trains in a
-trainer process (:mod:`explorer.runs.trainer_process`) instead, one per run, forked from a ``forkserver`` that
-imported torch once. The server keeps a mirror of the run: a :class:`~explorer.runs.live.LiveRun` whose trainers
-hold the history, snapshots, samples and where each lane stands, as the trainer's news brings them (the channel
-updates a watcher reads), and whose models receive the trained weights whenever the run pauses, steps, stops or
-ends (with, at the end, the models each lane kept at its evaluation steps, which the run's recording holds).
-Everything that reads a run — the live view, the hand-over to the other pages, recordings, checkpoints, switching
-heads off on a paused run — reads the mirror, unchanged.
+Why runs leave the web server, and a run's whole life there, are told once in docs/runs.md. Here: a
+:class:`WorkerRun` is the server's mirror of a run its trainer process (:mod:`explorer.runs.trainer_process`)
+trains: its trainers hold the history, snapshots, samples and where each lane stands, as the trainer's news brings
+them, and its models the weights of the last pause, step, stop or end, so everything that reads a run reads the
+mirror unchanged. The buttons become commands (:meth:`~WorkerRun.start`, :meth:`~WorkerRun.pause`,
+:meth:`~WorkerRun.step_once`, :meth:`~WorkerRun.stop`, :meth:`~WorkerRun.reset`); a pause waits for the trainer's
+answer, which lands after the step in progress. :meth:`~WorkerRun.advance` only reads news: nobody reading means
+the pipe fills and the trainer waits. A trainer that crashes or is killed loses its run with a message; the server
+only ever reads bytes from a pipe.
 
-The buttons become commands: :meth:`WorkerRun.start`, :meth:`~WorkerRun.pause`, :meth:`~WorkerRun.step_once`,
-:meth:`~WorkerRun.stop`, :meth:`~WorkerRun.reset` and the samples after an evaluation. A pause waits for the
-trainer's answer (it lands after the step in progress, well within a second) and brings the weights back.
-:meth:`~WorkerRun.advance` trains nothing itself: it reads the trainer's news for the slice's time. Nobody
-reading means the pipe fills and the trainer waits, so, as on a thread, a run no page drives trains no further.
-
-A trainer that crashes or is killed loses its run: the mirror ends "stopped" with a message that the page shows,
-keeping the weights of its last pause. The web server is never at risk: it only reads bytes from a pipe.
-
-Priority: a visitor's own run trains :data:`OWN_NICE` nicer than the web server, a shared run or a lesson on the
-projector :data:`SHARED_NICE` (as nice as the server), so the runs a class watches come first. A run that becomes
-shared while it trains is prioritized (:meth:`WorkerRun.prioritize`): its trainer moves it to a new thread at the
-server's niceness, since no unprivileged process can raise a priority it lowered. :attr:`WorkerRun.trainer_nice`
-is what the trainer reports.
-
-Giving the trainer back: a paused run nobody has open (:mod:`explorer.runs.registry`), or the oldest paused run
-when the server holds as many trainers as it allows (:mod:`explorer.runs.slots`), calls :meth:`WorkerRun.give_back`:
-the trainer sends the run's training state (:mod:`explorer.runs.training_state`), the run store keeps it for the
-run's parking time, and the trainer process exits. The mirror keeps everything a page shows. Resume (or Step once)
-starts a new trainer from the stored state, at the step the run had, with its snapshots; a state the store no longer
-holds (it restarted) loses the run with a message, as a crashed trainer does.
+Priority: a visitor's own run trains :data:`OWN_NICE` nicer than the web server, a shared run or a lesson
+:data:`SHARED_NICE`; :meth:`WorkerRun.prioritize` moves a run that becomes shared to a thread at the server's
+niceness. Giving the trainer back (:meth:`WorkerRun.give_back`, asked by the registry and the places): the run's
+training state goes to the run store (:class:`~explorer.runs.training_state.ParkedState`), the trainer exits, and
+Resume starts a new one from there, at the same step; a state the store no longer holds loses the run with a message.
 """
 
 from __future__ import annotations
