@@ -258,7 +258,9 @@ class RunRegistry:
         closed (a training run only once no loop drives it: its own loop parks it), or it went unseen for
         ``stale_s``."""
         run = entry.run
-        if run.finished or not (run.holds_trainer or run.training_state_bytes > 0 or run.status == "paused"):
+        # The status first: a run that trains on a thread must not have its tensors read from this one.
+        if run.finished or not (run.status in ("running", "paused") or run.holds_trainer
+                                or run.training_state_bytes > 0):
             return False
         if now - entry.seen > self.stale_s:
             return True
