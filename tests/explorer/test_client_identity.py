@@ -7,30 +7,17 @@ import ipaddress
 
 import pytest
 
-from explorer.runs import slots as run_slots
 from explorer.runs.clients import Client, ClientBook, client_address, trusted_proxies
 from explorer.runs.registry import RunRegistry
 from explorer.runs.slots import QuotaExceeded, RunLine, per_client_limit, take_place
+from tests.explorer import test_run_slots
 from tests.explorer.test_run_registry import FakeClock, tiny_run
 from tests.explorer.test_watch_replay import make_run
 
+task, no_other_runs = test_run_slots.task, test_run_slots.no_other_runs  # the slots tests' fixtures
 SCHOOL = "203.0.113.7"  # one address for a whole class behind its router
 
 
-@pytest.fixture(scope="module")
-def task():
-    from transformer_core.tasks import get_task
-
-    return get_task("reverse", seq_len=4, eval_size=16)
-
-
-@pytest.fixture(autouse=True)
-def no_other_runs():
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
-    yield
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
 
 
 def rotated(book: ClientBook, n: int, address: str = SCHOOL, prefix: str = "script") -> list[Client]:
