@@ -4,6 +4,8 @@ import streamlit as st
 
 from ui.attention import controls
 from ui.attention import pretrained as lab_pretrained
+from ui.attention.beyond.context import LensContext
+from ui.attention.beyond.section import beyond_section
 from ui.attention.find_heads import find_heads_section
 from ui.attention.generation import keep_writing, writing_section
 from ui.attention.head_switch import shown_model, switch_off_section
@@ -81,5 +83,6 @@ if shown is not None:
     switch_off_section(shown)
 if pre is not None:
     find_heads_section(pre)
+beyond_section(None if shown is None else LensContext(shown, pre, shown_trained, run, text, layer, head, projector))
 keep_writing(writing)  # last: every section is drawn while the model writes
 close_page(info)

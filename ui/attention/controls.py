@@ -20,6 +20,7 @@ from explorer.lab.subjects import random_lab
 from explorer.lab.text_input import INPUT_KINDS, MAX_TOKENS, LabInput, encode_for_task, task_vocabulary
 from transformer_core import positional
 from transformer_core.families import FAMILIES, family
+from ui.attention.beyond.registry import VIEWS as BEYOND_VIEWS
 from ui.common import state
 from ui.common.urlstate import UrlParam, settle_choice
 
@@ -49,6 +50,7 @@ OFF_MODE = "attn.off_mode"  # what a switched-off head outputs: "zero" or "mean"
 LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
 SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
 JUMP_TO_HEAD = "attn.jump_to_head"  # bool, once: a Find-the-heads button picked a head; scroll to its view
+BEYOND = "attn.beyond"  # the *Beyond attention* view shown, a key of ui.attention.beyond.registry ("" for none)
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -80,6 +82,7 @@ URL_PARAMS = (
     UrlParam(PRETRAINED_MODEL, "", max_chars=200),  # the model's name; a name not on the server falls back
     UrlParam(OFF, "", max_chars=2000),  # checked against the model that runs (see ui.attention.head_switch)
     UrlParam(OFF_MODE, "zero", choices=tuple(OFF_MODES)),
+    UrlParam(BEYOND, "", choices=("", *(v.key for v in BEYOND_VIEWS))),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)

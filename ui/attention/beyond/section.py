@@ -1,0 +1,38 @@
+"""The *Beyond attention* section: a picker over the second lenses and the chosen one, drawn on demand."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+import streamlit as st
+
+from ui.attention.beyond.context import LensContext
+from ui.attention.beyond.registry import VIEWS, view
+from ui.attention.controls import BEYOND
+
+INTRO = ("Attention shows where each token looks, not what the model needed to answer. These lenses ask the model "
+         "itself: change the input or its insides and see how the answer moves.")
+
+
+def beyond_section(ctx: LensContext | None) -> None:
+    """The picker and the chosen view (nothing is computed until a view is chosen)."""
+    if not VIEWS:
+        return
+    st.subheader("Beyond attention: what the model used")
+    if ctx is None or not ctx.projector:
+        st.caption(INTRO)
+    key = st.segmented_control("Second lens", [v.key for v in VIEWS], key=BEYOND,
+                               format_func=lambda k: view(k).title if view(k) else k,
+                               help="Each lens answers a question attention cannot. Pick one to compute it.")
+    chosen = view(key or "")
+    if chosen is None:
+        return
+    if ctx is None:
+        st.info("Type a text the model can read to use this lens.", icon="⌨️")
+        return
+    module = import_module(f"ui.attention.beyond.{chosen.module}")
+    reason = module.offered(ctx)
+    if reason:
+        st.info(reason, icon="ℹ️")
+        return
+    module.draw(ctx)
