@@ -168,3 +168,29 @@ def test_pretrained_folders_load_on_the_gpu_and_equal_transformers_there(tmp_pat
             _, attention = pre.model.forward_with_attention(next(iter(inputs.values())))
         for mine, theirs in zip(attention["encoder"], ref.attentions, strict=True):
             torch.testing.assert_close(mine, theirs, atol=1e-5, rtol=0, msg=name)
+
+
+@pytest.mark.parametrize("config", [TINY, LLAMA], ids=["gpt", "llama"])
+def test_attribution_patching_logit_attribution_and_neurons_equal_the_cpu(config):
+    from transformer_core.attribution import token_attributions
+    from transformer_core.neurons import neuron_activations
+    from transformer_core.patching import direct_logit_attribution, logit_difference, patch_heads, patch_residual
+
+    torch.manual_seed(3)
+    cpu, gpu = _pair(CausalLM(config))
+    clean, corrupt = [3, 7, 1, 9, 4, 2], [3, 7, 5, 9, 4, 2]
+    for method in ("grad_x_input", "integrated_gradients"):
+        a, b = (token_attributions(m, clean, 5, method=method, steps=8) for m in (cpu, gpu))
+        assert abs(a.values).sum() > 0, method  # the oracle is not flat
+        torch.testing.assert_close(torch.as_tensor(b.values), torch.as_tensor(a.values), atol=ATOL, rtol=0, msg=method)
+    metric = logit_difference(5, 6)
+    for patch in (patch_residual, patch_heads):
+        a, b = (patch(m, clean, corrupt, metric) for m in (cpu, gpu))
+        assert a.clean != a.corrupt
+        torch.testing.assert_close(torch.as_tensor(b.patched), torch.as_tensor(a.patched), atol=ATOL, rtol=0)
+    a, b = (direct_logit_attribution(m, clean, 5, 6) for m in (cpu, gpu))
+    torch.testing.assert_close(torch.as_tensor(b.heads), torch.as_tensor(a.heads), atol=ATOL, rtol=0)
+    assert abs(float(b.total) - float(a.total)) < ATOL
+    a, b = (neuron_activations(m, clean) for m in (cpu, gpu))
+    assert a.abs().sum() > 0
+    torch.testing.assert_close(b.cpu(), a, atol=ATOL, rtol=0)
