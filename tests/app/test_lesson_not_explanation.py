@@ -71,7 +71,7 @@ def test_every_step_reveals_the_models_numbers(at):
 
     _reveal(at, 4, 0)  # "the → a": wrong
     table = at.dataframe[-1].value
-    assert list(table["next word"]) == ["is", "are", "is"]
+    assert list(table["next word"]) == ["is", "is", "are", "is"]  # the original sentence first
     restored = _z(_figure(at, "patching")["data"][0])
     np.testing.assert_allclose(restored, [[0, 1, 0, 0, 0]], atol=1e-5)
     assert any("Only changing “key” flips the answer" in i.value for i in at.info)

@@ -27,11 +27,10 @@ ATTENTION_COLOUR, GRAD_COLOUR, IG_COLOUR = "#0072B2", "#E69F00", "#D55E00"
 def _guess(lesson: Lesson, step: int, prompt: str, options: list[str], button: str) -> int | None:
     """The student's guess and a button that reveals the answer: the guess's index once revealed, else None."""
     shown = key_of(lesson, f"shown{step}")
-    left, right = st.columns([4, 1], vertical_alignment="bottom")
-    guess = left.radio(f"🤔 {prompt}", range(len(options)), index=None, horizontal=True,
+    guess = st.radio(f"🤔 {prompt}", range(len(options)), index=None, horizontal=True,
                        format_func=options.__getitem__, key=key_of(lesson, f"guess{step}"),
                        help="Guess before you look: the button shows what the model does.")
-    if right.button(button, key=key_of(lesson, f"show{step}"), type="primary", disabled=guess is None,
+    if st.button(button, key=key_of(lesson, f"show{step}"), type="primary", disabled=guess is None,
                     help="Runs the model on the sentence and shows the result."):
         st.session_state[shown] = True
     if guess is None:
@@ -114,9 +113,13 @@ def _patching_step(lesson: Lesson, model) -> None:
     if guess is None:
         return
     changes = [ne.change(model, p, w) for p, w in ne.CHANGES]
-    st.dataframe([{"change": label, "sentence": c.sentence, "next word": c.answer,
-                   "score of “is” − “are”": round(c.patching.corrupt, 2)}
-                  for label, c in zip(CHANGE_LABELS, changes, strict=True)], hide_index=True, width="stretch")
+    score = "score of “is” − “are”"
+    original = {"change": "none", "sentence": ne.SENTENCE, "next word": ne.ANSWER,
+                score: round(changes[0].patching.clean, 2)}
+    st.dataframe([original, *({"change": label, "sentence": c.sentence, "next word": c.answer,
+                               score: round(c.patching.corrupt, 2)}
+                              for label, c in zip(CHANGE_LABELS, changes, strict=True))],
+                 hide_index=True, width="stretch")
     flip = next(i for i, c in enumerate(changes) if c.answer != ne.ANSWER)
     c = changes[flip]
     fig = charts.heatmap(c.patching.restored, LABELS, ["layer 1"], zmin=0.0, zmax=1.0, hover_name="restored",

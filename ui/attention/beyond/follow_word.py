@@ -55,20 +55,20 @@ def _encoder(ctx: LensContext) -> Callable[[str], Sequence[int]]:
     return char_encoder(trained_input(ctx.trained, ctx.text)[2])
 
 
-def _position(ctx: LensContext) -> int:
+def _position(ctx: LensContext, where) -> int:
     """The position read, 0-based (the last token unless the learner picks another)."""
     n = len(ctx.shown.ids)
     if int(st.session_state.get(FOLLOW_POS, 0)) > n:
         st.session_state[FOLLOW_POS] = 0
     tokens = ctx.shown.tokens
-    chosen = st.selectbox(
+    chosen = where.selectbox(
         "Read at", range(n + 1), key=FOLLOW_POS,
         format_func=lambda i: f"the last token, “{tokens[-1]}”" if i == 0 else f"token {i}, “{tokens[i - 1]}”",
         help="The position whose next-token guess is followed; the model's real prediction is the last one's.")
     return n - 1 if chosen == 0 else chosen - 1
 
 
-def _candidates(ctx: LensContext, position: int) -> list[Candidate]:
+def _candidates(ctx: LensContext, position: int, left, right) -> list[Candidate]:
     """The model's own likeliest tokens the learner keeps (the top three at first) and the words typed."""
     tops = top_candidates(ctx.model, ctx.shown.ids, ctx.shown.label, position=position, k=CHOICES)
     by_id = {c.id: c for c in tops}
@@ -76,14 +76,13 @@ def _candidates(ctx: LensContext, position: int) -> list[Candidate]:
     if st.session_state.get(PICKED_FOR) != context or PICK not in st.session_state:
         st.session_state[PICK] = [c.id for c in tops[:DEFAULT_PICKS]]
         st.session_state[PICKED_FOR] = context
-    left, right = st.columns([3, 2])
     picked = left.multiselect(
         "The model's likeliest next tokens", list(by_id), key=PICK, format_func=lambda i: by_id[i].label,
         max_selections=MAX_CANDIDATES, help="Its 10 likeliest next tokens after its last layer; pick which to follow.")
     words = right.text_input(
-        "Or type words (comma-separated)", key=FOLLOW_WORDS, max_chars=120, placeholder="e.g. Paris, London",
-        help="Each word is read as the next word after the text and followed as its first token (a line above "
-             "the chart names it).")
+        "Or type words", key=FOLLOW_WORDS, max_chars=120, placeholder="e.g. Paris, London",
+        help="Comma-separated. Each word is read as the next word after the text and followed as its first token "
+             "(a line above the chart names it).")
     chosen = [by_id[i] for i in picked]
     encode = _encoder(ctx)
     for word in (w.strip() for w in words.split(",") if w.strip()):
@@ -103,7 +102,8 @@ def _figure(paths: WordPaths, *, projector: bool) -> go.Figure:
             customdata=paths.ranks[:, k].tolist(), hovertemplate="after layer %{x}: %{y:.1%} · rank %{customdata}"
                                                         f"<extra>“{c.label}”</extra>"))
     fig.update_xaxes(title="after layer", tickmode="array", tickvals=layers)
-    fig.update_yaxes(title="probability", range=[0, 1.02], tickformat=".0%")
+    top = float(paths.probs.max())  # small probabilities stay readable; 100 % stays the top when lines get near it
+    fig.update_yaxes(title="probability", range=[0, 1.02 if top > 0.6 else max(0.05, 1.15 * top)], tickformat=".0%")
     fig = charts.style(fig, title="Probability of each candidate after every layer", height=300 if projector else 360)
     return charts.move_legend(fig, "right")
 
@@ -114,7 +114,9 @@ def _rank_figure(paths: WordPaths) -> go.Figure:
                                 hovertemplate="after layer %{x}: rank %{y}<extra></extra>")
                      for k, c in enumerate(paths.candidates)])
     fig.update_xaxes(title="after layer", tickmode="array", tickvals=layers)
-    fig.update_yaxes(title="rank (1 = likeliest)", type="log", autorange="reversed")
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+             if t <= max(2, int(paths.ranks.max()))]
+    fig.update_yaxes(title="rank (1 = likeliest)", type="log", autorange="reversed", tickvals=ticks)
     return charts.move_legend(charts.style(fig, title="Rank among every token", height=260), "right")
 
 
@@ -149,8 +151,9 @@ def _downloads(paths: WordPaths, tokens: Sequence[str]) -> None:
 
 def draw(ctx: LensContext) -> None:
     """The position and candidates, the chart of their probability (and rank) per layer, the caption, downloads."""
-    position = _position(ctx)
-    chosen = _candidates(ctx, position)
+    where, left, right = st.columns([2, 3, 2])
+    position = _position(ctx, where)
+    chosen = _candidates(ctx, position, left, right)
     if not chosen:
         st.info("Choose a token or type a word to follow it through the layers.", icon="👆")
         return
@@ -163,7 +166,7 @@ def draw(ctx: LensContext) -> None:
         st.caption(note)
     charts.show(_figure(paths, projector=ctx.projector), key="attn.follow.chart")
     st.caption(_summary(paths))
+    st.caption(CAPTION)
     if not ctx.projector:
-        st.caption(CAPTION)
         charts.show(_rank_figure(paths), key="attn.follow.ranks")
         _downloads(paths, ctx.shown.tokens)
