@@ -88,3 +88,14 @@ def test_the_lessons_reveal_after_the_steps(at):
 def test_labels_tell_the_two_thes_apart():
     assert view.LABELS == ["the (1)", "key", "to", "the (4)", "cabinets"]
     assert view.CHANGE_LABELS[0] == "the (1) → a"
+
+
+def test_projector_mode_keeps_the_pictures_and_drops_the_long_captions():
+    at = app_at(PAGE, query={"lesson": KEY, "present": "true"})
+    assert_no_exception(at)
+    _reveal(at, 3, 1)
+    _reveal(at, 4, 1)
+    assert _figure(at, "attribution")["layout"]["height"] == 300
+    assert _figure(at, "patching")["data"][0]
+    assert not any("Integrated gradients' values add up" in c.value for c in at.caption)
+    assert any("Only changing “key” flips the answer" in s.value for s in at.success)
