@@ -13,7 +13,7 @@ TITLES = {lesson.key: f"{lesson.icon} {lesson.title}" for lesson in LESSONS}
 if not projector():  # on a projector the lesson itself comes first
     intro, link = st.columns([3, 1], vertical_alignment="center")
     intro.markdown(
-        "Short guided scenarios for a class. Each one has a goal, a question to **predict** first, two or three "
+        "Short guided scenarios for a class. Each one has a goal, a question to **predict** first, two to four "
         "steps with real models, and a **reveal** that explains the answer and what to notice."
     )
     with link:

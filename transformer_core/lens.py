@@ -93,3 +93,53 @@ def logit_lens(model: nn.Module, tokens: torch.Tensor | Sequence[int], top_k: in
         final_ids=final_ids.cpu().numpy(),
         final_probs=torch.stack(finals).cpu().numpy(),
     )
+
+
+@dataclass(frozen=True)
+class TokenPaths:
+    """Chosen tokens followed through the layers at one position: their probability and rank after each block."""
+
+    targets: np.ndarray  # (K,) int64: the token ids followed, in the order asked
+    position: int  # the position read (0-based, counted from the start); it predicts the token after it
+    probs: np.ndarray  # (L, K) float32: each target's probability after block l
+    ranks: np.ndarray  # (L, K) int64: its rank among all V tokens there, 1 = likeliest (ties share the better rank)
+
+
+def follow_tokens(model: nn.Module, tokens: torch.Tensor | Sequence[int], targets: Sequence[int], *,
+                  position: int = -1) -> TokenPaths:
+    """The logit lens of a few chosen next tokens: their probability and rank after every layer at ``position``.
+
+    Row ``l`` is the residual stream after block ``l`` through the final norm and the unembedding, as in
+    :func:`logit_lens`; the last row is the model's own next-token distribution.
+
+    Args:
+        model: a :class:`~transformer_core.models.CausalLM` (including the pretrained GPT-2 and Llama); eval mode.
+        tokens: the text's token ids, ``(T,)`` or ``(1, T)``.
+        targets: the next-token ids to follow (at least one, each in the vocabulary).
+        position: the position read, negative counting from the end (``-1``: after the whole text).
+
+    Raises:
+        ValueError: for a model that is not decoder-only, an empty or too long text, a bad target or position.
+    """
+    if not isinstance(model, CausalLM):
+        raise ValueError(f"The logit lens reads decoder-only (GPT-like) models; {type(model).__name__} is not one.")
+    wanted = [int(t) for t in targets]
+    vocab = model.config.vocab_size
+    if not wanted or any(not 0 <= t < vocab for t in wanted):
+        raise ValueError(f"Follow at least one token, each an id in 0..{vocab - 1}; got {wanted}.")
+    device = model.lm_head.weight.device
+    with torch.no_grad():
+        ids = _as_ids(tokens, model).to(device)
+        n = ids.numel()
+        if not -n <= position < n:
+            raise ValueError(f"Position {position} is outside the text's {n} tokens.")
+        at = position % n
+        index = torch.tensor(wanted, device=device)
+        probs, ranks = [], []
+        for x in _residuals(model, ids):
+            p = model.lm_head(model.final_norm(x[at])).float().softmax(dim=-1)  # (V,)
+            chosen = p[index]  # (K,)
+            probs.append(chosen)
+            ranks.append(1 + (p[None, :] > chosen[:, None]).sum(dim=-1))  # (K,): tokens strictly likelier, + 1
+    return TokenPaths(targets=np.asarray(wanted, dtype=np.int64), position=at,
+                      probs=torch.stack(probs).cpu().numpy(), ranks=torch.stack(ranks).cpu().numpy())

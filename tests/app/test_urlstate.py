@@ -123,6 +123,8 @@ def test_url_param_parsing_rules():
     assert layers.is_default([0, 1]) and layers.format((2, 0)) == "2,0"
     with pytest.raises(ValueError):
         layers.parse("0,5")
+    view = UrlParam("view", "", choices=("", "a"))
+    assert view.format(None) == "" and view.is_default(None)  # a segmented control with nothing picked
 
 
 def test_present_in_the_url_turns_on_projector_mode():

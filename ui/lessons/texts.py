@@ -240,7 +240,47 @@ SCALING = Lesson(
     links=(Link("attention", "See ÷√d_k inside a real attention step"),),
 )
 
-LESSONS: tuple[Lesson, ...] = (POSITIONAL, HEADS, IMPORTANCE, PATCHES, CAUSAL, SCALING)
+NOT_EXPLANATION = Lesson(
+    key="not_explanation", title="Attention is not explanation", icon="🔍",
+    goal="See that the word a model looks at most is not always the word its answer depends on, and meet the "
+         "tools that ask the model itself: attribution and patching.",
+    steps=(
+        "Here is a small model that finishes sentences about keys and cabinets. Read the sentence and guess the "
+        "next word before the model answers: *the key to the cabinets …*",
+        "The heatmap shows where each word looks. The last row matters most: that word predicts what comes next. "
+        "Guess first: which word does it look at most?",
+        "Attention says where the model looks, not what it used. *Attribution* asks the model: nudge each word's "
+        "vector a little, how much does the score of “is” move? Gradient × input does it in one pass; integrated "
+        "gradients walks from no words at all to the real ones. Guess first: which word made the model say “is”?",
+        "The strongest test is an experiment: change one word and see whether the answer changes. Then *patch*: run "
+        "the changed sentence but put one position's vector back from the original, and see how much of the "
+        "original answer comes back. Guess first: which change flips the answer?",
+    ),
+    question=Question(
+        prompt="If attention puts most of its weight on one word, is that the word the answer depends on?",
+        options=("Yes: the heatmap shows what the model used", "Not necessarily: a word with little attention "
+                 "can decide the answer", "Attention and the answer are unrelated"),
+        answer=1,
+        explanation="Attention weights say how much of each word's *value* is mixed in, not how much that value "
+                    "holds. This head puts about 70 % of its weight on the first “the”, whose value is empty, "
+                    "and about a quarter on “key”, whose value carries the number. Attribution and patching both "
+                    "point at “key”; changing the first word does not move the answer. Attention is still "
+                    "related to the answer (“key” gets far more weight than “cabinets”), just not its explanation.",
+    ),
+    notice=(
+        "The brightest column is the first word: many real models do this too. Heads park their attention on the "
+        "first token (an *attention sink*) when they have nothing to fetch.",
+        "Attribution and patching agree here; on big models they often differ in detail, which is why researchers "
+        "use several lenses.",
+        "This model's weights were set by hand (one layer, one head, 9 words) so that the case is clear; the "
+        "attention, the attribution and the patching are computed live on it with the same functions the "
+        "Attention Lab uses on GPT-2.",
+    ),
+    links=(Link("attention", "Try the second lenses on a real model (Attention Lab, Beyond attention)",
+                (("attn.beyond", "follow"),)),),
+)
+
+LESSONS: tuple[Lesson, ...] = (POSITIONAL, HEADS, IMPORTANCE, PATCHES, CAUSAL, SCALING, NOT_EXPLANATION)
 LESSON_KEYS = tuple(lesson.key for lesson in LESSONS)
 
 

@@ -24,6 +24,7 @@ from ui.common.theme import projector
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, step_intro
 from ui.lessons.head_importance import importance_steps
+from ui.lessons.not_explanation import not_explanation_steps
 from ui.lessons.texts import Lesson
 from ui.vit.views import grid_overlay, sequence_strip
 
@@ -185,4 +186,5 @@ LESSON_STEPS: dict[str, Callable[[Lesson], None]] = {
     "patches": patches_steps,
     "causal": causal_steps,
     "scaling": scaling_steps,
+    "not_explanation": not_explanation_steps,
 }
