@@ -13,6 +13,7 @@ from tests.conftest import REPO_ROOT
 
 TEST_SH = REPO_ROOT / "test.sh"
 PARALLEL = ["-n", "auto", "--dist", "loadfile"]
+BROWSER_PARALLEL = ["-n", "auto", "--maxprocesses", "2", "--dist", "loadfile"]
 
 
 def planned(*args: str) -> list[list[str]]:
@@ -28,8 +29,9 @@ def test_ci_runs_the_whole_suite():
     assert commands == ["./test.sh"]
 
 
-def test_the_whole_suite_runs_the_tests_without_a_browser_in_parallel_then_the_browser_tests_alone():
-    assert planned() == [[*PARALLEL, "-m", "not browser"], ["-m", "browser"]]
+def test_the_whole_suite_runs_the_tests_without_a_browser_then_the_browser_tests_on_two_workers_then_alone():
+    assert planned() == [[*PARALLEL, "-m", "not browser"], [*BROWSER_PARALLEL, "-m", "browser and not alone"],
+                         ["-m", "browser and alone"]]
 
 
 def test_quick_leaves_out_the_browser_and_slow_tests_and_passes_the_rest_on():

@@ -1,6 +1,8 @@
 """Browser fixtures: start the real app once per session and drive it with Playwright in headless Chromium.
 
 Every test in this folder is marked `browser`; select or skip them with `-m browser` / `-m "not browser"`.
+``./test.sh`` runs them on two pytest-xdist workers, each with its own Chromium and app servers (each file on one
+worker), and those marked `alone` afterwards in one process; so a test's waits allow for a neighbour on the cores.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_DIR = REPO_ROOT / "screenshots"
 SERVER_START_TIMEOUT_S = 60
 APP_RUN_TIMEOUT_MS = 60_000
+# Playwright's expect() waits 5 s by default; a page checked while another worker's test shares the cores (or the
+# machine is busy) can take longer to show what it will show. A passing check returns as soon as it holds.
+EXPECT_TIMEOUT_MS = 30_000
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -179,6 +184,7 @@ def browser():
         executable = find_chromium()
         if executable is None and not _playwright_has_chromium(playwright):
             pytest.skip(NO_BROWSER)
+        sync_api.expect.set_options(timeout=EXPECT_TIMEOUT_MS)
         chromium = playwright.chromium.launch(headless=True, executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()

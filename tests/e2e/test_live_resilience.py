@@ -33,6 +33,7 @@ def busy_core():
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # it makes the cores busy itself: another test beside it would add load it does not account for
 def test_character_lm_with_compare_trains_to_the_end_on_busy_cores(page, busy_core):
     cdp = page.context.new_cdp_session(page)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 2})  # a browser twice as slow as this one
