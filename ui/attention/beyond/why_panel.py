@@ -1,0 +1,177 @@
+"""The *Why this word?* panel: one output's token attributions beside its attention row, with integrated gradients
+on a button (progress bar, Stop), one sentence on where the two disagree, a caption, and CSV and PNG downloads.
+
+Drawn by the Lab's lens (:mod:`ui.attention.beyond.why_word`) and under a finished writing of *Watch it write*.
+Results live in ``st.session_state`` (this browser session only), keyed by the model, the input and the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from explorer.lab.why_reading import as_rows, disagreement, why_csv, why_png
+from explorer.lab.why_word import Explained, explain
+from explorer.render import heatmap as hm
+from transformer_core.attribution import Attribution
+from ui.common import charts
+
+METHODS = {"grad_x_input": "Gradient × input", "integrated_gradients": "Integrated gradients"}
+STEP_CHOICES = (16, 32, 64, 128)  # integrated gradients' points along the path
+PROGRESS_UPDATES = 8  # the path is run in about this many batches, each a place where Stop lands
+KEPT_RESULTS = 8  # attributions kept per session (the newest)
+GAP_OK = 0.05  # a completeness gap under this share of f(x) - f(0) counts as small
+
+CAPTION = ("Attribution is a local, linear reading of the model around your text, not a proof of cause: a token "
+           "whose effect has saturated can get a small gradient although it matters, and integrated gradients "
+           "depend on the baseline they start from (here every token's embedding row set to zero). Attention shows "
+           "where a token looked; attribution estimates what moved the answer.")
+
+
+def _results(key: str) -> dict:
+    return st.session_state.setdefault(f"{key}.results", {})
+
+
+def _keep(key: str, what: Hashable, result: Attribution) -> None:
+    results = _results(key)
+    results[what] = result
+    for old in list(results)[:-KEPT_RESULTS]:
+        del results[old]
+
+
+def _stop(key: str) -> None:
+    done = st.session_state.pop(f"{key}.done", None)
+    if done is not None:
+        st.session_state[f"{key}.stopped"] = done
+
+
+def _integrated(model, e: Explained, steps: int, key: str, what: Hashable) -> None:
+    """Integrated gradients with a progress bar; a click anywhere (Stop included) interrupts it at the next batch."""
+    bar = st.progress(0.0, text=f"Integrated gradients: 0 of {steps} points…")
+    st.session_state[f"{key}.done"] = (0, steps)
+
+    def progress(done: int, total: int) -> None:
+        st.session_state[f"{key}.done"] = (done, total)
+        bar.progress(done / total, text=f"Integrated gradients: {done} of {total} points…")
+
+    points = max(1, -(-steps // PROGRESS_UPDATES))
+    result = explain(model, e, method="integrated_gradients", steps=steps, progress=progress, batch_points=points)
+    bar.empty()
+    st.session_state.pop(f"{key}.done", None)
+    _keep(key, what, result)
+
+
+def gap_sentence(result: Attribution) -> str:
+    """The completeness gap of integrated gradients, in words."""
+    moved = result.output - (result.baseline_output or 0.0)
+    total, gap = float(result.values.sum()), float(result.gap or 0.0)
+    share = abs(gap) / max(abs(moved), 1e-12)
+    said = (f"The attributions add up to {total:.4g}; from the all-zero baseline to your text the output moved by "
+            f"{moved:.4g}, so the completeness gap is {gap:.3g} ({share:.1%} of it).")
+    if share <= GAP_OK:
+        return said + f" {result.steps} points follow the path closely enough."
+    return (said + f" That is large: the gradient changes faster along the path than {result.steps} points can "
+            "follow (Llama-family models, whose first RMSNorm switches on abruptly near zero, do this). Try more "
+            "points, and read the values as rough.")
+
+
+def _figure(e: Explained, values: np.ndarray, row: np.ndarray, which: str, method: str) -> go.Figure:
+    z, text, names = as_rows(values, e.tokens, e.n_source)
+    w, _, _ = as_rows(row, e.tokens, e.n_source)
+    cols = [str(i) for i in range(z.shape[1])]
+    bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() and np.nanmax(np.abs(z)) > 0 else 1.0
+    peak = float(np.nanmax(w)) if np.isfinite(w).any() and np.nanmax(w) > 0 else 1.0
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.22, subplot_titles=(
+        f"{METHODS[method]}: what moved “{e.token}”", f"Attention of {which}"))
+    font = dict(size=charts.font_size())
+    for r, (m, scale, lo, hi, name, bar_y) in enumerate(((z, hm.DIVERGING, -bound, bound, "attribution", 0.8),
+                                                         (w, charts.colorscale(), 0.0, peak, "weight", 0.2)), 1):
+        fig.add_trace(go.Heatmap(
+            z=m, x=cols, y=names, zmin=lo, zmax=hi, colorscale=charts.plotly_scale(scale), text=text,
+            texttemplate="%{text}", textfont=font, customdata=text, xgap=2, ygap=2,
+            colorbar=dict(len=0.4, y=bar_y, thickness=12, title=name),
+            hovertemplate=f"%{{customdata}} (position %{{x}})<br>{name} %{{z:.4f}}<extra></extra>"), row=r, col=1)
+        fig.update_yaxes(autorange="reversed", type="category", row=r, col=1)
+        fig.update_xaxes(type="category", showticklabels=len(cols) <= 40, row=r, col=1)
+    return charts.style(fig, height=260 + 70 * (len(names) - 1))
+
+
+def _method_controls(key: str, method_key: str, steps_key: str) -> tuple[str, int]:
+    left, right = st.columns([2, 1], vertical_alignment="bottom")
+    with left:
+        method = st.radio(
+            "Attribution", list(METHODS), format_func=METHODS.get, key=method_key, horizontal=True,
+            help="Gradient × input: the output's gradient with respect to each token's embedding row, times the "
+                 "row, summed (one backward pass, at once). Integrated gradients: the same, with the gradient "
+                 "averaged along the straight path from all-zero rows to your text (Sundararajan et al. 2017); "
+                 "its values add up to the output's change along that path.")
+    with right:
+        steps = st.selectbox("Points on the path", STEP_CHOICES, key=steps_key, disabled=method != "integrated_gradients",
+                             help="How many points of the path integrated gradients evaluates: more follow the "
+                                  "gradient more closely (a smaller completeness gap) and take longer.")
+    return method, int(steps)
+
+
+def _ig_buttons(model, e: Explained, steps: int, key: str, what: Hashable) -> None:
+    """The button that runs integrated gradients and the Stop that ends it (and what a stop left)."""
+    row = st.container(horizontal=True, vertical_alignment="center")
+    with row:
+        run = st.button(f"Compute integrated gradients ({steps} points)", key=f"{key}.run", type="primary",
+                        icon=":material/play_arrow:",
+                        help="Runs the model at every point of the path, in batches, with a progress bar.")
+        st.button("Stop", key=f"{key}.stop", icon=":material/stop:", on_click=_stop, args=(key,), disabled=not run,
+                  help="Stops integrated gradients; nothing is kept, and gradient × input stays shown.")
+    stopped = st.session_state.pop(f"{key}.stopped", None)
+    if stopped and not run:
+        st.info(f"Stopped after {stopped[0]} of {stopped[1]} points; press the button to start again.", icon="⏹️")
+    if run:
+        _integrated(model, e, steps, key, what)
+
+
+def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key: Hashable, method_key: str,
+              steps_key: str, heads_key: str) -> Attribution:
+    """The attribution of ``e`` (gradient × input at once, integrated gradients on the button) beside the
+    attention row at ``layer`` and ``head`` (or averaged over heads); returns the attribution shown."""
+    method, steps = _method_controls(key, method_key, steps_key)
+    base = (model_key, e.ids, e.target, e.position)
+    quick = (*base, "grad_x_input", 1)
+    if quick not in _results(key):
+        _keep(key, quick, explain(model, e))
+    shown = _results(key)[quick]
+    if method == "integrated_gradients":
+        what = (*base, method, steps)
+        _ig_buttons(model, e, steps, key, what)
+        if what in _results(key):
+            shown = _results(key)[what]
+        else:
+            st.caption("Showing gradient × input until integrated gradients are computed.")
+            method = "grad_x_input"
+    average = st.toggle("Average the attention over heads", key=heads_key,
+                        help="Off: the attention row of the layer and head the page shows. On: that layer's heads "
+                             "averaged, one number per token.")
+    row, which = e.row(layer, None if average else head)
+    charts.show(_figure(e, shown.values, row, f"{e.reader}, {which}", method), key=f"{key}.chart")
+    st.markdown(disagreement(shown.values, row, e.tokens))
+    if shown.gap is not None:
+        st.caption(gap_sentence(shown))
+    st.caption(f"Red: the token raised the logit of “{e.token}”; blue: it lowered it (hover a cell for its number). "
+               f"Below: the attention row of {e.reader} at {which}. " + CAPTION)
+    _downloads(e, shown, row, which, key)
+    return shown
+
+
+def _downloads(e: Explained, shown: Attribution, row: np.ndarray, which: str, key: str) -> None:
+    name = f"why_{shown.method}"
+    titles = (f"{METHODS[shown.method]}: what moved “{e.token}”", f"Attention, {which}")
+    with st.container(horizontal=True):
+        st.download_button("CSV", lambda: why_csv(e.tokens, shown.values, row, e.n_source), file_name=f"{name}.csv",
+                           mime="text/csv", key=f"{key}.csv", on_click="ignore", icon=":material/download:",
+                           help="One line per token: position, part, token, attribution and attention weight.")
+        st.download_button("PNG", lambda: why_png(e.tokens, shown.values, row, e.n_source, titles=titles,
+                                                  attention_scale=charts.colorscale()),
+                           file_name=f"{name}.png", mime="image/png", key=f"{key}.png", on_click="ignore",
+                           icon=":material/download:", help="Both rows as a picture, each cell labelled with its token.")
