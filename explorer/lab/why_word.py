@@ -20,7 +20,7 @@ from torch import nn
 
 from transformer_core.attribution import Attribution, token_attributions
 from transformer_core.bert import BertEncoder
-from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
+from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
 from transformer_core.tasks.base import evaluating
 
 TOP = 5  # candidates offered per output position
@@ -149,8 +149,9 @@ def written_token(ids: Sequence[int], position: int, token_id: int, token: str, 
     before = tuple(ids[:position])
     if not before:
         raise ValueError("A written token needs text before it.")
+    reader = f"“{tokens[position - 1]}”, the token read just before it"
     return Explained(f"“{token}”", token, before, int(token_id), -1, tuple(tokens[:position]), 0,
-                     np.asarray(attention, dtype=np.float32), f"“{tokens[position - 1]}”, the token read just before it")
+                     np.asarray(attention, dtype=np.float32), reader)
 
 
 def explain(model: nn.Module, e: Explained, *, method: str = "grad_x_input", steps: int = 32,

@@ -134,3 +134,81 @@ def test_integrated_gradients_run_on_the_button_and_state_their_gap(models):
     z, _, _ = _rows(at)
     np.testing.assert_allclose(z[0], expected.values, rtol=1e-4, atol=1e-6)
     assert "completeness gap" in " ".join(c.value for c in at.caption)
+
+
+def test_llama_with_shared_kv_heads_explains_its_next_token(models):
+    text = "the cat sat on the mat"
+    at = _pretrained("tiny-llama", text)
+    pre = load_pretrained(models / "tiny-llama")
+    ids = pre.tokenizer.encode(text).ids
+    with torch.no_grad():
+        logits, attention = pre.model.forward_with_attention(torch.tensor([ids]))
+    z, w, _ = _rows(at)
+    target = int(logits[0, -1].argmax())
+    np.testing.assert_allclose(z[0], token_attributions(pre.model, ids, target).values, rtol=1e-4, atol=1e-6)
+    assert attention["decoder"][0].shape[1] == 4  # the query heads, though only 2 K/V heads are stored
+    layer, head = int(at.session_state[av.LAYER]) - 1, int(at.session_state[av.HEAD]) - 1
+    np.testing.assert_allclose(w[0], attention["decoder"][layer][0, head, -1].numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_bert_without_mask_is_refused_and_a_fill_in_is_explained(models):
+    at = _pretrained("tiny-bert", "the cat sat on the mat")
+    assert "put [MASK] in your text" in _infos(at)
+    at.text_input(key=av.TEXT).set_value("the cat [MASK] on the mat").run()
+    assert_no_exception(at)
+    pre = load_pretrained(models / "tiny-bert")
+    ids = pre.tokenizer.encode("the cat [MASK] on the mat").ids
+    spot = ids.index(pre.tokenizer.token_to_id(pre.tokenizer.mask_token))
+    with torch.no_grad():
+        logits, attention = pre.model.forward_with_attention(torch.tensor([ids]))
+    z, w, _ = _rows(at)
+    expected = token_attributions(pre.model, ids, int(logits[0, spot].argmax()), position=spot).values
+    assert np.abs(expected).max() > 0
+    np.testing.assert_allclose(z[0], expected, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(w[0], attention["encoder"][0][0, 0, spot].numpy(), rtol=1e-4, atol=1e-6)
+
+
+def _lab_ids(at, family: str, text: str) -> list[int]:
+    return list(av.trained_input(at.session_state[state.TRAINED][family], text)[0].ids)
+
+
+def test_a_trained_decoder_explains_its_next_character():
+    at, model = _trained("causal_lm", "induction", "ABCAB")
+    z, w, cells = _rows(at)
+    assert cells[0] == list("ABCAB")
+    ids = _lab_ids(at, "causal_lm", "ABCAB")
+    with torch.no_grad():
+        target = int(model(torch.tensor([ids]))[0, -1].argmax())
+    expected = token_attributions(model, ids, target).values
+    assert np.abs(expected).max() > 0
+    np.testing.assert_allclose(z[0], expected, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(w[0].sum(), 1.0, rtol=1e-5)  # the last token sees every token: its row sums to 1
+
+
+def test_a_trained_encoder_decoder_explains_an_output_token_over_source_and_target():
+    at, model = _trained("seq2seq", "reverse", "31415")
+    picker = at.selectbox(key=av.WHY_TARGET)
+    assert picker.options[0].startswith("output token 1")
+    picker.set_value(2).run()
+    assert_no_exception(at)
+    z, w, cells = _rows(at)
+    assert z.shape[0] == 2 and [c for c in cells[0] if c] == list("31415")
+    assert [c for c in cells[1] if c][0] == "<start>" and len([c for c in cells[1] if c]) == 3
+    np.testing.assert_allclose(np.nansum(w[0]), 1.0, rtol=1e-5)  # cross-attention over the source
+    np.testing.assert_allclose(np.nansum(w[1]), 1.0, rtol=1e-5)  # self-attention over the target so far
+    src = _lab_ids(at, "seq2seq", "31415")
+    from transformer_core.tasks.sequences import BOS, EOS
+    answer = model.greedy_decode(torch.tensor([src]), bos_id=BOS, max_new_tokens=6, eos_id=EOS)[0, 1:].tolist()
+    expected = token_attributions(model, (src, [BOS, *answer[:2]]), answer[2])
+    np.testing.assert_allclose(z[0, :5], expected.source, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(z[1, :3], expected.target, rtol=1e-4, atol=1e-6)
+
+
+def test_a_trained_regressor_explains_its_number():
+    at, model = _trained("regression", "protein", "MKTAYIAKQR")
+    z, w, cells = _rows(at)
+    assert cells[0] == list("MKTAYIAKQR")
+    expected = token_attributions(model, _lab_ids(at, "regression", "MKTAYIAKQR"), 0).values
+    assert np.abs(expected).max() > 0
+    np.testing.assert_allclose(z[0], expected, rtol=1e-4, atol=1e-6)
+    assert "every token, averaged" in " ".join(c.value for c in at.caption)

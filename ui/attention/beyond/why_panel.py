@@ -110,7 +110,8 @@ def _method_controls(key: str, method_key: str, steps_key: str) -> tuple[str, in
                  "averaged along the straight path from all-zero rows to your text (Sundararajan et al. 2017); "
                  "its values add up to the output's change along that path.")
     with right:
-        steps = st.selectbox("Points on the path", STEP_CHOICES, key=steps_key, disabled=method != "integrated_gradients",
+        steps = st.selectbox("Points on the path", STEP_CHOICES, key=steps_key,
+                             disabled=method != "integrated_gradients",
                              help="How many points of the path integrated gradients evaluates: more follow the "
                                   "gradient more closely (a smaller completeness gap) and take longer.")
     return method, int(steps)
@@ -174,4 +175,5 @@ def _downloads(e: Explained, shown: Attribution, row: np.ndarray, which: str, ke
         st.download_button("PNG", lambda: why_png(e.tokens, shown.values, row, e.n_source, titles=titles,
                                                   attention_scale=charts.colorscale()),
                            file_name=f"{name}.png", mime="image/png", key=f"{key}.png", on_click="ignore",
-                           icon=":material/download:", help="Both rows as a picture, each cell labelled with its token.")
+                           icon=":material/download:",
+                           help="Both rows as a picture, each cell labelled with its token.")

@@ -7,8 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.lab.subjects import token_labeller
-from explorer.lab.why_word import Question, fill_in_question, next_token_question, regressor_question, \
-    seq2seq_question
+from explorer.lab.why_word import (
+    Question,
+    fill_in_question,
+    next_token_question,
+    regressor_question,
+    seq2seq_question,
+)
 from explorer.pretrained.lab import shown_token
 from transformer_core.bert import BertEncoder
 from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegressor
@@ -42,7 +47,8 @@ def offered(ctx: LensContext) -> str | None:
         return None
     if isinstance(model, CausalLM | Seq2SeqTransformer | SequenceRegressor):
         return None
-    return f"This lens does not read a {type(model).__name__}; pick GPT-2, a Llama-family model, BERT or a trained model."
+    return (f"This lens does not read a {type(model).__name__}; pick GPT-2, a Llama-family model, BERT or a "
+            "trained model.")
 
 
 def _build(ctx: LensContext) -> Question:
