@@ -212,3 +212,23 @@ def test_a_trained_regressor_explains_its_number():
     assert np.abs(expected).max() > 0
     np.testing.assert_allclose(z[0], expected, rtol=1e-4, atol=1e-6)
     assert "every token, averaged" in " ".join(c.value for c in at.caption)
+
+
+def test_a_written_token_of_watch_it_write_is_explained_over_the_text_before_it(models):
+    from tests.app.test_attention_writing import _write
+    from ui.attention import generation as gen
+
+    at = _pretrained("tiny-gpt2", "the cat sat")
+    writing = _write(at, 4)
+    at.slider(key=gen.STEP).set_value(3).run()
+    at.toggle(key=gen.WHY).set_value(True).run()
+    assert_no_exception(at)
+    token = writing.written[2]
+    pre = load_pretrained(models / "tiny-gpt2")
+    before = writing.ids[:token.position]
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id and "attn.gen.why" in c.proto.id)
+    z, w = _z(chart["data"][0]), _z(chart["data"][1])
+    np.testing.assert_allclose(z[0], token_attributions(pre.model, before, token.token_id).values, rtol=1e-4,
+                               atol=1e-6)
+    np.testing.assert_allclose(w[0], token.attention[0, 0], rtol=1e-5)
+    assert len(z[0]) == token.position

@@ -137,6 +137,8 @@ def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key
               steps_key: str, heads_key: str) -> Attribution:
     """The attribution of ``e`` (gradient × input at once, integrated gradients on the button) beside the
     attention row at ``layer`` and ``head`` (or averaged over heads); returns the attribution shown."""
+    for k, default in ((method_key, "grad_x_input"), (steps_key, 32), (heads_key, False)):
+        st.session_state.setdefault(k, default)
     method, steps = _method_controls(key, method_key, steps_key)
     base = (model_key, e.ids, e.target, e.position)
     quick = (*base, "grad_x_input", 1)
