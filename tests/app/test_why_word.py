@@ -226,7 +226,8 @@ def test_a_written_token_of_watch_it_write_is_explained_over_the_text_before_it(
     token = writing.written[2]
     pre = load_pretrained(models / "tiny-gpt2")
     before = writing.ids[:token.position]
-    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id and "attn.gen.why" in c.proto.id)
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if c.proto.id and "attn.gen.why" in c.proto.id)
     z, w = _z(chart["data"][0]), _z(chart["data"][1])
     np.testing.assert_allclose(z[0], token_attributions(pre.model, before, token.token_id).values, rtol=1e-4,
                                atol=1e-6)
