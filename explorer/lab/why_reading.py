@@ -24,21 +24,22 @@ def _named(tokens: Sequence[str], i: int) -> str:
     return f"“{tokens[i]}” (position {i})"
 
 
-def disagreement(values: np.ndarray, attention: np.ndarray, tokens: Sequence[str]) -> str:
+def disagreement(values: np.ndarray, attention: np.ndarray, tokens: Sequence[str], *,
+                 looker: str = "attention") -> str:
     """One sentence: the token the attention row weighs most vs the token whose attribution is largest in size.
 
-    "They agree" when both are the same token.
+    "They agree" when both are the same token; ``looker`` names the attention (e.g. "the rollout").
     """
     values, attention = np.asarray(values, dtype=float), np.asarray(attention, dtype=float)
     if values.size == 0 or not np.isfinite(values).all() or not np.abs(values).max() > 0:
-        return "No token moved this output: every attribution is 0, so there is nothing to compare with attention."
+        return f"No token moved this output: every attribution is 0, so there is nothing to compare with {looker}."
     moved, looked = int(np.abs(values).argmax()), int(np.nanargmax(attention))
     way = "raised" if values[moved] > 0 else "lowered"
     if moved == looked:
-        return (f"They agree: attention looks most at {_named(tokens, looked)} ({attention[looked]:.0%}), and that "
+        return (f"They agree: {looker} looks most at {_named(tokens, looked)} ({attention[looked]:.0%}), and that "
                 f"token also moved the answer most ({way} it by {abs(values[moved]):.3g}).")
-    return (f"They disagree: attention looks most at {_named(tokens, looked)} ({attention[looked]:.0%}), but "
-            f"{_named(tokens, moved)} moved the answer most ({way} it by {abs(values[moved]):.3g}; attention gives "
+    return (f"They disagree: {looker} looks most at {_named(tokens, looked)} ({attention[looked]:.0%}), but "
+            f"{_named(tokens, moved)} moved the answer most ({way} it by {abs(values[moved]):.3g}; {looker} gives "
             f"it {attention[moved]:.0%}, and {_named(tokens, looked)} moved it by {values[looked]:+.3g}).")
 
 

@@ -7,11 +7,13 @@ Results live in ``st.session_state`` (this browser session only), keyed by the m
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
+import torch
 from plotly.subplots import make_subplots
 
 from explorer.lab.why_reading import as_rows, disagreement, why_csv, why_png
@@ -133,31 +135,45 @@ def _ig_buttons(model, e: Explained, steps: int, key: str, what: Hashable) -> No
         _integrated(model, e, steps, key, what)
 
 
-def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key: Hashable, method_key: str,
-              steps_key: str, heads_key: str) -> Attribution:
-    """The attribution of ``e`` (gradient × input at once, integrated gradients on the button) beside the
-    attention row at ``layer`` and ``head`` (or averaged over heads); returns the attribution shown."""
-    for k, default in ((method_key, "grad_x_input"), (steps_key, 32), (heads_key, False)):
+def _input_key(ids) -> Hashable:
+    """``ids`` as part of a dictionary key: token ids as they are, a picture by its bytes."""
+    if isinstance(ids, torch.Tensor):
+        return hashlib.sha1(ids.detach().cpu().numpy().tobytes()).hexdigest()
+    return ids
+
+
+def attribution(model, e: Explained, *, key: str, model_key: Hashable, method_key: str,
+                steps_key: str) -> Attribution:
+    """The method picker, and ``e``'s attribution by it: gradient × input at once, integrated gradients once its
+    button has run (with its progress bar and Stop); results kept in this session, keyed by what they depend on."""
+    for k, default in ((method_key, "grad_x_input"), (steps_key, 32)):
         st.session_state.setdefault(k, default)
     method, steps = _method_controls(key, method_key, steps_key)
-    base = (model_key, e.ids, e.target, e.position)
+    base = (model_key, _input_key(e.ids), e.target, e.position)
     quick = (*base, "grad_x_input", 1)
     if quick not in _results(key):
         _keep(key, quick, explain(model, e))
-    shown = _results(key)[quick]
     if method == "integrated_gradients":
         what = (*base, method, steps)
         _ig_buttons(model, e, steps, key, what)
         if what in _results(key):
-            shown = _results(key)[what]
-        else:
-            st.caption("Showing gradient × input until integrated gradients are computed.")
-            method = "grad_x_input"
+            return _results(key)[what]
+        st.caption("Showing gradient × input until integrated gradients are computed.")
+    return _results(key)[quick]
+
+
+def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key: Hashable, method_key: str,
+              steps_key: str, heads_key: str) -> Attribution:
+    """The attribution of ``e`` (:func:`attribution`) beside the attention row at ``layer`` and ``head`` (or
+    averaged over heads), the sentence on where they disagree, the caption and the downloads; returns the
+    attribution shown."""
+    shown = attribution(model, e, key=key, model_key=model_key, method_key=method_key, steps_key=steps_key)
+    st.session_state.setdefault(heads_key, False)
     average = st.toggle("Average the attention over heads", key=heads_key,
                         help="Off: the attention row of the layer and head the page shows. On: that layer's heads "
                              "averaged, one number per token.")
     row, which = e.row(layer, None if average else head)
-    charts.show(_figure(e, shown.values, row, f"{e.reader}, {which}", method), key=f"{key}.chart")
+    charts.show(_figure(e, shown.values, row, f"{e.reader}, {which}", shown.method), key=f"{key}.chart")
     st.markdown(disagreement(shown.values, row, e.tokens))
     if shown.gap is not None:
         st.caption(gap_sentence(shown))
