@@ -72,16 +72,17 @@ def why_csv(tokens: Sequence[str], values: np.ndarray, attention: np.ndarray, n_
 
 
 def why_png(tokens: Sequence[str], values: np.ndarray, attention: np.ndarray, n_source: int = 0, *,
-            titles: tuple[str, str] = ("Attribution", "Attention"), attention_scale: str = "Viridis") -> bytes:
-    """The attribution rows (diverging colours around 0) above the attention rows (0 to their largest weight),
-    each cell labelled with its token, as one PNG."""
+            titles: tuple[str, str] = ("Attribution", "Attention"), attention_scale: str = "Viridis",
+            attention_range: tuple[float, float] = (0.0, 1.0)) -> bytes:
+    """The attribution rows (diverging colours around 0) above the attention rows (coloured over
+    ``attention_range``), each cell labelled with its token, as one PNG."""
     z, text, names = as_rows(values, tokens, n_source)
     w, _, _ = as_rows(attention, tokens, n_source)
     cols = [str(i) for i in range(z.shape[1])]
     low, high = hm.value_range(z, diverging=True)
     top = hm.HeatmapSpec(z, tuple(names), tuple(cols), hm.DIVERGING, low, high, text, titles[0], "attribution")
-    peak = float(np.nanmax(w)) if np.isfinite(w).any() and np.nanmax(w) > 0 else 1.0
-    bottom = hm.HeatmapSpec(w, tuple(names), tuple(cols), attention_scale, 0.0, peak, text, titles[1], "weight")
+    bottom = hm.HeatmapSpec(w, tuple(names), tuple(cols), attention_scale, *attention_range, text, titles[1],
+                            "weight")
     images = [Image.open(io.BytesIO(spec_png(s))) for s in (top, bottom)]
     out = Image.new("RGB", (max(i.width for i in images), sum(i.height for i in images)), "white")
     y = 0

@@ -81,25 +81,30 @@ def gap_sentence(result: Attribution) -> str:
             "points, and read the values as rough.")
 
 
+def _attention_range(w: np.ndarray) -> tuple[float, float]:
+    """The attention colours as the sidebar asks: fixed 0 to 1, or stretched to the row's own range."""
+    return hm.attention_range(w, stretch=charts.stretch_attention())
+
+
 def _figure(e: Explained, values: np.ndarray, row: np.ndarray, which: str, method: str) -> go.Figure:
     z, text, names = as_rows(values, e.tokens, e.n_source)
     w, _, _ = as_rows(row, e.tokens, e.n_source)
     cols = [str(i) for i in range(z.shape[1])]
     bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() and np.nanmax(np.abs(z)) > 0 else 1.0
-    peak = float(np.nanmax(w)) if np.isfinite(w).any() and np.nanmax(w) > 0 else 1.0
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.22, subplot_titles=(
-        f"{METHODS[method]}: what moved “{e.token}”", f"Attention of {which}"))
+    low, high = _attention_range(w)
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.3, subplot_titles=(
+        f"{METHODS[method]}: what moved “{e.token}”", f"Attention row, {which}"))
     font = dict(size=charts.font_size())
-    for r, (m, scale, lo, hi, name, bar_y) in enumerate(((z, hm.DIVERGING, -bound, bound, "attribution", 0.8),
-                                                         (w, charts.colorscale(), 0.0, peak, "weight", 0.2)), 1):
+    for r, (m, scale, lo, hi, name, bar_y) in enumerate(((z, hm.DIVERGING, -bound, bound, "attribution", 0.84),
+                                                         (w, charts.colorscale(), low, high, "weight", 0.16)), 1):
         fig.add_trace(go.Heatmap(
             z=m, x=cols, y=names, zmin=lo, zmax=hi, colorscale=charts.plotly_scale(scale), text=text,
             texttemplate="%{text}", textfont=font, customdata=text, xgap=2, ygap=2,
-            colorbar=dict(len=0.4, y=bar_y, thickness=12, title=name),
+            colorbar=dict(len=0.36, y=bar_y, thickness=14, title=dict(text=name, side="right")),
             hovertemplate=f"%{{customdata}} (position %{{x}})<br>{name} %{{z:.4f}}<extra></extra>"), row=r, col=1)
         fig.update_yaxes(autorange="reversed", type="category", row=r, col=1)
-        fig.update_xaxes(type="category", showticklabels=len(cols) <= 40, row=r, col=1)
-    return charts.style(fig, height=260 + 70 * (len(names) - 1))
+        fig.update_xaxes(type="category", showticklabels=False, row=r, col=1)
+    return charts.style(fig, height=330 + 90 * (len(names) - 1))
 
 
 def _method_controls(key: str, method_key: str, steps_key: str) -> tuple[str, int]:
@@ -173,7 +178,7 @@ def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key
                         help="Off: the attention row of the layer and head the page shows. On: that layer's heads "
                              "averaged, one number per token.")
     row, which = e.row(layer, None if average else head)
-    charts.show(_figure(e, shown.values, row, f"{e.reader}, {which}", shown.method), key=f"{key}.chart")
+    charts.show(_figure(e, shown.values, row, which, shown.method), key=f"{key}.chart")
     st.markdown(disagreement(shown.values, row, e.tokens))
     if shown.gap is not None:
         st.caption(gap_sentence(shown))
@@ -191,7 +196,8 @@ def _downloads(e: Explained, shown: Attribution, row: np.ndarray, which: str, ke
                            mime="text/csv", key=f"{key}.csv", on_click="ignore", icon=":material/download:",
                            help="One line per token: position, part, token, attribution and attention weight.")
         st.download_button("PNG", lambda: why_png(e.tokens, shown.values, row, e.n_source, titles=titles,
-                                                  attention_scale=charts.colorscale()),
+                                                  attention_scale=charts.colorscale(),
+                                                  attention_range=_attention_range(np.asarray(row))),
                            file_name=f"{name}.png", mime="image/png", key=f"{key}.png", on_click="ignore",
                            icon=":material/download:",
                            help="Both rows as a picture, each cell labelled with its token.")
