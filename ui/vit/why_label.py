@@ -18,7 +18,7 @@ from explorer.images import image_to_tensor_array
 from explorer.lab.vit_walkthrough import ViTWalkthrough
 from explorer.lab.why_label import attribution_overlay, label_question, pictures_png
 from explorer.lab.why_reading import disagreement, why_csv
-from ui.attention.beyond.why_panel import CAPTION, METHODS, attribution, gap_sentence
+from ui.attention.beyond.why_panel import METHODS, attribution, caption, gap_sentence
 from ui.vit.views import attention_overlay
 
 RANDOM = ("Random weights predict no class worth explaining: the scores are noise. Train a ViT on the Live Training "
@@ -56,7 +56,7 @@ def why_label_section(model: torch.nn.Module | None, model_input: torch.Tensor |
     if shown.gap is not None:
         st.caption(gap_sentence(shown))
     st.caption("Each patch is coloured by its attribution: how much the patch's embedding moved the class's logit. "
-               + CAPTION.replace("every token's embedding row", "every patch's embedding"))
+               + caption("picture", "patch", "every patch's embedding"))
     with st.container(horizontal=True):
         st.download_button("CSV", lambda: why_csv(e.tokens, shown.values, rollout.ravel()),
                            file_name=f"why_label_{shown.method}.csv", mime="text/csv", key=f"{key}.csv",

@@ -21,6 +21,7 @@ from explorer.lab.why_word import Explained, explain
 from explorer.render import heatmap as hm
 from transformer_core.attribution import Attribution
 from ui.common import charts
+from ui.common.theme import projector
 
 METHODS = {"grad_x_input": "Gradient × input", "integrated_gradients": "Integrated gradients"}
 STEP_CHOICES = (16, 32, 64, 128)  # integrated gradients' points along the path
@@ -28,10 +29,14 @@ PROGRESS_UPDATES = 8  # the path is run in about this many batches, each a place
 KEPT_RESULTS = 8  # attributions kept per session (the newest)
 GAP_OK = 0.05  # a completeness gap under this share of f(x) - f(0) counts as small
 
-CAPTION = ("Attribution is a local, linear reading of the model around your text, not a proof of cause: a token "
-           "whose effect has saturated can get a small gradient although it matters, and integrated gradients "
-           "depend on the baseline they start from (here every token's embedding row set to zero). Attention shows "
-           "where a token looked; attribution estimates what moved the answer.")
+
+
+def caption(text: str = "text", part: str = "token", baseline: str = "every token's embedding row") -> str:
+    """What attribution shows and cannot show, for inputs made of ``part`` s (a token, a patch)."""
+    return (f"Attribution is a local, linear reading of the model around your {text}, not a proof of cause: a {part} "
+            "whose effect has saturated can get a small gradient although it matters, and integrated gradients "
+            f"depend on the baseline they start from (here {baseline} set to zero). Attention shows where the model "
+            "looked; attribution estimates what moved the answer.")
 
 
 def _results(key: str) -> dict:
@@ -172,18 +177,20 @@ def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key
     """The attribution of ``e`` (:func:`attribution`) beside the attention row at ``layer`` and ``head`` (or
     averaged over heads), the sentence on where they disagree, the caption and the downloads; returns the
     attribution shown."""
+    picture = st.container() if projector() else None  # a projector shows the picture before the controls
     shown = attribution(model, e, key=key, model_key=model_key, method_key=method_key, steps_key=steps_key)
     st.session_state.setdefault(heads_key, False)
     average = st.toggle("Average the attention over heads", key=heads_key,
                         help="Off: the attention row of the layer and head the page shows. On: that layer's heads "
                              "averaged, one number per token.")
     row, which = e.row(layer, None if average else head)
-    charts.show(_figure(e, shown.values, row, which, shown.method), key=f"{key}.chart")
-    st.markdown(disagreement(shown.values, row, e.tokens))
+    with picture or st.container():
+        charts.show(_figure(e, shown.values, row, which, shown.method), key=f"{key}.chart")
+        st.markdown(disagreement(shown.values, row, e.tokens))
     if shown.gap is not None:
         st.caption(gap_sentence(shown))
     st.caption(f"Red: the token raised the logit of “{e.token}”; blue: it lowered it (hover a cell for its number). "
-               f"Below: the attention row of {e.reader} at {which}. " + CAPTION)
+               f"Below: the attention row of {e.reader} at {which}. " + caption())
     _downloads(e, shown, row, which, key)
     return shown
 
