@@ -25,7 +25,8 @@ from ui.common.theme import projector
 
 METHODS = {"grad_x_input": "Gradient × input", "integrated_gradients": "Integrated gradients"}
 STEP_CHOICES = (16, 32, 64, 128)  # integrated gradients' points along the path
-PROGRESS_UPDATES = 8  # the path is run in about this many batches, each a place where Stop lands
+PROGRESS_UPDATES = 8  # the path is run in at least this many batches, each a place where Stop lands...
+ROWS_PER_BATCH = 64  # ...and in batches of at most this many token rows (points × tokens), so a Stop lands soon
 KEPT_RESULTS = 8  # attributions kept per session (the newest)
 GAP_OK = 0.05  # a completeness gap under this share of f(x) - f(0) counts as small
 
@@ -65,7 +66,8 @@ def _integrated(model, e: Explained, steps: int, key: str, what: Hashable) -> No
         st.session_state[f"{key}.done"] = (done, total)
         bar.progress(done / total, text=f"Integrated gradients: {done} of {total} points…")
 
-    points = max(1, -(-steps // PROGRESS_UPDATES))
+    rows = len(e.tokens)  # token rows per point: every attributed token (source and target, or every patch)
+    points = max(1, min(-(-steps // PROGRESS_UPDATES), ROWS_PER_BATCH // max(1, rows)))
     result = explain(model, e, method="integrated_gradients", steps=steps, progress=progress, batch_points=points)
     bar.empty()
     st.session_state.pop(f"{key}.done", None)
