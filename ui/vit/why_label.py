@@ -44,6 +44,8 @@ def why_label_section(model: torch.nn.Module | None, model_input: torch.Tensor |
     e = q.choices[pick]
     shown = attribution(model, e, key=key, model_key=model_key, method_key=f"{key}.method",
                         steps_key=f"{key}.steps")
+    if shown is None:
+        return
     grid = shown.values.reshape(walk.grid_size, walk.grid_size)
     rollout = walk.cls_rollout().numpy()
     what = f"{METHODS[shown.method]}: what moved “{e.token}” (red raised it, blue lowered it)"

@@ -155,32 +155,39 @@ def _input_key(ids) -> Hashable:
 
 
 def attribution(model, e: Explained, *, key: str, model_key: Hashable, method_key: str,
-                steps_key: str) -> Attribution:
+                steps_key: str) -> Attribution | None:
     """The method picker, and ``e``'s attribution by it: gradient × input at once, integrated gradients once its
-    button has run (with its progress bar and Stop); results kept in this session, keyed by what they depend on."""
+    button has run (with its progress bar and Stop); results kept in this session, keyed by what they depend on.
+    ``None``, with the reason shown, when the model cannot read the input."""
     for k, default in ((method_key, "grad_x_input"), (steps_key, 32)):
         st.session_state.setdefault(k, default)
     method, steps = _method_controls(key, method_key, steps_key)
     base = (model_key, _input_key(e.ids), e.target, e.position)
     quick = (*base, "grad_x_input", 1)
-    if quick not in _results(key):
-        _keep(key, quick, explain(model, e))
-    if method == "integrated_gradients":
-        what = (*base, method, steps)
-        _ig_buttons(model, e, steps, key, what)
-        if what in _results(key):
-            return _results(key)[what]
-        st.caption("Showing gradient × input until integrated gradients are computed.")
+    try:
+        if quick not in _results(key):
+            _keep(key, quick, explain(model, e))
+        if method == "integrated_gradients":
+            what = (*base, method, steps)
+            _ig_buttons(model, e, steps, key, what)
+            if what in _results(key):
+                return _results(key)[what]
+            st.caption("Showing gradient × input until integrated gradients are computed.")
+    except ValueError as err:  # an input the model cannot read (e.g. longer than its positions)
+        st.warning(f"No attribution here: {err}", icon="⚠️")
+        return None
     return _results(key)[quick]
 
 
 def why_panel(model, e: Explained, layer: int, head: int, *, key: str, model_key: Hashable, method_key: str,
-              steps_key: str, heads_key: str) -> Attribution:
+              steps_key: str, heads_key: str) -> Attribution | None:
     """The attribution of ``e`` (:func:`attribution`) beside the attention row at ``layer`` and ``head`` (or
     averaged over heads), the sentence on where they disagree, the caption and the downloads; returns the
-    attribution shown."""
+    attribution shown (None when there is none)."""
     picture = st.container() if projector() else None  # a projector shows the picture before the controls
     shown = attribution(model, e, key=key, model_key=model_key, method_key=method_key, steps_key=steps_key)
+    if shown is None:
+        return None
     st.session_state.setdefault(heads_key, False)
     average = st.toggle("Average the attention over heads", key=heads_key,
                         help="Off: the attention row of the layer and head the page shows. On: that layer's heads "

@@ -66,7 +66,7 @@ def _build(ctx: LensContext) -> Question:
 
 def question(ctx: LensContext) -> Question:
     """The outputs offered for the text shown, built once per model and text in this session."""
-    depends = (id(ctx.model), ctx.shown.ids, getattr(ctx.trained, "step", None))
+    depends = (id(ctx.model), getattr(ctx.pre, "name", None), ctx.shown.ids, getattr(ctx.trained, "step", None))
     held = st.session_state.get(QUESTION)
     if held is None or held[0] != depends:
         held = (depends, _build(ctx))
@@ -86,5 +86,5 @@ def draw(ctx: LensContext) -> None:
                         help="The output explained: its logit (a number, for a regressor) is traced back to the "
                              "input tokens.")
     why_panel(ctx.model, q.choices[pick], ctx.layer, ctx.head, key="attn.why",
-              model_key=(id(ctx.model), getattr(ctx.trained, "step", None)),
+              model_key=(id(ctx.model), getattr(ctx.pre, "name", None), getattr(ctx.trained, "step", None)),
               method_key=WHY_METHOD, steps_key=WHY_STEPS, heads_key=WHY_HEADS)
