@@ -9,6 +9,7 @@ from ui.common.exports import tensor_downloads
 from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.vit import controls, views
 from ui.vit.pretrained import pretrained_section
+from ui.vit.why_label import trained_label_section
 
 info = open_page("vit", kept=controls.KEPT, caption=(
     "A Vision Transformer (Dosovitskiy et al., 2020) reads a picture the way a text model reads words: "
@@ -77,6 +78,7 @@ from_task = st.session_state.get(controls.SOURCE) == "task"
 st.markdown(controls.prediction_text(walk, task, fixed is not None, from_task=from_task))
 layer, head = controls.layer_head_controls(walk.num_layers, walk.num_heads)
 views.attention_section(pixels, walk, layer, head)
+trained_label_section(trained if fixed is not None else None, task, pixels, walk)
 if not projector:
     with st.expander(f"Download layer {layer + 1}'s attention weights"):
         tensor_downloads(views.attention_array(walk, layer), ["head", "query", "key"],

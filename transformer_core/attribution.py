@@ -79,11 +79,11 @@ def _check_target(target, n: int) -> None:
 
 
 def _gradients(run: Readout, alphas: torch.Tensor, target: int, position: int,
-               progress: Callable[[int, int], None] | None):
+               progress: Callable[[int, int], None] | None, batch_points: int | None = None):
     """The output at ``α · rows`` for each ``α``, ``(K,)``, and its gradients w.r.t. each stream's scaled rows,
     ``(K, N, C)`` per stream."""
     outs, grads = [], [[] for _ in run.rows]
-    chunk = max(1, TOKEN_ROWS_PER_BATCH // sum(run.lengths))
+    chunk = batch_points or max(1, TOKEN_ROWS_PER_BATCH // sum(run.lengths))
     dtype = run.rows[0].dtype
     for start in range(0, alphas.numel(), chunk):
         a = alphas[start:start + chunk].to(dtype=dtype, device=run.rows[0].device)  # (k,)
@@ -112,7 +112,8 @@ def _ends(run: Readout, position: int) -> torch.Tensor:
 
 def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1,
                        method: str = "grad_x_input", steps: int = 32,
-                       progress: Callable[[int, int], None] | None = None) -> Attribution:
+                       progress: Callable[[int, int], None] | None = None,
+                       batch_points: int | None = None) -> Attribution:
     """Attribute one output of ``model`` on ``ids`` to its input tokens.
 
     Args:
@@ -126,6 +127,8 @@ def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1
         method: ``"grad_x_input"`` or ``"integrated_gradients"``.
         steps: integrated gradients' points along the path (at least 1); 32 by default.
         progress: called with ``(points done, points)`` after each batch of points; raise from it to stop.
+        batch_points: points run as one batch (None: as many as keep a batch under ``TOKEN_ROWS_PER_BATCH``
+            token rows); fewer make ``progress`` come more often, e.g. for a progress bar that can be stopped.
 
     Raises:
         ValueError: for an unknown method, too few steps, an unreadable input, a bad target or position.
@@ -134,11 +137,14 @@ def token_attributions(model: nn.Module, ids, target: int, *, position: int = -1
         raise ValueError(f"method={method!r} must be one of {', '.join(map(repr, METHODS))}.")
     if method == "integrated_gradients" and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         raise ValueError(f"steps={steps!r}: integrated gradients needs a whole number of points, at least 1.")
+    if batch_points is not None and (isinstance(batch_points, bool) or not isinstance(batch_points, int)
+                                     or batch_points < 1):
+        raise ValueError(f"batch_points={batch_points!r} must be a whole number of points, at least 1.")
     run = readout(model, ids)
     run.check_position(position)
     ig = method == "integrated_gradients"
     alphas, weights = path_points(steps) if ig else (torch.ones(1, dtype=torch.float64),) * 2
-    outs, grads = _gradients(run, alphas, target, position, progress)
+    outs, grads = _gradients(run, alphas, target, position, progress, batch_points)
     ends = _ends(run, position)[:, target] if ig else torch.stack([outs[0], outs[0]])  # f(0), f(x)
     values = [torch.einsum("k,knc,nc->n", weights.to(g.device), g, r.double())
               for g, r in zip(grads, run.rows, strict=True)]  # Σ over points and the model dimension

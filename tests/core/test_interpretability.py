@@ -69,6 +69,19 @@ def test_integrated_gradients_on_a_trained_decoder_are_complete(induction):
     assert abs(result.values).sum() > 1e-2 and abs(result.gap) < 0.01 * abs(result.values).sum()
 
 
+def test_integrated_gradients_in_smaller_batches_report_each_batch_and_agree(induction):
+    """``batch_points`` only changes how the path is cut into batches: progress per batch, the same values."""
+    ids, calls = _ids(induction, 9), []
+    whole = token_attributions(induction, ids, 4, method="integrated_gradients", steps=12)
+    cut = token_attributions(induction, ids, 4, method="integrated_gradients", steps=12, batch_points=5,
+                             progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(5, 12), (10, 12), (12, 12)]
+    assert abs(whole.values).sum() > 1e-3
+    torch.testing.assert_close(cut.values, whole.values, atol=1e-9, rtol=1e-6)
+    with pytest.raises(ValueError, match="batch_points"):
+        token_attributions(induction, ids, 4, method="integrated_gradients", batch_points=0)
+
+
 def test_encoder_decoder_attributions_cover_source_and_target_tokens():
     model = _model("reverse")
     src, tgt = _ids(model, 6, seed=2), _ids(model, 4, seed=3)

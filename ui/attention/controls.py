@@ -51,6 +51,10 @@ LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
 SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
 JUMP_TO_HEAD = "attn.jump_to_head"  # bool, once: a Find-the-heads button picked a head; scroll to its view
 BEYOND = "attn.beyond"  # the *Beyond attention* view shown, a key of ui.attention.beyond.registry ("" for none)
+WHY_TARGET = "attn.why.target"  # *Why this word?*: which output is explained (index into its picker, likeliest first)
+WHY_METHOD = "attn.why.method"  # "grad_x_input" or "integrated_gradients"
+WHY_STEPS = "attn.why.steps"  # integrated gradients' points along the path
+WHY_HEADS = "attn.why.heads"  # bool: the attention row averaged over the layer's heads
 FOLLOW_WORDS = "attn.follow.words"  # str: words typed into *Follow a word*, comma-separated
 FOLLOW_POS = "attn.follow.pos"  # int: the position *Follow a word* reads, 1-based; 0 = the text's last token
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
@@ -85,6 +89,10 @@ URL_PARAMS = (
     UrlParam(OFF, "", max_chars=2000),  # checked against the model that runs (see ui.attention.head_switch)
     UrlParam(OFF_MODE, "zero", choices=tuple(OFF_MODES)),
     UrlParam(BEYOND, "", choices=("", *(v.key for v in BEYOND_VIEWS))),
+    UrlParam(WHY_TARGET, 0, lo=0, hi=99),
+    UrlParam(WHY_METHOD, "grad_x_input", choices=("grad_x_input", "integrated_gradients")),
+    UrlParam(WHY_STEPS, 32, choices=(16, 32, 64, 128)),
+    UrlParam(WHY_HEADS, False),
     UrlParam(FOLLOW_WORDS, "", max_chars=120),
     UrlParam(FOLLOW_POS, 0, lo=0, hi=512),
 )

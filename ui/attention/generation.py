@@ -26,7 +26,9 @@ from explorer.lab.generation import (
     start_writing,
 )
 from explorer.lab.generation_exports import growing_gif, steps_csv
+from explorer.lab.why_word import written_token
 from explorer.lab.writing_limit import WRITINGS, WritingRefused
+from ui.attention.beyond.why_panel import why_panel
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
 from ui.attention.writers import Writer
 from ui.common import charts, pace, st_internals
@@ -46,6 +48,7 @@ LAYER = "attn.gen.layer"  # 1-based, like the Lab's pickers
 HEAD = "attn.gen.head"
 STEP = "attn.gen.step"  # which step's candidates a finished writing shows
 REFUSED = "attn.gen.refused"  # why the last Write did not start, once
+WHY = "attn.gen.why"  # bool: explain the written token the step slider picks (*Why this word?*)
 MODES = {"greedy": "Greedy", "sample": "Sample"}
 BACKLOG_LIMIT = 60  # redraw only while fewer messages than this wait for the browser (see ui.training.run)
 LOG = st_internals.logger("transformer_explorer.writing")
@@ -183,6 +186,7 @@ def writing_section(writer: Writer | None) -> WritingView | None:
     _draw(view, writing)
     if writing.finished and writing.written:
         _downloads(writing, layer, head)
+        _why_written(writer, writing, layer, head)
     return view
 
 
@@ -224,6 +228,20 @@ def _downloads(writing: Writing, layer: int, head: int) -> None:
                            mime="text/csv", key="attn.gen.dl.csv", on_click="ignore", icon=":material/download:",
                            help="One row per new token: step, position, token, its probability and the top "
                                 "candidates with theirs.")
+
+
+def _why_written(writer: Writer, writing: Writing, layer: int, head: int) -> None:
+    """*Why this word?* for the written token the step slider picks: its logit traced back to the text before it,
+    beside the attention row the heatmap shows for that step."""
+    token = writing.written[min(len(writing.written), int(st.session_state[STEP])) - 1]
+    if not st.toggle(f"Why this word? Explain “{token.token}”", key=WHY,
+                     help="Which tokens before it moved the model towards the token written at the chosen step "
+                          "(gradient × input, or integrated gradients on a button), beside where it looked."):
+        return
+    tokens = (*writing.prompt_tokens, *(t.token for t in writing.written))
+    explained = written_token(writing.ids, token.position, token.token_id, token.token, tokens, token.attention)
+    why_panel(writer.model, explained, layer, head, key=WHY, model_key=writer.key, method_key=f"{WHY}.method",
+              steps_key=f"{WHY}.steps", heads_key=f"{WHY}.heads")
 
 
 def keep_writing(view: WritingView | None) -> None:

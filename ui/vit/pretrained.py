@@ -11,6 +11,7 @@ from ui.common.charts import layer_head_picker
 from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table
 from ui.vit.controls import PRE_HEAD, PRE_LAYER, PRETRAINED
 from ui.vit.views import attention_section
+from ui.vit.why_label import pretrained_label_section
 
 
 @st.cache_data(max_entries=8, show_spinner="Running the pretrained ViT…")
@@ -51,3 +52,4 @@ def pretrained_section(pixels: np.ndarray, label: str) -> None:
         "The block whose CLS attention is drawn; the rollout combines all of them.",
         "The head drawn large; every head of the layer is drawn below."))
     attention_section(run.pixels, run.walk, layer, head, key="vit.pre_cls_numbers")
+    pretrained_label_section(pre, pixels, run.pixels, run.walk)

@@ -23,6 +23,7 @@ class LensView:
 
 
 VIEWS: tuple[LensView, ...] = (
+    LensView("why", "Why this word?", "why_word"),
     LensView("follow", "Follow a word", "follow_word"),
 )
 

@@ -1,0 +1,82 @@
+"""*Why this label?*: a ViT's class logit traced back to its patches (one value per patch), drawn over the picture
+beside the attention rollout.
+
+:func:`label_question` lists the likeliest classes of a :class:`~explorer.lab.vit_walkthrough.ViTWalkthrough` as
+:class:`~explorer.lab.why_word.Explained` outputs (the model's input is the picture tensor it read; the attention
+row is the CLS token's over the patches); :func:`attribution_overlay` colours a picture by per-patch values on a
+diverging scale; :func:`pictures_png` puts labelled pictures side by side in one PNG.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from PIL import Image, ImageDraw
+
+from explorer.lab.vit_walkthrough import ViTWalkthrough
+from explorer.lab.why_word import TOP, Explained, Question
+from explorer.render import heatmap as hm
+
+DISPLAY_PX = 320  # the side of a drawn picture, about
+
+
+def patch_names(grid: int) -> tuple[str, ...]:
+    """One name per patch in reading order (left to right, then top to bottom), e.g. "row 2, column 3"."""
+    return tuple(f"row {r + 1}, column {c + 1}" for r in range(grid) for c in range(grid))
+
+
+def label_question(walk: ViTWalkthrough, model_input: torch.Tensor, names: Sequence[str] | None,
+                   k: int = TOP) -> Question:
+    """The ``k`` likeliest classes of ``walk``; ``model_input`` ``(C, H, W)`` is the tensor the model read."""
+    probs = walk.logits.double().softmax(dim=-1)
+    attention = np.stack([a[:, 0, 1:].float().numpy() for a in walk.attention])  # (L, H, N): CLS → each patch
+    tokens = patch_names(walk.grid_size)
+    values, top = probs.topk(min(k, probs.numel()))
+    choices = []
+    for p, i in zip(values.tolist(), top.tolist(), strict=True):
+        name = names[i] if names is not None and i < len(names) else f"class {i}"
+        choices.append(Explained(f"{name} ({p:.0%})", name, model_input.detach(), int(i), -1, tokens, 0, attention,
+                                 "the CLS token (the class is read from it)"))
+    return Question("Label explained", tuple(choices))
+
+
+def attribution_overlay(pixels: np.ndarray, values: np.ndarray, *, alpha: float = 0.65,
+                        target: int = DISPLAY_PX) -> Image.Image:
+    """A ``(grid, grid)`` map of signed values over a grey copy of ``pixels`` ``(H, W, 3)``: red raised the
+    output, blue lowered it, white (the picture shows through) did neither; the colours span ±(largest size)."""
+    size, grid = pixels.shape[0], values.shape[0]
+    patch = size // grid
+    low, high = hm.value_range(values, diverging=True)
+    rgb = hm.colours(np.kron(np.asarray(values, dtype=float), np.ones((patch, patch))), hm.DIVERGING, low, high)
+    grey = np.asarray(pixels, dtype=np.float64)[:grid * patch, :grid * patch].mean(axis=2, keepdims=True)
+    blend = (1 - alpha) * grey + alpha * rgb
+    scale = max(1, target // max(1, grid * patch))
+    img = Image.fromarray(np.clip(np.rint(blend), 0, 255).astype(np.uint8))
+    return img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST)
+
+
+def pictures_png(pictures: Sequence[Image.Image], captions: Sequence[str]) -> bytes:
+    """The pictures side by side, each with its caption below, as PNG bytes."""
+    line = 18
+    width = sum(p.width for p in pictures) + 12 * (len(pictures) + 1)
+    height = max(p.height for p in pictures) + 12 + 3 * line
+    out = Image.new("RGB", (width, height), "white")
+    draw, x = ImageDraw.Draw(out), 12
+    for picture, caption in zip(pictures, captions, strict=True):
+        out.paste(picture.convert("RGB"), (x, 12))
+        words, lines = caption.split(), [""]
+        for word in words:  # wrap the caption to the picture's width
+            trial = f"{lines[-1]} {word}".strip()
+            if draw.textlength(trial) <= picture.width or not lines[-1]:
+                lines[-1] = trial
+            else:
+                lines.append(word)
+        for i, text in enumerate(lines[:3]):
+            draw.text((x, picture.height + 16 + i * line), text, fill="black")
+        x += picture.width + 12
+    buf = io.BytesIO()
+    out.save(buf, format="PNG", optimize=True)
+    return buf.getvalue()
