@@ -51,6 +51,10 @@ LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
 SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
 JUMP_TO_HEAD = "attn.jump_to_head"  # bool, once: a Find-the-heads button picked a head; scroll to its view
 BEYOND = "attn.beyond"  # the *Beyond attention* view shown, a key of ui.attention.beyond.registry ("" for none)
+DECIDE_CLEAN = "attn.decide.clean"  # *Where does it decide?*: the clean text (its answer is brought back)
+DECIDE_CORRUPT = "attn.decide.corrupt"  # the corrupt text: the clean one with a word changed
+DECIDE_WHAT = "attn.decide.what"  # what one patch puts back: "residual" or "heads"
+DECIDE_STACK = "attn.decide.stack"  # the encoder–decoder's stack patched: "encoder", "decoder" or "cross"
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -83,6 +87,10 @@ URL_PARAMS = (
     UrlParam(OFF, "", max_chars=2000),  # checked against the model that runs (see ui.attention.head_switch)
     UrlParam(OFF_MODE, "zero", choices=tuple(OFF_MODES)),
     UrlParam(BEYOND, "", choices=("", *(v.key for v in BEYOND_VIEWS))),
+    UrlParam(DECIDE_CLEAN, "", max_chars=400),
+    UrlParam(DECIDE_CORRUPT, "", max_chars=400),
+    UrlParam(DECIDE_WHAT, "residual", choices=("residual", "heads")),
+    UrlParam(DECIDE_STACK, "encoder", choices=("encoder", "decoder", "cross")),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)
