@@ -70,7 +70,8 @@ def _z(at, key: str) -> np.ndarray:
     z = _figure(at, key)["data"][0]["z"]
     if isinstance(z, dict):  # plotly's binary form
         import base64
-        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape([int(s) for s in str(z["shape"]).split(",")])
+        shape = [int(s) for s in str(z["shape"]).split(",")]
+        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
     return np.asarray(z, dtype=float)
 
 

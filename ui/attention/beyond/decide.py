@@ -192,8 +192,11 @@ def _keep(key: tuple, value) -> None:
         results.pop(next(iter(results)))
 
 
-def _run(model, setup: lab.Setup, answer: int, other: int, what: str, key: tuple) -> None:
+def _run(model, setup: lab.Setup, answer: int, other: int, what: str, key: tuple, stop) -> None:
     """Patch layer by layer with a progress bar; a click anywhere (Stop) interrupts it at the next update."""
+    with stop:
+        st.button("Stop", icon=":material/stop:", key="attn.decide.stop",
+                  help="Stops patching; nothing is kept from an unfinished run.")
     bar = st.progress(0.0, text="Patching layer 1…")
     st.session_state[RUNNING] = True
 
@@ -203,6 +206,7 @@ def _run(model, setup: lab.Setup, answer: int, other: int, what: str, key: tuple
     result = lab.run_patching(model, setup, answer, other, what, progress)
     st.session_state.pop(RUNNING, None)
     bar.empty()
+    stop.empty()
     _keep(key, result)
 
 
@@ -215,12 +219,11 @@ def _patching(r: Reader, model, setup: lab.Setup, answer: int, other: int, proje
         start = st.button("Patch", type="primary", icon=":material/play_arrow:", key="attn.decide.patch",
                           help="Runs the corrupt text once per patch, layer by layer (GPT-2 small: about 15 s "
                                "on a CPU).")
-        st.button("Stop", icon=":material/stop:", disabled=not start, key="attn.decide.stop",
-                  help="Stops patching; nothing is kept from an unfinished run.")
+        stop = st.empty()  # Stop, only while patching runs (it is the click that interrupts the run)
     if st.session_state.pop(RUNNING, None) and not start:
         st.info("Patching was stopped before it finished. Press **Patch** to run it again.", icon="⏹️")
     if start:
-        _run(model, setup, answer, other, what, key)
+        _run(model, setup, answer, other, what, key, stop)
     result = st.session_state.get(RESULTS, {}).get(key)
     if result is None:
         if not start:
