@@ -16,12 +16,12 @@ import torch
 from tests.e2e.conftest import models_env, new_tab, wait_for_app
 from tests.pretrained.hf_folders import gpt2_folder
 
-LAYERS, HEADS = 12, 8
-# The Lab's first run on this 12-layer model took 125 s and the patching run 87 s (page and patching) with the
-# two cores at load 24; at load 2-4 both take seconds. Waits allow twice the worst seen.
+LAYERS, HEADS = 8, 8
+# Seen on the two-core machine at load average 24-30: the Lab's first run on a 12-layer, width-256 model took
+# 125 s and a patching run 87 s (page and patching together). Waits allow twice the worst seen and more.
 PAGE_MS = 300_000
 # 48 tokens (the Lab's longest text) in the small test tokenizer; the corrupt text changes " cat" for " far"
-# once, both one token. The model is wide enough that each layer's patches take a visible moment.
+# once, both one token. The model is wide enough that each layer's patches take a moment the bar shows.
 CLEAN = "the cat sat on the mat and a dog ran far away, attention is all you need, the cat"
 CORRUPT = CLEAN.replace("the cat sat", "the far sat", 1)
 # Every progress value the bar shows, recorded as the page changes (the run is too short to poll).
@@ -36,7 +36,7 @@ WATCH_PROGRESS = """() => {
 @pytest.fixture(scope="module")
 def served(app_servers, tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
-    gpt2_folder(root / "tiny-gpt2", layers=LAYERS, heads=HEADS, width=256, positions=64)
+    gpt2_folder(root / "tiny-gpt2", layers=LAYERS, heads=HEADS, width=128, positions=64)
     return root, app_servers.get(models_env(root, tmp_path_factory.mktemp("hf")))
 
 
