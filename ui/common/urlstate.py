@@ -88,7 +88,9 @@ class UrlParam:
         return value
 
     def format(self, value: Any) -> str:
-        """The URL text of ``value``."""
+        """The URL text of ``value`` (``None``, a choice widget left empty, writes as empty text)."""
+        if value is None:
+            return ""
         if isinstance(value, list | tuple):
             return ",".join(self.format(v) for v in value)
         return str(value).lower() if isinstance(value, bool) else str(value)
