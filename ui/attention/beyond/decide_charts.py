@@ -34,9 +34,11 @@ def columns(setup: Setup) -> list[str]:
 
 
 def _grid(z: np.ndarray, rows: list[str], cols: list[str], *, title: str, x_title: str, name: str, key: str,
-          projector: bool) -> None:
+          projector: bool, marked: Sequence[int] = ()) -> None:
     fig = charts.heatmap(z, x=cols, y=rows, title=title, x_title=x_title, diverging=True, decimals=2,
                          hover_name="restored", numbers=len(cols) <= 16 and len(rows) <= 16)
+    step = max(1, -(-len(cols) // (16 if projector else 24)))  # labels that fit; the changed ones always shown
+    fig.update_xaxes(tickmode="array", tickvals=[c for i, c in enumerate(cols) if i % step == 0 or i in marked])
     charts.show(fig, key=f"{key}.chart")
     exports.matrix_downloads(z, rows, cols, name=name, key=key, title=title, diverging=True)
     if not projector:
@@ -49,7 +51,7 @@ def residual_grid(result: Patching, setup: Setup, *, stack_note: str, projector:
     rows = [f"into layer {i + 1}" for i in range(layers)]
     _grid(result.restored, rows, columns(setup), title=f"Residual stream patched{stack_note}: share of the clean "
           "answer restored", x_title=f"position (clean tokens; {MARK} differs)", name="patching_residual",
-          key="attn.decide.dl.residual", projector=projector)
+          key="attn.decide.dl.residual", projector=projector, marked=setup.marked)
 
 
 def heads_grid(result: Patching, *, stack_note: str, projector: bool) -> None:
