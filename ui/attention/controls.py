@@ -57,6 +57,10 @@ WHY_STEPS = "attn.why.steps"  # integrated gradients' points along the path
 WHY_HEADS = "attn.why.heads"  # bool: the attention row averaged over the layer's heads
 FOLLOW_WORDS = "attn.follow.words"  # str: words typed into *Follow a word*, comma-separated
 FOLLOW_POS = "attn.follow.pos"  # int: the position *Follow a word* reads, 1-based; 0 = the text's last token
+DECIDE_CLEAN = "attn.decide.clean"  # *Where does it decide?*: the clean text (its answer is brought back)
+DECIDE_CORRUPT = "attn.decide.corrupt"  # the corrupt text: the clean one with a word changed
+DECIDE_WHAT = "attn.decide.what"  # what one patch puts back: "residual" or "heads"
+DECIDE_STACK = "attn.decide.stack"  # the encoder–decoder's stack patched: "encoder", "decoder" or "cross"
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -95,6 +99,10 @@ URL_PARAMS = (
     UrlParam(WHY_HEADS, False),
     UrlParam(FOLLOW_WORDS, "", max_chars=120),
     UrlParam(FOLLOW_POS, 0, lo=0, hi=512),
+    UrlParam(DECIDE_CLEAN, "", max_chars=400),
+    UrlParam(DECIDE_CORRUPT, "", max_chars=400),
+    UrlParam(DECIDE_WHAT, "residual", choices=("residual", "heads")),
+    UrlParam(DECIDE_STACK, "encoder", choices=("encoder", "decoder", "cross")),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)

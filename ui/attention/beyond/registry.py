@@ -24,6 +24,7 @@ class LensView:
 
 VIEWS: tuple[LensView, ...] = (
     LensView("why", "Why this word?", "why_word"),
+    LensView("decide", "Where does it decide?", "decide"),
     LensView("follow", "Follow a word", "follow_word"),
 )
 

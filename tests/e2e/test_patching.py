@@ -1,0 +1,84 @@
+"""*Where does it decide?* in the browser: head patching on a local GPT-2 with random weights runs with a moving
+progress bar, draws the layer × head grid, and its CSV download holds the library's numbers for the same model,
+texts and answers."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import pytest
+import torch
+
+from tests.e2e.conftest import models_env, new_tab, wait_for_app
+from tests.pretrained.hf_folders import gpt2_folder
+
+LAYERS, HEADS = 8, 8
+# Seen on the two-core machine at load average 24-30: the Lab's first run on a 12-layer, width-256 model took
+# 125 s and a patching run 87 s (page and patching together). Waits allow twice the worst seen and more.
+PAGE_MS = 300_000
+# 48 tokens (the Lab's longest text) in the small test tokenizer; the corrupt text changes " cat" for " far"
+# once, both one token. The model is wide enough that each layer's patches take a moment the bar shows.
+CLEAN = "the cat sat on the mat and a dog ran far away, attention is all you need, the cat"
+CORRUPT = CLEAN.replace("the cat sat", "the far sat", 1)
+# Every progress value the bar shows, recorded as the page changes (the run is too short to poll).
+WATCH_PROGRESS = """() => {
+  window.__progress = [];
+  const seen = () => document.querySelectorAll('[data-testid=stProgress] [role=progressbar]').forEach(
+      bar => window.__progress.push(Number(bar.getAttribute('aria-valuenow'))));
+  new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+@pytest.fixture(scope="module")
+def served(app_servers, tmp_path_factory):
+    root = tmp_path_factory.mktemp("models")
+    gpt2_folder(root / "tiny-gpt2", layers=LAYERS, heads=HEADS, width=128, positions=64)
+    return root, app_servers.get(models_env(root, tmp_path_factory.mktemp("hf")))
+
+
+def _expected(root: Path) -> np.ndarray:
+    """The library's head patching of the two texts with each text's top next token as the two answers."""
+    from explorer.lab.decide import default_answers
+    from transformer_core.patching import logit_difference, patch_heads
+    from transformer_core.pretrained import load_pretrained
+
+    pre = load_pretrained(root / "tiny-gpt2")
+    clean, corrupt = (pre.tokenizer.encode(t).ids for t in (CLEAN, CORRUPT))
+    assert len(clean) == len(corrupt) == 48 and clean != corrupt
+    with torch.no_grad():
+        tops = [pre.model(torch.tensor([ids]))[0, -1].topk(8).indices.tolist() for ids in (clean, corrupt)]
+    answer, other, _ = default_answers(*tops)
+    return patch_heads(pre.model, clean, corrupt, logit_difference(answer, other)).restored
+
+
+def test_head_patching_shows_progress_and_exports_the_librarys_grid(browser, served):
+    root, base_url = served
+    query = urlencode({"attn.source": "pretrained", "attn.pretrained": "tiny-gpt2", "attn.beyond": "decide",
+                       "attn.decide.clean": CLEAN, "attn.decide.corrupt": CORRUPT, "attn.decide.what": "heads"})
+    with new_tab(browser, base_url) as tab:
+        tab.goto(f"/attention?{query}")
+        wait_for_app(tab, PAGE_MS)
+        main = tab.get_by_test_id("stMain")
+        patch = main.get_by_role("button", name="Patch", exact=True)
+        patch.scroll_into_view_if_needed()
+        tab.evaluate(WATCH_PROGRESS)
+        patch.click()
+        csv_button = main.get_by_test_id("stDownloadButton").filter(
+            has=tab.get_by_role("button", name="CSV", exact=True))
+        csv_button.wait_for(timeout=PAGE_MS)
+        wait_for_app(tab, PAGE_MS)
+        seen = tab.evaluate("window.__progress")
+        assert any(0 < v < 100 for v in seen), seen  # the bar moved before the run ended
+        with tab.expect_download() as info:
+            csv_button.get_by_role("button").click()
+        text = Path(info.value.path()).read_text()
+    assert info.value.suggested_filename == "patching_heads.csv"
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["", *(f"H{h + 1}" for h in range(HEADS))]
+    assert [r[0] for r in rows[1:]] == [f"layer {i + 1}" for i in range(LAYERS)]
+    grid = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+    np.testing.assert_allclose(grid, _expected(root), rtol=1e-6, atol=1e-9)
