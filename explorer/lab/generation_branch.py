@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from explorer.lab.generation import Writing, WrittenToken, token_label
+from explorer.lab.generation_exports import steps_csv
 from transformer_core.generation import generate
 
 
@@ -87,3 +88,17 @@ def branch_writing(model: nn.Module, first: Writing, step: int, token_id: int) -
                      iter(steps) if status == "writing" else None, first.model_name, end_id=first.end_id,
                      written=written, status=status, cache=reused)
     return Branch(step, branch)
+
+
+def branch_csv(first: Writing, branch: Branch | None) -> str:
+    """:func:`~explorer.lab.generation_exports.steps_csv` of the first writing and, after it, of its branch, with a
+    first column ``writing`` ("first" or "branch") and ``branched_at`` (the step the branch replaced)."""
+    parts = [("first", first)] + ([("branch", branch.writing)] if branch is not None else [])
+    at = "" if branch is None else str(branch.step)
+    lines = []
+    for name, writing in parts:
+        head, *rows = steps_csv(writing).splitlines()
+        if not lines:
+            lines.append(f"writing,branched_at,{head}")
+        lines += [f"{name},{at if name == 'branch' else ''},{row}" for row in rows]
+    return "\n".join(lines) + "\n"
