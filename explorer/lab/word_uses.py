@@ -67,8 +67,10 @@ def find_word(reader: Reader, word: str, sentence: str) -> WordUse:
     if found is None:
         raise ValueError(f"“{word}” is not in the sentence “{sentence}”.")
     upto = reader.plain(sentence[:found.end()])  # the sentence's tokens up to the word's end
-    before = reader.plain(sentence[:found.start()].rstrip()) if found.start() else ()
     whole = reader.plain(sentence)
+    before = reader.plain(sentence[:found.start()]) if found.start() else ()
+    if tuple(whole[:len(before)]) != tuple(before):  # byte-level BPE: the space before a word joins the word
+        before = reader.plain(sentence[:found.start()].rstrip())
     ids, tokens = reader.encode(sentence)
     lead = next((i for i in range(len(ids) - len(whole) + 1) if tuple(ids[i:i + len(whole)]) == whole), None)
     if not upto or tuple(whole[:len(upto)]) != tuple(upto) or len(before) >= len(upto) or lead is None:

@@ -51,6 +51,12 @@ LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
 SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
 JUMP_TO_HEAD = "attn.jump_to_head"  # bool, once: a Find-the-heads button picked a head; scroll to its view
 BEYOND = "attn.beyond"  # the *Beyond attention* view shown, a key of ui.attention.beyond.registry ("" for none)
+MAP_WORDS = "attn.map.words"  # the tokens the embedding map places, comma-separated ("" = the model's defaults)
+MAP_WORD = "attn.map.word"  # the word followed through several sentences
+MAP_SENTENCES = "attn.map.sentences"  # those sentences, one a line
+MAP_SENTENCES_DEFAULT = ("We sat on the bank of the river and watched the water.\n"
+                         "She went to the bank to borrow some money.\n"
+                         "The boat drifted toward the muddy bank.")
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -83,6 +89,9 @@ URL_PARAMS = (
     UrlParam(OFF, "", max_chars=2000),  # checked against the model that runs (see ui.attention.head_switch)
     UrlParam(OFF_MODE, "zero", choices=tuple(OFF_MODES)),
     UrlParam(BEYOND, "", choices=("", *(v.key for v in BEYOND_VIEWS))),
+    UrlParam(MAP_WORDS, "", max_chars=300),
+    UrlParam(MAP_WORD, "bank", max_chars=40),
+    UrlParam(MAP_SENTENCES, MAP_SENTENCES_DEFAULT, max_chars=800),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)

@@ -22,7 +22,9 @@ class LensView:
             raise ValueError(f"A view's key and module must be plain names, got {self.key!r} and {self.module!r}.")
 
 
-VIEWS: tuple[LensView, ...] = ()
+VIEWS: tuple[LensView, ...] = (
+    LensView("map", "Embedding map", "embedding_map"),
+)
 
 
 def view(key: str) -> LensView | None:
