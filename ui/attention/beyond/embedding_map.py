@@ -97,6 +97,9 @@ def _scatter(m: EmbeddingMap, projector: bool) -> go.Figure:
                                textposition="top center", customdata=hover, marker=dict(size=10),
                                hovertemplate="%{text}<br>nearest:<br>%{customdata}<extra></extra>"))
     ex = m.plane.explained
+    for axis, values in (("x", m.plane.coords[:, 0]), ("y", m.plane.coords[:, 1])):
+        pad = 0.12 * (float(np.ptp(values)) or 1.0)  # room for the labels above the outermost dots
+        fig.update_layout({f"{axis}axis": dict(range=[float(values.min()) - pad, float(values.max()) + pad])})
     fig.update_xaxes(title=f"direction 1 ({ex[0]:.0%} of the spread)", zeroline=False)
     fig.update_yaxes(title=f"direction 2 ({ex[1]:.0%} of the spread)", zeroline=False)
     return style(fig, title="Embedding rows, flattened by PCA", height=380 if projector else 460)
@@ -135,6 +138,7 @@ def _downloads(csv_text: str, png, name: str, key: str) -> None:
 
 
 def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> None:
+    picture = st.container()  # the picture first on a projector: the box is drawn under it
     label = "Characters to map" if kind == "characters" else "Tokens to map (comma-separated)"
     typed = st.text_input(label, key=MAP_WORDS, placeholder="empty: a built-in list",
                           help="The words (or characters) whose embedding rows are placed on the map; a word the "
@@ -145,15 +149,8 @@ def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> No
     except ValueError as err:
         st.info(str(err), icon="ℹ️")
         return
-    left, right = st.columns([3, 2]) if not ctx.projector else (st.container(), st.container())
-    with left:
-        st.plotly_chart(_scatter(m, ctx.projector), width="stretch", config=charts.chart_config(),
-                        key="attn.map.scatter")
-    with right:
-        st.dataframe({"token": list(m.labels),
-                      "nearest by cosine": [", ".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
-                                            for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]},
-                     hide_index=True, height=300 if ctx.projector else 420)
+    with picture if ctx.projector else st.container():
+        _map_picture(m, ctx.projector)
     st.caption(MAP_CAPTION + f" These two directions hold {m.plane.explained.sum():.0%} of the spread.")
     for note in notes:
         st.caption(note)
@@ -161,6 +158,20 @@ def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> No
                       x_title=f"direction 1 ({m.plane.explained[0]:.0%})",
                       y_title=f"direction 2 ({m.plane.explained[1]:.0%})")
     _downloads(map_csv(m), png, "embedding_map", "attn.map.dl.map")
+
+
+def _map_picture(m: EmbeddingMap, projector: bool) -> None:
+    """The scatter and, beside it (under it on a projector), each token's nearest neighbours."""
+    left, right = st.columns([1, 1]) if not projector else (st.container(), st.container())
+    with left:
+        st.plotly_chart(_scatter(m, projector), width="stretch", config=charts.chart_config(),
+                        key="attn.map.scatter")
+    with right:
+        st.dataframe({"token": list(m.labels),
+                      "nearest by cosine (similarity)": [
+                          ", ".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
+                          for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]},
+                     hide_index=True, height=260 if projector else 440, width="stretch")
 
 
 def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
@@ -205,10 +216,12 @@ def draw(ctx: LensContext) -> None:
     except ValueError as err:
         st.info(f"{err} Pick another model to see its embedding map.", icon="ℹ️")
         return
-    if kind == "random":
-        st.info("These weights are random: the rows of the table were drawn at random, so the map and the "
-                "neighbours show no meaning yet. Train a model or load a pretrained one to see learned rows.",
-                icon="🎲")
+    note = ("These weights are random: the rows of the table were drawn at random, so the map and the neighbours "
+            "show no meaning yet. Train a model or load a pretrained one to see learned rows.")
+    if kind == "random" and not ctx.projector:
+        st.info(note, icon="🎲")
     model_key = f"{kind}#{id(ctx.model)}"
     _map_part(ctx, reader, kind, model_key)
+    if kind == "random" and ctx.projector:  # the picture first; the warning right under it
+        st.caption("🎲 " + note)
     _uses_part(ctx, reader, model_key)
