@@ -94,11 +94,11 @@ def _scatter(m: EmbeddingMap, projector: bool) -> go.Figure:
     hover = ["<br>".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
              for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]
     fig = go.Figure(go.Scatter(x=m.plane.coords[:, 0], y=m.plane.coords[:, 1], mode="markers+text", text=m.labels,
-                               textposition="top center", customdata=hover, marker=dict(size=10),
+                               textposition="top center", customdata=hover, marker=dict(size=10), cliponaxis=False,
                                hovertemplate="%{text}<br>nearest:<br>%{customdata}<extra></extra>"))
     ex = m.plane.explained
     for axis, values in (("x", m.plane.coords[:, 0]), ("y", m.plane.coords[:, 1])):
-        pad = 0.12 * (float(np.ptp(values)) or 1.0)  # room for the labels above the outermost dots
+        pad = (0.2 if axis == "y" else 0.1) * (float(np.ptp(values)) or 1.0)  # room for the dots' labels
         fig.update_layout({f"{axis}axis": dict(range=[float(values.min()) - pad, float(values.max()) + pad])})
     fig.update_xaxes(title=f"direction 1 ({ex[0]:.0%} of the spread)", zeroline=False)
     fig.update_yaxes(title=f"direction 2 ({ex[1]:.0%} of the spread)", zeroline=False)
@@ -198,9 +198,11 @@ def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
     fig.update_xaxes(dtick=1)
     st.plotly_chart(fig, width="stretch", config=charts.chart_config(), key="attn.map.uses")
     st.caption(USES_CAPTION)
+    read = []
     for i, use in enumerate(c.uses):
         split = f" (“{c.word}” is {' · '.join(use.pieces)}: its last token is read)" if len(use.pieces) > 1 else ""
-        st.caption(f"Sentence {i + 1}: token {use.index + 1} of {len(use.ids)}, “{use.tokens[use.index]}”{split}.")
+        read.append(f"sentence {i + 1}, token {use.index + 1} of {len(use.ids)}: “{use.tokens[use.index]}”{split}")
+    st.caption("Read at " + "; ".join(read) + ".")
     png = lines_png(layers, series, title=f"“{c.word}”: cosine similarity per layer",
                     x_title="layer (0 = embedding row)", y_title="cosine", y_range=(min(0.0, float(np.min(
                         c.cosines))), 1.0))
