@@ -160,3 +160,12 @@ def test_a_character_model_maps_its_characters_and_reads_a_word_at_its_last_char
     uses = _held(at, "uses")
     assert all(u.tokens[u.index] == "k" and len(u.pieces) == 4 for u in uses.uses)  # b·a·n·k: its last
     assert any("its last token is read" in c.value for c in at.caption)
+
+
+def test_the_lens_its_words_and_sentences_travel_in_the_link():
+    at = app_at(PAGE, query={"attn.beyond": "map", "attn.map.words": "river, bank, money, water",
+                             "attn.map.word": "river", "attn.map.sentences": "the river bank\na river ran dry"})
+    assert_no_exception(at)
+    assert _held(at, "map").labels == ("river", "bank", "money", "water")
+    uses = _held(at, "uses")
+    assert uses.word == "river" and [u.sentence for u in uses.uses] == ["the river bank", "a river ran dry"]
