@@ -113,7 +113,7 @@ def _check_prompt(model: nn.Module, prompt_ids: torch.Tensor) -> None:
 
 def generate(model: nn.Module, prompt_ids: torch.Tensor, max_new_tokens: int, *, temperature: float = 0.0,
              top_k: int | None = None, top_p: float | None = None, generator: torch.Generator | None = None,
-             eos_token_id: int | None = None) -> Iterator[GenerationStep]:
+             eos_token_id: int | None = None, cache: KVCache | None = None) -> Iterator[GenerationStep]:
     """Continue ``prompt_ids`` one token at a time, yielding each step as it is made.
 
     Args:
@@ -124,6 +124,9 @@ def generate(model: nn.Module, prompt_ids: torch.Tensor, max_new_tokens: int, *,
         top_k, top_p: sample only among the ``top_k`` likeliest tokens / the likeliest holding ``top_p``.
         generator: the random numbers of sampling (a seeded ``torch.Generator`` repeats a text).
         eos_token_id: stop after writing this token (its step is still yielded).
+        cache: the keys and values of the first ``cache.length`` tokens of ``prompt_ids``, already read (e.g.
+            :meth:`KVCache.prefix` of an earlier generation's cache): only the tokens after them are fed. It must
+            leave room for the whole sequence; it is filled as the steps run. ``None``: a new cache.
 
     The arguments are checked at once (``ValueError``); the steps run as the caller iterates, and stopping the
     iteration stops the generation.
@@ -133,18 +136,33 @@ def generate(model: nn.Module, prompt_ids: torch.Tensor, max_new_tokens: int, *,
         raise ValueError(f"max_new_tokens={max_new_tokens} must be 0 or more.")
     _check_sampling(temperature, top_k, top_p)
     steps = min(max_new_tokens, model.config.max_len - prompt_ids.size(1))  # every token fits the positions
+    cache = _check_cache(model, cache, prompt_ids.size(1), steps)
 
     def choose(logits: torch.Tensor) -> int:
         return int(choose_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator))
 
-    return _steps(model, prompt_ids, steps, choose, eos_token_id)
+    return _steps(model, prompt_ids, steps, choose, eos_token_id, cache)
+
+
+def _check_cache(model: nn.Module, cache: KVCache | None, start: int, steps: int) -> KVCache:
+    """The cache a generation fills: ``cache`` once checked, else a new one for the whole sequence."""
+    needed = max(start + steps - 1, 1)  # the last token written is never fed
+    if cache is None:
+        return KVCache(len(model.blocks), capacity=needed)
+    if len(cache.layers) != len(model.blocks):
+        raise ValueError(f"The cache has {len(cache.layers)} layers; the model has {len(model.blocks)}.")
+    if cache.length >= start:
+        raise ValueError(f"The cache already holds {cache.length} tokens; the prompt has {start}: at least one "
+                         "prompt token must be left to read.")
+    if cache.capacity < needed:
+        raise ValueError(f"The cache holds at most {cache.capacity} tokens; this generation needs {needed}.")
+    return cache
 
 
 def _steps(model: nn.Module, prompt_ids: torch.Tensor, steps: int, choose: Callable[[torch.Tensor], int],
-           eos_token_id: int | None) -> Iterator[GenerationStep]:
+           eos_token_id: int | None, cache: KVCache) -> Iterator[GenerationStep]:
     start = prompt_ids.size(1)
-    cache = KVCache(len(model.blocks), capacity=max(start + steps - 1, 1))  # the last token is never fed
-    feed = prompt_ids
+    feed = prompt_ids[:, cache.length:]  # (1, T - cached): the tokens the cache does not hold yet
     for step in range(steps):
         with _inference(model):
             x, weights = model.features(feed, need_weights=True, cache=cache)  # (1, t, C), per layer (1, H, t, S)

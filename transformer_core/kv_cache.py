@@ -42,6 +42,15 @@ class LayerCache:
         self.length = end
         return self._keys[:, :, :end], self._values[:, :, :end]  # (B, H_kv, S, D)
 
+    def prefix(self, length: int, capacity: int) -> LayerCache:
+        """A new cache holding a copy of this one's first ``length`` tokens, with room for ``capacity`` in all."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"The cache holds {self.length} tokens; it has no prefix of {length}.")
+        out = LayerCache(max(capacity, length, 1))
+        if length and self._keys is not None:
+            out.append(self._keys[:, :, :length], self._values[:, :, :length])  # copied: this cache stays intact
+        return out
+
     @property
     def nbytes(self) -> int:
         """Bytes of the keys and values written so far."""
@@ -66,6 +75,18 @@ class KVCache:
     def length(self) -> int:
         """Tokens already read: the absolute position of the next token fed."""
         return self.layers[0].length if self.layers else 0
+
+    @property
+    def capacity(self) -> int:
+        """The most tokens it can hold."""
+        return self.layers[0].capacity if self.layers else 0
+
+    def prefix(self, length: int, capacity: int) -> KVCache:
+        """A new cache with a copy of the first ``length`` tokens of every layer and room for ``capacity`` tokens:
+        another continuation of those tokens reuses their keys and values, and this cache is left as it was."""
+        out = KVCache(0, 1)
+        out.layers = [layer.prefix(length, capacity) for layer in self.layers]
+        return out
 
     @property
     def nbytes(self) -> int:

@@ -3,8 +3,9 @@
 :class:`Writing` wraps the steps of :func:`transformer_core.generation.generate` (or any iterator of steps with
 its fields): each :meth:`Writing.advance` takes one new token and keeps what the page shows of it, as a
 :class:`WrittenToken` — its label, its probability, the top candidates of that step and every layer's attention
-row of the token the model had just read. The records are NumPy arrays and strings, so a finished writing can
-stay in a browser session after its loop (and its key/value cache) is gone.
+row of the token the model had just read. The records are NumPy arrays and strings; a finished writing also keeps
+its key/value cache (a few megabytes for GPT-2 small), so a branch from one of its tokens reads only new tokens
+(:mod:`explorer.lab.generation_branch`).
 
 The probabilities shown are the ones the token was drawn from: greedy decoding shows ``softmax(logits)``;
 sampling shows ``softmax(logits / temperature)`` over the tokens top-k and top-p keep (:meth:`Sampling.distribution`).
@@ -21,6 +22,7 @@ import torch
 from torch import nn
 
 from transformer_core.generation import generate, sampling_probs
+from transformer_core.kv_cache import KVCache
 
 TOP_CANDIDATES = 5  # candidates kept per step (the chosen token is added when it is not among them)
 MAX_NEW_TOKENS = 64  # the most tokens one writing may add
@@ -120,6 +122,7 @@ class Candidate:
     token: str  # its label (spaces as ␣)
     probability: float  # its probability in the distribution the token was drawn from
     chosen: bool  # whether it was written
+    token_id: int = -1  # its id in the vocabulary (a branch writes it instead)
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ class Writing:
     end_id: int | None = None  # the end-of-text token's id, if the vocabulary has one
     written: list[WrittenToken] = field(default_factory=list)
     status: str = "writing"  # a key of STATUSES
+    cache: KVCache | None = None  # the keys and values it read, kept after it ends so a branch can reuse them
 
     @property
     def finished(self) -> bool:
@@ -195,7 +199,7 @@ class Writing:
         pairs = [(int(i), float(p)) for p, i in zip(values, ids, strict=True)]
         if chosen not in {i for i, _ in pairs}:
             pairs.append((chosen, float(probs[chosen])))
-        candidates = tuple(Candidate(token_label(self.vocabulary, i), p, i == chosen) for i, p in pairs)
+        candidates = tuple(Candidate(token_label(self.vocabulary, i), p, i == chosen, i) for i, p in pairs)
         rows = np.stack([a.detach().float().cpu().numpy() for a in step.attention])  # (L, H, position)
         end = self.end_id is not None and chosen == self.end_id
         return WrittenToken(len(self.written) + 1, int(step.position), chosen, token_label(self.vocabulary, chosen),
@@ -238,8 +242,10 @@ def start_writing(model: nn.Module, prompt_ids: Sequence[int], vocabulary: Vocab
     if len(prompt_ids) >= limit:
         raise ValueError(f"This model reads at most {limit} tokens and the prompt has {len(prompt_ids)}: shorten it "
                          "to leave room for new tokens.")
+    room = min(max_new_tokens, limit - len(prompt_ids))  # tokens it may write
+    cache = KVCache(len(model.blocks), capacity=len(prompt_ids) + room - 1)  # the last token is never read
     steps = generate(model, torch.tensor([list(prompt_ids)]), max_new_tokens, temperature=sampling.temperature,
                      top_k=sampling.top_k, top_p=sampling.top_p,
-                     generator=None if sampling.greedy else sampling.generator(), eos_token_id=end_id)
+                     generator=None if sampling.greedy else sampling.generator(), eos_token_id=end_id, cache=cache)
     return Writing(tuple(int(i) for i in prompt_ids), tuple(token_label(vocabulary, i) for i in prompt_ids), sampling,
-                   max_new_tokens, vocabulary, iter(steps), model_name, end_id=end_id)
+                   max_new_tokens, vocabulary, iter(steps), model_name, end_id=end_id, cache=cache)

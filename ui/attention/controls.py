@@ -61,6 +61,12 @@ DECIDE_CLEAN = "attn.decide.clean"  # *Where does it decide?*: the clean text (i
 DECIDE_CORRUPT = "attn.decide.corrupt"  # the corrupt text: the clean one with a word changed
 DECIDE_WHAT = "attn.decide.what"  # what one patch puts back: "residual" or "heads"
 DECIDE_STACK = "attn.decide.stack"  # the encoder–decoder's stack patched: "encoder", "decoder" or "cross"
+MAP_WORDS = "attn.map.words"  # the tokens the embedding map places, comma-separated ("" = the model's defaults)
+MAP_WORD = "attn.map.word"  # the word followed through several sentences
+MAP_SENTENCES = "attn.map.sentences"  # those sentences, one a line
+MAP_SENTENCES_DEFAULT = ("We sat on the bank of the river and watched the water.\n"
+                         "She went to the bank to borrow some money.\n"
+                         "The boat drifted toward the muddy bank.")
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -103,6 +109,9 @@ URL_PARAMS = (
     UrlParam(DECIDE_CORRUPT, "", max_chars=400),
     UrlParam(DECIDE_WHAT, "residual", choices=("residual", "heads")),
     UrlParam(DECIDE_STACK, "encoder", choices=("encoder", "decoder", "cross")),
+    UrlParam(MAP_WORDS, "", max_chars=300),
+    UrlParam(MAP_WORD, "bank", max_chars=40),
+    UrlParam(MAP_SENTENCES, MAP_SENTENCES_DEFAULT, max_chars=800),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)

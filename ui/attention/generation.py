@@ -25,10 +25,19 @@ from explorer.lab.generation import (
     Writing,
     start_writing,
 )
+from explorer.lab.generation_branch import branch_csv
 from explorer.lab.generation_exports import growing_gif, steps_csv
 from explorer.lab.why_word import written_token
 from explorer.lab.writing_limit import WRITINGS, WritingRefused
 from ui.attention.beyond.why_panel import why_panel
+from ui.attention.generation_branch import (
+    branch_controls,
+    branch_text,
+    current_branch,
+    drop_branch,
+    running_writing,
+    stop_branch,
+)
 from ui.attention.generation_charts import candidates_figure, heatmap_figure
 from ui.attention.writers import Writer
 from ui.common import charts, pace, st_internals
@@ -123,12 +132,14 @@ def _stop() -> None:
     if held is not None:
         held[1].stop()
         WRITINGS.release(held[1])
+    stop_branch()
 
 
 def _start(writer: Writer, sampling: Sampling) -> None:
     """Write's callback: a new writing from the Lab's text (replacing this session's last one), or the reason why
     not, kept for the section to show. It runs before the page does, so the page is drawn as the writing runs."""
     _stop()
+    drop_branch()
     st.session_state.pop(WRITING, None)
     try:
         writing = start_writing(writer.model, writer.prompt_ids, writer.vocabulary, sampling,
@@ -154,7 +165,7 @@ def writing_section(writer: Writer | None) -> WritingView | None:
                    "next one.")
     sampling = _sampling_controls()
     writing = current(writer)
-    running = writing is not None and not writing.finished
+    running = writing is not None and not running_writing(writing).finished
     bar = st.container(horizontal=True, vertical_alignment="center")
     with bar:
         st.button("Write", type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
@@ -185,6 +196,7 @@ def writing_section(writer: Writer | None) -> WritingView | None:
     view = WritingView(status, text_place, heat, cands, layer, head)
     _draw(view, writing)
     if writing.finished and writing.written:
+        branch_controls(writer, writing, min(len(writing.written), int(st.session_state[STEP])))
         _downloads(writing, layer, head)
         _why_written(writer, writing, layer, head)
     return view
@@ -192,13 +204,7 @@ def writing_section(writer: Writer | None) -> WritingView | None:
 
 def _draw(view: WritingView, writing: Writing) -> None:
     """The writing as it stands: status, text, heatmap and the newest (or chosen) step's candidates."""
-    view.status.caption(writing.describe())
-    prompt, written = writing.text
-    colour = strong_colour()  # the theme's primary colour, readable on the light and the dark theme
-    view.text.markdown(
-        f'<div style="font-size:1.1rem; line-height:1.6; padding:0.5rem 0.8rem; white-space:pre-wrap; '
-        f'border-left:4px solid {colour}">{html.escape(prompt)}<b style="color:{colour}">{html.escape(written)}</b>'
-        '</div>', unsafe_allow_html=True)
+    _draw_text(view, writing)
     if not writing.written:
         return
     n = len(writing.written)
@@ -207,6 +213,26 @@ def _draw(view: WritingView, writing: Writing) -> None:
     shown = writing.written[-1] if not writing.finished else writing.written[min(n, int(st.session_state[STEP])) - 1]
     view.candidates.plotly_chart(candidates_figure(shown), width="stretch", config=charts.chart_config(),
                                  key=f"attn.gen.cands.{n}.{writing.status}")
+
+
+def _draw_text(view: WritingView, writing: Writing) -> None:
+    """The status and the text: the writing's, or the writing's and its branch's side by side."""
+    view.status.caption(writing.describe())
+    branch = current_branch(writing)
+    if branch is not None:
+        branch_text(view.text, writing, branch)
+    else:
+        _text(view.text, writing)
+
+
+def _text(place, writing: Writing) -> None:
+    """The prompt and what was written after it, the written part in the strong colour."""
+    prompt, written = writing.text
+    colour = strong_colour()  # the theme's primary colour, readable on the light and the dark theme
+    place.markdown(
+        f'<div style="font-size:1.1rem; line-height:1.6; padding:0.5rem 0.8rem; white-space:pre-wrap; '
+        f'border-left:4px solid {colour}">{html.escape(prompt)}<b style="color:{colour}">{html.escape(written)}</b>'
+        '</div>', unsafe_allow_html=True)
 
 
 def _step_slider(n: int) -> None:
@@ -219,15 +245,17 @@ def _step_slider(n: int) -> None:
 def _downloads(writing: Writing, layer: int, head: int) -> None:
     """Below a finished writing: the GIF of the growing heatmap and the steps as CSV."""
     name = f"writing_L{layer + 1}_H{head + 1}"
+    branch = current_branch(writing)
     with st.container(horizontal=True):
         st.download_button("GIF (heatmap growing)", lambda: growing_gif(
             writing, layer, head, scale=charts.colorscale(), stretch=charts.stretch_attention()),
             file_name=f"{name}.gif", mime="image/gif", key="attn.gen.dl.gif", on_click="ignore",
             icon=":material/download:", help="The heatmap of this layer and head growing one row per step.")
-        st.download_button("CSV (steps)", lambda: steps_csv(writing), file_name="writing_steps.csv",
+        st.download_button("CSV (steps)", lambda: steps_csv(writing) if branch is None else branch_csv(writing, branch),
+                           file_name="writing_steps.csv",
                            mime="text/csv", key="attn.gen.dl.csv", on_click="ignore", icon=":material/download:",
                            help="One row per new token: step, position, token, its probability and the top "
-                                "candidates with theirs.")
+                                "candidates with theirs (and the branch's rows after the first writing's).")
 
 
 def _why_written(writer: Writer, writing: Writing, layer: int, head: int) -> None:
@@ -250,15 +278,19 @@ def keep_writing(view: WritingView | None) -> None:
     Called last on the page, so every other section is drawn while the model writes.
     """
     held = st.session_state.get(WRITING)
-    if view is None or held is None or held[1].finished:
+    if view is None or held is None:
         return
-    writing = held[1]
+    first = held[1]
+    writing = running_writing(first)  # the first writing, or its branch while that one writes
+    if writing.finished:
+        return
     try:
         for _ in ticks(lambda: pace.WRITING_TICK_S):  # each token stays on screen at least a tick
             if writing.advance() is None:
                 break
             if st_internals.send_backlog() < BACKLOG_LIMIT or st_internals.click_pending():
-                _draw(view, writing)  # where Streamlit stops or reruns the page after a click
+                # where Streamlit stops or reruns the page after a click; a branch changes only the text
+                (_draw if writing is first else _draw_text)(view, first)
     except (st_internals.RerunException, st_internals.StopException):
         raise
     except Exception as err:  # a bug must never leave a page that says "writing…" with nobody writing

@@ -93,6 +93,8 @@ class UrlParam:
             return ""
         if isinstance(value, list | tuple):
             return ",".join(self.format(v) for v in value)
+        if value is None:  # a choice left empty (a segmented control with nothing picked): no text
+            return ""
         return str(value).lower() if isinstance(value, bool) else str(value)
 
     def is_default(self, value: Any) -> bool:

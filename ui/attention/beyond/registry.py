@@ -26,6 +26,7 @@ VIEWS: tuple[LensView, ...] = (
     LensView("why", "Why this word?", "why_word"),
     LensView("decide", "Where does it decide?", "decide"),
     LensView("follow", "Follow a word", "follow_word"),
+    LensView("map", "Embedding map", "embedding_map"),
 )
 
 

@@ -1,0 +1,229 @@
+"""*Embedding map*: chosen tokens' embedding rows on a PCA plane with their nearest neighbours, and one word in
+several sentences, its vectors compared layer by layer (computed by :mod:`explorer.lab.embedding_map` and
+:mod:`explorer.lab.word_uses`; only the last result is kept, per session)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.lab.embedding_map import MAX_TOKENS, EmbeddingMap, embedding_map, token_table
+from explorer.lab.subjects import token_labeller
+from explorer.lab.word_uses import (
+    Reader,
+    WordComparison,
+    compare_uses,
+    pretrained_reader,
+    random_reader,
+    trained_reader,
+    word_token,
+)
+from explorer.render.plot_image import lines_png, scatter_png
+from ui.attention.beyond.context import LensContext
+from ui.attention.controls import MAP_SENTENCES, MAP_WORD, MAP_WORDS, settings, trained_input
+from ui.common import charts
+from ui.common.chart_style import style
+
+RESULTS = "attn.map.results"  # {what a result depends on: result}: the last map and comparison of this session
+PRETRAINED_WORDS = "king, queen, man, woman, Paris, London, France, one, two, three, red, blue, dog, cat, river, money"
+MAP_CAPTION = ("Each dot is one token's row of the embedding table, flattened to the two directions along which "
+               "these tokens spread most (PCA): the rest of their spread is not shown, so dots that look close may "
+               "be far apart. Neighbours are the rows of the whole vocabulary pointing most the same way (cosine): "
+               "tokens the model treats alike, which is not the same as words that mean the same.")
+USES_CAPTION = ("Layer 0 is the word's embedding row: the same token has the same row in every sentence (cosine 1). "
+                "Each layer mixes in the words around it; where a line drops, the model's vectors for the two uses "
+                "part ways. Similar vectors show the model treats the uses alike, not what it understands.")
+
+
+def offered(ctx: LensContext) -> str | None:
+    """``None``: every text model the Lab shows has a token-embedding table."""
+    try:
+        token_table(ctx.model)
+    except ValueError:
+        return "This model reads no tokens, so it has no embedding table to map; pick a text model."
+    return None
+
+
+def _reader(ctx: LensContext, known: list[str]) -> tuple[Reader, str]:
+    """How the shown model reads a text, and what kind of weights it has (for the notes)."""
+    if ctx.pre is not None:
+        return pretrained_reader(ctx.pre), "pretrained"
+    if ctx.trained is not None:
+        _, task, vocab = trained_input(ctx.trained, ctx.text)
+        return trained_reader(ctx.model, task, token_labeller(vocab)), "characters"
+    s = settings()
+    return random_reader(ctx.model, s.kind, s.mask, known), "random"
+
+
+def _remembered(key: tuple, compute):
+    """The result for ``key``, computed once; only this session's last results are kept."""
+    held = st.session_state.get(RESULTS) or {}
+    if key not in held:
+        held = {k: v for k, v in held.items() if k[:2] != key[:2]} | {key: compute()}
+        st.session_state[RESULTS] = held
+    return held[key]
+
+
+def _chosen_ids(ctx: LensContext, reader: Reader, kind: str, typed: str) -> tuple[list[int], list[str]]:
+    """The tokens to map and a note per word read as its last token."""
+    if kind == "characters":
+        if not typed:  # every character of the vocabulary (spaces and line breaks too)
+            return list(range(min(MAX_TOKENS, token_table(ctx.model).size(0)))), []
+        return list(dict.fromkeys(reader.plain(typed)))[:MAX_TOKENS], []
+    words = [w.strip() for w in (typed or (PRETRAINED_WORDS if kind == "pretrained" else
+                                           ", ".join(dict.fromkeys(ctx.shown.tokens)))).split(",") if w.strip()]
+    ids, notes = [], []
+    for word in words[:MAX_TOKENS]:
+        try:
+            token, pieces = word_token(reader, word)
+        except ValueError:
+            notes.append(f"“{word}” gives no token this model reads; left out.")
+            continue
+        ids.append(token)
+        if len(pieces) > 1:
+            notes.append(f"“{word}” is {len(pieces)} tokens ({' · '.join(pieces)}): the map shows its last, "
+                         f"“{pieces[-1]}”.")
+    return ids, notes
+
+
+def _scatter(m: EmbeddingMap, projector: bool) -> go.Figure:
+    hover = ["<br>".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
+             for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]
+    fig = go.Figure(go.Scatter(x=m.plane.coords[:, 0], y=m.plane.coords[:, 1], mode="markers+text", text=m.labels,
+                               textposition="top center", customdata=hover, marker=dict(size=10), cliponaxis=False,
+                               hovertemplate="%{text}<br>nearest:<br>%{customdata}<extra></extra>"))
+    ex = m.plane.explained
+    for axis, values in (("x", m.plane.coords[:, 0]), ("y", m.plane.coords[:, 1])):
+        pad = (0.2 if axis == "y" else 0.1) * (float(np.ptp(values)) or 1.0)  # room for the dots' labels
+        fig.update_layout({f"{axis}axis": dict(range=[float(values.min()) - pad, float(values.max()) + pad])})
+    fig.update_xaxes(title=f"direction 1 ({ex[0]:.0%} of the spread)", zeroline=False)
+    fig.update_yaxes(title=f"direction 2 ({ex[1]:.0%} of the spread)", zeroline=False)
+    return style(fig, title="Embedding rows, flattened by PCA", height=380 if projector else 460)
+
+
+def map_csv(m: EmbeddingMap) -> str:
+    """The map as CSV: one row per token, its coordinates and its neighbours with their cosines."""
+    rows = m.rows()
+    buf = io.StringIO()
+    out = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    out.writeheader()
+    out.writerows(rows)
+    return buf.getvalue()
+
+
+def uses_csv(c: WordComparison) -> str:
+    """The comparison as CSV: one row per layer, one column per pair of uses."""
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(["layer", *(_pair(c, a, b) for a, b in c.pairs)])
+    for layer, row in enumerate(c.cosines):
+        out.writerow([layer, *(repr(float(v)) for v in row)])
+    return buf.getvalue()
+
+
+def _pair(c: WordComparison, a: int, b: int) -> str:
+    return f"sentence {a + 1} vs {b + 1}"
+
+
+def _downloads(csv_text: str, png, name: str, key: str) -> None:
+    with st.container(horizontal=True):
+        st.download_button("CSV", csv_text, file_name=f"{name}.csv", mime="text/csv", key=f"{key}.csv",
+                           on_click="ignore", icon=":material/download:", help="The numbers of this chart.")
+        st.download_button("PNG", png, file_name=f"{name}.png", mime="image/png", key=f"{key}.png",
+                           on_click="ignore", icon=":material/download:", help="This chart as a picture.")
+
+
+def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> None:
+    picture = st.container()  # the picture first on a projector: the box is drawn under it
+    label = "Characters to map" if kind == "characters" else "Tokens to map (comma-separated)"
+    typed = st.text_input(label, key=MAP_WORDS, placeholder="empty: a built-in list",
+                          help="The words (or characters) whose embedding rows are placed on the map; a word the "
+                               "tokenizer splits is shown by its last token.").strip()
+    ids, notes = _chosen_ids(ctx, reader, kind, typed)
+    try:
+        m = _remembered((model_key, "map", tuple(ids)), lambda: embedding_map(ctx.model, ids, reader.label))
+    except ValueError as err:
+        st.info(str(err), icon="ℹ️")
+        return
+    with picture if ctx.projector else st.container():
+        _map_picture(m, ctx.projector)
+    st.caption(MAP_CAPTION + f" These two directions hold {m.plane.explained.sum():.0%} of the spread.")
+    for note in notes:
+        st.caption(note)
+    png = scatter_png(m.plane.coords, m.labels, title="Embedding rows, flattened by PCA",
+                      x_title=f"direction 1 ({m.plane.explained[0]:.0%})",
+                      y_title=f"direction 2 ({m.plane.explained[1]:.0%})")
+    _downloads(map_csv(m), png, "embedding_map", "attn.map.dl.map")
+
+
+def _map_picture(m: EmbeddingMap, projector: bool) -> None:
+    """The scatter and, beside it (under it on a projector), each token's nearest neighbours."""
+    left, right = st.columns([1, 1]) if not projector else (st.container(), st.container())
+    with left:
+        st.plotly_chart(_scatter(m, projector), width="stretch", config=charts.chart_config(),
+                        key="attn.map.scatter")
+    with right:
+        st.dataframe({"token": list(m.labels),
+                      "nearest by cosine (similarity)": [
+                          ", ".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
+                          for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]},
+                     hide_index=True, height=260 if projector else 440, width="stretch")
+
+
+def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
+    st.markdown("**One word in several sentences**")
+    left, right = st.columns([1, 3])
+    with left:
+        word = st.text_input("Word", key=MAP_WORD, help="The word to follow; its first use in each sentence is "
+                                                          "read (its last token, if the tokenizer splits it).")
+    with right:
+        text = st.text_area("Sentences, one a line (2 to 4)", key=MAP_SENTENCES, height=110,
+                            help="Each sentence uses the word; its vector is read after every layer.")
+    sentences = tuple(s for s in text.splitlines() if s.strip())
+    try:
+        c = _remembered((model_key, "uses", word, sentences), lambda: compare_uses(reader, word, sentences))
+    except ValueError as err:
+        st.info(str(err), icon="ℹ️")
+        return
+    layers = list(range(c.cosines.shape[0]))
+    series = {_pair(c, a, b): c.cosines[:, i] for i, (a, b) in enumerate(c.pairs)}
+    fig = charts.line_chart({n: (layers, v) for n, v in series.items()}, title=f"“{c.word}”: cosine similarity "
+                            "of its vectors, layer by layer", x_title="layer (0 = embedding row)",
+                            y_title="cosine similarity", height=320 if ctx.projector else 380)
+    fig.update_traces(mode="lines+markers")
+    fig.update_xaxes(dtick=1)
+    st.plotly_chart(fig, width="stretch", config=charts.chart_config(), key="attn.map.uses")
+    st.caption(USES_CAPTION)
+    read = []
+    for i, use in enumerate(c.uses):
+        split = f" (“{c.word}” is {' · '.join(use.pieces)}: its last token is read)" if len(use.pieces) > 1 else ""
+        read.append(f"sentence {i + 1}, token {use.index + 1} of {len(use.ids)}: “{use.tokens[use.index]}”{split}")
+    st.caption("Read at " + "; ".join(read) + ".")
+    png = lines_png(layers, series, title=f"“{c.word}”: cosine similarity per layer",
+                    x_title="layer (0 = embedding row)", y_title="cosine", y_range=(min(0.0, float(np.min(
+                        c.cosines))), 1.0))
+    _downloads(uses_csv(c), png, f"word_{c.word}_per_layer", "attn.map.dl.uses")
+
+
+def draw(ctx: LensContext) -> None:
+    """The map of chosen tokens, then one word in several sentences."""
+    sentences = str(st.session_state.get(MAP_SENTENCES, ""))
+    known = [ctx.text, str(st.session_state.get(MAP_WORDS, "")), sentences]
+    try:
+        reader, kind = _reader(ctx, known)
+    except ValueError as err:
+        st.info(f"{err} Pick another model to see its embedding map.", icon="ℹ️")
+        return
+    note = ("These weights are random: the rows of the table were drawn at random, so the map and the neighbours "
+            "show no meaning yet. Train a model or load a pretrained one to see learned rows.")
+    if kind == "random" and not ctx.projector:
+        st.info(note, icon="🎲")
+    model_key = f"{kind}#{id(ctx.model)}"
+    _map_part(ctx, reader, kind, model_key)
+    if kind == "random" and ctx.projector:  # the picture first; the warning right under it
+        st.caption("🎲 " + note)
+    _uses_part(ctx, reader, model_key)
