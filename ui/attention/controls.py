@@ -52,6 +52,7 @@ LENS = "attn.lens"  # bool: show the logit lens (decoder-only models)
 SIMILARITY_LINES = "attn.similarity_lines"  # the lines a sentence-embedding model compares, one per line
 JUMP_TO_HEAD = "attn.jump_to_head"  # bool, once: a Find-the-heads button picked a head; scroll to its view
 BEYOND = "attn.beyond"  # the *Beyond attention* view shown, a key of ui.attention.beyond.registry ("" for none)
+MLP_NEURON = "attn.mlp.neuron"  # *The MLP half*: the neuron whose top sentences are shown (-1: the text's top one)
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -84,6 +85,7 @@ URL_PARAMS = (
     UrlParam(OFF, "", max_chars=2000),  # checked against the model that runs (see ui.attention.head_switch)
     UrlParam(OFF_MODE, "zero", choices=tuple(OFF_MODES)),
     UrlParam(BEYOND, "", choices=("", *(v.key for v in BEYOND_VIEWS))),
+    UrlParam(MLP_NEURON, -1, lo=-1, hi=1_000_000),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)

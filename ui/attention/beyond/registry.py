@@ -22,7 +22,9 @@ class LensView:
             raise ValueError(f"A view's key and module must be plain names, got {self.key!r} and {self.module!r}.")
 
 
-VIEWS: tuple[LensView, ...] = ()
+VIEWS: tuple[LensView, ...] = (
+    LensView("mlp", "The MLP half", "mlp_half"),
+)
 
 
 def view(key: str) -> LensView | None:
