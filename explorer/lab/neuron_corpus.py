@@ -76,7 +76,8 @@ class Example:
 class CorpusNeurons:
     """Every neuron's top sentences in the corpus, for one model (read-only; shared by every user)."""
 
-    tokens: tuple[tuple[str, ...], ...]  # each read sentence's tokens; skipped sentences have ()
+    sentences: tuple[str, ...]  # the sentences scanned (the corpus)
+    tokens: tuple[tuple[str, ...], ...]  # each sentence's tokens as the model read them; skipped sentences have ()
     values: torch.Tensor  # (L, d_ff, K) the top scores, highest first
     sentence: torch.Tensor  # (L, d_ff, K) which sentence (index into the corpus)
     position: torch.Tensor  # (L, d_ff, K) the token where the neuron peaked in it
@@ -85,12 +86,11 @@ class CorpusNeurons:
 
     def top(self, layer: int, neuron: int, k: int = TOP) -> list[Example]:
         """Neuron ``neuron`` of layer ``layer`` (0-based): its ``k`` top sentences, highest first."""
-        sentences = corpus_sentences()
         out = []
         for v, s, p in zip(self.values[layer, neuron, :k], self.sentence[layer, neuron, :k],
                            self.position[layer, neuron, :k], strict=True):
             s, p = int(s), int(p)
-            out.append(Example(sentences[s], self.tokens[s], p, float(v)))
+            out.append(Example(self.sentences[s], self.tokens[s], p, float(v)))
         return out
 
 
@@ -140,5 +140,5 @@ def scan_corpus(model: nn.Module, read: Reader, *, sentences: Sequence[str] | No
     if best is None:
         raise ValueError("This model knows none of the corpus's tokens, so it cannot read it.")
     read_count = sum(1 for t in tokens if t)
-    return CorpusNeurons(tuple(tokens), best[0], best[1].to(torch.int32), best[2].to(torch.int32), read_count,
+    return CorpusNeurons(sentences, tuple(tokens), best[0], best[1].to(torch.int32), best[2].to(torch.int32), read_count,
                          len(sentences) - read_count)

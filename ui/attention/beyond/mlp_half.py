@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.lab.neuron_corpus import (
+    MIN_COVERAGE,
     CorpusNeurons,
     Example,
     Reader,
@@ -72,7 +73,7 @@ def _corpus_reader(ctx: LensContext) -> tuple[Reader | None, str, bool]:
     if ctx.trained is not None:
         entry = ctx.trained
         _, _, vocab = trained_input(entry, "")
-        if coverage(list(vocab)) < 0.8:
+        if coverage(list(vocab)) < MIN_COVERAGE:
             return None, (f"The {entry.task_title} model reads only its task's characters, so it cannot read the "
                           "corpus of English sentences. Train a *Character LM* to find its neurons' top sentences."), \
                 False
