@@ -9,6 +9,7 @@ for a model trained in it. The text's own neurons are computed on each run (one 
 from __future__ import annotations
 
 import html
+import re
 import threading
 
 import numpy as np
@@ -43,6 +44,7 @@ SCANS = "attn.mlp.scans"  # this session's corpus results for models trained in 
 SHOWN, SHOWN_PROJECTOR = 12, 8  # top neurons in the table
 EXAMPLES = 8  # top sentences listed
 SHARED_SCANS = 4  # models whose corpus results the server keeps at once
+MARKDOWN = re.compile(r"[\\`*_\[\]<>#|~$]")  # characters a token must not use as Markdown
 
 CAPTION = ("Each column is one neuron of this layer's MLP (the input of its down projection); a cell is how strongly "
            "it fires on that token. A neuron's top sentences show what excites it most in a small corpus — not "
@@ -72,7 +74,10 @@ def _corpus_reader(ctx: LensContext) -> tuple[Reader | None, str, bool]:
         return read_pretrained, cache_key(ctx.pre), True
     if ctx.trained is not None:
         entry = ctx.trained
-        _, _, vocab = trained_input(entry, "")
+        try:
+            vocab = trained_input(entry, "")[2]
+        except ValueError as err:
+            return None, str(err), False
         if coverage(list(vocab)) < MIN_COVERAGE:
             return None, (f"The {entry.task_title} model reads only its task's characters, so it cannot read the "
                           "corpus of English sentences. Train a *Character LM* to find its neurons' top sentences."), \
@@ -191,7 +196,7 @@ def _corpus(ctx: LensContext, layer: int, neuron: int) -> None:
 
 def _highlight(e: Example) -> str:
     """The sentence as the model's tokens, the one where the neuron peaked in bold."""
-    parts = [html.escape(t).replace("*", r"\*").replace("_", r"\_") for t in e.tokens]
+    parts = [MARKDOWN.sub(r"\\\g<0>", html.escape(t)) for t in e.tokens]
     parts[e.position] = f"**[{parts[e.position]}]**"
     return " ".join(parts) if any(len(t) > 1 for t in e.tokens) else "".join(parts)
 
@@ -204,14 +209,16 @@ def _examples_csv(examples: list[Example], layer: int, neuron: int) -> str:
 
 
 def _scan_on_button(ctx: LensContext, read: Reader, key: str, shared: bool) -> CorpusNeurons | None:
-    """The button that reads the corpus, its progress bar and Stop; the results once it completes."""
+    """The button that reads the corpus, its progress bar and Stop (all gone once it completes); the results."""
     n = len(corpus_sentences())
-    if not st.button(f"Find its top sentences (reads {n} sentences once for this model)", key="attn.mlp.scan",
-                     icon=":material/search:", help="Runs the model on every sentence of a small built-in corpus "
-                     "and keeps each neuron's top sentences; later neurons and layers are then instant."):
-        return None
-    st.button("Stop", key="attn.mlp.stop", icon=":material/stop:", help="Stops reading the corpus.")
-    bar = st.progress(0.0, text=f"Reading the corpus: 0 of {n} sentences")
+    box = st.empty()
+    with box.container():
+        if not st.button(f"Find its top sentences (reads {n} sentences once for this model)", key="attn.mlp.scan",
+                         icon=":material/search:", help="Runs the model on every sentence of a small built-in "
+                         "corpus and keeps each neuron's top sentences; later neurons and layers are then instant."):
+            return None
+        st.button("Stop", key="attn.mlp.stop", icon=":material/stop:", help="Stops reading the corpus.")
+        bar = st.progress(0.0, text=f"Reading the corpus: 0 of {n} sentences")
 
     def report(done: int, total: int) -> None:
         bar.progress(done / total, text=f"Reading the corpus: {done} of {total} sentences")
@@ -220,8 +227,8 @@ def _scan_on_button(ctx: LensContext, read: Reader, key: str, shared: bool) -> C
         with evaluating(ctx.model):  # a trained model as the Lab reads it (no dropout), its mode put back
             scan = scan_corpus(ctx.model, read, progress=report)
     except ValueError as err:
-        st.warning(str(err), icon="⚠️")
+        box.warning(str(err), icon="⚠️")
         return None
-    bar.empty()
+    box.empty()
     _store(key, shared, scan)
     return scan
