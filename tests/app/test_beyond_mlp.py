@@ -170,3 +170,13 @@ def test_the_csv_of_top_sentences_holds_the_listed_values() -> None:
 
     csv = mlp_half._examples_csv([Example("The cat sat.", ("The", "cat", "sat", "."), 1, 2.5)], 0, 7)
     assert csv.splitlines()[1] == "1,7,1,2.5,cat,1,The cat sat."
+
+
+def test_the_neuron_travels_in_the_link_and_a_bad_one_falls_back_to_the_top_neuron() -> None:
+    at = app_at(PAGE, query={**VIEW, av.MLP_NEURON: "5"})
+    assert_no_exception(at)
+    assert at.number_input(key=av.MLP_NEURON).value == 5
+    assert any(m.value.startswith("Neuron **5** of layer 1") for m in at.markdown)
+    at = app_at(PAGE, query={**VIEW, av.MLP_NEURON: "99999"})  # beyond the layer's 64 neurons
+    assert_no_exception(at)
+    assert 0 <= at.session_state[av.MLP_NEURON] < 64
