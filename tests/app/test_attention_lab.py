@@ -51,7 +51,8 @@ def lab():
 def test_default_view_shows_every_step(lab) -> None:
     assert_no_exception(lab)
     assert "0·the" in _markdown(lab) and "5·mat" in _markdown(lab)
-    assert len(lab.get("vega_lite_chart")) == 9  # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O
+    # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O; then h', norm, up, activation, down, output
+    assert len(lab.get("vega_lite_chart")) == 9 + 6
     assert lab.radio(key="attn.layer").options == ["1", "2"]
     assert lab.radio(key="attn.head").options == ["1", "2"]
     assert len(lab.latex) >= 9
