@@ -140,5 +140,5 @@ def scan_corpus(model: nn.Module, read: Reader, *, sentences: Sequence[str] | No
     if best is None:
         raise ValueError("This model knows none of the corpus's tokens, so it cannot read it.")
     read_count = sum(1 for t in tokens if t)
-    return CorpusNeurons(sentences, tuple(tokens), best[0], best[1].to(torch.int32), best[2].to(torch.int32), read_count,
-                         len(sentences) - read_count)
+    return CorpusNeurons(sentences, tuple(tokens), best[0], best[1].to(torch.int32), best[2].to(torch.int32),
+                         read_count, len(sentences) - read_count)
