@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer.lab.internals import AttentionSteps, trained_stack, walk_stack
+from explorer.lab.block_steps import BlockSteps, walk_blocks
+from explorer.lab.internals import AttentionSteps, trained_stack
 from transformer_core.pretrained import Pretrained
 
 ENCODER_FAMILIES = ("bert", "distilbert", "roberta")  # text encoders: they fill in masks instead of going on
@@ -65,9 +66,16 @@ def attention_layers(pre: Pretrained, inp: PretrainedInput, layer: int) -> tuple
     The numbers come from replaying the model's own blocks (:func:`~explorer.lab.internals.walk_stack`), so they are the
     ones the model computes.
     """
-    steps = walk_stack(trained_stack(pre.model, inp.ids, inp.tokens))
-    chosen = steps[max(0, min(layer, len(steps) - 1))]
-    return [s.weights for s in steps], chosen
+    weights, chosen = block_layers(pre, inp, layer)
+    return weights, chosen.attention
+
+
+@torch.no_grad()
+def block_layers(pre: Pretrained, inp: PretrainedInput, layer: int) -> tuple[list[torch.Tensor], BlockSteps]:
+    """Every layer's attention weights ``(H, T, S)`` and every intermediate of one whole block, attention and MLP
+    (0-based), replayed with :func:`~explorer.lab.block_steps.walk_blocks`."""
+    steps = walk_blocks(trained_stack(pre.model, inp.ids, inp.tokens))
+    return [s.attention.weights for s in steps], steps[max(0, min(layer, len(steps) - 1))]
 
 
 @dataclass(frozen=True)

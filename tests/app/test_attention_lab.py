@@ -51,7 +51,8 @@ def lab():
 def test_default_view_shows_every_step(lab) -> None:
     assert_no_exception(lab)
     assert "0·the" in _markdown(lab) and "5·mat" in _markdown(lab)
-    assert len(lab.get("vega_lite_chart")) == 9  # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O
+    # X, Q|K|V, QKᵀ, scaled, masked, softmax, ×V, concat, W_O; then h', norm, up, activation, down, output
+    assert len(lab.get("vega_lite_chart")) == 9 + 6
     assert lab.radio(key="attn.layer").options == ["1", "2"]
     assert lab.radio(key="attn.head").options == ["1", "2"]
     assert len(lab.latex) >= 9
@@ -303,7 +304,8 @@ def test_chart_downloads_follow_the_sidebar_format() -> None:
 def test_numbers_panel_shows_every_step_and_softmax_checks_out():
     at = app_at(PAGE)
     panel = at.selectbox(key="attn.numbers")
-    assert panel.options[0] == "1. X" and "6. A" in panel.options and panel.options[-1] == "9. W^O"
+    assert panel.options[0] == "1. X" and "6. A" in panel.options and "9. W^O" in panel.options
+    assert panel.options[-1] == "15. h_out"  # the MLP half follows, up to the layer's output
     assert len(at.dataframe) == 1  # one table for all steps, not one per matrix
     panel.set_value("4. S/√d_k").run()
     scaled = at.dataframe[0].value.to_numpy(dtype=float)

@@ -14,7 +14,8 @@ import streamlit as st
 import torch
 
 from explorer.heads import MAX_HEADS, head_choices
-from explorer.lab.internals import MASK_KINDS, AttentionSteps, lab_stack, trained_stack, walk_stack
+from explorer.lab.block_steps import MLPSteps, walk_blocks
+from explorer.lab.internals import MASK_KINDS, AttentionSteps, lab_stack, trained_stack
 from explorer.lab.kv_groups import kv_heads_of
 from explorer.lab.subjects import random_lab
 from explorer.lab.text_input import INPUT_KINDS, MAX_TOKENS, LabInput, encode_for_task, task_vocabulary
@@ -67,6 +68,7 @@ MAP_SENTENCES = "attn.map.sentences"  # those sentences, one a line
 MAP_SENTENCES_DEFAULT = ("We sat on the bank of the river and watched the water.\n"
                          "She went to the bank to borrow some money.\n"
                          "The boat drifted toward the muddy bank.")
+MLP_NEURON = "attn.mlp.neuron"  # *The MLP half*: the neuron whose top sentences are shown (-1: the text's top one)
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
 OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
 
@@ -112,6 +114,7 @@ URL_PARAMS = (
     UrlParam(MAP_WORDS, "", max_chars=300),
     UrlParam(MAP_WORD, "bank", max_chars=40),
     UrlParam(MAP_SENTENCES, MAP_SENTENCES_DEFAULT, max_chars=800),
+    UrlParam(MLP_NEURON, -1, lo=-1, hi=1_000_000),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session
         TOP_K, TEMPERATURE, FIND_SEED, LENS)
@@ -278,6 +281,7 @@ class LabRun:
     embedding_note: str = ""  # what the letters of ``embedding`` stand for
     kv_heads: int = 0  # key/value heads the query heads share (grouped-query attention); 0: one per query head
     rms_norm: bool = False  # the blocks' norm is RMSNorm (Llama family), not LayerNorm
+    mlp: list[dict[str, object]] = field(default_factory=list)  # per layer: MLPSteps fields as arrays ({}: not kept)
 
     @property
     def head_dim(self) -> int:
@@ -288,7 +292,7 @@ class LabRun:
         return np.stack([s["weights"] for s in self.steps])
 
 
-def _arrays(steps: AttentionSteps) -> dict[str, np.ndarray | None]:
+def _arrays(steps: AttentionSteps | MLPSteps) -> dict[str, np.ndarray | None]:
     out = {}
     for name, value in vars(steps).items():
         if isinstance(value, torch.Tensor):
@@ -307,9 +311,9 @@ def run_random(text: str, kind: str, d_model: int, heads: int, layers: int, mask
     if model is None:
         return LabRun((), [], heads, d_model, pre_norm, mask, rotary, "random", notices=notices)
     with torch.no_grad():
-        steps = walk_stack(lab_stack(model, lab.ids, lab.tokens, mask, lab.valid))
-    return LabRun(lab.tokens, [_arrays(s) for s in steps], heads, d_model, pre_norm, mask, rotary,
-                  f"random weights, seed {seed}", lab.valid, notices)
+        steps = walk_blocks(lab_stack(model, lab.ids, lab.tokens, mask, lab.valid))
+    return LabRun(lab.tokens, [_arrays(s.attention) for s in steps], heads, d_model, pre_norm, mask, rotary,
+                  f"random weights, seed {seed}", lab.valid, notices, mlp=[_arrays(s.mlp) for s in steps])
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
@@ -363,10 +367,11 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
     try:
         with torch.no_grad():
             stack = trained_stack(model, lab.ids, lab.tokens)
-            steps = walk_stack(stack)
+            steps = walk_blocks(stack)
     finally:
         model.train(was_training)
     rotary = positional.get(config.positional).acts == "rotate"
-    return LabRun(stack.labels, [_arrays(s) for s in steps], config.n_heads, config.d_model, config.pre_norm, mask,
-                  rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices,
-                  kv_heads=kv_heads_of(config), rms_norm=getattr(config, "norm_type", "layernorm") == "rmsnorm")
+    return LabRun(stack.labels, [_arrays(s.attention) for s in steps], config.n_heads, config.d_model,
+                  config.pre_norm, mask, rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices,
+                  kv_heads=kv_heads_of(config), rms_norm=getattr(config, "norm_type", "layernorm") == "rmsnorm",
+                  mlp=[_arrays(s.mlp) for s in steps])

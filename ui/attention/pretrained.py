@@ -14,7 +14,7 @@ from explorer.pretrained.lab import (
     MODERN_FAMILIES,
     Guess,
     PretrainedInput,
-    attention_layers,
+    block_layers,
     encode,
     mask_fills,
     next_tokens,
@@ -80,12 +80,13 @@ def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun
     if inp.empty:
         return LabRun((), [], c.n_heads, c.d_model, c.pre_norm, MASKS[_pre.family], rotary, _pre.name,
                       notices=list(inp.notices), **shape)
-    weights, chosen = attention_layers(_pre, inp, layer)
+    weights, chosen = block_layers(_pre, inp, layer)
     at = max(0, min(layer, len(weights) - 1))
-    steps = [_arrays(chosen) if i == at else {"weights": w.float().numpy()} for i, w in enumerate(weights)]
+    steps = [_arrays(chosen.attention) if i == at else {"weights": w.float().numpy()} for i, w in enumerate(weights)]
+    mlp = [_arrays(chosen.mlp) if i == at else {} for i in range(len(weights))]
     return LabRun(inp.tokens, steps, c.n_heads, c.d_model, c.pre_norm, MASKS[_pre.family], rotary, _pre.name,
                   notices=list(inp.notices), embedding=EMBEDDINGS[_pre.family],
-                  embedding_note=EMBEDDING_NOTES[_pre.family], **shape)
+                  embedding_note=EMBEDDING_NOTES[_pre.family], mlp=mlp, **shape)
 
 
 def chosen_layer() -> int:

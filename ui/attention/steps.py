@@ -1,4 +1,5 @@
-"""The Attention Lab's step-by-step view: X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax → ×V → concat → W_O.
+"""The Attention Lab's step-by-step view: X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax → ×V → concat → W_O, then
+the block's MLP half (:mod:`ui.attention.mlp_steps`) up to the layer's output.
 
 Each step is one row: the formula and a worked example on the left, the matrix on the right.
 """
@@ -15,6 +16,7 @@ from explorer.lab.kv_groups import heads_text, kv_groups, kv_head_of
 from explorer.render import heatmap as hm
 from ui.attention.charts import dot_example, head_blocks, masked_matrix, matrix, matrix_row, softmax_example
 from ui.attention.controls import NUMBERS, LabRun
+from ui.attention.mlp_steps import mlp_caption, mlp_half
 from ui.common import charts, exports
 from ui.common.chart_style import image_format
 
@@ -92,8 +94,13 @@ def _weight_matrices(s: dict, head: int, run: LabRun, layer: int) -> None:
 
 
 def step_by_step(run: LabRun, layer: int, head: int) -> None:
-    """Draw the nine steps for ``layer`` and ``head`` (both 0-based), then the numbers of any of them."""
-    _numbers_panel(_projections(run, layer, head) | _scores(run, layer, head) | _mixing(run, layer, head))
+    """Draw the nine steps of attention for ``layer`` and ``head`` (both 0-based), the MLP half of the block, then
+    the numbers of any of them."""
+    found = _projections(run, layer, head) | _scores(run, layer, head) | _mixing(run, layer, head)
+    mlp = mlp_half(run, layer, _row)
+    if mlp:
+        mlp_caption()
+    _numbers_panel(found | mlp)
 
 
 def _labels(run: LabRun) -> tuple[list[str], list[str], list[str]]:

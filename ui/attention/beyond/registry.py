@@ -25,6 +25,7 @@ class LensView:
 VIEWS: tuple[LensView, ...] = (
     LensView("why", "Why this word?", "why_word"),
     LensView("decide", "Where does it decide?", "decide"),
+    LensView("mlp", "The MLP half", "mlp_half"),
     LensView("follow", "Follow a word", "follow_word"),
     LensView("map", "Embedding map", "embedding_map"),
 )
