@@ -242,6 +242,7 @@ def test_no_registry_lock_is_held_while_a_dropped_run_is_released(clock):
         run.release = release
     tokens = [reg.register(run, f"tab-{i}", browser="browser-1") for i, run in enumerate(runs)]
     reg.park(tokens[0], "tab-0")
+    clock.now += 1.0
     reg.park(tokens[1], "tab-1")  # the browser's second parked run: its first is dropped and released
     assert held_while_released == [False]
     assert runs[0].status == "stopped" and reg.claim(tokens[0], "tab-0", "browser-1") is None

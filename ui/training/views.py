@@ -2,10 +2,11 @@
 
 :class:`LiveView` lays out ``st.empty`` placeholders once per script run and redraws them in place while the
 run trains, so a refresh costs only what changed: the status line's metrics whose text changed and the curves
-every tick; the heatmaps and scores when a new snapshot arrives; the sample predictions after an evaluation. Chart keys carry a draw
-counter, because a chart redrawn unchanged in one script run would otherwise repeat an element id. Under the
-heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a table: the heatmaps'
-numeric alternative, drawn once per script run (a redrawn popover would close while being read).
+every tick; the heatmaps and scores when a new snapshot arrives; the sample predictions after an evaluation.
+Chart keys carry a draw counter, because a chart redrawn unchanged in one script run would otherwise repeat an
+element id. Under the heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a
+table: the heatmaps' numeric alternative, drawn once per script run (a redrawn popover would close while being
+read).
 """
 
 from __future__ import annotations
