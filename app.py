@@ -2,11 +2,13 @@
 
 import streamlit as st
 
+from explorer.heap import settle_heap
 from ui.common import state
 from ui.common.sidebar import app_settings
 from ui.pages import navigation
 from ui.training.run import leave_page
 
+settle_heap()  # once per process: the imported modules leave the cycle collector's walks (explorer/heap.py)
 st.set_page_config(page_title="Transformer Explorer", page_icon="🔭", layout="wide")
 state.init_state()
 

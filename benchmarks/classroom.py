@@ -32,6 +32,12 @@ Usage::
     python benchmarks/classroom.py                 # normal limits, then small-host limits
     python benchmarks/classroom.py --seconds 60 --small
     python benchmarks/classroom.py --trainer both  # runs on the server's threads (the old path), then in processes
+    python benchmarks/classroom.py --normal --stall-dumps /tmp/stalls  # py-spy dumps of the server's threads
+
+``--stall-dumps DIR`` writes ``py-spy dump`` of the server's threads (``--nonblocking``: the server is not paused)
+whenever an explorer's rerun has waited :data:`STALL_S` seconds, so a stall is caught while it lasts; it needs py-spy
+(requirements-dev.txt). Every target is printed with PASS or FAIL beside its phase's figure, and each scenario ends
+with the list of its targets and how many passed.
 
 ``--trainer`` picks where runs train (``TE_TRAINER``): ``process`` (the app's default: a trainer process per run),
 ``thread`` (the server's script threads, as before trainer processes) or ``both``, to compare them in one run.
@@ -44,6 +50,7 @@ import asyncio
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -67,6 +74,7 @@ EXPLORER_PAGES = ("attention", "positional", "vit", "builder")
 EXPLORE_EVERY_S = 4.0  # an explorer reruns its page this often
 CLOUD_MEMORY_BYTES = 2700 * 1024**2  # Community Cloud: about 2.7 GB ...
 CLOUD_CPU_MAX = "200000 100000"  # ... and two cores' worth of CPU time (cgroup v2 cpu.max: quota, period)
+STALL_S = 3.0  # --stall-dumps: an explorer rerun waiting this long has the server's threads dumped
 SMALL_PHASE_S = 30.0  # a small host's phases: its teacher run (1,000 steps) lasts about this long with a class
 GB = 1e9
 # Before watchers shared their drawings: docs/classroom.md, 60 s per phase, 2-core machine, load average 2.7
@@ -145,12 +153,39 @@ class Teacher:
         self.browser.close()
 
 
-async def _explore(base: str, page: str, until: float) -> Client:
+class StallDumps:
+    """``py-spy dump`` of the server's threads into ``folder`` while an explorer's rerun waits (see ``--stall-dumps``):
+    at most one dump every two seconds, each named for the time and the page that waited."""
+
+    def __init__(self, pid: int, folder: Path) -> None:
+        self.pid, self.folder, self._last, self._lock = pid, folder, 0.0, threading.Lock()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.written: list[Path] = []
+
+    def dump(self, page: str) -> None:
+        with self._lock:
+            if time.perf_counter() - self._last < 2.0:
+                return
+            self._last = time.perf_counter()
+        path = self.folder / f"{time.strftime('%H%M%S')}-{page}.txt"
+        spy = Path(sys.executable).with_name("py-spy")  # the virtual environment's, else the one on PATH
+        with path.open("w") as out:
+            subprocess.run([str(spy) if spy.exists() else "py-spy", "dump", "--nonblocking", "--pid", str(self.pid)],
+                           stdout=out, stderr=subprocess.STDOUT, timeout=60, check=False)
+        self.written.append(path)
+
+
+async def _explore(base: str, page: str, until: float, stalls: StallDumps | None = None) -> Client:
     client = Client(base, page, "", name=f"explorer:{page}")
     await client.open()
     while time.perf_counter() < until:
         await asyncio.sleep(EXPLORE_EVERY_S)
+        timer = threading.Timer(STALL_S, stalls.dump, (page,)) if stalls is not None else None
+        if timer is not None:
+            timer.start()
         await client.rerun_and_wait()
+        if timer is not None:
+            timer.cancel()
     await client.close()
     return client
 
@@ -173,11 +208,11 @@ async def _watch(base: str, query: str, until: float) -> Client:
 
 
 async def class_load(base: str, watch_query: str, seconds: float, *, watchers: int = 20, students: int = 4,
-                     explorers: int = 8) -> dict[str, list[Client]]:
+                     explorers: int = 8, stalls: StallDumps | None = None) -> dict[str, list[Client]]:
     until = time.perf_counter() + seconds
     jobs = [_watch(base, watch_query, until) for _ in range(watchers)]
     jobs += [_train(base, q, until) for q in STUDENT_RUNS[:students]]
-    jobs += [_explore(base, EXPLORER_PAGES[i % len(EXPLORER_PAGES)], until) for i in range(explorers)]
+    jobs += [_explore(base, EXPLORER_PAGES[i % len(EXPLORER_PAGES)], until, stalls) for i in range(explorers)]
     done = await asyncio.gather(*jobs)
     return {"watchers": done[:watchers], "students": done[watchers:watchers + students],
             "explorers": done[watchers + students:]}
@@ -203,14 +238,14 @@ class Phase:
 
 
 def under_load(teacher: Teacher, server: ServerProcess, name: str, seed: int, seconds: float,
-               memory: list[int], **load: int) -> tuple[Phase, str]:
+               memory: list[int], stalls: StallDumps | None = None, **load: int) -> tuple[Phase, str]:
     """Run ``load`` (see :func:`class_load`) on a fresh teacher run for ``seconds``; the phase and its link."""
     link = teacher.start(seed)
     teacher.page.wait_for_timeout(2000)  # settle
     result: dict = {}
     # The clients run in their own thread with their own event loop: Playwright's sync API owns this one.
     thread = threading.Thread(target=lambda: result.update(clients=asyncio.run(
-        class_load(server.base, link, seconds, **load))))
+        class_load(server.base, link, seconds, stalls=stalls, **load))))
     cpu_before = thread_cpu(server.proc.pid)
     outside_before = _outside_cpu()
     samples = [(time.perf_counter(), teacher.step())]
@@ -232,7 +267,7 @@ def _outside_cpu() -> dict[str, float]:
             "outside:the clients (this process)": time.process_time()}
 
 
-def scenario(small: bool, seconds: float, trainer: str = "process") -> None:
+def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
     limits = SMALL_LIMITS if small else NORMAL_LIMITS
@@ -257,7 +292,9 @@ def scenario(small: bool, seconds: float, trainer: str = "process") -> None:
             watchers, _ = under_load(teacher, server, "30 watchers only", 2, seconds, memory, watchers=30,
                                      students=0, explorers=0)
             teacher.stop()
-            full, link = under_load(teacher, server, "the whole class", 3, seconds, memory)
+            folder = dumps / f"{'small' if small else 'normal'}-{trainer}" if dumps is not None else None
+            stalls = StallDumps(server.proc.pid, folder) if folder is not None else None
+            full, link = under_load(teacher, server, "the whole class", 3, seconds, memory, stalls=stalls)
             result: dict = {}
             arriving = threading.Thread(target=lambda: result.update(arrivals=asyncio.run(
                 class_arriving(server.base, link))))
@@ -272,6 +309,9 @@ def scenario(small: bool, seconds: float, trainer: str = "process") -> None:
             teacher.stop()
             report(title, "small" if small else "normal", (alone, after), [watchers, full], result["arrivals"],
                    max(memory), server.logged_exceptions(), teacher.shown_exceptions)
+            if stalls is not None:
+                print(f"stall dumps (an explorer rerun waiting {STALL_S:.0f} s): {len(stalls.written)} in "
+                      f"{stalls.folder}")
             teacher.close()
 
 
@@ -285,11 +325,11 @@ def _rate(samples: list[tuple[float, int]]) -> float:
 
 
 def verdict(value: float, target: float, *, at_least: bool, unit: str = "") -> str:
-    """"met (by X)" or "NOT met: short by X" for ``value`` against ``target``."""
+    """"PASS (by X)" or "FAIL (short by X)" for ``value`` against ``target``; "FAIL (not measured)" for NaN."""
     margin = value - target if at_least else target - value
     if margin != margin:  # NaN: nothing measured
-        return "NOT measured"
-    return f"met (by {margin:.2f}{unit})" if margin >= 0 else f"NOT met: short by {-margin:.2f}{unit}"
+        return "FAIL (not measured)"
+    return f"PASS (by {margin:.2f}{unit})" if margin >= 0 else f"FAIL (short by {-margin:.2f}{unit})"
 
 
 def profile(phase: Phase) -> str:
@@ -314,48 +354,68 @@ def profile(phase: Phase) -> str:
 
 def report(title: str, kind: str, alones: tuple[float, float], phases: list[Phase], arrivals: list[float],
            peak_pss: int, logged: int, teacher_exceptions: int) -> None:
-    """Print the figures of one scenario; ``alones``: the teacher's speed alone before and after the class (their
-    mean is what each share is of)."""
+    """Print the figures of one scenario, phase by phase, each target with PASS or FAIL, then the targets together;
+    ``alones``: the teacher's speed alone before and after the class (their mean is what each share is of)."""
     earlier = EARLIER[kind]
     watchers, full = phases
     clients = full.clients
-    responses = [t for c in clients["explorers"] for t in c.rerun_times]
-    lost = [c.name for c in clients["students"] if c.lost()]
-    shown = sum(c.exceptions for p in phases for group in p.clients.values() for c in group) + teacher_exceptions
+    targets: list[tuple[str, str]] = []  # (target, "PASS (...)" / "FAIL (...)")
+
+    def judged(name: str, value: float, target: float, *, at_least: bool, unit: str = "") -> str:
+        said = verdict(value, target, at_least=at_least, unit=unit)
+        targets.append((name, said))
+        return said
+
     print(f"\n== A class on one server, {title}, {full.seconds:.0f} s per phase (2-core machine, server, Chromium "
           f"and clients on the same cores; load average {os.getloadavg()[0]:.1f} now) ==")
     alone = statistics.mean(alones)
     print(f"teacher alone: {alones[0]:.1f} steps/s before the class, {alones[1]:.1f} after (mean {alone:.1f})")
     for phase, target, key in ((watchers, 0.85, "teacher with 30 watchers"), (full, 0.60, "teacher with the class")):
         share = phase.rate / alone if alone else float("nan")
-        print(f"teacher with {phase.name}: {phase.rate:.1f} steps/s = {share:.0%} of alone (target >= {target:.0%}: "
-              f"{verdict(100 * share, 100 * target, at_least=True, unit=' points')}); earlier: {earlier[key]}")
+        said = judged(f"teacher with {phase.name} >= {target:.0%} of alone ({share:.0%})", 100 * share, 100 * target,
+                      at_least=True, unit=" points")
+        print(f"[{phase.name}] teacher: {phase.rate:.1f} steps/s = {share:.0%} of alone (target >= {target:.0%}: "
+              f"{said}); earlier: {earlier[key]}")
     for phase in phases:
         rates = [c.refresh_rate() for c in phase.clients["watchers"]]
-        print(f"watchers' refreshes/s with {phase.name} ({len(rates)}): min {min(rates):.2f}, median "
-              f"{statistics.median(rates):.2f} (target >= 1.5 each: {verdict(min(rates), 1.5, at_least=True)}); "
-              f"earlier: {earlier['watchers']}")
+        said = judged(f"every watcher >= 1.5 refreshes/s with {phase.name} (min {min(rates):.2f})", min(rates), 1.5,
+                      at_least=True)
+        print(f"[{phase.name}] watchers' refreshes/s ({len(rates)}): min {min(rates):.2f}, median "
+              f"{statistics.median(rates):.2f} (target >= 1.5 each: {said}); earlier: {earlier['watchers']}")
+    responses = [t for c in clients["explorers"] for t in c.rerun_times]
     p95 = percentile(responses, 95)
-    print(f"explorer response: p50 {percentile(responses, 50):.2f} s, p95 {p95:.2f} s over {len(responses)} reruns "
-          f"(target p95 <= 1.5 s: {verdict(p95, 1.5, at_least=False, unit=' s')}); "
+    said = judged(f"explorer response p95 <= 1.5 s ({p95:.2f} s)", p95, 1.5, at_least=False, unit=" s")
+    print(f"[{full.name}] explorer response: p50 {percentile(responses, 50):.2f} s, p95 {p95:.2f} s, max "
+          f"{max(responses, default=float('nan')):.2f} s over {len(responses)} reruns (target p95 <= 1.5 s: {said}); "
           f"earlier: {earlier['explorer response p95']}")
     slowest = sorted(((t, c.page) for c in clients["explorers"] for t in c.rerun_times), reverse=True)[:4]
-    print("slowest explorer reruns: " + ", ".join(f"{page} {t:.2f} s" for t, page in slowest))
+    print(f"[{full.name}] slowest explorer reruns: " + ", ".join(f"{page} {t:.2f} s" for t, page in slowest))
+    lost = [c.name for c in clients["students"] if c.lost()]
     waited = sum(c.waited for c in clients["students"])
     started = sum(c.max_step > 0 for c in clients["students"])
-    print(f"students: {started} of {len(clients['students'])} runs started ({waited} waited in line), runs lost: "
-          f"{len(lost)} {lost if lost else ''}(target 0: {'met' if not lost else 'NOT met'}); "
-          f"earlier: {earlier['runs lost']}")
-    print(f"process tree memory (PSS), peak: {peak_pss / GB:.2f} GB (target <= 1.5 GB: "
-          f"{verdict(peak_pss / GB, 1.5, at_least=False, unit=' GB')}); earlier: {earlier['memory']}")
-    print(f"exceptions: {shown} shown, {logged} logged (target 0: {'met' if shown + logged == 0 else 'NOT met'}); "
+    said = judged(f"no student's run lost ({len(lost)} lost)", -len(lost), 0, at_least=True)
+    print(f"[{full.name}] students: {started} of {len(clients['students'])} runs started ({waited} waited in line), "
+          f"runs lost: {len(lost)} {lost if lost else ''}(target 0: {said}); earlier: {earlier['runs lost']}")
+    said = judged(f"process tree memory <= 1.5 GB ({peak_pss / GB:.2f} GB)", peak_pss / GB, 1.5, at_least=False,
+                  unit=" GB")
+    print(f"[all phases] process tree memory (PSS), peak: {peak_pss / GB:.2f} GB (target <= 1.5 GB: {said}); "
+          f"earlier: {earlier['memory']}")
+    shown = sum(c.exceptions for p in phases for group in p.clients.values() for c in group) + teacher_exceptions
+    said = judged(f"no exception ({shown} shown, {logged} logged)", -(shown + logged), 0, at_least=True)
+    print(f"[all phases] exceptions: {shown} shown, {logged} logged (target 0: {said}); "
           f"earlier: {earlier['exceptions']}")
     p95 = percentile(arrivals, 95)
-    print(f"class arriving (30 sessions within 10 s): first heading p50 {percentile(arrivals, 50):.2f} s, p95 "
-          f"{p95:.2f} s, max {max(arrivals):.2f} s (target p95 <= 3 s: {verdict(p95, 3.0, at_least=False, unit=' s')}"
-          f"); earlier: {earlier['arriving p95']}")
+    said = judged(f"30 arriving: first heading p95 <= 3 s ({p95:.2f} s)", p95, 3.0, at_least=False, unit=" s")
+    print(f"[class arriving] 30 sessions within 10 s: first heading p50 {percentile(arrivals, 50):.2f} s, p95 "
+          f"{p95:.2f} s, max {max(arrivals):.2f} s (target p95 <= 3 s: {said}); earlier: {earlier['arriving p95']}")
     for phase in phases:
-        print(f"where the CPU went with {phase.name} (cores, averaged over the phase):\n{profile(phase)}")
+        print(f"[{phase.name}] where the CPU went (cores, averaged over the phase):\n{profile(phase)}")
+    print(f"targets, {title}:")
+    for name, said in targets:
+        print(f"  {said.split()[0]}  {name}")
+    passed = sum(said.startswith("PASS") for _, said in targets)
+    print(f"  {passed} of {len(targets)} targets PASS" + ("" if passed == len(targets) else
+                                                         f"; FAIL: {len(targets) - passed}"))
 
 
 def main() -> None:
@@ -365,12 +425,14 @@ def main() -> None:
     parser.add_argument("--normal", action="store_true", help="only the normal limits")
     parser.add_argument("--trainer", choices=("process", "thread", "both"), default="process",
                         help="where runs train: trainer processes (the default), the server's threads, or both")
+    parser.add_argument("--stall-dumps", type=Path, metavar="DIR",
+                        help=f"py-spy dumps of the server's threads whenever an explorer rerun waits {STALL_S:.0f} s")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start")
     trainers = ("thread", "process") if args.trainer == "both" else (args.trainer,)
     for small in ((True,) if args.small else (False,) if args.normal else (False, True)):
         for trainer in trainers:
-            scenario(small, args.seconds, trainer)
+            scenario(small, args.seconds, trainer, args.stall_dumps)
             print(f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -25,17 +25,22 @@ same step, with the same curves. With the default one minute and a sweep every q
 trainer exits well within two minutes. Entries whose page has not shown them for ``stale_s`` are forgotten, unless
 their run still holds training state: such a run is parked instead, so it gives its trainer back and is released
 with its entry.
+
+Releasing a run tells its trainer to stop and waits for it to exit, so it happens after the registry's lock is let
+go (:meth:`RunRegistry._locked`): every training page's loop asks the registry whether it still shows its run,
+and none of them waits for another run's trainer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from explorer.runs.live import LiveRun
@@ -92,6 +97,7 @@ class RunRegistry:
         self._entries: dict[str, _Entry] = {}
         self._born: OrderedDict[str, float] = OrderedDict()  # client -> when it first registered a run (LRU)
         self._lock = threading.Lock()
+        self._dropped: list[LiveRun] = []  # runs dropped under the lock, released once it is let go
         self._sweeper: threading.Thread | None = None
 
     def register(self, run: LiveRun, owner: str, *, browser: str | None = None, client: str | None = None) -> str:
@@ -101,7 +107,7 @@ class RunRegistry:
         ``client`` is whom its parked place counts against (by default the browser, else the session).
         """
         token = secrets.token_urlsafe(16)
-        with self._lock:
+        with self._locked():
             entry = _Entry(run, owner, self._clock(), browser, client or browser or owner)
             self._entries[token] = entry
             self._born.setdefault(entry.client, entry.seen)
@@ -114,12 +120,12 @@ class RunRegistry:
 
     def forget(self, token: str) -> None:
         """Drop the entry (its run is replaced by a new one); the run itself is left as it is."""
-        with self._lock:
+        with self._locked():
             self._entries.pop(token, None)
 
     def owns(self, token: str, owner: str) -> bool:
         """Whether ``owner`` still shows the run; also records that it does (a heartbeat)."""
-        with self._lock:
+        with self._locked():
             entry = self._entries.get(token)
             if entry is None or entry.owner != owner:
                 return False
@@ -128,7 +134,7 @@ class RunRegistry:
 
     def park(self, token: str, owner: str) -> int | None:
         """The owner's connection ended: pause the run and keep it for a reload; returns its step."""
-        with self._lock:
+        with self._locked():
             entry = self._entries.get(token)
             if entry is None or entry.owner != owner:
                 return None
@@ -149,7 +155,7 @@ class RunRegistry:
         """
         deadline = self._clock() + CLAIM_WAIT_S
         while True:
-            with self._lock:
+            with self._locked():
                 self._sweep_locked()
                 entry = self._entries.get(token)
                 if entry is None or not (entry.owner == owner or (browser is not None and entry.browser == browser)):
@@ -162,7 +168,7 @@ class RunRegistry:
             self._sleep(0.1)
         with entry.run.lock:
             entry.run.pause()
-        with self._lock:
+        with self._locked():
             was_parked = entry.parked is not None
             entry.owner, entry.seen, entry.parked = owner, self._clock(), None
         return Claim(entry.run, moved=True, parked=was_parked)
@@ -172,14 +178,14 @@ class RunRegistry:
         projector mode), or ``None``."""
         if browser is None:
             return None
-        with self._lock:
+        with self._locked():
             self._sweep_locked()
             parked = [(e.parked, t) for t, e in self._entries.items() if e.parked is not None and e.browser == browser]
         return max(parked)[1] if parked else None
 
     def sweep(self) -> None:
         """Release parked runs nobody came back for, and forget stale entries."""
-        with self._lock:
+        with self._locked():
             self._sweep_locked()
 
     @property
@@ -191,7 +197,7 @@ class RunRegistry:
     def settle(self) -> None:
         """What the background thread does: :meth:`sweep`, park the runs whose session is gone, and give back the
         trainers of runs parked for ``release_s`` (outside the registry's lock: each asks its trainer)."""
-        with self._lock:
+        with self._locked():
             self._sweep_locked()
             now = self._clock()
             parked = [e for e in self._entries.values() if e.parked is not None]
@@ -216,7 +222,7 @@ class RunRegistry:
 
     def parked_count(self) -> int:
         """Runs waiting, paused, for their page to come back."""
-        with self._lock:
+        with self._locked():
             return sum(1 for e in self._entries.values() if e.parked is not None)
 
     def _start_sweeper_locked(self) -> None:
@@ -232,7 +238,7 @@ class RunRegistry:
                     self.settle()
                 except Exception:  # noqa: BLE001 - the sweeper must outlive any one run's failure
                     LOG.exception("parked-run sweep failed")
-                with self._lock:
+                with self._locked():
                     if not self._entries:
                         self._sweeper = None
                         return
@@ -293,9 +299,22 @@ class RunRegistry:
 
     def _drop_locked(self, token: str, *, release: bool) -> None:
         entry = self._entries.pop(token)
-        if release:
-            with entry.run.lock:
-                entry.run.release("its page was closed and did not come back in time")
+        if release:  # after the lock is let go (see _locked)
+            self._dropped.append(entry.run)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the registry's lock for the block; then, with the lock let go, release the runs it dropped (each
+        tells its trainer to stop and waits for it to exit: no other session waits for that)."""
+        try:
+            with self._lock:
+                yield
+        finally:
+            with self._lock:
+                dropped, self._dropped = self._dropped, []
+            for run in dropped:
+                with run.lock:
+                    run.release("its page was closed and did not come back in time")
 
 
 REGISTRY = RunRegistry()  # the server's one registry: every browser session of this process shares it

@@ -48,6 +48,7 @@ LOG = logging.getLogger(__name__)
 _STARTED: weakref.WeakKeyDictionary[LiveRun, str | None] = weakref.WeakKeyDictionary()
 _STARTED_LOCK = threading.RLock()
 _MEMORY: weakref.WeakKeyDictionary[LiveRun, int] = weakref.WeakKeyDictionary()  # run_memory's estimates
+_PAUSING: weakref.WeakSet[LiveRun] = weakref.WeakSet()  # runs _pause_undriven is pausing now (outside the lock)
 GiveBack = Callable[[LiveRun], bool]  # asks a paused run to give its trainer back (see LiveRun.give_back)
 
 
@@ -149,11 +150,24 @@ LINE = RunLine()  # the server's one line: every browser session of this process
 
 def _pause_undriven() -> None:
     """Pause every run that says "running" but that no page loop has driven lately (see :meth:`LiveRun.driven`);
-    a reload of its page finds it paused, with everything kept. Call with ``_STARTED_LOCK`` held."""
-    for run in list(_STARTED):
-        if run.status == "running" and not run.driven():
+    a reload of its page finds it paused, with everything kept.
+
+    Call it without ``_STARTED_LOCK``: it is taken only to pick the runs. Pausing a run that trains in a trainer
+    process waits for the trainer's answer (up to ``explorer.runs.worker.ANSWER_S``, from a low-priority process on
+    a busy host), and every page's sidebar reads the server's load under that lock, so the lock is never held while
+    a run pauses. A run another thread is pausing already is left to it: no second page waits for the same answer.
+    """
+    with _STARTED_LOCK:
+        stray = [run for run in list(_STARTED)
+                 if run.status == "running" and not run.driven() and run not in _PAUSING]
+        _PAUSING.update(stray)
+    for run in stray:
+        try:
             run.pause()  # no loop holds it: nothing to wait for
             LOG.info("live run paused: no page has trained it for %.0f s (its page's script ended)", UNDRIVEN_S)
+        finally:
+            with _STARTED_LOCK:
+                _PAUSING.discard(run)
 
 
 def holds_training_state(run: LiveRun) -> bool:
@@ -190,8 +204,8 @@ def track(run: LiveRun, client: str | None) -> None:
 
 def running_count(exclude: LiveRun | None = None) -> int:
     """Runs started through :func:`start_if_free` that are training right now (all sessions of this process)."""
+    _pause_undriven()
     with _STARTED_LOCK:
-        _pause_undriven()
         return sum(1 for run in list(_STARTED) if run is not exclude and run.status == "running")
 
 
@@ -199,8 +213,8 @@ def held_by(client: str, *, line: RunLine = LINE, run: LiveRun | None = None, ti
     """What ``client`` holds against its quota: its runs holding training state (training, or paused with their
     trainer or optimiser state here) plus its tickets waiting (``run`` and ``ticket``, the ones asking now, not
     counted). The one place that says what counts for a client."""
+    _pause_undriven()
     with _STARTED_LOCK:
-        _pause_undriven()
         held = sum(1 for other, owner in list(_STARTED.items())
                    if owner == client and other is not run and holds_training_state(other))
     return held + line.held_by(client, besides=ticket)
@@ -208,8 +222,8 @@ def held_by(client: str, *, line: RunLine = LINE, run: LiveRun | None = None, ti
 
 def server_load(*, line: RunLine = LINE, caps: Capacity | None = None) -> ServerLoad:
     """What the runs of this server hold now, against its caps."""
+    _pause_undriven()
     with _STARTED_LOCK:
-        _pause_undriven()
         holding = [r for r in list(_STARTED) if holds_training_state(r)]
         running = sum(1 for r in holding if r.status == "running")
         trainers = sum(1 for r in list(_STARTED) if r.holds_trainer)
@@ -262,8 +276,8 @@ def start_if_free(run: LiveRun, max_running: int, ticket: str | None = None, lin
         busy = sum(1 for other in list(_STARTED) if other is not run and other.status == "running")
         return max_running - busy > line.ahead(ticket)
 
+    _pause_undriven()
     with _STARTED_LOCK:
-        _pause_undriven()
         if not place_free():
             return False
     # Trainers are given back outside the lock (each takes a message to and from its trainer): other sessions

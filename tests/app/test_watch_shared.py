@@ -112,3 +112,68 @@ def test_the_watchers_of_a_vit_share_a_copy_of_its_picture_view(monkeypatch) -> 
     assert counts == {"vit": 1}
     figures = [at.get("plotly_chart")[0].proto.spec for at in pages]
     assert figures[0] == figures[1]
+
+
+def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch) -> None:
+    """The status line (step, speed, loss, metric, progress) is laid out once; a refresh sends only the parts whose
+    text changed, not the whole block (a dozen elements per watcher per tick, all through one event loop)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    monkeypatch.setattr(pace, "WATCH_TICK_S", 0.2)
+    monkeypatch.setattr(pace, "WATCH_IDLE_TICK_S", 0.2)
+    sent: list[list[str]] = []  # per refresh: the view, then what its status line sent
+    inside = threading.local()
+    real_status = views.LiveView.draw_status
+
+    def draw_status(self) -> None:
+        sent.append([f"view{id(self)}"])
+        inside.on = True
+        try:
+            real_status(self)
+        finally:
+            inside.on = False
+
+    monkeypatch.setattr(views.LiveView, "draw_status", draw_status)
+
+    def counting(name: str, real):
+        def counted(*args, **kwargs):
+            if getattr(inside, "on", False):
+                sent[-1].append(f"metric:{args[1]}" if name == "metric" else name)
+            return real(*args, **kwargs)
+
+        return counted
+
+    for name in ("metric", "progress"):  # placeholders' methods
+        monkeypatch.setattr(DeltaGenerator, name, counting(name, getattr(DeltaGenerator, name)))
+    monkeypatch.setattr(views.st, "columns", counting("columns", views.st.columns))  # st.columns is bound
+    first = threading.Event()
+    real_refresh = views.LiveView.refresh
+
+    def refresh(self) -> None:
+        real_refresh(self)
+        first.set()
+
+    monkeypatch.setattr(views.LiveView, "refresh", refresh)
+    store = run_store()
+    store.publish("status", _update(1, 5, META))
+
+    def owner() -> None:
+        first.wait(60)
+        time.sleep(0.3)
+        store.publish("status", _update(6, 5))  # a new step and loss; the same speed and held-out metric
+        time.sleep(0.5)
+        store.publish("status", _paused(_update(11, 5)))
+        time.sleep(1.0)
+        store.end("status", "released by its owner")
+
+    thread = threading.Thread(target=owner)
+    thread.start()
+    opened_from_link("pages/training.py", {"watch": "status"})
+    thread.join()
+    assert len(sent) == 3, sent
+    first, more, paused = sent  # each starts with the view that drew it
+    assert first[0] == more[0] != paused[0], "a pause reruns the page: a new script run, a new view"
+    for whole in (first, paused):  # a new view lays the status line out once
+        assert whole.count("columns") == 1 and len([s for s in whole if s.startswith("metric:")]) == 4, whole
+    # Then only what changed: the step, the loss and the progress (the speed and the held-out metric stayed).
+    assert sorted(more[1:]) == ["metric:Step", "metric:Train loss", "progress"], more

@@ -221,3 +221,28 @@ def test_when_the_server_is_full_the_biggest_holder_gives_way(clock):
         runs[name] = run
     assert runs["a1"].training_state_bytes == 0  # client a held two of four: its oldest goes, not b's older one
     assert all(runs[n].training_state_bytes > 0 for n in ("b1", "a2", "c1"))
+
+
+def test_no_registry_lock_is_held_while_a_dropped_run_is_released(clock):
+    """Releasing a run tells its trainer to stop and waits for it to exit; every training page's loop asks the
+    registry whether it still shows its run, so none of them may wait for that behind the registry's lock."""
+    reg = registry(clock, max_parked_per_client=1)
+    runs = [tiny_run(), tiny_run()]
+    held_while_released: list[bool] = []
+    for run in runs:
+        real_release = run.release
+
+        def release(reason: str, real_release=real_release) -> None:
+            free = reg._lock.acquire(blocking=False)  # noqa: SLF001 - the lock every other session waits on
+            if free:
+                reg._lock.release()  # noqa: SLF001
+            held_while_released.append(not free)
+            real_release(reason)
+
+        run.release = release
+    tokens = [reg.register(run, f"tab-{i}", browser="browser-1") for i, run in enumerate(runs)]
+    reg.park(tokens[0], "tab-0")
+    clock.now += 1.0
+    reg.park(tokens[1], "tab-1")  # the browser's second parked run: its first is dropped and released
+    assert held_while_released == [False]
+    assert runs[0].status == "stopped" and reg.claim(tokens[0], "tab-0", "browser-1") is None

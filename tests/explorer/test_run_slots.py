@@ -95,3 +95,37 @@ def test_line_entries_count_against_the_client_too(task) -> None:
         run_slots.take_place(make_run(task, lanes=1), 1, "tab2", "greedy", line=line)
     assert run_slots.take_place(make_run(task, lanes=1), 1, "late", "late-visitor", line=line) == 3
     assert run_slots.take_place(make_run(task, lanes=1), 1, "tab1", "greedy", line=line) == 2  # renewing is fine
+
+
+def test_no_lock_is_held_while_a_run_no_page_drives_is_paused(task, monkeypatch) -> None:
+    """Pausing a run in a trainer process waits for the trainer's answer (a low-priority process on a busy host may
+    take many seconds), and every page's sidebar reads the server's load under the places' lock: the lock must be
+    free meanwhile, and a second page asking at that moment does not wait for the same answer."""
+    import threading
+
+    from explorer.runs import live
+
+    run = make_run(task, lanes=1)
+    assert start_if_free(run, 2)
+    run.driven_at -= live.UNDRIVEN_S + 1  # its page's loop is gone
+    seen: dict[str, object] = {}
+    real_pause = run.pause
+
+    def pause() -> None:  # what a trainer's slow answer would be: look at the lock and the load from elsewhere
+        def elsewhere() -> None:
+            seen["lock free"] = run_slots._STARTED_LOCK.acquire(blocking=False)
+            if seen["lock free"]:
+                run_slots._STARTED_LOCK.release()
+            seen["load"] = run_slots.server_load()  # another page's sidebar, meanwhile
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        other.join(30)
+        seen["pauses"] = seen.get("pauses", 0) + 1
+        real_pause()
+
+    monkeypatch.setattr(run, "pause", pause)
+    load = run_slots.server_load()
+    assert seen["lock free"] is True, "the places' lock was held while the run paused"
+    assert seen["pauses"] == 1, "the other page left the run to the one pausing it"
+    assert run.status == "paused" and load.running == 0 and load.paused >= 0

@@ -1,11 +1,12 @@
 """Live Training page: the live view — status, curves, attention heatmaps, head scores, sample predictions.
 
 :class:`LiveView` lays out ``st.empty`` placeholders once per script run and redraws them in place while the
-run trains, so a refresh costs only what changed: the status and the curves every tick; the heatmaps and
-scores when a new snapshot arrives; the sample predictions after an evaluation. Chart keys carry a draw
-counter, because a chart redrawn unchanged in one script run would otherwise repeat an element id. Under the
-heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a table: the heatmaps'
-numeric alternative, drawn once per script run (a redrawn popover would close while being read).
+run trains, so a refresh costs only what changed: the status line's metrics whose text changed and the curves
+every tick; the heatmaps and scores when a new snapshot arrives; the sample predictions after an evaluation.
+Chart keys carry a draw counter, because a chart redrawn unchanged in one script run would otherwise repeat an
+element id. Under the heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a
+table: the heatmaps' numeric alternative, drawn once per script run (a redrawn popover would close while being
+read).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class LiveView:
         self.head_choice: Any = first_screen.BEST
         self._shared = shared
         self._sent: dict[str, Hashable] = {}  # place -> what was last drawn there
+        self._metric_slots: list[Any] = []  # the status line's metrics, one placeholder each (laid out once)
         self.run, self.projector, self.kind, self.pinned_step = source(), projector, kind, pinned_step
         self._draws = 0
         self._drawn_snapshots: tuple | None = None
@@ -204,37 +206,53 @@ class LiveView:
         return rows, tuple(s.step for s in lane.snapshots), len(lane.samples)
 
     def draw_status(self) -> None:
-        run, task = self.run, self.run.task
+        """The step, speed, loss and metric line, the progress bar and any message: each part sent only when what
+        it shows changed (a watcher's refresh used to send the whole block, a dozen elements, every tick)."""
+        run = self.run
         if self.compact:  # one line, read from the back of the room
-            self.status.markdown(first_screen.status_line(run, status_text(run)))
-            if run.message:
-                self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
-            return
-        metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
-        with self.status.container():
-            cols = st.columns(2 + 2 * len(run.lanes))
-            cols[0].metric("Step", f"{run.step:,} / {run.total_steps:,}",
-                           help="Optimisation steps done, out of the run's total.")
-            rate = run.steps_per_second
-            cols[1].metric("Steps per second", f"{rate:.1f}" if rate else "–",
-                           help="How fast training runs (wall clock, page updates included).")
-            for i, lane in enumerate(run.lanes):
-                recent = [r["loss"] for r in lane.history[-20:]]
-                loss = float(np.mean(recent)) if recent else math.nan
-                cols[2 + 2 * i].metric(f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
-                                       help="Mean training loss over the last 20 steps.")
-                evaluated = eval_step(lane.history, task.metric_name)
-                cols[3 + 2 * i].metric(
-                    f"{metric_title}{charts.short_label(run, i)}"
-                    + (f" · step {evaluated:,}" if evaluated is not None else ""),
-                    metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
-                    help=f"On held-out data at the last evaluation; the task counts as learned at "
-                         f"{metric_text(task.metric_name, task.metric_target)}.")
-        eta = run.eta_s
-        left = f" · about {eta:.0f} s left" if eta is not None and run.status == "running" else ""
-        self.progress.progress(run.progress, text=f"{status_text(run)}{left}")
+            self._show("status", first_screen.status_line(run, status_text(run)), self.status.markdown)
+        else:
+            metrics = self._status_metrics()
+            if len(self._metric_slots) != len(metrics):  # laid out once per script run (and per lane count)
+                with self.status.container():
+                    self._metric_slots = [c.empty() for c in st.columns(len(metrics))]
+                self._sent = {k: v for k, v in self._sent.items() if not k.startswith("metric")}
+            for i, (slot, (label, value, help_text)) in enumerate(zip(self._metric_slots, metrics, strict=True)):
+                self._show(f"metric{i}", (label, value, help_text),
+                           lambda m, slot=slot: slot.metric(m[0], m[1], help=m[2]))
+            eta = run.eta_s
+            left = f" · about {eta:.0f} s left" if eta is not None and run.status == "running" else ""
+            self._show("progress", (run.progress, f"{status_text(run)}{left}"),
+                       lambda p: self.progress.progress(p[0], text=p[1]))
         if run.message:
-            self.message.error(f"Training stopped: {run.message}.", icon="⚠️")
+            self._show("message", run.message, lambda m: self.message.error(f"Training stopped: {m}.", icon="⚠️"))
+
+    def _status_metrics(self) -> list[tuple[str, str, str]]:
+        """(label, value, help) of every metric of the status line: step, speed, then each lane's loss and metric."""
+        run, task = self.run, self.run.task
+        metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
+        rate = run.steps_per_second
+        shown = [("Step", f"{run.step:,} / {run.total_steps:,}", "Optimisation steps done, out of the run's total."),
+                 ("Steps per second", f"{rate:.1f}" if rate else "–",
+                  "How fast training runs (wall clock, page updates included).")]
+        for i, lane in enumerate(run.lanes):
+            recent = [r["loss"] for r in lane.history[-20:]]
+            loss = float(np.mean(recent)) if recent else math.nan
+            evaluated = eval_step(lane.history, task.metric_name)
+            shown.append((f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
+                          "Mean training loss over the last 20 steps."))
+            shown.append((f"{metric_title}{charts.short_label(run, i)}"
+                          + (f" · step {evaluated:,}" if evaluated is not None else ""),
+                          metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
+                          f"On held-out data at the last evaluation; the task counts as learned at "
+                          f"{metric_text(task.metric_name, task.metric_target)}."))
+        return shown
+
+    def _show(self, place: str, what: Hashable, draw: Callable[[Any], object]) -> None:
+        """Draw ``what`` at ``place`` with ``draw``, unless it is already shown there."""
+        if self._sent.get(place) != what:
+            draw(what)
+            self._sent[place] = what
 
     def draw_curves(self) -> None:
         compact = partial(curves.loss_chart, compact=True), partial(curves.metric_chart, compact=True)
