@@ -1,0 +1,24 @@
+"""A script with rotating cookies and Start → Pause → close tabs beside five honest students on a small host:
+``benchmarks/abuse.py``'s four targets, in a shortened run (a minute, eight tabs, runs of 100 steps, trainers
+given back five seconds after their tab closed instead of a minute).
+
+Its clients speak Streamlit's websocket protocol rather than drive Chromium, but it lives with the browser tests:
+it times what a live server does under load, so it runs in their pass, which has the machine to itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.abuse import run
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_script_rotating_cookies_neither_starves_the_class_nor_leaks_trainers_nor_loses_a_run():
+    results = run(seconds=60, tabs=8, steps=100, release_s=5)
+    assert [name for name, _, _ in results] == ["honest runs keep training", "memory inside the host's budget",
+                                               "no trainer outlives its run by more than two minutes",
+                                               "nothing is lost"]
+    failed = [f"{name}: {figures}" for name, met, figures in results if not met]
+    assert not failed, "\n".join(failed)
