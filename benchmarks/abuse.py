@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
 
-from benchmarks.abuse_clients import Honest, Ledger, RunRecord, scripted_tab, unmatched_trainers  # noqa: E402
+from benchmarks.abuse_clients import Honest, Ledger, RunRecord, match_trainers, scripted_tab  # noqa: E402
 from benchmarks.protocol_client import Client, ServerProcess  # noqa: E402
 from explorer.host import ENV_CGROUP_ROOT, detect_host  # noqa: E402
 from explorer.process_tree import children, tree, tree_pss_bytes  # noqa: E402
@@ -203,7 +203,8 @@ def targets(students: list[Honest], script_runs: list[RunRecord], ledger: Ledger
     never = [r.asked_for_s(now) for r in runs if r.wait_s is None]  # asked for a place, never trained (yet)
     worst = max(waits + never, default=float("nan"))
     keep = worst <= length and all(s.total_steps > 0 or s.runs and s.runs[-1].first_step is None for s in students)
-    unmatched = unmatched_trainers(monitor.seen, ledger.records(), OUTLIVE_S)
+    owners, unmatched = match_trainers(monitor.seen, ledger.records(), OUTLIVE_S)
+    outlived = [monitor.seen[pid][1] - run.closed for pid, run in owners.items() if run.closed is not None]
     drained = (f"after the last tab closed all were gone within {drained_s:.1f} s" if not left else
                f"{len(left)} still alive {drained_s:.0f} s after the last tab closed")
     lost = [f"student {s.index}: {', '.join(s.lost())}" for s in students if s.lost()]
@@ -224,7 +225,8 @@ def targets(students: list[Honest], script_runs: list[RunRecord], ledger: Ledger
          f"peak {monitor.peak_trainers}"),
         ("no trainer outlives its run by more than two minutes", not unmatched and not left,
          f"{len(monitor.seen)} trainer processes seen, {len(unmatched)} not accounted for by a run open or ended "
-         f"within two minutes{_lives(unmatched, monitor)}; {drained}"),
+         f"within two minutes{_lives(unmatched, monitor)}; the longest a matched trainer was seen after its run "
+         f"ended or its tab closed: {max(outlived, default=0.0):.1f} s; {drained}"),
         ("nothing is lost", not lost and logged == 0,
          f"{'; '.join(lost) or 'every honest run ended at its last step with its curves, or trained on'}; the run "
          f"left behind: {students[0].comeback or 'not measured'}; {logged} tracebacks in the server's log"),

@@ -71,7 +71,15 @@ class Ledger:
 
 def unmatched_trainers(lives: dict[int, tuple[float, float]], records: list[RunRecord], outlive_s: float,
                        slack_s: float = 2.0) -> list[int]:
-    """The trainer processes (``pid -> (first seen, last seen)``) that no run can account for.
+    """The trainer processes (``pid -> (first seen, last seen)``) that no run can account for (see
+    :func:`match_trainers`)."""
+    return match_trainers(lives, records, outlive_s, slack_s)[1]
+
+
+def match_trainers(lives: dict[int, tuple[float, float]], records: list[RunRecord], outlive_s: float,
+                   slack_s: float = 2.0) -> tuple[dict[int, RunRecord], list[int]]:
+    """Each trainer process (``pid -> (first seen, last seen)``) that a run accounts for, with its run, and those
+    that no run accounts for.
 
     A trainer belongs to a run asked for before it appeared (``slack_s`` for the sampling), that had not yet shown
     its first step (or closed) when it appeared, and that was still open, or ended at most ``outlive_s`` before, when
@@ -95,7 +103,8 @@ def unmatched_trainers(lives: dict[int, tuple[float, float]], records: list[RunR
                     return True
         return False
 
-    return [pid for pid in sorted(lives, key=lambda p: lives[p][0]) if not claim(pid, set())]
+    unmatched = [pid for pid in sorted(lives, key=lambda p: lives[p][0]) if not claim(pid, set())]
+    return {pid: records[index] for index, pid in owner.items()}, unmatched
 
 
 async def _until(tab: Client, done, deadline: float) -> bool:

@@ -11,10 +11,18 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.abuse import run
+from benchmarks.abuse_clients import RunRecord, unmatched_trainers
 
-pytestmark = pytest.mark.slow
+
+def test_the_trainer_check_finds_a_trainer_that_outlived_its_run_and_one_run_cannot_hide_two():
+    runs = [RunRecord("a", asked=0.0, first_step=2.0, closed=10.0), RunRecord("b", asked=5.0, first_step=6.0)]
+    assert unmatched_trainers({11: (1.0, 100.0), 12: (5.5, 200.0)}, runs, outlive_s=120) == []
+    assert unmatched_trainers({11: (1.0, 135.0), 12: (5.5, 200.0)}, runs, outlive_s=120) == [11]  # 125 s after
+    assert unmatched_trainers({11: (1.0, 100.0), 13: (1.5, 20.0)}, runs, outlive_s=120) == [13]  # a's second
+    assert unmatched_trainers({14: (8.0, 9.0)}, runs, outlive_s=120) == []  # b asked, had not trained yet
 
 
+@pytest.mark.slow
 def test_a_script_rotating_cookies_neither_starves_the_class_nor_leaks_trainers_nor_loses_a_run():
     results = run(seconds=60, tabs=8, steps=100, release_s=5)
     assert [name for name, _, _ in results] == ["honest runs keep training", "memory inside the host's budget",
