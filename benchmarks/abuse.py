@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make the repository's packages importable
 
-from benchmarks.abuse_clients import Honest, Ledger, RunRecord, match_trainers, scripted_tab  # noqa: E402
+from benchmarks.abuse_clients import Honest, Ledger, RunRecord, match_trainers, read_until, scripted_tab  # noqa: E402
 from benchmarks.protocol_client import Client, ServerProcess  # noqa: E402
 from explorer.host import ENV_CGROUP_ROOT, detect_host  # noqa: E402
 from explorer.process_tree import children, tree, tree_pss_bytes  # noqa: E402
@@ -62,6 +62,7 @@ CLOUD_CPU_MAX = "200000 100000"  # ... and two cores' worth of CPU time (cgroup 
 SCHOOL = "10.20.30.40"  # the one address the whole class arrives from (a school router)
 OUTLIVE_S = 120.0  # a trainer may outlive its run by this much (the target)
 GB = 1e9
+OPEN_S = 180.0  # a page's first script run may take this long on a loaded machine
 
 
 def _cmdline(pid: int) -> str:
@@ -132,7 +133,9 @@ async def warm_up(base: str, ledger: Ledger) -> None:
     """Train one run to its first step and stop it, so that the fork server trainers start from (it imports torch
     once) is up before the class arrives, as on a server that has trained before."""
     tab = Client(base, "training", "task=sort&steps=20&seed=999", name="warm-up")
-    await tab.open()
+    await tab.open(timeout_s=OPEN_S)
+    if "Start" not in tab.buttons:
+        raise RuntimeError(f"the Live Training page did not load within {OPEN_S:.0f} s")
     record = ledger.add(RunRecord("warm-up", time.perf_counter()))
     await tab.click("Start")
     deadline = time.perf_counter() + 120
@@ -140,6 +143,7 @@ async def warm_up(base: str, ledger: Ledger) -> None:
         await tab._receive(deadline)
     record.first_step = time.perf_counter()
     await tab.click("Stop")
+    await read_until(tab, lambda: tab._finished.is_set(), time.perf_counter() + OPEN_S)  # stopped, not parked
     await tab.close()
     record.closed = time.perf_counter()
 
@@ -208,6 +212,11 @@ def targets(students: list[Honest], script_runs: list[RunRecord], ledger: Ledger
     drained = (f"after the last tab closed all were gone within {drained_s:.1f} s" if not left else
                f"{len(left)} still alive {drained_s:.0f} s after the last tab closed")
     lost = [f"student {s.index}: {', '.join(s.lost())}" for s in students if s.lost()]
+    for pid in sorted(set(unmatched) | left):  # where to look: the runs asked for just before each appeared
+        born, last = monitor.seen[pid]
+        near = [f"{r.who} (asked {r.asked - born:+.1f} s, closed {_ago(r.closed, born)})"
+                for r in ledger.records() if r.asked - 2.0 <= born <= (r.first_step or r.closed or now) + 2.0]
+        print(f"trainer {pid}: seen for {last - born:.0f} s; runs it may belong to: {', '.join(near) or 'none'}")
     trained = sum(r.first_step is not None for r in script_runs)
     queued, refused = sum(r.queued for r in script_runs), sum(r.refused for r in script_runs)
     print(f"the script: {len(script_runs)} tabs opened with new cookies; {trained} trained a step and were paused "
@@ -231,6 +240,10 @@ def targets(students: list[Honest], script_runs: list[RunRecord], ledger: Ledger
          f"{'; '.join(lost) or 'every honest run ended at its last step with its curves, or trained on'}; the run "
          f"left behind: {students[0].comeback or 'not measured'}; {logged} tracebacks in the server's log"),
     ]
+
+
+def _ago(when: float | None, since: float) -> str:
+    return "never" if when is None else f"{when - since:+.1f} s"
 
 
 def _median(values: list[float]) -> float:

@@ -22,6 +22,7 @@ SCRIPT_QUERY = "task=reverse"
 STUDENT_QUERY = "task=sort&steps={steps}&seed={seed}"
 THINK_FACTOR = 2.0  # a student looks at a finished run for this many times as long as it trained
 SCRIPT_WAIT_S = 20.0  # a script tab gives up on a Start that neither trains nor queues within this long
+OPEN_S = 180.0  # a page's first script run may take this long on a loaded machine
 WELCOME = re.compile(r"paused at step ([\d,]+)")
 
 
@@ -107,7 +108,7 @@ def match_trainers(lives: dict[int, tuple[float, float]], records: list[RunRecor
     return {pid: records[index] for index, pid in owner.items()}, unmatched
 
 
-async def _until(tab: Client, done, deadline: float) -> bool:
+async def read_until(tab: Client, done, deadline: float) -> bool:
     """Read ``tab``'s messages until ``done()`` or ``deadline``; returns ``done()``."""
     while not done() and time.perf_counter() < deadline:
         await tab._receive(deadline)
@@ -142,7 +143,7 @@ class Honest:
         record = self.ledger.add(RunRecord(f"student {self.index}", time.perf_counter(), from_step=tab.max_step))
         self.runs.append(record)
         await tab.click(label)
-        if await _until(tab, lambda: tab.max_step > record.from_step, until):
+        if await read_until(tab, lambda: tab.max_step > record.from_step, until):
             record.first_step = next(t for t, s in tab.steps if s > record.from_step and t >= record.asked)
         record.queued = tab.waited
         return record
@@ -152,7 +153,10 @@ class Honest:
         while time.perf_counter() < until - 5:
             seed += 1  # a new run each time (the same settings would replay the recording)
             tab = self.tab(STUDENT_QUERY.format(steps=self.steps, seed=seed))
-            await tab.open()
+            await tab.open(timeout_s=OPEN_S)
+            if "Start" not in tab.buttons:
+                self.problems.append(f"the page did not load within {OPEN_S:.0f} s")
+                break
             record = await self.press(tab, "Start", until)
             if self.leaves is not None and seed == 1000 * self.index + 1:
                 tab, record = await self.leave_and_return(tab, record, until)
@@ -165,15 +169,19 @@ class Honest:
         def far_enough() -> bool:
             return tab.max_step >= self.steps // 3 or (tab.max_step > 0 and time.perf_counter() >= leave_by)
 
-        await _until(tab, far_enough, until)
+        await read_until(tab, far_enough, until)
         left_at, address = tab.max_step, tab.query_shown
         record.last_step = left_at
+        if left_at == 0:  # the lesson ended before the run trained at all: nothing to leave behind
+            self.comeback = "not measured: the run had not trained a step when the lesson ended"
+            record.closed = time.perf_counter()
+            return tab, record
         self.total_steps += left_at - record.from_step
         record.closed = time.perf_counter()
         await self._close(tab)
         await asyncio.sleep(max(0.0, min(away_s, until - time.perf_counter() - 10)))
         back = self.tab(address)
-        await back.open()
+        await back.open(timeout_s=OPEN_S)
         parked = [int(m.group(1).replace(",", "")) for a in back.alerts if (m := WELCOME.search(a))]
         shown = back.max_step
         self.comeback = (f"left at step {left_at} (the last it saw), welcomed back at step "
@@ -188,7 +196,7 @@ class Honest:
 
     async def follow(self, tab: Client, record: RunRecord, until: float) -> None:
         """Follow the run to its end, look at it, close the tab."""
-        ended = await _until(tab, lambda: tab.max_step >= self.steps, until)
+        ended = await read_until(tab, lambda: tab.max_step >= self.steps, until)
         now = time.perf_counter()
         record.last_step = tab.max_step
         self.total_steps += tab.max_step - record.from_step
@@ -197,7 +205,7 @@ class Honest:
             if tab.charts == 0:
                 self.problems.append(f"run {len(self.runs)} ended without curves")
             think = THINK_FACTOR * (record.trained_s or 0.0)
-            await _until(tab, lambda: False, min(until, now + think))
+            await read_until(tab, lambda: False, min(until, now + think))
         if tab.went_back or tab.exceptions:
             self.problems.append(f"run {len(self.runs)}: step went back or an exception was shown")
         if record.closed is None:
@@ -234,9 +242,10 @@ async def scripted_tab(base: str, index: int, headers: dict[str, str], ledger: L
             await asyncio.sleep(1.0)
             continue
         if "Start" in tab.buttons:
-            runs.append(ledger.add(RunRecord(f"script {index}", time.perf_counter())))
-            await _start_pause(tab, runs[-1], until)
-            runs[-1].closed = time.perf_counter()
+            record = ledger.add(RunRecord(f"script {index}", time.perf_counter()))
+            runs.append(record)
+            await _start_pause(tab, record, until)
+            record.closed = time.perf_counter()
         await tab.close()
 
 
@@ -247,12 +256,12 @@ async def _start_pause(tab: Client, record: RunRecord, until: float) -> None:
     def refused() -> bool:
         return any("already holds" in alert for alert in tab.alerts)
 
-    await _until(tab, lambda: tab.max_step > 0 or tab.waited or refused(), min(until, record.asked + SCRIPT_WAIT_S))
+    await read_until(tab, lambda: tab.max_step > 0 or tab.waited or refused(), min(until, record.asked + SCRIPT_WAIT_S))
     record.queued, record.refused = tab.waited, refused()
     if tab.waited:
-        await _until(tab, lambda: tab.max_step > 0, time.perf_counter() + 2.0)
+        await read_until(tab, lambda: tab.max_step > 0, time.perf_counter() + 2.0)
     if tab.max_step > 0:
         record.first_step = next(t for t, step in tab.steps if step > 0)
         if "Pause" in tab.buttons:
             await tab.click("Pause")
-            await _until(tab, lambda: "Resume" in tab.buttons, time.perf_counter() + 5.0)
+            await read_until(tab, lambda: "Resume" in tab.buttons, time.perf_counter() + 5.0)

@@ -135,7 +135,7 @@ class Client:
             self.buttons[element.button.label] = element.button.id
         elif kind == "alert":
             self.alerts.append(element.alert.body)
-            self.waited = self.waited or "in line" in element.alert.body
+            self.waited = self.waited or "in line**" in element.alert.body  # the line's notice: "Place N in line"
         elif kind in ("vega_lite_chart", "plotly_chart"):
             self.charts += 1
 

@@ -1,5 +1,5 @@
 """A script with rotating cookies and Start → Pause → close tabs beside five honest students on a small host:
-``benchmarks/abuse.py``'s four targets, in a shortened run (a minute, eight tabs, runs of 100 steps, trainers
+``benchmarks/abuse.py``'s four targets, in a shortened run (50 s, eight tabs, runs of 40 steps, trainers
 given back five seconds after their tab closed instead of a minute).
 
 Its clients speak Streamlit's websocket protocol rather than drive Chromium, but it lives with the browser tests:
@@ -24,7 +24,7 @@ def test_the_trainer_check_finds_a_trainer_that_outlived_its_run_and_one_run_can
 
 @pytest.mark.slow
 def test_a_script_rotating_cookies_neither_starves_the_class_nor_leaks_trainers_nor_loses_a_run():
-    results = run(seconds=60, tabs=8, steps=100, release_s=5)
+    results = run(seconds=50, tabs=8, steps=40, release_s=5)
     assert [name for name, _, _ in results] == ["honest runs keep training", "memory inside the host's budget",
                                                "no trainer outlives its run by more than two minutes",
                                                "nothing is lost"]
