@@ -207,8 +207,7 @@ def targets(students: list[Honest], script_runs: list[RunRecord], ledger: Ledger
     never = [r.asked_for_s(now) for r in runs if r.wait_s is None]  # asked for a place, never trained (yet)
     worst = max(waits + never, default=float("nan"))
     keep = worst <= length and all(s.total_steps > 0 or s.runs and s.runs[-1].first_step is None for s in students)
-    owners, unmatched = match_trainers(monitor.seen, ledger.records(), OUTLIVE_S)
-    outlived = [monitor.seen[pid][1] - run.closed for pid, run in owners.items() if run.closed is not None]
+    unmatched = match_trainers(monitor.seen, ledger.records(), OUTLIVE_S)[1]
     drained = (f"after the last tab closed all were gone within {drained_s:.1f} s" if not left else
                f"{len(left)} still alive {drained_s:.0f} s after the last tab closed")
     lost = [f"student {s.index}: {', '.join(s.lost())}" for s in students if s.lost()]
@@ -234,8 +233,7 @@ def targets(students: list[Honest], script_runs: list[RunRecord], ledger: Ledger
          f"peak {monitor.peak_trainers}"),
         ("no trainer outlives its run by more than two minutes", not unmatched and not left,
          f"{len(monitor.seen)} trainer processes seen, {len(unmatched)} not accounted for by a run open or ended "
-         f"within two minutes{_lives(unmatched, monitor)}; the longest a matched trainer was seen after its run "
-         f"ended or its tab closed: {max(outlived, default=0.0):.1f} s; {drained}"),
+         f"within two minutes{_lives(unmatched, monitor)}; {drained}"),
         ("nothing is lost", not lost and logged == 0,
          f"{'; '.join(lost) or 'every honest run ended at its last step with its curves, or trained on'}; the run "
          f"left behind: {students[0].comeback or 'not measured'}; {logged} tracebacks in the server's log"),
