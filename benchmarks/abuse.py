@@ -115,6 +115,7 @@ class Monitor:
         self._thread.join()
 
     def sample(self) -> set[int]:
+        """Take one sample; returns the trainer processes alive."""
         now = time.perf_counter()
         alive = trainer_pids(self.server_pid)
         for pid in alive:
@@ -138,9 +139,7 @@ async def warm_up(base: str, ledger: Ledger) -> None:
         raise RuntimeError(f"the Live Training page did not load within {OPEN_S:.0f} s")
     record = ledger.add(RunRecord("warm-up", time.perf_counter()))
     await tab.click("Start")
-    deadline = time.perf_counter() + 120
-    while tab.max_step == 0 and time.perf_counter() < deadline:
-        await tab._receive(deadline)
+    await read_until(tab, lambda: tab.max_step > 0, time.perf_counter() + OPEN_S)
     record.first_step = time.perf_counter()
     await tab.click("Stop")
     await read_until(tab, lambda: tab._finished.is_set(), time.perf_counter() + OPEN_S)  # stopped, not parked
@@ -186,12 +185,12 @@ def run(seconds: float, tabs: int, steps: int, release_s: float) -> list[tuple[s
             started = time.perf_counter()
             students, script_runs = asyncio.run(scenario(server.base, seconds, tabs, steps, away_s, ledger))
             last_close = time.perf_counter()
+            monitor.stop()  # from here this thread samples, until every trainer is gone
             left = monitor.sample()
             while left and time.perf_counter() - last_close < OUTLIVE_S + 10:
                 time.sleep(1.0)
                 left = monitor.sample()
             drained_s = time.perf_counter() - last_close
-            monitor.stop()
             logged = server.logged_exceptions()
             elapsed = time.perf_counter() - started
     return targets(students, script_runs, ledger, monitor, host.memory_bytes, left, drained_s, logged, elapsed)
