@@ -32,12 +32,19 @@ ROOT = Path(__file__).resolve().parents[1]
 class Client:
     """One session on ``page`` (its url path, "" for home) with ``query``; see the module docstring.
 
-    ``finishes``: whether the page's first script run ends (a page that follows a run keeps running).
+    ``finishes``: whether the page's first script run ends (a page that follows a run keeps running). ``cookie``:
+    the browser's XSRF secret (by default a new one: a new browser); ``headers``: more handshake headers (e.g.
+    ``X-Forwarded-For`` as a proxy sends it).
     """
 
-    def __init__(self, base: str, page: str, query: str, *, name: str = "", finishes: bool = True) -> None:
+    def __init__(self, base: str, page: str, query: str, *, name: str = "", finishes: bool = True,
+                 cookie: str | None = None, headers: dict[str, str] | None = None) -> None:
         self.uri = base.replace("http", "ws", 1) + "/_stcore/stream"
         self.page, self.query, self.name, self.finishes = page, query, name or page, finishes
+        self.cookie, self.headers = cookie or secrets.token_hex(16), dict(headers or {})
+        self.query_shown = query  # the address's query as the page last set it (st.query_params)
+        self.alerts: list[str] = []  # every notice's text, in order
+        self.charts = 0  # charts received
         self.ws = None
         self.started = 0.0
         self.first_heading_s = float("nan")
@@ -50,10 +57,10 @@ class Client:
     async def open(self, timeout_s: float = 60.0) -> None:
         """Connect and ask for the page; return at its first heading (or the end of its script run)."""
         self.started = time.perf_counter()
-        # Each client is its own browser: its own XSRF cookie, the id the server's per-visitor quota counts.
-        cookie = f"_streamlit_xsrf={secrets.token_hex(16)}"
+        # Each client is its own browser (unless given one's cookie): its XSRF secret is the id quotas count.
+        headers = {"Cookie": f"_streamlit_xsrf={self.cookie}", **self.headers}
         self.ws = await websockets.connect(self.uri, subprotocols=["streamlit"], max_size=2**27,
-                                           open_timeout=timeout_s, additional_headers={"Cookie": cookie})
+                                           open_timeout=timeout_s, additional_headers=headers)
         await self._rerun()
         deadline = time.perf_counter() + timeout_s
         while time.perf_counter() < deadline:
@@ -65,7 +72,7 @@ class Client:
 
     async def _rerun(self, triggers: tuple[str, ...] = ()) -> None:
         msg = BackMsg()
-        msg.rerun_script.query_string = self.query
+        msg.rerun_script.query_string = self.query_shown  # as a browser sends its address bar's
         msg.rerun_script.page_name = self.page
         for widget_id in triggers:
             state = msg.rerun_script.widget_states.widgets.add()
@@ -107,6 +114,8 @@ class Client:
             self._finished.set()
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             self._element(msg.delta.new_element)
+        elif kind == "page_info_changed":
+            self.query_shown = msg.page_info_changed.query_string
 
     def _element(self, element) -> None:
         kind = element.WhichOneof("type")
@@ -124,8 +133,11 @@ class Client:
             self.exceptions += 1
         elif kind == "button":
             self.buttons[element.button.label] = element.button.id
-        elif kind == "alert" and "in line" in element.alert.body:
-            self.waited = True
+        elif kind == "alert":
+            self.alerts.append(element.alert.body)
+            self.waited = self.waited or "in line**" in element.alert.body  # the line's notice: "Place N in line"
+        elif kind in ("vega_lite_chart", "plotly_chart"):
+            self.charts += 1
 
     def refresh_rate(self) -> float:
         """New Step values per second over the time this client saw them arrive."""

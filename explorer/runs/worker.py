@@ -317,6 +317,8 @@ class WorkerRun(LiveRun):
         if header.get("kind") == "failed":
             self._lose(f"its trainer failed: {header.get('message')}")
             return
+        if header.get("kind") == "state":  # a late answer to a give-back that stopped waiting: nothing to apply
+            return
         self._held = True
         update = decode_update(parts[0])
         for trainer, held, lane, info, state in zip(self.trainers, self.samples, update.lanes, header["lanes"],

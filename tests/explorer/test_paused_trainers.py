@@ -5,6 +5,7 @@ its owner resumes it from there at the same step, with the same curve."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from dataclasses import replace
 
@@ -129,6 +130,35 @@ def test_a_paused_run_gives_its_trainer_back_and_resumes_from_the_store_bit_for_
     assert [s.step for s in run.trainers[0].snapshots] == [s.step for s in same.trainers[0].snapshots]
     for a, b in zip(run.trainers[0].model.parameters(), same.trainers[0].model.parameters(), strict=True):
         assert torch.equal(a, b)
+    run.release("test over")
+
+
+def test_a_trainer_too_busy_to_answer_in_time_is_given_back_later_and_its_late_answer_is_ignored(task, monkeypatch):
+    from explorer.runs import worker
+
+    specs, store = specs_of(task), MemoryStore()
+    run = WorkerRun(task, specs)
+    run.start()
+    train_until(run, 15)
+    run.pause()
+    pid, step, rows = run.trainer_pid, run.step, len(run.trainers[0].history)
+    monkeypatch.setattr(worker, "ANSWER_S", 0.5)
+    os.kill(pid, signal.SIGSTOP)  # a trainer starved of CPU (a loaded host, niceness +15) answers late
+    try:
+        assert not run.give_back(store, 60) and run.holds_trainer  # no answer in time: it keeps its trainer
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(1.0)  # its late answer to that request is now in the pipe
+    assert run.give_back(store, 60), "the next sweep gives the trainer back"
+    assert not run.holds_trainer and len(store._parked) == 1
+    deadline = time.monotonic() + 30
+    while not exited(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert exited(pid)
+    assert run.step == step and len(run.trainers[0].history) == rows
+    run.start()
+    train_to_end(run)
+    assert run.status == "done" and [r["step"] for r in run.trainers[0].history] == list(range(1, 41))
     run.release("test over")
 
 
