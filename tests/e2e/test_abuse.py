@@ -24,6 +24,7 @@ def test_the_trainer_check_finds_a_trainer_that_outlived_its_run_and_one_run_can
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # it times how long honest students wait: the machine to itself
 def test_a_script_rotating_cookies_neither_starves_the_class_nor_leaks_trainers_nor_loses_a_run():
     results = run(seconds=50, tabs=8, steps=40, release_s=5, wait_runs=2.0)  # twice the target: a loaded machine
     assert [name for name, _, _ in results] == ["honest runs keep training", "memory inside the host's budget",
