@@ -3,8 +3,8 @@
 # create .venv if needed, install requirements-dev.txt, make sure a Chromium, a redis-server and nginx exist
 # (apt-get, as root; without them the tests that need them skip, with the reason), run pytest.
 #   ./test.sh           every test: those without a browser first, one pytest worker per core (pytest-xdist), then
-#                       the browser tests on two workers (their pages mostly wait on the server and the browser), then
-#                       the browser tests marked alone in one process (they load the cores on purpose: machine alone)
+#                       the browser tests in one process (they time what they see, so they get the machine alone),
+#                       those marked alone last (they load the cores on purpose)
 #   ./test.sh --quick   every test but the browser ones and those marked slow (library, services, pages with
 #                       AppTest), one worker per core
 #   ./test.sh ARGS      pytest ARGS, as given (e.g. tests/core -x -q); with --quick: all but the browser tests, ARGS
@@ -17,8 +17,6 @@ QUICK_SELECTION="not browser and not slow"  # --quick leaves out the browser tes
 BROWSER_SELECTION="browser and not alone"  # the browser tests that may share the machine
 ALONE_SELECTION="browser and alone"  # the browser tests that need the machine to themselves
 PARALLEL=(-n auto --dist loadfile)  # pytest-xdist: a worker per core, each file on one worker in its own order
-# The browser tests: two workers at most (each starts its own Chromium and app servers), each file on one worker.
-BROWSER_PARALLEL=(-n auto --maxprocesses 2 --dist loadfile)
 args=()
 quick=""
 for arg in "$@"; do
@@ -34,7 +32,7 @@ if [[ -n "$quick" ]]; then
     join_run "${PARALLEL[@]}" -m "$QUICK_SELECTION" "${args[@]}"
 elif [[ ${#args[@]} -eq 0 ]]; then
     join_run "${PARALLEL[@]}" -m "$NO_BROWSER"
-    join_run "${BROWSER_PARALLEL[@]}" -m "$BROWSER_SELECTION"
+    join_run -m "$BROWSER_SELECTION"
     join_run -m "$ALONE_SELECTION"
 else
     join_run "${args[@]}"

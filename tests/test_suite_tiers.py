@@ -13,7 +13,6 @@ from tests.conftest import REPO_ROOT
 
 TEST_SH = REPO_ROOT / "test.sh"
 PARALLEL = ["-n", "auto", "--dist", "loadfile"]
-BROWSER_PARALLEL = ["-n", "auto", "--maxprocesses", "2", "--dist", "loadfile"]
 
 
 def planned(*args: str) -> list[list[str]]:
@@ -29,8 +28,8 @@ def test_ci_runs_the_whole_suite():
     assert commands == ["./test.sh"]
 
 
-def test_the_whole_suite_runs_the_tests_without_a_browser_then_the_browser_tests_on_two_workers_then_alone():
-    assert planned() == [[*PARALLEL, "-m", "not browser"], [*BROWSER_PARALLEL, "-m", "browser and not alone"],
+def test_the_whole_suite_runs_the_tests_without_a_browser_then_the_browser_tests_in_one_process_then_alone():
+    assert planned() == [[*PARALLEL, "-m", "not browser"], ["-m", "browser and not alone"],
                          ["-m", "browser and alone"]]
 
 

@@ -94,7 +94,7 @@ def _status(tab) -> str:
 
 def _twenty_rows(tab) -> None:
     assert _new_tokens(tab) == NEW_TOKENS  # the default
-    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write", exact=True).click()
     wait_for_app(tab)
     assert tab.evaluate(ROWS_JS) == NEW_TOKENS
     assert _status(tab).startswith(f"{NEW_TOKENS} of at most {NEW_TOKENS} new tokens")
@@ -104,7 +104,7 @@ def _twenty_rows(tab) -> None:
 def _stop_stops_it(tab) -> None:
     _most_new_tokens(tab)
     assert _new_tokens(tab) == 64
-    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write", exact=True).click()
     stop = tab.get_by_test_id("stMain").get_by_role("button", name="Stop")
     tab.wait_for_function(f"({ROWS_JS})() >= 3", timeout=30_000)
     stop.click()
@@ -112,7 +112,8 @@ def _stop_stops_it(tab) -> None:
     rows = tab.evaluate(ROWS_JS)
     assert 3 <= rows < 64, rows
     assert _status(tab).endswith("stopped") and _status(tab).startswith(f"{rows} of at most 64")
-    assert stop.is_disabled() and tab.get_by_test_id("stMain").get_by_role("button", name="Write").is_enabled()
+    write = tab.get_by_test_id("stMain").get_by_role("button", name="Write", exact=True)
+    assert stop.is_disabled() and write.is_enabled()
     assert not tab.get_by_test_id("stException").count()
 
 
@@ -126,7 +127,7 @@ def test_a_llama_family_model_writes_twenty_rows_and_stop_stops_it(tab):
     _open_writer(tab, "tiny-llama")
     _twenty_rows(tab)
     pick_radio(tab, "Choosing the next token", "Sample")  # a sampled text, for the guide's picture
-    tab.get_by_test_id("stMain").get_by_role("button", name="Write").click()
+    tab.get_by_test_id("stMain").get_by_role("button", name="Write", exact=True).click()
     wait_for_app(tab)
     tab.set_viewport_size({"width": 1280, "height": 1250})
     tab.get_by_text("Watch it write").evaluate("element => element.scrollIntoView({block: 'start'})")

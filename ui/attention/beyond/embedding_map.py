@@ -140,7 +140,7 @@ def _downloads(csv_text: str, png, name: str, key: str) -> None:
 def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> None:
     picture = st.container()  # the picture first on a projector: the box is drawn under it
     label = "Characters to map" if kind == "characters" else "Tokens to map (comma-separated)"
-    typed = st.text_input(label, key=MAP_WORDS, placeholder="empty: a built-in list",
+    typed = st.text_input(label, key=MAP_WORDS, placeholder="empty: a built-in list", max_chars=300,
                           help="The words (or characters) whose embedding rows are placed on the map; a word the "
                                "tokenizer splits is shown by its last token.").strip()
     ids, notes = _chosen_ids(ctx, reader, kind, typed)
@@ -178,10 +178,11 @@ def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
     st.markdown("**One word in several sentences**")
     left, right = st.columns([1, 3])
     with left:
-        word = st.text_input("Word", key=MAP_WORD, help="The word to follow; its first use in each sentence is "
-                                                          "read (its last token, if the tokenizer splits it).")
+        word = st.text_input("Word", key=MAP_WORD, max_chars=40,
+                             help="The word to follow; its first use in each sentence is read (its last token, if "
+                                  "the tokenizer splits it).")
     with right:
-        text = st.text_area("Sentences, one a line (2 to 4)", key=MAP_SENTENCES, height=110,
+        text = st.text_area("Sentences, one a line (2 to 4)", key=MAP_SENTENCES, height=110, max_chars=800,
                             help="Each sentence uses the word; its vector is read after every layer.")
     sentences = tuple(s for s in text.splitlines() if s.strip())
     try:
