@@ -8,6 +8,7 @@ import streamlit as st
 from ui.common import theme
 from ui.pages import close_page, open_page, share_page
 from ui.training import containers, controls, interventions, io, line, replay, resume, run, share, text, views, watch
+from ui.training.status import STATUS_TEXT, kind_picker
 from ui.training.watchdog import live_watchdog
 
 projector = theme.projector()
@@ -72,11 +73,11 @@ with replay_slot.container():
 with share_slot.container():
     share.share_panel(session)
 share.keep_count_current(session)
-live_watchdog(views.STATUS_TEXT["running"])
+live_watchdog(STATUS_TEXT["running"])
 
 run.write_samples()
 with containers.run_container(live_run, projector):
-    kind = views.kind_picker(live_run.frame())
+    kind = kind_picker(live_run.frame())
     view = views.LiveView(live_run.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(views.PIN))
     with view.timelapse:
         view.frame_label = io.timelapse_controls(view.run, kind, follow=view.follows_training)

@@ -10,7 +10,7 @@ from transformer_core.interventions import ablate_heads
 from transformer_core.training import EVAL_SEED
 from ui.training import controls as tc
 from ui.training import interventions as ti
-from ui.training.views import metric_text
+from ui.training.status import metric_text
 
 # Big enough that single heads matter after 60 steps, small enough to train within a click.
 SMALL = {"d_model": "32", "heads": "2", "layers": "2", "d_ff": "64", "batch": "32", "steps": "60"}

@@ -38,7 +38,7 @@ from ui.common.head_switches import head_switches
 from ui.common.urlstate import UrlParam, push_url
 from ui.training.charts import METRIC_TITLES, kind_title, pattern_title, short_label
 from ui.training.samples import samples_html
-from ui.training.views import metric_text
+from ui.training.status import metric_text
 
 OFF, B_OFF = "live.heads_off", "live.b_heads_off"  # list of head keys switched off in configuration A, B
 OFF_KEYS = (OFF, B_OFF)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from functools import partial
 from typing import Any
 
@@ -24,53 +24,15 @@ import streamlit as st
 from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
 from transformer_core.training import Snapshot
-from ui.common import pace, state, theme
+from ui.common import pace, state
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, drawn, first_screen, heatmaps
 from ui.training.samples import samples_html
+from ui.training.status import KIND, eval_step, metric_text, snapshot_at, status_text
 
-KIND = "live.kind"  # which attention the heatmaps show
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
 SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step), html): sample tables already made
-STATUS_TEXT = {
-    "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
-    "stopped": "Stopped", "diverged": "Diverged",
-}
-
-
-def snapshot_at(snapshots: list[Snapshot], step: int | None) -> Snapshot | None:
-    """The snapshot taken at ``step`` (the nearest one if it was thinned out), or the latest when ``None``."""
-    if not snapshots:
-        return None
-    if step is None:
-        return snapshots[-1]
-    return min(snapshots, key=lambda s: (abs(s.step - step), s.step))
-
-
-def metric_text(name: str, value: float | None) -> str:
-    """A metric value as shown: accuracy in percent, others with three decimals, "–" when unknown."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    return f"{100 * value:.1f}%" if name == "accuracy" else f"{value:.3f}"
-
-
-def kind_picker(run: RunFrame) -> str:
-    """A radio of the attention kinds the model has; the default is the one the task's pattern lives in."""
-    snaps = run.lanes[0].snapshots
-    kinds = list(snaps[0].attention) if snaps else []
-    if not kinds:
-        return ""
-    preferred = [p.split(":")[0] for p in run.task.pattern_names if p.split(":")[0] in kinds]
-    if st.session_state.get(KIND) not in kinds:
-        st.session_state[KIND] = preferred[0] if preferred else kinds[0]
-    if len(kinds) > 1 and not theme.projector():  # a projector's first screen has a compact drop-down instead
-        st.radio("Attention shown", kinds, key=KIND, horizontal=True,
-                 format_func=lambda k: charts.kind_title(k, run.task.family),
-                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
-    return st.session_state[KIND]
-
-
 class LiveView:
     """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
 
@@ -400,17 +362,3 @@ class LiveView:
             caption = f"Sample predictions{charts.short_label(self.run, lane)} · step {latest.step:,}{latest.caption}"
             shown[lane] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
         return shown[lane][1]
-
-
-def eval_step(history: Sequence[dict[str, float]], metric: str) -> int | None:
-    """The step of the latest evaluation in ``history`` (the row that holds ``metric``), or ``None``."""
-    return next((int(row["step"]) for row in reversed(history) if metric in row), None)
-
-
-def status_text(run: RunFrame) -> str:
-    """The run's status in words ("Training…", "Paused", …; a replay says so)."""
-    if run.extra.get("watched") and run.status == "ready":
-        return "Ready — waiting for its owner to start it"
-    if run.extra.get("replay") and run.status in ("running", "paused"):
-        return "Replaying a recorded run…" if run.status == "running" else "Replay paused"
-    return STATUS_TEXT[run.status]

@@ -24,7 +24,7 @@ from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals
 from ui.common.ticker import ticks
-from ui.training import containers, io, views
+from ui.training import containers, io, status, views
 from ui.training.watchdog import live_watchdog
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
@@ -113,7 +113,7 @@ def watch_page(run_id: str, projector: bool) -> None:
         st.error(f"The shared store cannot be reached, so this watch link cannot be shown now: {err}", icon="📡")
         return
     if not alive:
-        live_watchdog(views.STATUS_TEXT["running"])  # nothing follows now: no banner once the page rests
+        live_watchdog(status.STATUS_TEXT["running"])  # nothing follows now: no banner once the page rests
         _ended(watched)
         return
     _show(watched, projector)
@@ -133,13 +133,13 @@ def class_page(class_id: str, projector: bool) -> None:
         st.error(f"The shared store cannot be reached, so this class link cannot be shown now: {err}", icon="📡")
         return
     if watched is None:
-        live_watchdog(views.STATUS_TEXT["running"])
+        live_watchdog(status.STATUS_TEXT["running"])
         st.info("Your teacher is not sharing with this link now: sharing was turned off, or the link expired. Ask "
                 "for the new class code.", icon="🏁")
         join_box()
         return
     if not alive:
-        live_watchdog(views.STATUS_TEXT["running"], following=True)
+        live_watchdog(status.STATUS_TEXT["running"], following=True)
         st.info("⏳ Your teacher's run ended; this page moves to their next run as soon as it starts.")
         _wait_for(followed.moved)
         return
@@ -172,11 +172,11 @@ def join_box() -> None:
 
 def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None = None) -> None:
     """The watched run, drawn and followed (``moved``: whether a class link moved on to another run)."""
-    live_watchdog(views.STATUS_TEXT["running"], following=True)
+    live_watchdog(status.STATUS_TEXT["running"], following=True)
     _header(watched, projector)
     frame = watched.frame()
     with containers.run_container(watched, projector):
-        kind = views.kind_picker(frame)
+        kind = status.kind_picker(frame)
         view = views.LiveView(watched.frame, projector=projector, kind=kind,
                               pinned_step=st.session_state.get(views.PIN), shared=watched.run_id)
         with view.timelapse:

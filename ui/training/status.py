@@ -1,0 +1,65 @@
+"""The live view's words and picks: the run's status, a metric as shown, which snapshot and which attention kind."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import streamlit as st
+
+from explorer.runs.frame import RunFrame
+from transformer_core.training import Snapshot
+from ui.common import theme
+from ui.training import charts
+
+KIND = "live.kind"  # which attention the heatmaps show
+STATUS_TEXT = {
+    "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
+    "stopped": "Stopped", "diverged": "Diverged",
+}
+
+
+def snapshot_at(snapshots: list[Snapshot], step: int | None) -> Snapshot | None:
+    """The snapshot taken at ``step`` (the nearest one if it was thinned out), or the latest when ``None``."""
+    if not snapshots:
+        return None
+    if step is None:
+        return snapshots[-1]
+    return min(snapshots, key=lambda s: (abs(s.step - step), s.step))
+
+
+def metric_text(name: str, value: float | None) -> str:
+    """A metric value as shown: accuracy in percent, others with three decimals, "–" when unknown."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{100 * value:.1f}%" if name == "accuracy" else f"{value:.3f}"
+
+
+def kind_picker(run: RunFrame) -> str:
+    """A radio of the attention kinds the model has; the default is the one the task's pattern lives in."""
+    snaps = run.lanes[0].snapshots
+    kinds = list(snaps[0].attention) if snaps else []
+    if not kinds:
+        return ""
+    preferred = [p.split(":")[0] for p in run.task.pattern_names if p.split(":")[0] in kinds]
+    if st.session_state.get(KIND) not in kinds:
+        st.session_state[KIND] = preferred[0] if preferred else kinds[0]
+    if len(kinds) > 1 and not theme.projector():  # a projector's first screen has a compact drop-down instead
+        st.radio("Attention shown", kinds, key=KIND, horizontal=True,
+                 format_func=lambda k: charts.kind_title(k, run.task.family),
+                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
+    return st.session_state[KIND]
+
+
+def eval_step(history: Sequence[dict[str, float]], metric: str) -> int | None:
+    """The step of the latest evaluation in ``history`` (the row that holds ``metric``), or ``None``."""
+    return next((int(row["step"]) for row in reversed(history) if metric in row), None)
+
+
+def status_text(run: RunFrame) -> str:
+    """The run's status in words ("Training…", "Paused", …; a replay says so)."""
+    if run.extra.get("watched") and run.status == "ready":
+        return "Ready — waiting for its owner to start it"
+    if run.extra.get("replay") and run.status in ("running", "paused"):
+        return "Replaying a recorded run…" if run.status == "running" else "Replay paused"
+    return STATUS_TEXT[run.status]
