@@ -65,6 +65,29 @@ def assert_no_exception(at: AppTest) -> None:
     assert not messages, f"the page raised: {messages}"
 
 
+def lab_with_trained(family: str, task_name: str, settings: dict | None = None, **options) -> tuple[AppTest, object]:
+    """The Attention Lab showing a model of ``task_name`` (``options`` for its task) as if trained on Live Training:
+    the task's default model, seed 0, untrained; ``settings`` (session-state keys → values) are set before the page
+    runs. Returns the page and the model."""
+    import torch
+
+    from transformer_core.tasks import get_task
+    from ui.attention.controls import SOURCE
+    from ui.common import state
+
+    task = get_task(task_name, **options)
+    torch.manual_seed(0)
+    model = task.build_model(task.default_model_config()).eval()
+    at = app_at(None)
+    at.session_state[state.TRAINED] = {family: state.TrainedModel(family, task_name, task.title, model, model.config,
+                                                                  step=3, task=task)}
+    at.session_state[SOURCE] = family
+    for key, value in (settings or {}).items():
+        at.session_state[key] = value
+    at.switch_page("pages/attention.py").run()
+    return at, model
+
+
 def plotly_download_formats(at: AppTest) -> set[str]:
     """The file formats ("png", "svg") the camera buttons of the page's plotly charts save."""
     return {json.loads(c.proto.config)["toImageButtonOptions"]["format"] for c in at.get("plotly_chart")}

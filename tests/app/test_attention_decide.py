@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.patching import direct_logit_attribution, logit_difference, patch_heads, patch_residual
 from transformer_core.pretrained import load_pretrained
 from transformer_core.tasks import get_task
 from ui.attention import controls as av
 from ui.attention.beyond import decide as view
-from ui.common import state
 
 PAGE = "pages/attention.py"
 CLEAN, CORRUPT = "the cat sat on the mat", "the far sat on the mat"  # one token each in the tiny BPE
@@ -47,17 +46,10 @@ def _open(name: str, clean: str = CLEAN, corrupt: str = CORRUPT, **query: str):
 
 
 def _trained(family: str, task_name: str, clean: str, corrupt: str, **options):
-    task = get_task(task_name, **options)
-    torch.manual_seed(0)
-    model = task.build_model(task.default_model_config()).eval()
-    at = app_at(None)
-    at.session_state[state.TRAINED] = {family: state.TrainedModel(family, task_name, task.title, model,
-                                                                  model.config, step=3, task=task)}
-    at.session_state[av.SOURCE] = family
-    at.session_state[av.BEYOND] = "decide"
-    at.session_state[av.DECIDE_CLEAN], at.session_state[av.DECIDE_CORRUPT] = clean, corrupt
-    at.session_state[av.TEXT] = clean or "The cat"  # the page's own text, which the model must read
-    at.switch_page(PAGE).run()
+    at, model = lab_with_trained(family, task_name, {
+        av.BEYOND: "decide", av.DECIDE_CLEAN: clean, av.DECIDE_CORRUPT: corrupt,
+        av.TEXT: clean or "The cat",  # the page's own text, which the model must read
+    }, **options)
     assert_no_exception(at)
     return at, model
 

@@ -9,11 +9,10 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from explorer.lab.embedding_map import embedding_map, pca_2d
 from explorer.lab.word_uses import compare_uses, pretrained_reader, word_token
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder
 from transformer_core.pretrained import load_pretrained
 from ui.attention import controls as lab_controls
@@ -143,17 +142,7 @@ def test_the_random_encoder_says_its_weights_are_random():
 
 
 def test_a_character_model_maps_its_characters_and_reads_a_word_at_its_last_character():
-    from transformer_core.tasks import get_task
-    from ui.common import state
-
-    task = get_task("char_lm")
-    torch.manual_seed(0)
-    model = task.build_model(task.default_model_config()).eval()
-    entry = state.TrainedModel("causal_lm", "char_lm", task.title, model, model.config, step=5, task=task)
-    at = app_at(None)
-    at.session_state[state.TRAINED] = {"causal_lm": entry}
-    at.switch_page(PAGE).run()
-    at.radio(key=lab_controls.SOURCE).set_value("causal_lm").run()
+    at, model = lab_with_trained("causal_lm", "char_lm")
     _map(at)
     m = _held(at, "map")
     assert len(m.ids) == min(40, model.config.vocab_size) and not any("random" in i.value for i in at.info)

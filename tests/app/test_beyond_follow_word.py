@@ -10,14 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.lens import follow_tokens
 from transformer_core.pretrained import load_pretrained
-from transformer_core.tasks import get_task
 from ui.attention import controls as av
 from ui.attention.beyond import follow_word as fw
-from ui.common import state
 
 PAGE = "pages/attention.py"
 TEXT = "the cat sat on the mat"
@@ -107,15 +105,7 @@ def test_a_typed_word_and_another_position_change_the_chart(root):
 
 
 def test_a_trained_character_model_is_followed_by_its_characters():
-    task = get_task("char_lm")
-    torch.manual_seed(0)
-    model = task.build_model(task.default_model_config()).eval()
-    at = app_at(None)
-    at.session_state[state.TRAINED] = {"causal_lm": state.TrainedModel("causal_lm", "char_lm", "char_lm", model,
-                                                                       model.config, step=3, task=task)}
-    at.session_state[av.SOURCE] = "causal_lm"
-    at.session_state[av.TEXT] = "the cat"
-    at.switch_page(PAGE).run()
+    at, model = lab_with_trained("causal_lm", "char_lm", {av.TEXT: "the cat"})
     _follow(at)
     at.text_input(key=av.FOLLOW_WORDS).set_value("sat").run()
     assert_no_exception(at)
@@ -133,12 +123,5 @@ def test_models_without_a_next_word_are_refused_with_a_sentence():
     at.text_input(key=av.TEXT).set_value(TEXT).run()
     assert "Random weights predict nothing" in _refusal(_follow(at))
     assert "fills in words from both sides" in _refusal(_pretrained("tiny-bert"))
-    task = get_task("reverse")
-    model = task.build_model(task.default_model_config()).eval()
-    at = app_at(None)
-    at.session_state[state.TRAINED] = {"seq2seq": state.TrainedModel("seq2seq", "reverse", "reverse", model,
-                                                                     model.config, step=3, task=task)}
-    at.session_state[av.SOURCE] = "seq2seq"
-    at.session_state[av.TEXT] = "31415926"
-    at.switch_page(PAGE).run()
+    at, _ = lab_with_trained("seq2seq", "reverse", {av.TEXT: "31415926"})
     assert "does not write text token by token" in _refusal(_follow(at))

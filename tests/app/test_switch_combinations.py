@@ -11,29 +11,17 @@ import itertools
 import json
 
 import pytest
-import torch
 
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, mark_special_tokens
-from transformer_core.tasks import get_task
 from ui.attention import controls as av
-from ui.common import state
 
 PAGE = "pages/attention.py"
 HEADS_OFF = {"none": {}, "one": {0: [1]}, "several": {0: [0, 1], 1: [0]}}  # layer -> heads (0-based)
 
 
 def _trained(family: str, task_name: str, text: str):
-    task = get_task(task_name)
-    torch.manual_seed(0)
-    model = task.build_model(task.default_model_config()).eval()
-    at = app_at(None)
-    at.session_state[state.TRAINED] = {family: state.TrainedModel(family, task_name, task_name, model,
-                                                                  model.config, step=3, task=task)}
-    at.session_state[av.SOURCE] = family
-    at.session_state[av.TEXT] = text
-    at.switch_page(PAGE).run()
-    return at
+    return lab_with_trained(family, task_name, {av.TEXT: text})[0]
 
 
 def _pretrained(name: str, text: str):

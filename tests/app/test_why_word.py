@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app.conftest import app_at, assert_no_exception
+from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.app.test_attention_lab import _z
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.attribution import token_attributions
 from transformer_core.pretrained import load_pretrained
-from transformer_core.tasks import get_task
 from ui.attention import controls as av
 from ui.common import state
 
@@ -52,16 +51,7 @@ def _pretrained(name: str, text: str):
 
 
 def _trained(family: str, task_name: str, text: str, **options):
-    task = get_task(task_name, **options)
-    torch.manual_seed(0)
-    model = task.build_model(task.default_model_config()).eval()
-    at = app_at(None)
-    at.session_state[state.TRAINED] = {family: state.TrainedModel(family, task_name, task_name, model,
-                                                                  model.config, step=3, task=task)}
-    at.session_state[av.SOURCE] = family
-    at.session_state[av.TEXT] = text
-    at.session_state[av.BEYOND] = "why"
-    at.switch_page(PAGE).run()
+    at, model = lab_with_trained(family, task_name, {av.TEXT: text, av.BEYOND: "why"}, **options)
     assert_no_exception(at)
     return at, model
 
