@@ -85,4 +85,6 @@ def test_head_patching_shows_progress_and_exports_the_librarys_grid(browser, ser
     assert rows[0] == ["", *(f"H{h + 1}" for h in range(HEADS))]
     assert [r[0] for r in rows[1:]] == [f"layer {i + 1}" for i in range(LAYERS)]
     grid = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
-    np.testing.assert_allclose(grid, _expected(root), rtol=1e-6, atol=1e-9)
+    # `restored` divides by the clean−corrupt gap: float32 sums taken in another order (the server's thread count)
+    # move it by ~1e-5, while a wrong head or layer moves it by tenths
+    np.testing.assert_allclose(grid, _expected(root), rtol=1e-4, atol=1e-4)

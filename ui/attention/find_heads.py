@@ -8,6 +8,7 @@ from explorer.pretrained.find_heads import SCORES, HeadScores, head_scores
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import FIND_SEED, HEAD, JUMP_TO_HEAD, LAYER, VIEW
 from ui.common import charts
+from ui.common.pretrained import cache_key
 
 REPEAT = 20  # random tokens in the part that is repeated (fewer when the model has fewer positions)
 MAX_NUMBERED_HEADS = 6  # with more heads per map the percentages do not fit in the cells; hover shows them
@@ -15,7 +16,7 @@ MAX_NUMBERED_HEADS = 6  # with more heads per map the percentages do not fit in 
 
 @st.cache_data(max_entries=8, show_spinner="Scoring every head…")
 def _scores(_pre: Pretrained, name: str, seed: int) -> HeadScores:
-    """The scores (``name`` identifies the model in the cache key; the model is not hashed)."""
+    """The scores (``name`` is the model's :func:`cache_key`; the model itself is not hashed)."""
     length = min(REPEAT, (_pre.config.max_len - 2) // 2)
     return head_scores(_pre, length=length, seed=seed)
 
@@ -32,7 +33,7 @@ def find_heads_section(pre: Pretrained) -> None:
     st.columns([1, 3])[0].number_input("Sequence seed", 0, 9999, key=FIND_SEED,
                     help="Seed of the random tokens the model reads twice; another seed checks that a head's "
                          "score is not luck.")
-    result = _scores(pre, pre.name, int(st.session_state.get(FIND_SEED, 0)))
+    result = _scores(pre, cache_key(pre), int(st.session_state.get(FIND_SEED, 0)))
     st.caption(f"{pre.name} reads {result.repeat} random tokens twice ({len(result.ids)} tokens in all). A "
                "previous-token head looks at the token just before; a first-token head parks its attention on "
                "position 0 (an “attention sink”); an induction head, in the second copy, looks at the token that "

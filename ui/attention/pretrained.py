@@ -23,7 +23,7 @@ from explorer.pretrained.similarity import embeds_sentences
 from transformer_core.pretrained import Pretrained
 from ui.attention.controls import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K, LabRun, _arrays
 from ui.attention.similarity import similarity_section
-from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table
+from ui.common.pretrained import cache_key, load_shared, models_on_offer, pick_model, probability_table
 
 TEXT_FAMILIES = (*CAUSAL_FAMILIES, *ENCODER_FAMILIES)  # the families the lab takes apart
 TITLES = {"gpt2": "GPT-2", "llama": "Llama", "qwen2": "Qwen2", "bert": "BERT", "distilbert": "DistilBERT",
@@ -59,12 +59,6 @@ def describe(pre: Pretrained) -> str:
             "the model's own subword tokens"
             + (" (␣ marks a leading space)." if pre.family in CAUSAL_FAMILIES else "."))
 
-
-
-def cache_key(pre: Pretrained) -> str:
-    """What tells loaded models apart in :func:`run_pretrained`'s cache: two folders may share a name (``gpt2`` in
-    the models folder and in the Hugging Face cache), but each loaded model is its own shared object."""
-    return f"{pre.name}#{id(pre.model)}"
 
 
 @st.cache_data(max_entries=6, show_spinner="Running the model…")

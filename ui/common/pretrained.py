@@ -61,6 +61,12 @@ def probability_table(names: list[str], probabilities: list[float], *, label: st
                                                        max_value=1.0)})
 
 
+def cache_key(pre: Pretrained) -> str:
+    """What tells loaded models apart in the pages' ``st.cache_data`` results: two folders may share a name (``gpt2``
+    in the models folder and in the Hugging Face cache), but each loaded model is its own shared object."""
+    return f"{pre.name}#{id(pre.model)}"
+
+
 def load_shared(offer: Offer, budget_bytes: int) -> Pretrained | None:
     """The offered model, loaded once per server; a friendly error (and ``None``) when its folder is bad."""
     try:

@@ -8,7 +8,7 @@ import streamlit as st
 from explorer.pretrained.vit import PretrainedViTRun, classify
 from transformer_core.pretrained import Pretrained
 from ui.common.charts import layer_head_picker
-from ui.common.pretrained import load_shared, models_on_offer, pick_model, probability_table
+from ui.common.pretrained import cache_key, load_shared, models_on_offer, pick_model, probability_table
 from ui.vit.controls import PRE_HEAD, PRE_LAYER, PRETRAINED
 from ui.vit.views import attention_section
 from ui.vit.why_label import pretrained_label_section
@@ -16,7 +16,7 @@ from ui.vit.why_label import pretrained_label_section
 
 @st.cache_data(max_entries=8, show_spinner="Running the pretrained ViT…")
 def _classified(_pre: Pretrained, name: str, pixels: np.ndarray) -> PretrainedViTRun:
-    """The model on ``pixels`` (``name`` identifies the model in the cache key; the model is not hashed)."""
+    """The model on ``pixels`` (``name`` is the model's :func:`cache_key`; the model itself is not hashed)."""
     return classify(_pre, pixels)
 
 
@@ -37,7 +37,7 @@ def pretrained_section(pixels: np.ndarray, label: str) -> None:
         st.markdown("A published ViT reads the same picture, prepared as in its training.")
         return
     st.markdown(introduction(pre))
-    run = _classified(pre, pre.name, pixels)
+    run = _classified(pre, cache_key(pre), pixels)
     c = pre.config
     st.caption(f"**{pre.name}** ({pre.architecture}): {pre.n_params:,} parameters, {c.image_size}×{c.image_size} "
                f"pictures in {c.patch_size}-pixel patches ({run.walk.grid_size ** 2} patches), {c.n_layers} layers "

@@ -19,6 +19,7 @@ from explorer.lab.vit_walkthrough import ViTWalkthrough
 from explorer.lab.why_label import attribution_overlay, label_question, pictures_png
 from explorer.lab.why_reading import disagreement, why_csv
 from ui.attention.beyond.why_panel import METHODS, attribution, caption, gap_sentence
+from ui.common.pretrained import cache_key
 from ui.vit.views import attention_overlay
 
 RANDOM = ("Random weights predict no class worth explaining: the scores are noise. Train a ViT on the Live Training "
@@ -86,4 +87,4 @@ def pretrained_label_section(pre, original: np.ndarray, shown: np.ndarray, walk:
     """*Why this label?* for a pretrained ViT: ``original`` is the chosen picture, ``shown`` it as the model sees
     it (after its own resize and crop)."""
     x = pre.preprocess(Image.fromarray(np.asarray(original, dtype=np.uint8)))[0]  # (3, S, S), normalised
-    why_label_section(pre.model, x, shown, walk, pre.labels, key="vit.pre_why", model_key=pre.name)
+    why_label_section(pre.model, x, shown, walk, pre.labels, key="vit.pre_why", model_key=cache_key(pre))
