@@ -1,4 +1,5 @@
-"""Shared test set-up: the repository root is importable and random generators start from a fixed seed."""
+"""Shared test set-up: the repository root is importable, random generators start from a fixed seed, and AppTest
+starts cheaper (:mod:`tests.apptest_speed`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from tests.apptest_speed import speed_up_apptest
+
+    speed_up_apptest()
 
 
 @pytest.fixture
