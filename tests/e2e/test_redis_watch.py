@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.actions import metric
+from tests.e2e.actions import choose, metric
 from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, serve_app, wait_for_app
 from tests.redis_server import RedisServer, redis_or_skip
 
@@ -64,6 +64,7 @@ def test_watch_and_replay_across_servers(browser, servers) -> None:
     with tab(browser, second, RUN) as student:  # the recording made on the first server replays on the second
         student.get_by_role("button", name="Start", exact=True).click()
         expect(student.get_by_text("▶️ Replay.", exact=False)).to_be_visible()
+        choose(student, "Replay speed", "8×")  # the same recording, eight times as fast as it was trained
         expect(metric(student, "Step")).to_have_text("300 / 300", timeout=120_000)
         wait_for_app(student)
         assert _accuracy(student).inner_text() == accuracy
