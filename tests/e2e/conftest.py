@@ -1,8 +1,8 @@
 """Browser fixtures: start the real app once per session and drive it with Playwright in headless Chromium.
 
 Every test in this folder is marked `browser`; select or skip them with `-m browser` / `-m "not browser"`.
-``./test.sh`` runs them on two pytest-xdist workers, each with its own Chromium and app servers (each file on one
-worker), and those marked `alone` afterwards in one process; so a test's waits allow for a neighbour on the cores.
+``./test.sh`` runs them in one process after the tests without a browser, and those marked `alone` (they load the
+cores on purpose) last; a test's waits still allow for a machine busy with other work.
 """
 
 from __future__ import annotations
