@@ -60,12 +60,11 @@ def describe(pre: Pretrained) -> str:
             + (" (␣ marks a leading space)." if pre.family in CAUSAL_FAMILIES else "."))
 
 
-
 @st.cache_data(max_entries=6, show_spinner="Running the model…")
 def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun:
     """The model on ``text``: every layer's weights and every intermediate of ``layer`` (0-based).
 
-    ``name`` identifies the model in the cache key (the model itself is not hashed): see :func:`cache_key`.
+    ``name`` is the model's :func:`ui.common.pretrained.cache_key` (the model itself is not hashed).
     """
     inp = encode(_pre, text, MAX_TOKENS)
     c = _pre.config
