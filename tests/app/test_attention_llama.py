@@ -115,3 +115,12 @@ def test_more_models_lists_the_curated_modern_models_with_their_sizes(models):
     rows = " ".join(m.value for m in at.markdown)
     assert "**HuggingFaceTB/SmolLM2-135M**: 134.5M parameters, 273 MB download" in rows
     assert "**Qwen/Qwen2.5-0.5B**: 494.0M parameters" in rows
+
+
+def test_find_the_heads_tells_two_models_of_one_name_apart(models, tmp_path, monkeypatch):
+    """Another folder's ``tiny-llama`` with 4 heads, opened after this one in the same server: its own scores."""
+    _chart_spec(_llama(), "attn.find_heads")  # this folder's model, scored and cached first
+    llama_folder(tmp_path / "tiny-llama", layers=2, heads=4, kv_heads=2, width=48, positions=64, tied=True)
+    monkeypatch.setenv("TE_MODELS_DIR", str(tmp_path))
+    spec = _chart_spec(_llama(), "attn.find_heads")
+    assert all(_z(trace).shape == (2, 4) for trace in spec["data"])
