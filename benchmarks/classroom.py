@@ -4,9 +4,9 @@ Starts the app on a free port and measures, each phase for ``--seconds`` (defaul
 the teacher's 1,000-step run would otherwise end first):
 
 - **teacher alone**: a real headless Chromium on Live Training (the projector) trains the default reverse model
-  for as many steps as the host allows, shared live; its steps per second read from the page, before the class
-  and again after it (each share below is of their mean: a shared 2-core machine's own speed drifts by 10-30%
-  between minutes);
+  for as many steps as the host allows, shared live; its steps per second read from the page before the 30
+  watchers, between them and the class, and after the class (each loaded phase's share is of the mean of the alone
+  runs either side of it: a shared 2-core machine's own speed drifts by 10-30% between minutes);
 - **30 watchers only** on the teacher's watch link (target: the teacher keeps >= 85% of alone);
 - **the whole class**: 20 watchers, 4 students who start their own runs (they wait in line when the server is
   full), 8 explorers rerunning the Attention Lab, Positional Encodings, ViT Patching and Model Builder every few
@@ -138,6 +138,16 @@ class Teacher:
         if stop.count() and stop.first.is_enabled():
             stop.first.click()
             self.page.wait_for_timeout(1000)
+
+    def alone(self, seed: int) -> float:
+        """Steps per second of a fresh run (seed ``seed``) with nobody else on the server, over 15 s after 3 s to
+        settle; the run is stopped after. The machine's own speed drifts (other tenants, heat) by 10-30% within
+        minutes, so each loaded phase is compared with the alone runs just before and just after it."""
+        self.start(seed)
+        self.rate(3.0)
+        rate = self.rate(15.0)
+        self.stop()
+        return rate
 
     def step(self) -> int:
         text = self.page.get_by_test_id("stMetricValue").first.inner_text()
@@ -284,14 +294,12 @@ def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path 
         with ServerProcess(env) as server, sync_playwright() as playwright:
             teacher = Teacher(playwright, server.base, limits.max_steps)
             memory: list[int] = []
-            teacher.start(seed=1)
-            teacher.rate(3.0)  # settle
-            alone = teacher.rate(15.0)
+            alone = teacher.alone(seed=1)
             memory.append(tree_pss_bytes(server.proc.pid))
-            teacher.stop()
             watchers, _ = under_load(teacher, server, "30 watchers only", 2, seconds, memory, watchers=30,
                                      students=0, explorers=0)
             teacher.stop()
+            between = teacher.alone(seed=5)  # each loaded phase is judged against the alone runs either side
             folder = dumps / f"{'small' if small else 'normal'}-{trainer}" if dumps is not None else None
             stalls = StallDumps(server.proc.pid, folder) if folder is not None else None
             full, link = under_load(teacher, server, "the whole class", 3, seconds, memory, stalls=stalls)
@@ -303,11 +311,9 @@ def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path 
                 teacher.page.wait_for_timeout(500)
                 memory.append(tree_pss_bytes(server.proc.pid))
             teacher.stop()
-            teacher.start(seed=4)  # alone again: the machine's own speed drifts (other tenants, heat)
-            teacher.rate(3.0)
-            after = teacher.rate(15.0)
-            teacher.stop()
-            report(title, "small" if small else "normal", (alone, after), [watchers, full], result["arrivals"],
+            after = teacher.alone(seed=4)
+            report(title, "small" if small else "normal", (alone, between, after), [watchers, full],
+                   result["arrivals"],
                    max(memory), server.logged_exceptions(), teacher.shown_exceptions)
             if stalls is not None:
                 print(f"stall dumps (an explorer rerun waiting {STALL_S:.0f} s): {len(stalls.written)} in "
@@ -352,10 +358,11 @@ def profile(phase: Phase) -> str:
     return "\n".join(lines)
 
 
-def report(title: str, kind: str, alones: tuple[float, float], phases: list[Phase], arrivals: list[float],
+def report(title: str, kind: str, alones: tuple[float, float, float], phases: list[Phase], arrivals: list[float],
            peak_pss: int, logged: int, teacher_exceptions: int) -> None:
     """Print the figures of one scenario, phase by phase, each target with PASS or FAIL, then the targets together;
-    ``alones``: the teacher's speed alone before and after the class (their mean is what each share is of)."""
+    ``alones``: the teacher's speed alone before the 30 watchers, between them and the class, and after the class
+    (each loaded phase's share is of the mean of the two alone runs either side of it)."""
     earlier = EARLIER[kind]
     watchers, full = phases
     clients = full.clients
@@ -368,9 +375,11 @@ def report(title: str, kind: str, alones: tuple[float, float], phases: list[Phas
 
     print(f"\n== A class on one server, {title}, {full.seconds:.0f} s per phase (2-core machine, server, Chromium "
           f"and clients on the same cores; load average {os.getloadavg()[0]:.1f} now) ==")
-    alone = statistics.mean(alones)
-    print(f"teacher alone: {alones[0]:.1f} steps/s before the class, {alones[1]:.1f} after (mean {alone:.1f})")
-    for phase, target, key in ((watchers, 0.85, "teacher with 30 watchers"), (full, 0.60, "teacher with the class")):
+    print(f"teacher alone: {alones[0]:.1f} steps/s before the watchers, {alones[1]:.1f} between the watchers and "
+          f"the class, {alones[2]:.1f} after the class")
+    for i, (phase, target, key) in enumerate(((watchers, 0.85, "teacher with 30 watchers"),
+                                               (full, 0.60, "teacher with the class"))):
+        alone = statistics.mean(alones[i:i + 2])
         share = phase.rate / alone if alone else float("nan")
         said = judged(f"teacher with {phase.name} >= {target:.0%} of alone ({share:.0%})", 100 * share, 100 * target,
                       at_least=True, unit=" points")
