@@ -199,8 +199,8 @@ def test_share_link_reproduces_the_shuffle_test_and_colours() -> None:
     at.selectbox(key=state.COLORSCALE).set_value("Cividis").run()
     assert_no_exception(at)
     query = "pe.section=shuffle&pe.shuffle_text=one+two+three&pe.shuffle_seed=42&colors=Cividis"
-    assert [c.value for c in at.code][:2] == [f"https://school.example/positional?{query}",
-                                              f"https://school.example/positional?{query}&present=true"]
+    assert [c.value for c in at.code][:2] == [f"https://school.example/positional?{query}&lang=en",
+                                              f"https://school.example/positional?{query}&present=true&lang=en"]
 
 
 def test_alibi_shows_its_score_bias_in_compare_and_runs_past_max_len(page) -> None:

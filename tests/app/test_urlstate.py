@@ -97,8 +97,8 @@ def test_a_new_link_resets_the_settings_it_leaves_out():
 def test_share_link_uses_the_app_address_and_the_current_settings():
     at = _demo(heads="8")
     codes = [c.value for c in at.code]
-    assert codes[0] == "https://school.example/demo?heads=8"
-    assert codes[1] == "https://school.example/demo?heads=8&present=true"
+    assert codes[0] == "https://school.example/demo?heads=8&lang=en"
+    assert codes[1] == "https://school.example/demo?heads=8&present=true&lang=en"
 
 
 def test_url_param_parsing_rules():
@@ -218,19 +218,19 @@ def test_share_link_carries_the_heatmap_colours():
     at.session_state["app.colorscale"] = "Cividis"
     at.run()
     codes = [c.value for c in at.code]
-    assert codes[0] == "https://school.example/demo?heads=8&colors=Cividis"
-    assert codes[1] == "https://school.example/demo?heads=8&colors=Cividis&present=true"
+    assert codes[0] == "https://school.example/demo?heads=8&colors=Cividis&lang=en"
+    assert codes[1] == "https://school.example/demo?heads=8&colors=Cividis&present=true&lang=en"
 
 
 def test_home_page_has_a_share_link_with_the_app_settings():
     at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=60)
     at.context["url"] = "https://school.example/"
     at.run()
-    assert [c.value for c in at.code][:2] == ["https://school.example/", "https://school.example/?present=true"]
+    assert [c.value for c in at.code][:2] == ["https://school.example/?lang=en", "https://school.example/?present=true&lang=en"]
     at.selectbox(key="app.colorscale").set_value("Cividis").run()
     assert_no_exception(at)
-    assert [c.value for c in at.code][:2] == ["https://school.example/?colors=Cividis",
-                                              "https://school.example/?colors=Cividis&present=true"]
+    assert [c.value for c in at.code][:2] == ["https://school.example/?colors=Cividis&lang=en",
+                                              "https://school.example/?colors=Cividis&present=true&lang=en"]
     assert at.query_params == {"colors": "Cividis"}
 
 

@@ -15,6 +15,7 @@ from explorer.runs.slots import server_load
 from transformer_core import available_devices, configure_threads
 from ui.common import state
 from ui.common.charts import ATTENTION_SCALES
+from ui.common.language import language_picker
 from ui.common.theme import apply_theme, projector
 from ui.common.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
 
@@ -43,6 +44,7 @@ def app_settings() -> None:
         st.set_page_config(initial_sidebar_state="collapsed")
     st.session_state[_COLLAPSED] = presentation
     with st.sidebar:
+        language_picker()
         st.toggle(
             "Projector mode", key=state.PRESENTATION,
             help="Larger text, bigger charts and fewer controls, for showing the app on a projector. "

@@ -33,6 +33,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ui.common import state
+from ui.common.language import link_language
 
 _RUNS = "url.runs"  # int: script runs of this session so far (see count_run)
 _SEEN = "url.seen"  # dict page -> run number of the page's last bind_url
@@ -357,7 +358,7 @@ def view_link(url_path: str, query: dict[str, str], *, shown_path: str | None = 
     ``shown_path`` is the url path of the page being shown now (by default ``url_path`` itself).
     """
     base = app_base_url(url_path if shown_path is None else shown_path)
-    text = urlencode(query)
+    text = urlencode({**query, **link_language()})  # a link opens in the language it was made in
     address = f"{base}/{url_path}".rstrip("/") if url_path else f"{base}/"  # the home page keeps its slash
     return address + (f"?{text}" if text else "")
 

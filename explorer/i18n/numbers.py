@@ -1,0 +1,42 @@
+"""Numbers as the active language writes them, with Babel (1,234.5 in English, 1.234,5 in German)."""
+
+from __future__ import annotations
+
+import re
+
+from babel import Locale
+from babel.numbers import format_decimal, format_percent
+
+from explorer.i18n.active import language
+from explorer.i18n.languages import get
+
+
+def _pattern(digits: int | None, group: bool) -> str | None:
+    """A Babel pattern with exactly ``digits`` decimals (None: the locale's own, up to three)."""
+    if digits is None:
+        return None if group else "0.###"
+    if digits < 0:
+        raise ValueError(f"digits must be 0 or more, got {digits}")
+    whole = "#,##0" if group else "0"
+    return whole + ("." + "0" * digits if digits else "")
+
+
+def num(value: float, digits: int | None = None, *, group: bool = True) -> str:
+    """``value`` in the active language's format; ``digits`` fixes the decimals, ``group`` the thousands separator.
+
+    ``num(1234.5, 1)`` is "1,234.5" in English, "1.234,5" in German and Spanish-style "1234,5" where the language
+    groups only from five digits. Non-finite values read as the language writes them (∞, NaN).
+    """
+    locale = get(language()).locale
+    return format_decimal(value, format=_pattern(digits, group), locale=locale, decimal_quantization=True)
+
+
+def percent(share: float, digits: int = 0) -> str:
+    """``share`` (0.25) as a percentage in the active language ("25%", "25 %")."""
+    if digits < 0:
+        raise ValueError(f"digits must be 0 or more, got {digits}")
+    locale = get(language()).locale
+    pattern = Locale.parse(locale).percent_formats[None].pattern  # the language's own: "#,##0%", "#,##0 %"
+    if digits:  # the decimals go after the last whole digit, before any space and the sign
+        pattern = re.sub(r"0(?=[^0-9]*%$)", "0." + "0" * digits, pattern, count=1)
+    return format_percent(share, format=pattern, locale=locale, decimal_quantization=True)

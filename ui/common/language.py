@@ -1,0 +1,78 @@
+"""The session's language: from a link's ``lang=``, the sidebar's picker, or the browser; and the picker itself.
+
+Order: a link's ``lang=`` (a class link opens in the teacher's language), then the picker (a student may pick
+another; the choice goes into the address so a reload keeps it), then the browser's language
+(``st.context.locale``), then English. The router calls :func:`apply_language` before anything is drawn;
+:mod:`explorer.i18n` asks :func:`session_language` which catalogue each ``_()`` reads.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.i18n import LANGUAGES, SOURCE, _, get, match, set_language_source
+from ui.common.st_internals import session_id
+
+LANGUAGE = "app.language"  # str: the session's language code ("en", "de", "es", "zh-CN"); the picker's key
+_LINKED = "app.language_link"  # str: the last ``lang=`` text applied, so that a link is applied once
+LANG_PARAM = "lang"  # the query parameter every link the app makes carries
+
+
+def session_language() -> str | None:
+    """The current session's language code, or None outside a script run (a background thread)."""
+    if session_id() is None:
+        return None
+    try:
+        return st.session_state.get(LANGUAGE)
+    except Exception:  # noqa: BLE001 — no session to ask (a thread the app started): English, never a crash
+        return None
+
+
+def browser_language() -> str:
+    """The app's language nearest to the browser's, English when the browser's is not one of them."""
+    try:
+        tag = st.context.locale
+    except (AttributeError, RuntimeError):
+        tag = None
+    found = match(tag)
+    return found.code if found is not None else SOURCE
+
+
+def apply_language() -> str:
+    """Settle this run's language (link, then picker, then browser) and return its code."""
+    set_language_source(session_language)
+    link = st.query_params.get(LANG_PARAM)
+    if link is not None and link != st.session_state.get(_LINKED):
+        st.session_state[_LINKED] = link
+        linked = match(link)
+        if linked is not None:
+            st.session_state[LANGUAGE] = linked.code
+    if st.session_state.get(LANGUAGE) not in {lang.code for lang in LANGUAGES}:
+        st.session_state[LANGUAGE] = browser_language()
+    return st.session_state[LANGUAGE]
+
+
+def _picked() -> None:
+    """Keep a picked language in the address (a reload keeps it), unless it is simply the browser's."""
+    code = st.session_state[LANGUAGE]
+    st.session_state[_LINKED] = code
+    if code == browser_language() and LANG_PARAM not in st.query_params:
+        return
+    st.query_params[LANG_PARAM] = code
+
+
+def language_picker() -> None:
+    """The sidebar's language picker: each language in its own name."""
+    st.selectbox(
+        "🌐 " + _("Language"),
+        [lang.code for lang in LANGUAGES],
+        key=LANGUAGE,
+        format_func=lambda code: get(code).name,
+        on_change=_picked,
+        help=_("The language of every page. Links you copy from the app open in it."),
+    )
+
+
+def link_language() -> dict[str, str]:
+    """The ``lang=`` a link made now carries: the session's language, so a class opens it in the same one."""
+    return {LANG_PARAM: get(session_language() or SOURCE).code}
