@@ -107,6 +107,10 @@ elif ! find_chromium; then
 elif command -v fc-list >/dev/null 2>&1 && [[ "$(fc-list : family)" != *[Ee]moji* ]]; then
     apt_install "emoji in screenshots" fonts-noto-color-emoji || true
 fi
+# Chinese pages and exports need a CJK font: Chromium's screenshots and the PNG charts (explorer/render) use Noto CJK.
+if ! command -v fc-list >/dev/null 2>&1 || [[ "$(fc-list :lang=zh family)" != *CJK* ]]; then
+    apt_install "Chinese text in screenshots and exported charts" fonts-noto-cjk || true
+fi
 # The Redis run-store tests start and stop their own redis-server on a free port.
 if ! command -v redis-server >/dev/null 2>&1; then
     apt_install "the Redis run-store tests" redis-server || true
