@@ -128,7 +128,7 @@ def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
                   f'width="{lay.panel_w}" height="{lay.panel_h}" '
                   'style="display:block;image-rendering:pixelated">' for j in range(heads)]
     if lay.cols:
-        cells += ["<div></div>", *(_column_labels(lay) for _ in range(heads))]
+        cells += ["<div></div>", *(_column_labels(lay) for _i in range(heads))]
     columns = f"{lay.left - GAP}px repeat({heads}, {lay.panel_w}px) {lay.bar - GAP}px"
     return (f'<div role="img" aria-label="{escape(label)}" style="display:grid;grid-template-columns:{columns};'
             f'gap:{GAP}px;align-items:end;font-size:{lay.font}px;line-height:1.15;width:{lay.width}px">'

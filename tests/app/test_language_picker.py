@@ -39,6 +39,7 @@ def test_a_links_lang_picks_the_language():
     at = _fresh(query={LANG_PARAM: "de"})
     assert at.session_state[LANGUAGE] == "de"
     assert at.sidebar.selectbox(key=LANGUAGE).value == "de"
+    assert not [i.value for i in at.info if "lang=" in i.value]  # every page knows lang=: no notice about it
 
 
 def test_the_browsers_language_is_the_default():

@@ -34,7 +34,7 @@ import streamlit as st
 
 from explorer.i18n import _, num
 from ui.common import state
-from ui.common.language import link_language
+from ui.common.language import LANG_PARAM, link_language
 
 _RUNS = "url.runs"  # int: script runs of this session so far (see count_run)
 _SEEN = "url.seen"  # dict page -> run number of the page's last bind_url
@@ -216,7 +216,7 @@ def _unknown_notices(params: Sequence[UrlParam], page: str, reserved: Sequence[s
     """A notice for every query parameter that neither ``page`` nor the app-wide settings know."""
     if page == APP_PAGE:  # the app's settings are bound before the page, which knows the other names
         return []
-    known = {p.query_name for p in (*params, *APP_PARAMS)} | set(reserved)
+    known = {p.query_name for p in (*params, *APP_PARAMS)} | set(reserved) | {LANG_PARAM}  # lang: the router's
     return [_("The link's setting {setting} was ignored: this page has no setting of that name.").format(
             setting=_setting(_shown(name), st.query_params[name])) for name in st.query_params if name not in known]
 
