@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from explorer.i18n import N_, _, ngettext, num
+from explorer.i18n import N_, _, ngettext, num, pgettext
 from transformer_core import positional as encodings
 from ui.attention import controls as attention
 from ui.builder import controls as builder
@@ -31,8 +31,14 @@ from ui.vit import controls as vit
 
 
 def encoding_titles(*, with_none: bool = True) -> list[str]:
-    """The registered positional encodings as the pages name them, in registry order ("sinusoidal", ..., "ALiBi")."""
-    return [encodings.get(k).title for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
+    """The registered positional encodings as the pages name them, in registry order ("sinusoidal", ..., "ALiBi"),
+    in the session's language (the library's titles are English; a title without a translation here stays so)."""
+    words = {"sinusoidal": pgettext("positional encoding", "sinusoidal"),
+             "learned": pgettext("positional encoding", "learned"),
+             "rotary (RoPE)": pgettext("positional encoding", "rotary (RoPE)"),
+             "none": pgettext("positional encoding", "none")}
+    titles = [encodings.get(k).title for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
+    return [words.get(title, title) for title in titles]
 
 
 SETTINGS_LABEL = N_("⚙️ Settings")  # the collapsed panel that holds a page's settings in projector mode (shown _())

@@ -134,9 +134,11 @@ def matrix_downloads(z: np.ndarray, row_labels: Sequence[str] | None = None,
 
 
 def tensor_downloads(array: np.ndarray, dim_names: Sequence[str], *, name: str, key: str,
-                     labels: Mapping[str, Sequence[str]] | None = None, value_name: str = "value") -> None:
-    """Two download buttons — the whole tensor as a long CSV and as NPY; files are made when clicked."""
+                     labels: Mapping[str, Sequence[str]] | None = None, value_name: str | None = None) -> None:
+    """Two download buttons — the whole tensor as a long CSV and as NPY; files are made when clicked. The CSV's
+    value column is headed ``value_name`` (by default "value" in the session's language)."""
     array = np.asarray(array).copy()
+    value_name = value_name or _("value")
     dims = " × ".join(f"{d} ({n})" for d, n in zip(dim_names, array.shape, strict=True))
     cols = st.columns(2)
     with cols[0]:
