@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from explorer.i18n import N_, _, ngettext, num, pgettext
 from transformer_core import positional as encodings
 from ui.attention import controls as attention
 from ui.builder import controls as builder
@@ -30,11 +31,17 @@ from ui.vit import controls as vit
 
 
 def encoding_titles(*, with_none: bool = True) -> list[str]:
-    """The registered positional encodings as the pages name them, in registry order ("sinusoidal", ..., "ALiBi")."""
-    return [encodings.get(k).title for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
+    """The registered positional encodings as the pages name them, in registry order ("sinusoidal", ..., "ALiBi"),
+    in the session's language (the library's titles are English; a title without a translation here stays so)."""
+    words = {"sinusoidal": pgettext("positional encoding", "sinusoidal"),
+             "learned": pgettext("positional encoding", "learned"),
+             "rotary (RoPE)": pgettext("positional encoding", "rotary (RoPE)"),
+             "none": pgettext("positional encoding", "none")}
+    titles = [encodings.get(k).title for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
+    return [words.get(title, title) for title in titles]
 
 
-SETTINGS_LABEL = "⚙️ Settings"  # the collapsed panel that holds a page's settings in projector mode
+SETTINGS_LABEL = N_("⚙️ Settings")  # the collapsed panel that holds a page's settings in projector mode (shown _())
 
 
 @dataclass(frozen=True)
@@ -43,48 +50,63 @@ class PageInfo:
 
     name: str  # the page's name for URL state (its url path, "home" for the default page)
     path: str  # the script, relative to the repository root
-    title: str  # shown in the navigation and as the page's heading
+    title: str  # shown in the navigation and as the page's heading (English, marked N_; shown through _())
     icon: str  # an emoji, in the navigation and before the heading
     url_path: str  # the page's address ("" for the default page)
-    section: str  # the navigation group
-    blurb: str = ""  # what the page teaches, on the Home page ("" for Home itself)
+    section: str  # the navigation group (English, marked N_; shown through _())
+    about: str | Callable[[], str] = ""  # what the page teaches (marked N_), or a function that says it in the
+    # session's language; "" for Home itself. Read it with :attr:`blurb`
     params: tuple[UrlParam, ...] = ()  # the settings a link to the page carries
     headline: str = ""  # the page's heading when it is not its icon and title
 
     @property
     def heading(self) -> str:
-        """The heading at the top of the page."""
-        return self.headline or f"{self.icon} {self.title}"
+        """The heading at the top of the page, in the session's language."""
+        return self.headline or f"{self.icon} {_(self.title)}"
+
+    @property
+    def blurb(self) -> str:
+        """What the page teaches, on the Home page, in the session's language ("" for Home itself)."""
+        if callable(self.about):
+            return self.about()
+        return _(self.about) if self.about else ""
 
 
 def lessons_blurb() -> str:
     """The Lessons page's line on Home, naming every lesson of the one registry (``ui.lessons.texts.LESSONS``)."""
-    return (f"{len(LESSONS)} short guided scenarios for a classroom: "
-            + " · ".join(f"{lesson.icon} {lesson.title}" for lesson in LESSONS) + ".")
+    names = " · ".join(f"{lesson.icon} {_(lesson.title)}" for lesson in LESSONS)
+    return ngettext("{n} short guided scenario for a classroom: {lessons}.",
+                    "{n} short guided scenarios for a classroom: {lessons}.", len(LESSONS)).format(
+        n=num(len(LESSONS)), lessons=names)
+
+
+def positional_blurb() -> str:
+    """The Positional Encodings page's line on Home, naming every registered encoding."""
+    return _("Why attention needs positions: the sinusoidal table, why PE(pos + k) is a rotation of PE(pos), every "
+             "encoding ({encodings}) compared, how each runs past max_len, and the shuffle test.").format(
+        encodings=", ".join(encoding_titles()))
 
 
 PAGES: tuple[PageInfo, ...] = (
-    PageInfo("home", "pages/home.py", "Home", "🏠", "", "Start", headline="🔭 Transformer Explorer"),
-    PageInfo("lessons", "pages/lessons.py", "Lessons", "🎓", "lessons", "Start",
-             lessons_blurb(), lessons.URL_PARAMS),
-    PageInfo("attention", "pages/attention.py", "Attention Lab", "🔍", "attention", "Explore",
-             "Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → softmax "
-             "→ ×V → concatenate heads → W_O — with the real numbers, causal and padding masks, and every layer × "
-             "head at once.", attention.URL_PARAMS),
-    PageInfo("positional", "pages/positional.py", "Positional Encodings", "〰️", "positional", "Explore",
-             "Why attention needs positions: the sinusoidal table, why PE(pos + k) is a rotation of PE(pos), "
-             f"every encoding ({', '.join(encoding_titles())}) compared, how each runs past max_len, and the "
-             "shuffle test.", positional.URL_PARAMS),
-    PageInfo("vit", "pages/vit.py", "ViT Patching", "🖼️", "vit", "Explore",
-             "How an image becomes tokens: patches, flattening, the linear projection, the CLS token and positional "
-             "embeddings, and where the CLS token looks (attention rollout).", vit.URL_PARAMS),
-    PageInfo("builder", "pages/builder.py", "Model Builder", "🧱", "builder", "Explore",
-             "Configure encoder-only, decoder-only, encoder–decoder or ViT models and see parameters, FLOPs and "
-             "memory, next to BERT-base, GPT-2 small, the original Transformer and ViT-B/16.", builder.URL_PARAMS),
-    PageInfo(training.PAGE, "pages/training.py", "Live Training", "📈", training.PAGE, "Train",
-             "Train a small model on reverse, sort, induction, character language modelling, protein properties "
-             "or shapes images and watch loss, accuracy and attention heatmaps change live; scrub the time-lapse.",
-             training.URL_PARAMS),
+    PageInfo("home", "pages/home.py", N_("Home"), "🏠", "", N_("Start"), headline="🔭 Transformer Explorer"),
+    PageInfo("lessons", "pages/lessons.py", N_("Lessons"), "🎓", "lessons", N_("Start"),
+             lessons_blurb, lessons.URL_PARAMS),
+    PageInfo("attention", "pages/attention.py", N_("Attention Lab"), "🔍", "attention", N_("Explore"),
+             N_("Scaled dot-product and multi-head attention step by step — X → Q, K, V → QKᵀ → ÷√d_k → mask → "
+                "softmax → ×V → concatenate heads → W_O — with the real numbers, causal and padding masks, and every "
+                "layer × head at once."), attention.URL_PARAMS),
+    PageInfo("positional", "pages/positional.py", N_("Positional Encodings"), "〰️", "positional", N_("Explore"),
+             positional_blurb, positional.URL_PARAMS),
+    PageInfo("vit", "pages/vit.py", N_("ViT Patching"), "🖼️", "vit", N_("Explore"),
+             N_("How an image becomes tokens: patches, flattening, the linear projection, the CLS token and "
+                "positional embeddings, and where the CLS token looks (attention rollout)."), vit.URL_PARAMS),
+    PageInfo("builder", "pages/builder.py", N_("Model Builder"), "🧱", "builder", N_("Explore"),
+             N_("Configure encoder-only, decoder-only, encoder–decoder or ViT models and see parameters, FLOPs and "
+                "memory, next to BERT-base, GPT-2 small, the original Transformer and ViT-B/16."), builder.URL_PARAMS),
+    PageInfo(training.PAGE, "pages/training.py", N_("Live Training"), "📈", training.PAGE, N_("Train"),
+             N_("Train a small model on reverse, sort, induction, character language modelling, protein properties "
+                "or shapes images and watch loss, accuracy and attention heatmaps change live; scrub the "
+                "time-lapse."), training.URL_PARAMS),
 )
 
 
@@ -97,11 +119,12 @@ def page_info(name: str) -> PageInfo:
 
 
 def navigation() -> dict[str, list[st.Page]]:
-    """``st.navigation``'s argument: the pages by section, the first one the default."""
+    """``st.navigation``'s argument: the pages by section, the first one the default, in the session's language."""
     sections: dict[str, list[st.Page]] = {}
     for i, info in enumerate(PAGES):
-        page = st.Page(info.path, title=info.title, icon=info.icon, url_path=info.url_path or None, default=i == 0)
-        sections.setdefault(info.section, []).append(page)
+        page = st.Page(info.path, title=_(info.title), icon=info.icon, url_path=info.url_path or None,
+                       default=i == 0)
+        sections.setdefault(_(info.section), []).append(page)
     return sections
 
 
@@ -147,7 +170,7 @@ def settings_panel() -> AbstractContextManager:
     settings fold into one collapsed panel; the widgets keep their values and can still be opened.
     """
     if projector():
-        return st.expander(SETTINGS_LABEL, expanded=False)
+        return st.expander(_(SETTINGS_LABEL), expanded=False)
     return st.container()
 
 

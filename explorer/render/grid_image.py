@@ -20,6 +20,7 @@ from html import escape
 import numpy as np
 from PIL import Image
 
+from explorer.i18n import _
 from explorer.render.heatmap import colours
 
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens (the chart's own limit)
@@ -50,7 +51,7 @@ class GridLayout:
     @property
     def header_font(self) -> int:
         """The bold "head j" / "layer i" size: as large as allowed, smaller where it would not fit a panel."""
-        longest = max(len(f"head {self.first_head + self.heads}"), len(f"layer {self.first_layer + self.layers}"))
+        longest = max(len(_head(self.first_head + self.heads)), len(_layer(self.first_layer + self.layers)))
         fits = (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest)  # it may reach into the gaps
         return int(max(9, min(self.font + HEADER_GROWTH, fits)))
 
@@ -85,6 +86,16 @@ class GridLayout:
         return self.left + self.grid_w + self.bar
 
 
+def _head(n: int) -> str:
+    """The header of the column of head ``n`` (1-based), in the active language."""
+    return _("head {n}").format(n=n)
+
+
+def _layer(n: int) -> str:
+    """The header of the row of layer ``n`` (1-based), in the active language."""
+    return _("layer {n}").format(n=n)
+
+
 def tick_labels(labels: tuple[str, ...] | list[str] | None, n: int) -> tuple[str, ...]:
     """The tokens to write along an axis of ``n`` cells: none when there are too many, indices when unknown."""
     if n > MAX_TICK_LABELS:
@@ -108,25 +119,31 @@ def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
                          f"{heads}.")
     rgb = colours(maps, lay.scale, lay.zmin, lay.zmax)  # (L, H, T, S, 3)
     bold = f"font-weight:700;font-size:{lay.header_font}px"
-    cells = ["<div></div>", *(f'<div style="text-align:center;{bold}">head {lay.first_head + j + 1}</div>'
+    cells = ["<div></div>", *(f'<div style="text-align:center;{bold}">{escape(_head(lay.first_head + j + 1))}</div>'
                               for j in range(heads)), _colour_bar(lay)]
     for i in range(layers):
         cells.append(_row_labels(lay, i, bold))
-        cells += [f'<img src="{png_url(rgb[i, j])}" alt="layer {lay.first_layer + i + 1}, '
-                  f'head {lay.first_head + j + 1}" width="{lay.panel_w}" height="{lay.panel_h}" '
+        alts = [escape(_alt(lay.first_layer + i + 1, lay.first_head + j + 1)) for j in range(heads)]
+        cells += [f'<img src="{png_url(rgb[i, j])}" alt="{alts[j]}" '
+                  f'width="{lay.panel_w}" height="{lay.panel_h}" '
                   'style="display:block;image-rendering:pixelated">' for j in range(heads)]
     if lay.cols:
-        cells += ["<div></div>", *(_column_labels(lay) for _ in range(heads))]
+        cells += ["<div></div>", *(_column_labels(lay) for _i in range(heads))]
     columns = f"{lay.left - GAP}px repeat({heads}, {lay.panel_w}px) {lay.bar - GAP}px"
     return (f'<div role="img" aria-label="{escape(label)}" style="display:grid;grid-template-columns:{columns};'
             f'gap:{GAP}px;align-items:end;font-size:{lay.font}px;line-height:1.15;width:{lay.width}px">'
             + "".join(cells) + "</div>")
 
 
+def _alt(layer: int, head: int) -> str:
+    """A heatmap picture's text for screen readers: its layer and head (1-based)."""
+    return _("layer {layer}, head {head}").format(layer=layer, head=head)
+
+
 def _row_labels(lay: GridLayout, i: int, bold: str) -> str:
     """"layer i" on its side, and the query tokens, one per row of cells."""
     side = (f'<div style="writing-mode:vertical-rl;transform:rotate(180deg);text-align:center;{bold}">'
-            f'layer {lay.first_layer + i + 1}</div>')
+            f'{escape(_layer(lay.first_layer + i + 1))}</div>')
     step = lay.panel_h / max(len(lay.rows), 1)
     tokens = "".join(f'<div style="height:{step:.2f}px;line-height:{step:.2f}px;white-space:nowrap">{escape(r)}</div>'
                      for r in lay.rows)
@@ -149,7 +166,8 @@ def _colour_bar(lay: GridLayout) -> str:
     ticks = "".join(f'<div style="position:absolute;left:{BAR_W + 6}px;top:{100 * k / 2:.0f}%;'
                     f'transform:translateY(-50%)">{value:.3g}</div>'
                     for k, value in enumerate((lay.zmax, (lay.zmin + lay.zmax) / 2, lay.zmin)))
-    return (f'<div style="grid-row:span {lay.layers + 1};align-self:start">weight'
+    weight, scale = escape(_("weight")), escape(_("colour scale"))
+    return (f'<div style="grid-row:span {lay.layers + 1};align-self:start">{weight}'
             f'<div style="position:relative;height:{height}px;margin-top:{lay.font // 2 + 2}px">'
-            f'<img src="{png_url(bar[:, None, :])}" alt="colour scale" width="{BAR_W}" height="{height}" '
+            f'<img src="{png_url(bar[:, None, :])}" alt="{scale}" width="{BAR_W}" height="{height}" '
             f'style="display:block">{ticks}</div></div>')

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.i18n import _, num
+
 # Evenly spaced stops of each scale (Plotly's own definitions). Sequential, colour-blind-safe scales first.
 SCALES: dict[str, tuple[str, ...]] = {
     "Viridis": ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
@@ -109,6 +111,11 @@ def row_spread(weights: np.ndarray) -> float:
     return float(spans[several].max())
 
 
+def uniform_note() -> str:
+    """What a nearly uniform map's title says, in the active language."""
+    return _("nearly uniform: max − min < {limit} in every row").format(limit=num(NEAR_UNIFORM))
+
+
 def nearly_uniform(weights: np.ndarray) -> bool:
     """Whether every row of ``weights`` spreads its attention almost evenly (see :data:`NEAR_UNIFORM`)."""
     return row_spread(weights) < NEAR_UNIFORM
@@ -179,16 +186,16 @@ def attention_spec(weights: np.ndarray, rows: Sequence[str] | None = None, cols:
     title flags a nearly uniform map."""
     w = _matrix(weights)
     uniform = nearly_uniform(w)
-    note = f"nearly uniform: max − min < {NEAR_UNIFORM:g} in every row" if uniform else ""
+    note = uniform_note() if uniform else ""
     zmin, zmax = attention_range(w, stretch=stretch)
     return HeatmapSpec(w, labels(rows, w.shape[0]), labels(cols, w.shape[1]), scale, zmin, zmax,
                        cell_texts(w, percent=True), f"{title} — {note}" if title and note else title or note,
-                       "weight", uniform)
+                       _("weight"), uniform)
 
 
 def matrix_spec(z: np.ndarray, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *,
                 scale: str = "Viridis", diverging: bool = False, zmin: float | None = None, zmax: float | None = None,
-                decimals: int = 2, title: str = "", hover_name: str = "value",
+                decimals: int = 2, title: str = "", hover_name: str | None = None,
                 text: np.ndarray | None = None) -> HeatmapSpec:
     """Any matrix: diverging colours centred on 0 for signed values, else ``scale``; numbers in the cells
     (``text`` replaces them, e.g. "-∞" for masked scores). NaN cells are grey."""
@@ -196,7 +203,7 @@ def matrix_spec(z: np.ndarray, rows: Sequence[str] | None = None, cols: Sequence
     low, high = value_range(z, diverging=diverging, zmin=zmin, zmax=zmax)
     cells = cell_texts(z, decimals=decimals) if text is None else np.asarray(text, dtype=object)
     return HeatmapSpec(z, labels(rows, z.shape[0]), labels(cols, z.shape[1]), DIVERGING if diverging else scale,
-                       low, high, cells, title, hover_name)
+                       low, high, cells, title, _("value") if hover_name is None else hover_name)
 
 
 def _matrix(z: np.ndarray) -> np.ndarray:

@@ -11,18 +11,16 @@ from __future__ import annotations
 import io
 import itertools
 from dataclasses import dataclass
-from functools import lru_cache
 from html import escape
-from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
+from explorer.render.fonts import font as text_font
 from explorer.render.heatmap import HeatmapSpec, colours, ink
 
 TEXT_CELLS = 16  # print the cell text when both sides are at most this long
 BAR_STEPS = 256  # colours drawn in the colour bar
-_FONT_PATHS = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "DejaVuSans.ttf")
 
 
 @dataclass(frozen=True)
@@ -60,24 +58,19 @@ def bar_colours(spec: HeatmapSpec) -> np.ndarray:
     return colours(np.linspace(spec.zmin, spec.zmax, BAR_STEPS), spec.scale, spec.zmin, spec.zmax)
 
 
-@lru_cache(maxsize=8)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    for path in _FONT_PATHS:
-        if Path(path).exists() or "/" not in path:
-            try:
-                return ImageFont.truetype(path, size)
-            except OSError:
-                continue
-    return ImageFont.load_default(size)
+def _words(spec: HeatmapSpec) -> str:
+    """Every text the picture writes, so that one font that can write all of it is chosen (Chinese too)."""
+    return spec.title + "".join(spec.rows) + "".join(spec.cols)
 
 
 def spec_png(spec: HeatmapSpec, *, cell_px: int | None = None) -> bytes:
     """The heatmap of ``spec`` as PNG bytes."""
     lay, rgb = layout(spec, cell_px), spec.colours()
     img = Image.new("RGB", (lay.width, lay.height), "white")
-    draw, font = ImageDraw.Draw(img), _font(lay.font)
+    words = _words(spec)
+    draw, font = ImageDraw.Draw(img), text_font(lay.font, words)
     if spec.title:
-        draw.text((6, 6), spec.title, fill="black", font=_font(lay.font + 2))
+        draw.text((6, 6), spec.title, fill="black", font=text_font(lay.font + 2, words))
     for (i, j) in itertools.product(*map(range, spec.values.shape)):
         x0, y0 = lay.left + j * lay.cell, lay.top + i * lay.cell
         draw.rectangle([x0, y0, x0 + lay.cell - 1, y0 + lay.cell - 1], fill=tuple(int(c) for c in rgb[i, j]))
@@ -123,7 +116,7 @@ def spec_svg(spec: HeatmapSpec, *, cell_px: int | None = None) -> str:
     """The heatmap of ``spec`` as SVG text; every cell has a tooltip with its exact value."""
     lay, rgb, z = layout(spec, cell_px), spec.colours(), spec.values
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{lay.width}" height="{lay.height}" '
-           f'font-family="DejaVu Sans, Arial, sans-serif" font-size="{lay.font}">',
+           f'font-family="DejaVu Sans, Arial, Noto Sans CJK SC, sans-serif" font-size="{lay.font}">',
            f'<rect width="{lay.width}" height="{lay.height}" fill="white"/>']
     if spec.title:
         out.append(f'<text x="6" y="{lay.font + 8}" font-size="{lay.font + 2}">{escape(spec.title)}</text>')

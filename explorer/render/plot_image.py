@@ -1,7 +1,8 @@
 """Scatter and line charts as PNG pictures (Pillow), without a browser: the exports of charts that are not heatmaps.
 
 Both draw a title, a framed plot with its axes' two ends and names, and labels (a scatter's point labels, a line
-chart's legend). The colours are a fixed qualitative palette, readable on white.
+chart's legend), each in a font that can write it (:mod:`explorer.render.fonts`: Chinese too). The colours are a
+fixed qualitative palette, readable on white.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from PIL import Image, ImageDraw
 
-from explorer.render.heatmap_image import _font
+from explorer.render.fonts import font as _font
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")  # one colour per series
 SIZE = (760, 520)  # the picture, in pixels
@@ -25,9 +26,9 @@ def _frame(title: str, x_title: str, y_title: str) -> tuple[Image.Image, ImageDr
     left, top, right, bottom = MARGIN
     box = (left, top, SIZE[0] - right, SIZE[1] - bottom)
     draw.rectangle(box, outline="#888888")
-    draw.text((left, 14), title, fill="black", font=_font(16))
-    draw.text(((box[0] + box[2]) // 2, SIZE[1] - 20), x_title, fill="#333333", font=_font(12), anchor="mm")
-    draw.text((8, top - 18), y_title, fill="#333333", font=_font(12))
+    draw.text((left, 14), title, fill="black", font=_font(16, title))
+    draw.text(((box[0] + box[2]) // 2, SIZE[1] - 20), x_title, fill="#333333", font=_font(12, x_title), anchor="mm")
+    draw.text((8, top - 18), y_title, fill="#333333", font=_font(12, y_title))
     return image, draw, box
 
 
@@ -61,7 +62,7 @@ def scatter_png(points: np.ndarray, labels: Sequence[str], *, title: str = "", x
     lo, hi = pts.min(axis=0) - pad, pts.max(axis=0) + pad
     xs = _scale(pts[:, 0], lo[0], hi[0], box[0], box[2])
     ys = _scale(pts[:, 1], lo[1], hi[1], box[3], box[1])  # up is larger
-    font = _font(12)
+    font = _font(12, "".join(map(str, labels)))  # one font that writes every label (Chinese ones too)
     for x, y, label in zip(xs, ys, labels, strict=True):
         draw.ellipse((x - 4, y - 4, x + 4, y + 4), fill=PALETTE[0])
         draw.text((x + 6, y - 7), str(label), fill="black", font=font)
@@ -79,7 +80,7 @@ def lines_png(x: Sequence[float], series: Mapping[str, Sequence[float]], *, titl
     values = np.asarray(list(series.values()), dtype=float)  # (S, X)
     lo, hi = y_range or (float(np.nanmin(values)), float(np.nanmax(values)))
     px = _scale(xv, xv.min(), xv.max(), box[0], box[2])
-    font = _font(12)
+    font = _font(12, "".join(series))  # one font that writes every series' name
     for i, (name, ys) in enumerate(series.items()):
         colour = PALETTE[i % len(PALETTE)]
         py = _scale(np.asarray(ys, dtype=float), lo, hi, box[3], box[1])

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from explorer.i18n import _
 from transformer_core.training import Snapshot
 
 # Viridis at 9 evenly spaced stops; :func:`viridis_lut` interpolates between them.
@@ -103,9 +104,19 @@ def timelapse_gif(snapshots: Sequence[Snapshot], kind: str, *, lut: np.ndarray |
         pixels = frame_pixels(snap.attention[kind], lut, cell_px)
         canvas = Image.new("RGB", (pixels.shape[1], pixels.shape[0] + HEADER_PX), "white")
         canvas.paste(Image.fromarray(pixels), (0, HEADER_PX))
-        ImageDraw.Draw(canvas).text((2, 4), f"{title}step {snap.step}".strip(), fill=(31, 41, 51))
+        caption = _("{title}step {step}").format(title=title, step=snap.step).strip()
+        ImageDraw.Draw(canvas).text((2, 4), caption, fill=(31, 41, 51), font=_caption_font(caption))
         frames.append(canvas)
     return gif_bytes(frames, frame_ms=frame_ms, hold=3)
+
+
+def _caption_font(text: str):
+    """Pillow's own small font for a frame's header, or a font that can write it when it has Chinese."""
+    from PIL import ImageFont
+
+    from explorer.render.fonts import font, needs_cjk
+
+    return font(HEADER_PX - 8, text) if needs_cjk(text) else ImageFont.load_default()
 
 
 def gif_bytes(frames: Sequence, *, frame_ms: int, hold: int, max_side_px: int = MAX_SIDE_PX) -> bytes:

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from explorer.i18n import N_, _, ngettext, num
 from explorer.render import heatmap as hm
 from explorer.render.heatmap import NEAR_UNIFORM as NEAR_UNIFORM
 from explorer.render.heatmap import nearly_uniform as nearly_uniform
@@ -39,8 +40,8 @@ MAX_CELLS_WITH_TEXT_PROJECTOR = 10  # ...or this long in projector mode, whose l
 RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of radio buttons
 # Attention weights are coloured on one fixed 0..1 scale, so that random attention (every weight near 1/S) looks
 # flat; the sidebar can stretch the colours to each map's own range instead.
-ATTENTION_SCALES = {"fixed": "Fixed 0 to 1", "stretch": "Stretch to each map"}
-UNIFORM_MARK = "≈ uniform"  # the mark on a nearly uniform panel of a grid
+ATTENTION_SCALES = {"fixed": N_("Fixed 0 to 1"), "stretch": N_("Stretch to each map")}  # shown through _()
+UNIFORM_MARK = N_("≈ uniform")  # the mark on a nearly uniform panel of a grid
 
 
 def attention_range(weights: np.ndarray) -> tuple[float, float]:
@@ -50,7 +51,7 @@ def attention_range(weights: np.ndarray) -> tuple[float, float]:
 
 def uniform_note(weights: np.ndarray) -> str:
     """"nearly uniform: max − min < 0.05 in every row" for such a map, else ""."""
-    return f"nearly uniform: max − min < {NEAR_UNIFORM:g} in every row" if nearly_uniform(weights) else ""
+    return hm.uniform_note() if nearly_uniform(weights) else ""
 
 
 def plotly_scale(scale: str) -> list[list]:
@@ -74,6 +75,12 @@ def cells_with_text() -> int:
     return MAX_CELLS_WITH_TEXT_PROJECTOR if projector() else MAX_CELLS_WITH_TEXT
 
 
+def hover_template(name: str) -> str:
+    """A heatmap cell's hover text: its row, its column and its value called ``name`` (Plotly's %{…} fields)."""
+    row, column = _("row"), _("column")
+    return f"{row} %{{y}}<br>{column} %{{x}}<br>{name} %{{z:.4f}}<extra></extra>"
+
+
 def spec_trace(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: bool = True) -> go.Heatmap:
     """One Plotly heatmap trace of ``spec``: its colours, its cell text (printed when ``numbers``, or by default
     when both sides are at most :func:`cells_with_text`) and its values on hover."""
@@ -84,13 +91,13 @@ def spec_trace(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: 
         z=z, x=_labels(spec.cols, z.shape[1]), y=_labels(spec.rows, z.shape[0]), zmin=spec.zmin, zmax=spec.zmax,
         colorscale=plotly_scale(spec.scale), showscale=showscale,
         text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=font_size()),
-        hovertemplate=f"row %{{y}}<br>column %{{x}}<br>{spec.hover_name} %{{z:.4f}}<extra></extra>",
+        hovertemplate=hover_template(spec.hover_name),
     )
 
 
 def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
                   zmin: float | None = None, zmax: float | None = None, diverging: bool = False,
-                  decimals: int = 2, showscale: bool = True, hover_name: str = "value",
+                  decimals: int = 2, showscale: bool = True, hover_name: str | None = None,
                   numbers: bool | None = None, scale: str | list | None = None,
                   percent: bool | None = None) -> go.Heatmap:
     """One heatmap trace with values on hover (and in the cells when the matrix is small).
@@ -106,7 +113,7 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
         percent = not diverging and zmin == 0 and zmax == 1 and decimals > 0
     named = scale if isinstance(scale, str) else None
     spec = hm.matrix_spec(z, y, x, scale=named or colorscale(), diverging=diverging and named is None, zmin=zmin,
-                          zmax=zmax, decimals=decimals, hover_name=hover_name,
+                          zmax=zmax, decimals=decimals, hover_name=hover_name or _("value"),
                           text=hm.cell_texts(z, decimals=decimals, percent=percent))
     trace = spec_trace(spec, numbers=numbers, showscale=showscale)
     return trace.update(colorscale=scale) if isinstance(scale, list) else trace
@@ -127,12 +134,13 @@ def spec_figure(spec: hm.HeatmapSpec, *, x_title: str = "", y_title: str = "", h
 def heatmap(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
             title: str = "", x_title: str = "", y_title: str = "", zmin: float | None = None,
             zmax: float | None = None, diverging: bool = False, decimals: int = 2, height: int | None = None,
-            hover_name: str = "value", numbers: bool | None = None) -> go.Figure:
+            hover_name: str | None = None, numbers: bool | None = None) -> go.Figure:
     """A single heatmap figure of any matrix (see :func:`heatmap_trace` for the cell text)."""
     z = np.asarray(z, dtype=float)
     percent = not diverging and zmin == 0 and zmax == 1 and decimals > 0
     spec = hm.matrix_spec(z, y, x, scale=colorscale(), diverging=diverging, zmin=zmin, zmax=zmax, decimals=decimals,
-                          title=title, hover_name=hover_name, text=hm.cell_texts(z, decimals=decimals, percent=percent))
+                          title=title, hover_name=hover_name or _("value"),
+                          text=hm.cell_texts(z, decimals=decimals, percent=percent))
     return spec_figure(spec, x_title=x_title, y_title=y_title, height=height, numbers=numbers)
 
 
@@ -222,7 +230,7 @@ def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.F
                 k = r * cols + c + 1
                 axis = "" if k == 1 else str(k)
                 fig.add_annotation(xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5, showarrow=False,
-                                   text=UNIFORM_MARK, bgcolor="rgba(255,255,255,0.8)", font=dict(color="#222"))
+                                   text=_(UNIFORM_MARK), bgcolor="rgba(255,255,255,0.8)", font=dict(color="#222"))
     return fig
 
 
@@ -285,11 +293,14 @@ def layer_head_picker(layers: int, heads: int, *, keys: tuple[str, str], helps: 
     """
 
     picked = []
-    for column, label, n, key, text in zip(columns or st.columns(2), ("Layer", "Head"), (layers, heads), keys, helps,
-                                           strict=True):
+    labels = (_("Layer"), _("Head"))
+    rules = (ngettext("the model has {n} layer", "the model has {n} layers", layers).format(n=num(layers)),
+             ngettext("the model has {n} head", "the model has {n} heads", heads).format(n=num(heads)))
+    for i, (column, label, n, key, text, why) in enumerate(zip(columns or st.columns(2), labels, (layers, heads),
+                                                               keys, helps, rules, strict=True)):
         options = list(range(1, n + 1))
-        settle_choice(key, options, why=f"the model has {n} {label.lower()}{'s' if n != 1 else ''}")
-        names = head_names if label == "Head" and head_names is not None else str
+        settle_choice(key, options, why=why)
+        names = head_names if i == 1 and head_names is not None else str
         with column:
             if n <= radio_max:
                 value = st.radio(label, options, key=key, horizontal=True, help=text, format_func=names)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.render import heatmap as hm
 from explorer.render.heatmap_image import spec_png, spec_svg
 
@@ -100,25 +101,26 @@ def spec_downloads(spec: hm.HeatmapSpec, *, name: str, key: str) -> None:
     cols = st.columns(4)
     with cols[0]:
         _button("PNG", lambda: spec_png(spec), f"{name}.png", "image/png", f"{key}.png",
-                "The heatmap as a picture, with the values in the cells when it is small.")
+                _("The heatmap as a picture, with the values in the cells when it is small."))
     with cols[1]:
         _button("SVG", lambda: spec_svg(spec), f"{name}.svg", "image/svg+xml", f"{key}.svg",
-                "The heatmap as a vector drawing; hover a cell in a browser to read its value.")
+                _("The heatmap as a vector drawing; hover a cell in a browser to read its value."))
     with cols[2]:
         _button("CSV", lambda: matrix_csv(z, spec.rows, spec.cols), f"{name}.csv", "text/csv", f"{key}.csv",
-                "The numbers as a table (rows and columns labelled) for a spreadsheet.")
+                _("The numbers as a table (rows and columns labelled) for a spreadsheet."))
     with cols[3]:
         _button("NPY", lambda: tensor_npy(z), f"{name}.npy", "application/octet-stream", f"{key}.npy",
-                "The numbers as a NumPy file: numpy.load('file.npy').")
+                _("The numbers as a NumPy file: numpy.load('file.npy')."))
 
 
 def picture_download(spec: hm.HeatmapSpec, *, name: str, key: str, image_format: str) -> None:
     """One download button: the heatmap of ``spec`` as ``image_format`` ("png" or "svg"), made when clicked."""
     svg = image_format == "svg"
-    _button(f"Picture ({image_format.upper()})", lambda: spec_svg(spec) if svg else spec_png(spec),
+    label = _("Picture ({format})").format(format=image_format.upper())
+    _button(label, lambda: spec_svg(spec) if svg else spec_png(spec),
             f"{name}.{image_format}", "image/svg+xml" if svg else "image/png", f"{key}.picture",
-            "This matrix as a heatmap picture with the chart's colours and numbers (PNG or SVG: *Chart downloads* "
-            "in the sidebar).")
+            _("This matrix as a heatmap picture with the chart's colours and numbers (PNG or SVG: *Chart downloads* "
+              "in the sidebar)."))
 
 
 def matrix_downloads(z: np.ndarray, row_labels: Sequence[str] | None = None,
@@ -132,17 +134,19 @@ def matrix_downloads(z: np.ndarray, row_labels: Sequence[str] | None = None,
 
 
 def tensor_downloads(array: np.ndarray, dim_names: Sequence[str], *, name: str, key: str,
-                     labels: Mapping[str, Sequence[str]] | None = None, value_name: str = "value") -> None:
-    """Two download buttons — the whole tensor as a long CSV and as NPY; files are made when clicked."""
+                     labels: Mapping[str, Sequence[str]] | None = None, value_name: str | None = None) -> None:
+    """Two download buttons — the whole tensor as a long CSV and as NPY; files are made when clicked. The CSV's
+    value column is headed ``value_name`` (by default "value" in the session's language)."""
     array = np.asarray(array).copy()
+    value_name = value_name or _("value")
     dims = " × ".join(f"{d} ({n})" for d, n in zip(dim_names, array.shape, strict=True))
     cols = st.columns(2)
     with cols[0]:
-        _button("CSV (all)", lambda: tensor_csv(array, dim_names, labels=labels, value_name=value_name),
-                f"{name}.csv", "text/csv", f"{key}.csv", f"Every value with its indices: {dims}.")
+        _button(_("CSV (all)"), lambda: tensor_csv(array, dim_names, labels=labels, value_name=value_name),
+                f"{name}.csv", "text/csv", f"{key}.csv", _("Every value with its indices: {dims}.").format(dims=dims))
     with cols[1]:
-        _button("NPY (all)", lambda: tensor_npy(array), f"{name}.npy", "application/octet-stream", f"{key}.npy",
-                f"The whole array, shape {dims}, as a NumPy file.")
+        _button(_("NPY (all)"), lambda: tensor_npy(array), f"{name}.npy", "application/octet-stream", f"{key}.npy",
+                _("The whole array, shape {dims}, as a NumPy file.").format(dims=dims))
 
 
 def unique_labels(labels: Sequence[str] | None, n: int) -> list[str]:
@@ -154,9 +158,10 @@ def unique_labels(labels: Sequence[str] | None, n: int) -> list[str]:
 
 def numbers_popover(z: np.ndarray, row_labels: Sequence[str] | None = None,
                     col_labels: Sequence[str] | None = None, *, name: str, key: str, decimals: int = 3,
-                    label: str = "Numbers") -> None:
+                    label: str | None = None) -> None:
     """A small button that opens a heatmap's matrix as a table, with a CSV download: its numeric alternative."""
-    with st.popover(label, icon=":material/table:", help="The exact numbers of this chart, as a table and a CSV."):
+    with st.popover(label or _("Numbers"), icon=":material/table:",
+                    help=_("The exact numbers of this chart, as a table and a CSV.")):
         matrix_table(z, row_labels, col_labels, name=name, key=key, decimals=decimals)
 
 
@@ -168,4 +173,4 @@ def matrix_table(z: np.ndarray, row_labels: Sequence[str] | None = None, col_lab
                          columns=unique_labels(col_labels, z.shape[1]))
     st.dataframe(frame, width="stretch")
     _button("CSV", lambda: matrix_csv(z, row_labels, col_labels), f"{name}.csv", "text/csv", f"{key}.csv",
-            "The numbers as a table (rows and columns labelled) for a spreadsheet.")
+            _("The numbers as a table (rows and columns labelled) for a spreadsheet."))

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.images import ImageError, read_image
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "assets" / "samples"
@@ -51,5 +52,5 @@ def decode_upload(name: str, data: bytes) -> Picture:
     """Decode an uploaded file; raises :class:`ImageError` with a friendly message when it is unusable."""
     pixels, notes, error = _decode(data)
     if error is not None or pixels is None:
-        raise ImageError(error or "The file could not be read.")
+        raise ImageError(error or _("The file could not be read."))
     return Picture(pixels, name, notes)

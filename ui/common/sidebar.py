@@ -11,6 +11,7 @@ import os
 import streamlit as st
 
 from explorer.host import GIB, MIB, host_profile, limits
+from explorer.i18n import _, ngettext, num
 from explorer.runs.slots import server_load
 from transformer_core import available_devices, configure_threads
 from ui.common import state
@@ -46,25 +47,27 @@ def app_settings() -> None:
     with st.sidebar:
         language_picker()
         st.toggle(
-            "Projector mode", key=state.PRESENTATION,
-            help="Larger text, bigger charts and fewer controls, for showing the app on a projector. "
-                 "Links with ?present=true open in this mode.",
+            _("Projector mode"), key=state.PRESENTATION,
+            help=_("Larger text, bigger charts and fewer controls, for showing the app on a projector. "
+                   "Links with ?present=true open in this mode."),
         )
         st.selectbox(
-            "Heatmap colours", state.SEQUENTIAL_SCALES, key=state.COLORSCALE,
-            help="Colour scale of every attention heatmap. Viridis and Cividis stay readable with colour "
-                 "blindness; hover over a cell for its exact number.",
+            _("Heatmap colours"), state.SEQUENTIAL_SCALES, key=state.COLORSCALE,
+            help=_("Colour scale of every attention heatmap. Viridis and Cividis stay readable with colour "
+                   "blindness; hover over a cell for its exact number."),
         )
         st.radio(
-            "Attention colours", list(ATTENTION_SCALES), key=state.ATTENTION_SCALE, format_func=ATTENTION_SCALES.get,
-            help="Fixed: every attention map is coloured from 0 to 1, so near-uniform (random) attention looks flat. "
-                 "Stretch: each map uses its own lowest to highest weight, which shows small differences but makes "
-                 "any map look structured. Maps whose rows barely vary are flagged “nearly uniform” either way.",
+            _("Attention colours"), list(ATTENTION_SCALES), key=state.ATTENTION_SCALE,
+            format_func=lambda scale: _(ATTENTION_SCALES[scale]),
+            help=_("Fixed: every attention map is coloured from 0 to 1, so near-uniform (random) attention looks "
+                   "flat. Stretch: each map uses its own lowest to highest weight, which shows small differences "
+                   "but makes any map look structured. Maps whose rows barely vary are flagged “nearly uniform” "
+                   "either way."),
         )
         st.radio(
-            "Chart downloads", ("PNG", "SVG"), key=state.IMAGE_FORMAT, horizontal=True,
-            help="What the camera icon above each chart saves: PNG, a picture for slides, or SVG, a drawing "
-                 "that stays sharp at any size.",
+            _("Chart downloads"), ("PNG", "SVG"), key=state.IMAGE_FORMAT, horizontal=True,
+            help=_("What the camera icon above each chart saves: PNG, a picture for slides, or SVG, a drawing "
+                   "that stays sharp at any size."),
         )
         _host_caption()
     apply_theme()
@@ -74,14 +77,17 @@ def app_settings() -> None:
 def _host_caption() -> None:
     devices = available_devices()
     threads = _torch_threads()
-    st.caption(f"Running on **{devices[0].upper()}** · available: {', '.join(devices)} · "
-               f"{threads} CPU thread{'s' if threads != 1 else ''}")
+    st.caption(ngettext("Running on **{device}** · available: {devices} · {n} CPU thread",
+                        "Running on **{device}** · available: {devices} · {n} CPU threads", threads)
+               .format(device=devices[0].upper(), devices=", ".join(devices), n=num(threads)))
     st.caption(server_line())
     profile = host_profile()
     if profile.small:
-        st.caption(f"Small host ({profile.cores} core{'s' if profile.cores != 1 else ''}, "
-                   f"{profile.memory_bytes / GIB:.1f} GB): model sizes, batches and training runs are "
-                   "limited to keep the app responsive.")
+        st.caption(ngettext("Small host ({n} core, {memory} GB): model sizes, batches and training runs are "
+                            "limited to keep the app responsive.",
+                            "Small host ({n} cores, {memory} GB): model sizes, batches and training runs are "
+                            "limited to keep the app responsive.", profile.cores)
+                   .format(n=num(profile.cores), memory=num(profile.memory_bytes / GIB, 1)))
 
 
 def server_line() -> str:
@@ -89,10 +95,14 @@ def server_line() -> str:
     still held) and waiting, trainer processes, and their estimated training memory."""
     load = server_load()
     caps, most = load.capacity, limits().max_live_runs
-    return (f"Training here: {load.running} of {most} running · {load.paused} paused · {load.waiting} waiting · "
-            f"trainers {load.trainers} of {caps.max_trainers} · memory {_size(load.memory_bytes)} of "
-            f"{_size(caps.memory_bytes)}")
+    return _("Training here: {running} of {most} running · {paused} paused · {waiting} waiting · trainers "
+             "{trainers} of {max_trainers} · memory {memory} of {max_memory}").format(
+        running=num(load.running), most=num(most), paused=num(load.paused), waiting=num(load.waiting),
+        trainers=num(load.trainers), max_trainers=num(caps.max_trainers), memory=_size(load.memory_bytes),
+        max_memory=_size(caps.memory_bytes))
 
 
 def _size(n: int) -> str:
-    return f"{n / GIB:.1f} GB" if n >= GIB else f"{n / MIB:.0f} MB"
+    if n >= GIB:
+        return _("{size} GB").format(size=num(n / GIB, 1))
+    return _("{size} MB").format(size=num(n / MIB, 0))

@@ -32,8 +32,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from explorer.i18n import _, num
 from ui.common import state
-from ui.common.language import link_language
+from ui.common.language import LANG_PARAM, link_language
 
 _RUNS = "url.runs"  # int: script runs of this session so far (see count_run)
 _SEEN = "url.seen"  # dict page -> run number of the page's last bind_url
@@ -81,11 +82,11 @@ class UrlParam:
     def _parse_one(self, raw: str, sample: Any) -> Any:
         value = _convert(raw, sample, self.max_chars)
         if self.choices is not None and value not in self.choices:
-            raise ValueError(f"must be one of {', '.join(str(c) for c in self.choices)}")
+            raise ValueError(_("must be one of {choices}").format(choices=", ".join(str(c) for c in self.choices)))
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         too_low = numeric and self.lo is not None and value < self.lo
         if too_low or (numeric and self.hi is not None and value > self.hi):
-            raise ValueError(f"must be between {_number(self.lo)} and {_number(self.hi)}")
+            raise ValueError(_("must be between {low} and {high}").format(low=_number(self.lo), high=_number(self.hi)))
         return value
 
     def format(self, value: Any) -> str:
@@ -104,30 +105,33 @@ class UrlParam:
 
 
 def _number(value: float | None) -> str:
-    return "any" if value is None else f"{value:g}"
+    if value is None:
+        return _("any")
+    text = f"{value:g}"
+    return text if "e" in text else num(value)  # 1e-05 stays as it is; 1000 reads "1,000" in English
 
 
 def _convert(raw: str, sample: Any, max_chars: int) -> Any:
     """Parse ``raw`` as the type of ``sample``."""
     if isinstance(sample, bool):
         if raw.lower() not in ("true", "false", "1", "0"):
-            raise ValueError("must be true or false")
+            raise ValueError(_("must be true or false"))
         return raw.lower() in ("true", "1")
     if isinstance(sample, int):
         try:
             return int(raw)
         except ValueError:
-            raise ValueError("must be a whole number") from None
+            raise ValueError(_("must be a whole number")) from None
     if isinstance(sample, float):
         try:
             value = float(raw)
         except ValueError:
-            raise ValueError("must be a number") from None
+            raise ValueError(_("must be a number")) from None
         if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError("must be a finite number")
+            raise ValueError(_("must be a finite number"))
         return value
     if len(raw) > max_chars:
-        raise ValueError(f"is longer than {max_chars} characters")
+        raise ValueError(_("is longer than {n} characters").format(n=num(max_chars)))
     return raw
 
 
@@ -201,8 +205,9 @@ def _apply(params: Sequence[UrlParam], url: dict[str, str], *, page: str, run: i
         except ValueError as err:
             st.session_state[p.key] = p.default
             linked[p.key] = _Linked(run, page, p, None)
-            notices.append(f"The link's setting {p.query_name}={_shown(raw)!r} was ignored: it {err}. "
-                           f"Using the default, {p.format(p.default) or 'empty'}.")
+            notices.append(_("The link's setting {setting} was ignored: it {problem}. Using the default, "
+                             "{default}.").format(setting=_setting(p.query_name, raw), problem=err,
+                                                  default=p.format(p.default) or _("empty")))
     st.session_state[_LINKED] = linked
     return notices
 
@@ -211,13 +216,18 @@ def _unknown_notices(params: Sequence[UrlParam], page: str, reserved: Sequence[s
     """A notice for every query parameter that neither ``page`` nor the app-wide settings know."""
     if page == APP_PAGE:  # the app's settings are bound before the page, which knows the other names
         return []
-    known = {p.query_name for p in (*params, *APP_PARAMS)} | set(reserved)
-    return [f"The link's setting {_shown(name)}={_shown(st.query_params[name])!r} was ignored: this page has no "
-            "setting of that name." for name in st.query_params if name not in known]
+    known = {p.query_name for p in (*params, *APP_PARAMS)} | set(reserved) | {LANG_PARAM}  # lang: the router's
+    return [_("The link's setting {setting} was ignored: this page has no setting of that name.").format(
+            setting=_setting(_shown(name), st.query_params[name])) for name in st.query_params if name not in known]
 
 
 def _shown(raw: str) -> str:
     return raw if len(raw) <= 40 else raw[:40] + "…"
+
+
+def _setting(name: str, raw: str) -> str:
+    """A link's setting as the notices quote it: ``name='value'`` (a long value cut short)."""
+    return f"{name}={_shown(raw)!r}"
 
 
 def _show_notices(page: str) -> None:
@@ -257,7 +267,8 @@ def add_link_notice(key: str, change: str) -> bool:
     entry = _link_entry(key)
     if entry is None or entry.raw is None:
         return False
-    text = f"The link's setting {entry.param.query_name}={_shown(entry.raw)!r} {change}"
+    text = _("The link's setting {setting} {change}").format(setting=_setting(entry.param.query_name, entry.raw),
+                                                              change=change)
     st.session_state.setdefault(_NOTICES, {}).setdefault(entry.page, []).append(text)
     _show_notices(entry.page)
     return True
@@ -287,8 +298,10 @@ def settle_choice(key: str, choices: Sequence, *, default: Any = None, why: str 
         value = _nearest(value, options)
         entry = _link_entry(key)
         if entry is not None:
-            rule = why or f"the choices here are {_listed([entry.param.format(o) for o in options])}"
-            add_link_notice(key, f"was changed to {entry.param.format(value)}: {rule}.")
+            rule = why or _("the choices here are {choices}").format(
+                choices=_listed([entry.param.format(o) for o in options]))
+            add_link_notice(key, _("was changed to {value}: {rule}.").format(value=entry.param.format(value),
+                                                                            rule=rule))
     st.session_state[key] = value
     return value
 
@@ -308,7 +321,9 @@ def _listed(items: list[str]) -> str:
     """The items as text, "1, 2 and 4"; a long list keeps its ends, "1, 2, 3, …, 64"."""
     if len(items) > 8:
         return ", ".join([*items[:3], "…", items[-1]])
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    if len(items) == 1:
+        return items[0]
+    return _("{some} and {last}").format(some=", ".join(items[:-1]), last=items[-1])
 
 
 def current_params(params: Sequence[UrlParam]) -> dict[str, str]:
@@ -343,11 +358,11 @@ def share_link(params: Sequence[UrlParam], *, url_path: str) -> str:
     query = {**current_params(params), **current_params(shared)}
     link = view_link(url_path, query)
     projector = view_link(url_path, {**query, PRESENT: "true"})
-    tip = "A link that reopens this page with the same settings."
-    with st.popover("🔗 Copy link to this view", help=tip):
-        st.caption("For your students — copy it with the button at the right of the box:")
+    tip = _("A link that reopens this page with the same settings.")
+    with st.popover("🔗 " + _("Copy link to this view"), help=tip):
+        st.caption(_("For your students — copy it with the button at the right of the box:"))
         st.code(link, language=None, wrap_lines=True)
-        st.caption("For the projector — the same view with large fonts and fewer controls:")
+        st.caption(_("For the projector — the same view with large fonts and fewer controls:"))
         st.code(projector, language=None, wrap_lines=True)
     return link
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.render import heatmap as hm
 from ui.common.chart_style import font_size, label_colour
 
@@ -92,7 +93,7 @@ def _layers(spec: hm.HeatmapSpec, *, x_title: str, y_title: str, numbers: bool, 
     colour = {"field": "n", "type": "quantitative", "title": spec.hover_name, "legend": legend,
               "condition": {"test": "!isValid(datum.n)", "value": hm.NAN_HEX},
               "scale": {"domain": [0, 1], "range": list(hm.stops(spec.scale)), "interpolate": "rgb", "clamp": True}}
-    tooltip = [{"field": "row", "title": "row"}, {"field": "col", "title": "column"},
+    tooltip = [{"field": "row", "title": _("row")}, {"field": "col", "title": _("column")},
                {"field": "t" if np.isnan(spec.values).any() else "v", "title": spec.hover_name,
                 **({} if np.isnan(spec.values).any() else {"type": "quantitative", "format": ".4f"})}]
     cells = {"transform": transform, "mark": {"type": "rect", "invalid": None},
