@@ -92,11 +92,11 @@ def head_blocks(n_heads: int, head_dim: int, selected: int) -> list[dict]:
 def dot_example(q_row: np.ndarray, k_row: np.ndarray, *, max_terms: int = 6) -> str:
     """'0.12×0.30 + (-0.50)×0.10 + … = 0.41': one cell of Q Kᵀ written out."""
     def fixed(v: float) -> str:
-        return f"({v:.2f})" if v < 0 else f"{v:.2f}"
+        return f"({num(v, 2)})" if v < 0 else num(v, 2)
 
     terms = [f"{fixed(a)}×{fixed(b)}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
     more = " + …" if len(q_row) > max_terms else ""
-    return " + ".join(terms) + more + f" = {float(q_row @ k_row):.3f}"
+    return " + ".join(terms) + more + f" = {num(float(q_row @ k_row), 3)}"
 
 
 def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4) -> str:
@@ -108,10 +108,10 @@ def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4)
     if vals.size == 0:
         return _("every key is masked, so this row is all zeros")
     j = int(np.flatnonzero(allowed)[0])
-    shown = " + ".join(f"exp({v:.2f})" for v in vals[:max_terms]) + (" + …" if vals.size > max_terms else "")
+    shown = " + ".join(f"exp({num(v, 2)})" for v in vals[:max_terms]) + (" + …" if vals.size > max_terms else "")
     top = np.exp(row[j] - vals.max())
     weight = top / np.exp(vals - vals.max()).sum()
-    return f"exp({row[j]:.2f}) / ({shown}) = {weight:.3f}"
+    return f"exp({num(row[j], 2)}) / ({shown}) = {num(weight, 3)}"
 
 
 GRID_PANEL_PX = 900  # about the width the grid's panels share, and the most rows the page gives it (1400 px)

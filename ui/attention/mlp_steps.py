@@ -49,10 +49,11 @@ def _activation_example(m: dict, tok: Sequence[str]) -> str:
     u, h = float(m["up"][0, n]), float(m["hidden"][0, n])
     if m["activation"] == "swiglu":
         g = float(m["gate"][0, n])
-        worked = f"SiLU({g:.2f}) × {u:.2f} = {g / (1 + np.exp(-g)):.3f} × {u:.2f} = {h:.3f}"
+        worked = (f"SiLU({num(g, 2)}) × {num(u, 2)} = {num(g / (1 + np.exp(-g)), 3)} × {num(u, 2)} "
+                  f"= {num(h, 3)}")
         return _("Neuron {n} on “{token}”: {worked}. The gate decides, neuron by neuron, how much of U "
                  "passes.").format(n=n, token=tok[0], worked=worked)
-    worked = f"{_(ACTIVATIONS[m['activation']])}({u:.2f}) = {h:.3f}"
+    worked = f"{_(ACTIVATIONS[m['activation']])}({num(u, 2)}) = {num(h, 3)}"
     return _("Neuron {n} on “{token}”: {worked}.").format(n=n, token=tok[0], worked=worked)
 
 
