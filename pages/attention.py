@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from explorer.i18n import _, ngettext, num
 from ui.attention import controls
 from ui.attention import pretrained as lab_pretrained
 from ui.attention.beyond.context import LensContext
@@ -16,8 +17,8 @@ from ui.common import state, theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 
 info = open_page("attention", init=controls.init_page_state, kept=controls.KEPT,
-                 caption="Type a short sequence and watch one attention layer work, from the token vectors X to the "
-                         "output, with the real numbers of a small transformer.")
+                 caption=_("Type a short sequence and watch one attention layer work, from the token vectors X to "
+                           "the output, with the real numbers of a small transformer."))
 share_page(info)
 projector = theme.projector()
 
@@ -33,25 +34,30 @@ with settings_panel():
     else:
         if not trained and not projector:
             st.page_link("pages/training.py", icon="📈",
-                         label="Train a model on the Live Training page to see the patterns it learned here.")
+                         label=_("Train a model on the Live Training page to see the patterns it learned here."))
         controls.model_controls(projector=projector, trained=entry)
 
 s = controls.settings()
 run = shown_trained = None
 about = ""  # which weights run, said above the chart (below it in projector mode: the chart comes first)
 if pre is not None:
-    run = lab_pretrained.run_pretrained(pre, lab_pretrained.cache_key(pre), text, lab_pretrained.chosen_layer())
+    with st.spinner(_("Running the model…")):
+        run = lab_pretrained.run_pretrained(pre, lab_pretrained.cache_key(pre), text, lab_pretrained.chosen_layer())
     about = lab_pretrained.describe(pre)
 elif use_pretrained:
-    st.warning("No pretrained model is loaded; showing random weights instead.", icon="⚠️")
+    st.warning(_("No pretrained model is loaded; showing random weights instead."), icon="⚠️")
 if entry is not None:
     try:
         run, shown_trained = controls.run_trained(entry, text), entry
-        shared = f" sharing {run.kv_heads} K/V heads" if 0 < run.kv_heads < run.n_heads else ""
-        about = (f"Weights of **{run.title}**: d_model {run.d_model}, {run.n_heads} heads{shared}, {len(run.steps)} "
-                 f"layers, mask {run.mask}. Your text is read character by character in its task's vocabulary.")
+        heads = ngettext("{n} head", "{n} heads", run.n_heads).format(n=num(run.n_heads))
+        if 0 < run.kv_heads < run.n_heads:
+            heads = _("{heads} sharing {kv} K/V heads").format(heads=heads, kv=num(run.kv_heads))
+        layers = ngettext("{n} layer", "{n} layers", len(run.steps)).format(n=num(len(run.steps)))
+        about = _("Weights of **{title}**: d_model {d_model}, {heads}, {layers}, mask {mask}. Your text is read "
+                  "character by character in its task's vocabulary.").format(
+            title=run.title, d_model=run.d_model, heads=heads, layers=layers, mask=controls.shown_mask(run.mask))
     except ValueError as err:
-        st.warning(f"{err} Showing random weights instead.", icon="⚠️")
+        st.warning(_("{error} Showing random weights instead.").format(error=err), icon="⚠️")
 if run is None:
     run = controls.run_random(text, kind, s.d_model, s.heads, s.layers, s.mask, s.seed)
 if about and not projector:
@@ -59,7 +65,7 @@ if about and not projector:
 for notice in run.notices:
     st.info(notice, icon="✂️")
 if not run.tokens:
-    st.info("Type a few words (or amino acids, or digits) in the box above to see attention at work.", icon="⌨️")
+    st.info(_("Type a few words (or amino acids, or digits) in the box above to see attention at work."), icon="⌨️")
     close_page(info)
     st.stop()
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.i18n import N_, _
+
 SWIGLU_MULTIPLE = 8  # the SwiGLU's width is rounded up to a multiple of this
 
 
@@ -58,7 +60,7 @@ def gpt2_block(d_model: int, n_heads: int, d_ff: int, *, context: int, bytes_per
     attention = 4 * (c * c + c)
     feed_forward = 2 * c * f + f + c
     flops = 8 * c * c + 4 * c * f + 4 * context * c  # projections, MLP, then QKᵀ and weights × V
-    return BlockCounts("GPT-2 block", attention, feed_forward, 4 * c, flops, 2 * c * bytes_per_value, f, n_heads)
+    return BlockCounts(_("GPT-2 block"), attention, feed_forward, 4 * c, flops, 2 * c * bytes_per_value, f, n_heads)
 
 
 def llama_block(d_model: int, n_heads: int, n_kv_heads: int, d_ff: int, *, context: int,
@@ -69,7 +71,7 @@ def llama_block(d_model: int, n_heads: int, n_kv_heads: int, d_ff: int, *, conte
     attention = 2 * c * c + 2 * c * kv
     feed_forward = 3 * c * f
     flops = 4 * c * c + 4 * c * kv + 6 * c * f + 4 * context * c
-    return BlockCounts(f"Llama block ({n_kv_heads} K/V heads)", attention, feed_forward, 2 * c, flops,
+    return BlockCounts(_("Llama block ({n} K/V heads)").format(n=n_kv_heads), attention, feed_forward, 2 * c, flops,
                        2 * kv * bytes_per_value, f, n_kv_heads)
 
 
@@ -81,7 +83,7 @@ def compare_blocks(d_model: int, n_heads: int, d_ff: int, n_kv_heads: int, *, co
                         bytes_per_value=bytes_per_value))
 
 
-BLOCKS = {"gpt": "GPT-2 block", "llama": "Llama block"}  # the blocks a decoder-only model can be built from
+BLOCKS = {"gpt": N_("GPT-2 block"), "llama": N_("Llama block")}  # the blocks a decoder-only model can be built from
 
 
 def block_fields(block: str, n_kv_heads: int) -> dict[str, object]:

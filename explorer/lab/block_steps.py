@@ -16,12 +16,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from explorer.i18n import N_
 from explorer.lab.internals import AttentionSteps, attention_walkthrough
 from transformer_core.families import SelfAttentionStack
 from transformer_core.feed_forward import SwiGLU, activation_function
 from transformer_core.norms import RMSNorm
 
-ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU (tanh)", "swiglu": "SiLU"}  # how the page names them
+ACTIVATIONS = {"relu": N_("ReLU"), "gelu": N_("GELU"), "gelu_tanh": N_("GELU (tanh)"),  # how the page names them
+               "swiglu": N_("SiLU")}
 
 
 @dataclass(frozen=True)

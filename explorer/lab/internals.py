@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
+from explorer.i18n import _
 from transformer_core.attention import MultiHeadAttention
 from transformer_core.config import TransformerConfig
 from transformer_core.families import SelfAttentionStack, family, of_model
@@ -147,7 +148,7 @@ def walk_stack(stack: SelfAttentionStack) -> list[AttentionSteps]:
         attn_in = block.norm1(x) if block.norm_first else x
         steps.append(attention_walkthrough(block.self_attn, attn_in, stack.mask, is_causal=stack.is_causal,
                                            positions=stack.positions))
-        x, _ = block(x, mask=stack.mask, is_causal=stack.is_causal, positions=stack.positions)
+        x, _weights = block(x, mask=stack.mask, is_causal=stack.is_causal, positions=stack.positions)
     return steps
 
 
@@ -176,7 +177,7 @@ def trained_stack(model: nn.Module, ids: Sequence[int], labels: Sequence[str]) -
     except ValueError:
         take_apart = None
     if take_apart is None:
-        raise ValueError(f"The Attention Lab cannot take apart a {type(model).__name__}.")
+        raise ValueError(_("The Attention Lab cannot take apart a {model}.").format(model=type(model).__name__))
     device = next(model.parameters()).device
     idx = torch.tensor([list(ids)], dtype=torch.long, device=device)  # (1, T)
     return take_apart(model, idx).labelled(labels)

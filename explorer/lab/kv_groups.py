@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from explorer.i18n import _, num
+
 
 def kv_heads_of(config: object) -> int:
     """The number of key/value heads of a model's configuration (``n_kv_heads``; ``None`` or absent: ``n_heads``)."""
@@ -45,10 +47,12 @@ def groups_caption(n_heads: int, n_kv_heads: int) -> str:
     if n_kv_heads >= n_heads:
         return ""
     groups = kv_groups(n_heads, n_kv_heads)
-    kind = "multi-query attention: one K/V head" if n_kv_heads == 1 else f"{n_kv_heads} K/V heads"
+    kind = (_("multi-query attention: one K/V head") if n_kv_heads == 1
+            else _("{n} K/V heads").format(n=num(n_kv_heads)))
     listed = "; ".join(f"K/V {g + 1} → {heads_text(heads)}" for g, heads in enumerate(groups))
-    return (f"Grouped-query attention: {n_heads} query heads share {kind}, {n_heads // n_kv_heads} query heads "
-            f"per group ({listed}). Heads of one group read the same keys and values but ask their own queries.")
+    return _("Grouped-query attention: {n} query heads share {kind}, {per} query heads per group ({listed}). Heads "
+             "of one group read the same keys and values but ask their own queries.").format(
+        n=num(n_heads), kind=kind, per=num(n_heads // n_kv_heads), listed=listed)
 
 
 def head_title(head: int, n_heads: int, n_kv_heads: int) -> str:

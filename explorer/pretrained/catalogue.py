@@ -12,6 +12,7 @@ Every text meant for visitors names folders relative to the models folder, never
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.host import MIB, HostProfile, host_profile
+from explorer.i18n import N_, _, num
 from explorer.pretrained.published import QWEN25_05B, SMOLLM2_135M, SMOLLM2_360M, LlamaShape
 from transformer_core.pretrained import FolderScan, ModelInfo, list_cached_models, list_model_folders, models_dir
 from transformer_core.pretrained.folders import without_paths
@@ -40,7 +42,7 @@ class Curated:
     family: str  # "gpt2", "llama", "qwen2", "bert", "distilbert", "roberta" or "vit"
     n_params: int  # parameters (tied weights counted once)
     download_bytes: int  # most bytes its files may list (config, safetensors weights, tokenizer); more is refused
-    good_for: str  # one line for the menu
+    good_for: str  # one line for the menu (English, marked for translation: shown as ``_(good_for)``)
 
     @property
     def n_bytes(self) -> int:
@@ -55,23 +57,23 @@ def _published(model_id: str, family: str, shape: LlamaShape, good_for: str) -> 
 
 
 CURATED = (
-    Curated("gpt2", "gpt2", 124_439_808, 550 * MIB, "GPT-2 small: next-token predictions, induction heads"),
-    Curated("distilgpt2", "gpt2", 81_912_576, 355 * MIB, "a smaller GPT-2 (6 layers): quicker next tokens"),
+    Curated("gpt2", "gpt2", 124_439_808, 550 * MIB, N_("GPT-2 small: next-token predictions, induction heads")),
+    Curated("distilgpt2", "gpt2", 81_912_576, 355 * MIB, N_("a smaller GPT-2 (6 layers): quicker next tokens")),
     _published("HuggingFaceTB/SmolLM2-135M", "llama", SMOLLM2_135M,
-               "SmolLM2-135M: a modern small LLM (RMSNorm, SwiGLU, RoPE, 3 K/V heads for 9 query heads)"),
+               N_("SmolLM2-135M: a modern small LLM (RMSNorm, SwiGLU, RoPE, 3 K/V heads for 9 query heads)")),
     _published("HuggingFaceTB/SmolLM2-360M", "llama", SMOLLM2_360M,
-               "SmolLM2-360M: the same design, wider and deeper (5 K/V heads for 15 query heads)"),
+               N_("SmolLM2-360M: the same design, wider and deeper (5 K/V heads for 15 query heads)")),
     _published("Qwen/Qwen2.5-0.5B", "qwen2", QWEN25_05B,
-               "Qwen2.5-0.5B: a modern LLM with Q/K/V biases and 2 K/V heads for 14 query heads"),
-    Curated("bert-base-uncased", "bert", 109_514_298, 442 * MIB, "BERT: fill in [MASK], attention both ways"),
+               N_("Qwen2.5-0.5B: a modern LLM with Q/K/V biases and 2 K/V heads for 14 query heads")),
+    Curated("bert-base-uncased", "bert", 109_514_298, 442 * MIB, N_("BERT: fill in [MASK], attention both ways")),
     Curated("google/bert_uncased_L-2_H-128_A-2", "bert", 4_416_698, 20 * MIB,
-            "BERT-Tiny (2 layers, 2 heads): fill-ins on small machines"),
+            N_("BERT-Tiny (2 layers, 2 heads): fill-ins on small machines")),
     Curated("distilbert/distilbert-base-uncased", "distilbert", 66_985_530, 280 * MIB,
-            "DistilBERT: BERT's fill-ins at half the depth (6 layers)"),
+            N_("DistilBERT: BERT's fill-ins at half the depth (6 layers)")),
     Curated("FacebookAI/roberta-base", "roberta", 124_695_897, 500 * MIB,
-            "RoBERTa: fill in <mask>, byte-level BPE tokens"),
-    Curated("google/vit-base-patch16-224", "vit", 86_567_656, 347 * MIB, "ViT-B/16: 1,000 ImageNet labels"),
-    Curated("WinKawaks/vit-tiny-patch16-224", "vit", 5_717_416, 25 * MIB, "ViT-Ti/16: ImageNet labels, tiny"),
+            N_("RoBERTa: fill in <mask>, byte-level BPE tokens")),
+    Curated("google/vit-base-patch16-224", "vit", 86_567_656, 347 * MIB, N_("ViT-B/16: 1,000 ImageNet labels")),
+    Curated("WinKawaks/vit-tiny-patch16-224", "vit", 5_717_416, 25 * MIB, N_("ViT-Ti/16: ImageNet labels, tiny")),
 )
 # Names the Hub also knows a model by (its organisation's name, or the old name without one) -> the name used here.
 ALIASES = {
@@ -98,9 +100,9 @@ class Offer:
     """A model on disk the app can load, and whether this host allows it."""
 
     info: ModelInfo  # what its headers say
-    where: str  # "models folder" or "Hugging Face cache"
+    where: str  # "models folder" or "Hugging Face cache" (English, compared in code; shown as ``_(where)``)
     allowed: bool  # whether its weights fit this host's model budget
-    reason: str  # why it is greyed out ("" when allowed)
+    reason: str  # why it is greyed out ("" when allowed; English: shown through :func:`shown_reason`)
 
     @property
     def source(self) -> str:
@@ -110,7 +112,8 @@ class Offer:
     @property
     def label(self) -> str:
         """A menu label: name, family and parameters."""
-        return f"{self.info.name} ({self.info.family}, {params_text(self.info.n_params)} parameters)"
+        return _("{name} ({family}, {params} parameters)").format(name=self.info.name, family=self.info.family,
+                                                                  params=params_text(self.info.n_params))
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ class Catalogue:
 
 def params_text(n: int) -> str:
     """A parameter count in short words: ``124.4M``, ``5.7M``, ``3,184``."""
-    return f"{n / 1e6:,.1f}M" if n >= 1e6 else f"{n:,}"
+    return f"{num(n / 1e6, 1)}M" if n >= 1e6 else num(n)
 
 
 def model_budget_bytes(profile: HostProfile) -> int:
@@ -139,11 +142,29 @@ def model_budget_bytes(profile: HostProfile) -> int:
     return min(MAX_MODEL_BYTES, profile.memory_bytes // MODEL_MEMORY_SHARE)
 
 
+WHERE = (N_("models folder"), N_("Hugging Face cache"))  # the places an offer comes from (Offer.where)
+_TOO_BIG = re.compile(r"needs ([\d,]+) MB of memory; (this small host|this machine) loads models up to ([\d,]+) MB")
+
+
 def _fits(n_bytes: int, budget: int, small: bool) -> tuple[bool, str]:
+    """Whether a model fits, and why not in English (the catalogue is cached for every visitor: see shown_reason)."""
     if n_bytes <= budget:
         return True, ""
     host = "this small host" if small else "this machine"
     return False, f"needs {n_bytes / MIB:,.0f} MB of memory; {host} loads models up to {budget / MIB:,.0f} MB"
+
+
+def shown_reason(reason: str) -> str:
+    """A greyed-out model's reason (``Offer.reason``, a ``downloadable`` entry's) in the session's language."""
+    found = _TOO_BIG.fullmatch(reason)
+    if found is None:
+        return reason
+    need, budget = (int(found.group(i).replace(",", "")) for i in (1, 3))
+    if found.group(2) == "this small host":
+        text = _("needs {need} MB of memory; this small host loads models up to {budget} MB")
+    else:
+        text = _("needs {need} MB of memory; this machine loads models up to {budget} MB")
+    return text.format(need=num(need), budget=num(budget))
 
 
 def _offers(scan: FolderScan, where: str, budget: int, small: bool) -> list[Offer]:
@@ -199,9 +220,10 @@ def hub_reachable(*, timeout: float = HUB_TIMEOUT_S) -> bool:
 def offline_advice(model_id: str = "gpt2") -> str:
     """What to do when this machine cannot reach the Hub (Markdown); it names no path of this server."""
     name = model_id.split("/")[-1]
-    return (f"This machine cannot reach the Hugging Face Hub, so models cannot be downloaded here. On a machine "
-            f"with internet run `python -m transformer_core.pretrained download {model_id} --to models/`, then "
-            f"copy the folder `models/{name}` into this app's models folder (`TE_MODELS_DIR`).")
+    return _("This machine cannot reach the Hugging Face Hub, so models cannot be downloaded here. On a machine with "
+             "internet run `{command}`, then copy the folder `models/{name}` into this app's models folder "
+             "(`TE_MODELS_DIR`).").format(command=f"python -m transformer_core.pretrained download {model_id} "
+                                                  "--to models/", name=name)
 
 
 def public_text(text: str, offer: Offer | None = None, *, folder: str | Path | None = None) -> str:

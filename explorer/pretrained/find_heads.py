@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from explorer.i18n import N_
 from transformer_core.patterns import as_array, induction_target, mask_score, previous_token_target
 from transformer_core.pretrained import Pretrained
 
-SCORES = {"previous_token": "previous-token", "first_token": "first-token", "induction": "induction"}
+SCORES = {"previous_token": N_("previous-token"), "first_token": N_("first-token"), "induction": N_("induction")}
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.i18n import _
 from transformer_core.config import ViTConfig
 from transformer_core.pretrained import Pretrained
 from transformer_core.sizing import StepEstimate, estimate_training_step, parameter_breakdown
@@ -38,8 +39,8 @@ def loaded_sizes(pretrained: Pretrained, *, batch_size: int, where: str) -> Load
     """
     kind = FAMILY_KINDS.get(pretrained.family)
     if kind is None:
-        raise ValueError(f"The Model Builder counts GPT-2, Llama, Qwen2, BERT, DistilBERT, RoBERTa and ViT models, not "
-                         f"{pretrained.family!r}.")
+        raise ValueError(_("The Model Builder counts GPT-2, Llama, Qwen2, BERT, DistilBERT, RoBERTa and ViT models, "
+                           "not {family}.").format(family=repr(pretrained.family)))
     c = pretrained.config
     shape = {"n_layers": c.n_layers, "d_model": c.d_model, "n_heads": c.n_heads, "d_ff": c.d_ff}
     if isinstance(c, ViTConfig):
@@ -48,5 +49,5 @@ def loaded_sizes(pretrained: Pretrained, *, batch_size: int, where: str) -> Load
     else:
         shape |= {"vocab_size": c.vocab_size, "seq_len": c.max_len}
     est = estimate_training_step(c, kind=kind, batch_size=batch_size, model=pretrained.model)
-    return LoadedSizes(f"{pretrained.name} (loaded from {where})", kind, shape,
+    return LoadedSizes(_("{model} (loaded from {where})").format(model=pretrained.name, where=where), kind, shape,
                        parameter_breakdown(pretrained.model), est)

@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.i18n import _, num
 from explorer.render import heatmap as hm
 from ui.attention.controls import LabRun
 from ui.common import charts, exports
@@ -90,12 +91,12 @@ def head_blocks(n_heads: int, head_dim: int, selected: int) -> list[dict]:
 
 def dot_example(q_row: np.ndarray, k_row: np.ndarray, *, max_terms: int = 6) -> str:
     """'0.12×0.30 + (-0.50)×0.10 + … = 0.41': one cell of Q Kᵀ written out."""
-    def num(v: float) -> str:
-        return f"({v:.2f})" if v < 0 else f"{v:.2f}"
+    def fixed(v: float) -> str:
+        return f"({num(v, 2)})" if v < 0 else num(v, 2)
 
-    terms = [f"{num(a)}×{num(b)}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
+    terms = [f"{fixed(a)}×{fixed(b)}" for a, b in zip(q_row[:max_terms], k_row[:max_terms], strict=True)]
     more = " + …" if len(q_row) > max_terms else ""
-    return " + ".join(terms) + more + f" = {float(q_row @ k_row):.3f}"
+    return " + ".join(terms) + more + f" = {num(float(q_row @ k_row), 3)}"
 
 
 def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4) -> str:
@@ -105,12 +106,12 @@ def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4)
     """
     vals = row[allowed]
     if vals.size == 0:
-        return "every key is masked, so this row is all zeros"
+        return _("every key is masked, so this row is all zeros")
     j = int(np.flatnonzero(allowed)[0])
-    shown = " + ".join(f"exp({v:.2f})" for v in vals[:max_terms]) + (" + …" if vals.size > max_terms else "")
+    shown = " + ".join(f"exp({num(v, 2)})" for v in vals[:max_terms]) + (" + …" if vals.size > max_terms else "")
     top = np.exp(row[j] - vals.max())
     weight = top / np.exp(vals - vals.max()).sum()
-    return f"exp({row[j]:.2f}) / ({shown}) = {weight:.3f}"
+    return f"exp({num(row[j], 2)}) / ({shown}) = {num(weight, 3)}"
 
 
 GRID_PANEL_PX = 900  # about the width the grid's panels share, and the most rows the page gives it (1400 px)
@@ -131,7 +132,7 @@ def grid_label_step(run: LabRun) -> tuple[int, int, int]:
 def _head_titles(run: LabRun, head: str) -> list[str]:
     """The grid's column titles: ``Head 3`` or ``H3``, with the K/V head it reads when heads share them."""
     if not 0 < run.kv_heads < run.n_heads:
-        return [f"{head}{h + 1}" for h in range(run.n_heads)]
+        return [head.format(n=h + 1) for h in range(run.n_heads)]
     return [f"H{h + 1} · KV{h // (run.n_heads // run.kv_heads) + 1}" for h in range(run.n_heads)]
 
 
@@ -139,12 +140,12 @@ def grid_figure(run: LabRun) -> go.Figure:
     """Layers x heads grid of every attention map (like BertViz's model view), on one attention colour scale,
     every token labelled where the panels leave room (see :func:`grid_label_step`)."""
     weights = run.weights()  # (L, H, T, S)
-    head = "H" if run.n_heads > GRID_LONG_TITLES else "Head "  # "Head 10" is wider than a column of 16
+    head = "H{n}" if run.n_heads > GRID_LONG_TITLES else _("Head {n}")  # "Head 10" is wider than a column of 16
     cell, x_step, y_step = grid_label_step(run)
     fig = charts.attention_grid(
-        [list(layer) for layer in weights], row_titles=[f"Layer {i + 1}" for i in range(len(weights))],
+        [list(layer) for layer in weights], row_titles=[_("Layer {n}").format(n=i + 1) for i in range(len(weights))],
         col_titles=_head_titles(run, head), x=run.tokens, y=run.tokens, cell_px=cell)
-    fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")
+    fig.update_traces(hovertemplate=_("query %{y}<br>key %{x}<br>weight %{z:.3f}") + "<extra></extra>")
     fig.update_xaxes(tickmode="linear", tick0=0, dtick=x_step)  # Plotly would thin them on its own, unsaid
     fig.update_yaxes(tickmode="linear", tick0=0, dtick=y_step)
     return fig
@@ -182,7 +183,7 @@ def lines_figure(heads: dict[int, np.ndarray], tokens: Sequence[str], *, focus: 
                 fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
                                          line=dict(color=colour, width=1 + 7 * mid, dash=dash),
                                          opacity=line_opacity(mid)))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"head {h + 1}",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_("head {n}").format(n=h + 1),
                                  line=dict(color=colour, width=4, dash=dash)))
     _token_columns(fig, heads, tokens)
     n = len(tokens)
@@ -203,7 +204,8 @@ def line_opacity(weight: float) -> float:
 def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequence[str]) -> None:
     mean = np.mean(list(heads.values()), axis=0)  # (T, S)
     hover_left = [_top_keys(mean[i], tokens) for i in range(len(tokens))]
-    hover_right = [f"{mean[:, j].sum():.2f} of all attention (column sum)" for j in range(len(tokens))]
+    hover_right = [_("{share} of all attention (column sum)").format(share=num(mean[:, j].sum(), 2))
+                   for j in range(len(tokens))]
     for x, pos, hover in ((0.0, "middle left", hover_left), (1.0, "middle right", hover_right)):
         fig.add_trace(go.Scatter(
             x=[x] * len(tokens), y=list(range(len(tokens))), mode="markers+text", text=list(tokens),
@@ -211,11 +213,12 @@ def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequenc
             textfont=dict(color=label_colour(), size=charts.font_size()),
             showlegend=False, cliponaxis=False,
         ))
-    for x, name in ((0.0, "query"), (1.0, "key")):
+    for x, name in ((0.0, _("query")), (1.0, _("key"))):
         fig.add_annotation(x=x, y=-0.9, text=f"<b>{name}</b>", showarrow=False, yref="y", xref="x",
                            font=dict(color=label_colour()))
 
 
 def _top_keys(row: np.ndarray, tokens: Sequence[str], k: int = 3) -> str:
     order = np.argsort(row)[::-1][:k]
-    return "attends to " + ", ".join(f"{tokens[j]} ({row[j]:.2f})" for j in order)
+    keys = ", ".join(f"{tokens[j]} ({num(row[j], 2)})" for j in order)
+    return _("attends to {keys}").format(keys=keys)

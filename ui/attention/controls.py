@@ -7,6 +7,7 @@ every layer as NumPy arrays, computed by ``explorer.lab.internals``), and draws 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,6 +15,7 @@ import streamlit as st
 import torch
 
 from explorer.heads import MAX_HEADS, head_choices
+from explorer.i18n import N_, _, num
 from explorer.lab.block_steps import MLPSteps, walk_blocks
 from explorer.lab.internals import MASK_KINDS, AttentionSteps, lab_stack, trained_stack
 from explorer.lab.kv_groups import kv_heads_of
@@ -70,7 +72,7 @@ MAP_SENTENCES_DEFAULT = ("We sat on the bank of the river and watched the water.
                          "The boat drifted toward the muddy bank.")
 MLP_NEURON = "attn.mlp.neuron"  # *The MLP half*: the neuron whose top sentences are shown (-1: the text's top one)
 HEAD_SCORES = "attn.head_scores"  # (what was scored, (layers, heads) loss gained): the last *Score every head*
-OFF_MODES = {"zero": "Zero", "mean": "Its mean over the text"}
+OFF_MODES = {"zero": N_("Zero"), "mean": N_("Its mean over the text")}
 
 D_MODELS = (8, 16, 32, 64, 128)
 MAX_LAYERS = 4
@@ -80,9 +82,36 @@ LINK_MAX_LAYERS = 48
 LINK_MAX_HEADS = 32
 LAB_FAMILIES = tuple(f.name for f in FAMILIES if f.trainable and f.self_attention)  # trained models the lab takes apart
 EXAMPLES = {"sentence": "the cat sat on the mat", "protein": "MKTAYIAKQR", "digits": "31415926"}
-KIND_LABELS = {"sentence": "Sentence (words)", "protein": "Amino acids", "digits": "Digits"}
-MASK_LABELS = {"none": "None", "causal": "Causal", "padding": "Padding"}
-VIEWS = {"steps": "Step by step", "head": "One head", "grid": "All layers × heads", "lines": "Token lines"}
+KIND_LABELS = {"sentence": N_("Sentence (words)"), "protein": N_("Amino acids"), "digits": N_("Digits")}
+MASK_LABELS = {"none": N_("None"), "causal": N_("Causal"), "padding": N_("Padding")}
+VIEWS = {"steps": N_("Step by step"), "head": N_("One head"), "grid": N_("All layers × heads"),
+         "lines": N_("Token lines")}
+# How a LabRun's mask reads in a sentence: the random model's mask kinds, and the mask of each trained family (the
+# core's ``ModelFamily.mask_title`` stays English; this table, keyed by the family's id, translates it).
+MASK_WORDS = {"none": N_("none"), "causal": N_("causal"), "padding": N_("padding")}
+FAMILY_MASKS = {"regression": N_("padding (encoder-only model)"), "causal_lm": N_("causal (decoder-only model)"),
+                "seq2seq": N_("none (the encoder of the model)"), "masked_lm": N_("none (every position, one segment)")}
+# A pretrained model's mask (``ui.attention.pretrained.MASKS``), its model's name filled in
+PRETRAINED_MASKS = {"causal": N_("causal ({model} reads left to right)"), "none": N_("none ({model} reads both ways)")}
+_PRETRAINED_MASK = re.compile(r"(causal|none) \((.+) reads (?:left to right|both ways)\)")
+
+
+def family_mask(name: str) -> str:
+    """The mask of trained family ``name``, in the session's language (the core's English title when unknown)."""
+    title = family(name).mask_title
+    return _(FAMILY_MASKS[name]) if name in FAMILY_MASKS else title
+
+
+def shown_mask(mask: str) -> str:
+    """A LabRun's mask (kept in English, since runs are cached for every visitor) in the session's language."""
+    if mask in MASK_WORDS:
+        return _(MASK_WORDS[mask])
+    if mask in FAMILY_MASKS.values():
+        return _(mask)
+    found = _PRETRAINED_MASK.fullmatch(mask)
+    if found:
+        return _(PRETRAINED_MASKS[found.group(1)]).format(model=found.group(2))
+    return mask
 FIXED = "attn.fixed."  # prefix of the read-only widgets that show a trained model's settings
 
 URL_PARAMS = (
@@ -153,23 +182,23 @@ def input_controls(trained: state.TrainedModel | None = None, *, pretrained: boo
     kind = st.session_state.get(KIND, "sentence")
     with left:
         if pretrained:
-            _fixed(st.selectbox, "Input", "kind", "Subword tokens",
-                   help="A pretrained model reads your text in its own tokenizer's subwords (GPT-2: byte-pair "
-                        "encoding, BERT: WordPiece). Choose random weights to cut the text into words, amino "
-                        "acids or digits.")
+            _fixed(st.selectbox, _("Input"), "kind", _("Subword tokens"),
+                   help=_("A pretrained model reads your text in its own tokenizer's subwords (GPT-2: byte-pair "
+                          "encoding, BERT: WordPiece). Choose random weights to cut the text into words, amino "
+                          "acids or digits."))
         elif trained is None:
-            kind = st.selectbox("Input", INPUT_KINDS, format_func=KIND_LABELS.get, key=KIND,
-                                help="How the text is cut into tokens: words and punctuation, one amino acid per "
-                                     "token, or one digit per token. Each token becomes one row of X.")
+            kind = st.selectbox(_("Input"), INPUT_KINDS, format_func=lambda v: _(KIND_LABELS[v]), key=KIND,
+                                help=_("How the text is cut into tokens: words and punctuation, one amino acid per "
+                                       "token, or one digit per token. Each token becomes one row of X."))
         else:
-            _fixed(st.selectbox, "Input", "kind", "Characters of the task",
-                   help=f"The trained {trained.task_title} model reads your text one character at a time, in the "
-                        "vocabulary it was trained with. Choose random weights to cut the text into words, "
-                        "amino acids or digits.")
+            _fixed(st.selectbox, _("Input"), "kind", _("Characters of the task"),
+                   help=_("The trained {task} model reads your text one character at a time, in the vocabulary "
+                          "it was trained with. Choose random weights to cut the text into words, amino acids "
+                          "or digits.").format(task=trained.task_title))
     with right:
-        text = st.text_input("Text", key=TEXT, max_chars=400, placeholder=EXAMPLES[kind],
-                             help=f"The sequence the model reads (at most {MAX_TOKENS} tokens). Every token "
-                                  "attends to the others; the heatmaps show how much.")
+        text = st.text_input(_("Text"), key=TEXT, max_chars=400, placeholder=EXAMPLES[kind],
+                             help=_("The sequence the model reads (at most {n} tokens). Every token attends to "
+                                    "the others; the heatmaps show how much.").format(n=num(MAX_TOKENS)))
     return text, kind
 
 
@@ -193,66 +222,73 @@ def model_controls(*, projector: bool, trained: state.TrainedModel | None = None
         return
     d_model = int(st.session_state.get(D_MODEL, 16))
     heads = head_choices(d_model)
-    settle_choice(HEADS, heads, why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
+    settle_choice(HEADS, heads, why=_("the number of heads must divide d_model {d_model} and be at most "
+                                      "{max_heads}").format(d_model=d_model, max_heads=MAX_HEADS))
     with cols[0]:
-        st.selectbox("Heads", heads, key=HEADS,
-                     help=f"Attention heads per layer. Each head gets d_model / heads numbers per token and "
-                          f"learns its own pattern. Only divisors of d_model up to {MAX_HEADS} are offered.")
+        st.selectbox(_("Heads"), heads, key=HEADS,
+                     help=_("Attention heads per layer. Each head gets d_model / heads numbers per token and "
+                            "learns its own pattern. Only divisors of d_model up to {max_heads} are offered.")
+                     .format(max_heads=MAX_HEADS))
     with cols[1]:
-        st.radio("Mask", MASK_KINDS, format_func=MASK_LABELS.get, key=MASK, horizontal=True,
-                 help="Which keys a query may see. Causal: only itself and earlier tokens (GPT). Padding: "
-                      "<pad> tokens are appended and hidden from every query (a batch of unequal lengths).")
+        st.radio(_("Mask"), MASK_KINDS, format_func=lambda v: _(MASK_LABELS[v]), key=MASK, horizontal=True,
+                 help=_("Which keys a query may see. Causal: only itself and earlier tokens (GPT). Padding: "
+                        "<pad> tokens are appended and hidden from every query (a batch of unequal lengths)."))
     if projector:
         return
     with cols[2]:
         st.selectbox("d_model", D_MODELS, key=D_MODEL,
-                     help="Width of every token vector. Small widths keep the numbers readable in the cells.")
+                     help=_("Width of every token vector. Small widths keep the numbers readable in the cells."))
     with cols[3]:
-        st.slider("Layers", 1, MAX_LAYERS, key=LAYERS,
-                  help="Number of stacked blocks (attention + feed-forward). Each layer reads the previous "
-                       "layer's output.")
+        st.slider(_("Layers"), 1, MAX_LAYERS, key=LAYERS,
+                  help=_("Number of stacked blocks (attention + feed-forward). Each layer reads the previous "
+                         "layer's output."))
     with cols[4]:
-        st.number_input("Seed", 0, 9999, key=SEED,
-                        help="Seed of the random weights: the same seed always builds the same model.")
+        st.number_input(_("Seed"), 0, 9999, key=SEED,
+                        help=_("Seed of the random weights: the same seed always builds the same model."))
 
 
 def _trained_controls(entry: state.TrainedModel, cols: list, projector: bool) -> None:
     """The trained model's heads, mask, d_model, layers and training steps, shown read-only."""
-    config, why = entry.config, "Fixed by the trained model; choose random weights above to change it."
+    config, why = entry.config, _("Fixed by the trained model; choose random weights above to change it.")
     with cols[0]:
-        _fixed(st.selectbox, "Heads", "heads", config.n_heads, help=f"Attention heads per layer. {why}")
+        _fixed(st.selectbox, _("Heads"), "heads", config.n_heads,
+               help=_("Attention heads per layer. {why}").format(why=why))
     with cols[1]:
-        _fixed(st.radio, "Mask", "mask", family(entry.family).mask_title.capitalize(),
-               help=f"Which keys a query may see, as the model was trained. {why}")
+        mask = family_mask(entry.family)
+        _fixed(st.radio, _("Mask"), "mask", mask[:1].upper() + mask[1:],
+               help=_("Which keys a query may see, as the model was trained. {why}").format(why=why))
     if projector:
         return
     with cols[2]:
-        _fixed(st.selectbox, "d_model", "d_model", config.d_model, help=f"Width of every token vector. {why}")
+        _fixed(st.selectbox, "d_model", "d_model", config.d_model,
+               help=_("Width of every token vector. {why}").format(why=why))
     with cols[3]:
-        _fixed(st.slider, "Layers", "layers", config.n_layers, help=f"Number of stacked blocks. {why}")
+        _fixed(st.slider, _("Layers"), "layers", config.n_layers,
+               help=_("Number of stacked blocks. {why}").format(why=why))
     with cols[4]:
-        _fixed(st.number_input, "Training steps", "steps", entry.step,
-               help="Steps the model was trained on the Live Training page; trained weights have no seed.")
+        _fixed(st.number_input, _("Training steps"), "steps", entry.step,
+               help=_("Steps the model was trained on the Live Training page; trained weights have no seed."))
 
 
 def trained_entry(trained: list[state.TrainedModel]) -> state.TrainedModel | None:
     """The trained model chosen with the Weights control (None: random weights), read before it is drawn."""
     options = ["random", "pretrained", *(e.family for e in trained)]
-    settle_choice(SOURCE, options, why="no model of that kind was trained in this session (train one on the Live "
-                                       "Training page)")
+    settle_choice(SOURCE, options, why=_("no model of that kind was trained in this session (train one on the Live "
+                                         "Training page)"))
     return next((e for e in trained if e.family == st.session_state[SOURCE]), None)
 
 
 def source_control(trained: list[state.TrainedModel]) -> str:
     """Random, pretrained or trained weights; returns ``"random"``, ``"pretrained"`` or a trained model's family."""
     options = ["random", "pretrained", *(e.family for e in trained)]
-    titles = {"random": "Random weights (seed)", "pretrained": "Pretrained (GPT-2, Llama, BERT)"}
-    titles |= {e.family: f"Trained: {e.task_title} (step {e.step})" for e in trained}
-    return st.radio("Weights", options, format_func=titles.get, key=SOURCE, horizontal=True,
-                    help="Random weights show the mechanics; a published model (GPT-2, a Llama-family model, "
-                         "BERT) shows what real training on lots of text produced; a model trained on the Live "
-                         "Training page shows patterns it learned. Pretrained and trained models bring their own "
-                         "size, mask and vocabulary.")
+    titles = {"random": _("Random weights (seed)"), "pretrained": _("Pretrained (GPT-2, Llama, BERT)")}
+    titles |= {e.family: _("Trained: {task} (step {step})").format(task=e.task_title, step=num(e.step))
+               for e in trained}
+    return st.radio(_("Weights"), options, format_func=titles.get, key=SOURCE, horizontal=True,
+                    help=_("Random weights show the mechanics; a published model (GPT-2, a Llama-family model, "
+                           "BERT) shows what real training on lots of text produced; a model trained on the Live "
+                           "Training page shows patterns it learned. Pretrained and trained models bring their own "
+                           "size, mask and vocabulary."))
 
 
 def settings() -> LabSettings:
@@ -334,11 +370,13 @@ def trained_input(entry: state.TrainedModel, text: str) -> tuple[LabInput, objec
     try:
         task = getattr(entry, "task", None) or _task(entry.task_name, options)
     except (ImportError, ValueError, TypeError) as err:
-        raise ValueError(f"The {entry.task_title} task is not available here ({err}).") from err
+        raise ValueError(_("The {task} task is not available here ({error}).").format(task=entry.task_title,
+                                                                                       error=err)) from err
     vocab = task_vocabulary(task) or {}
     if vocab and max(vocab.values()) + 1 != entry.config.vocab_size:
-        raise ValueError(f"The {entry.task_title} model knows {entry.config.vocab_size} tokens but the task's "
-                         f"standard vocabulary has {max(vocab.values()) + 1}: it was trained with other options.")
+        raise ValueError(_("The {task} model knows {n} tokens but the task's standard vocabulary has {m}: it was "
+                           "trained with other options.").format(task=entry.task_title, n=num(entry.config.vocab_size),
+                                                                 m=num(max(vocab.values()) + 1)))
     cls = 1 if getattr(entry.model, "pool", None) == "cls" else 0
     lab = encode_for_task(task, text, max_tokens=min(MAX_TOKENS, entry.config.max_len - cls))
     return lab, task, vocab
@@ -350,12 +388,13 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
     Raises:
         ValueError: with a friendly message when the text cannot be encoded for this model.
     """
-    lab, _, vocab = trained_input(entry, text)
+    lab, _task_used, vocab = trained_input(entry, text)
     known = "".join(sorted(vocab))
     notices = lab.notices()
     if lab.empty and text.strip():
         shown = known if len(known) <= 40 else known[:40] + "…"
-        notices.append(f"The {entry.task_title} model reads only these characters: {shown}")
+        notices.append(_("The {task} model reads only these characters: {chars}").format(task=entry.task_title,
+                                                                                          chars=shown))
     config = entry.config
     mask = family(entry.family).mask_title
     if lab.empty:
@@ -372,6 +411,8 @@ def run_trained(entry: state.TrainedModel, text: str) -> LabRun:
         model.train(was_training)
     rotary = positional.get(config.positional).acts == "rotate"
     return LabRun(stack.labels, [_arrays(s.attention) for s in steps], config.n_heads, config.d_model,
-                  config.pre_norm, mask, rotary, f"{entry.task_title}, trained {entry.step} steps", None, notices,
+                  config.pre_norm, mask, rotary,
+                  _("{task}, trained {steps} steps").format(task=entry.task_title, steps=num(entry.step)), None,
+                  notices,
                   kv_heads=kv_heads_of(config), rms_norm=getattr(config, "norm_type", "layernorm") == "rmsnorm",
                   mlp=[_arrays(s.mlp) for s in steps])

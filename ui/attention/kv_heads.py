@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.lab.kv_groups import groups_off, heads_text, kv_groups, with_groups
 from ui.attention.controls import OFF_KV, OFF_PICK
 
@@ -23,8 +24,8 @@ def _kv_buttons(layer: int, heads: int, kv: int) -> None:
     st.session_state[key] = groups_off(st.session_state.get(f"{OFF_PICK}{layer}", ()), heads, kv)
     st.pills(f"L{layer + 1} K/V", list(range(kv)), format_func=lambda g: f"KV{g + 1}", selection_mode="multi",
              key=key, on_change=_kv_changed, args=(layer, heads, kv),
-             help="Click a key/value head to switch off every query head that reads it (its group); click again "
-                  "to switch the group back on.")
+             help=_("Click a key/value head to switch off every query head that reads it (its group); click again "
+                    "to switch the group back on."))
 
 
 def layer_buttons(layer: int, heads: int, kv: int) -> None:
@@ -34,10 +35,10 @@ def layer_buttons(layer: int, heads: int, kv: int) -> None:
         with left:
             _kv_buttons(layer, heads, kv)
     with right:
-        st.pills(f"Layer {layer + 1}", list(range(heads)), format_func=lambda h: f"H{h + 1}",
+        st.pills(_("Layer {n}").format(n=layer + 1), list(range(heads)), format_func=lambda h: f"H{h + 1}",
                  selection_mode="multi", key=f"{OFF_PICK}{layer}",
-                 help=f"Click a head of layer {layer + 1} to switch it off (click again to switch it back "
-                      "on); the model runs again at once.")
+                 help=_("Click a head of layer {n} to switch it off (click again to switch it back on); the model "
+                        "runs again at once.").format(n=layer + 1))
 
 
 def groups_off_note(layers: int, heads: int, kv: int) -> None:
@@ -47,5 +48,5 @@ def groups_off_note(layers: int, heads: int, kv: int) -> None:
            for g in groups_off(st.session_state.get(f"{OFF_PICK}{layer}", ()), heads, kv)]
     if off:
         named = "; ".join(f"L{layer + 1} K/V {g + 1} ({heads_text(groups[g])})" for layer, g in off[:6])
-        st.caption(f"K/V heads off: {named}{' …' if len(off) > 6 else ''}. A K/V head off means every query head "
-                   "of its group is off: they all read its keys and values.")
+        st.caption(_("K/V heads off: {named}. A K/V head off means every query head of its group is off: they all "
+                     "read its keys and values.").format(named=named + (" …" if len(off) > 6 else "")))

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
+from explorer.i18n import _, num
 from explorer.lab.block_steps import ACTIVATIONS
 from ui.attention.charts import matrix, matrix_row
 from ui.attention.controls import LabRun
@@ -30,8 +31,8 @@ def _norm_example(m: dict, tok: Sequence[str]) -> str:
     """The first token's statistics, to check its row by hand."""
     x = np.asarray(m["added"][0], dtype=float)
     if m["rms_norm"]:
-        return f"For “{tok[0]}”: √mean(x²) = {np.sqrt((x ** 2).mean()):.3f}."
-    return f"For “{tok[0]}”: μ = {x.mean():.3f}, σ = {x.std():.3f}."
+        return _("For “{token}”: √mean(x²) = {rms}.").format(token=tok[0], rms=num(np.sqrt((x ** 2).mean()), 3))
+    return _("For “{token}”: μ = {mean}, σ = {std}.").format(token=tok[0], mean=num(x.mean(), 3), std=num(x.std(), 3))
 
 
 def _activation_formula(kind: str) -> str:
@@ -48,16 +49,20 @@ def _activation_example(m: dict, tok: Sequence[str]) -> str:
     u, h = float(m["up"][0, n]), float(m["hidden"][0, n])
     if m["activation"] == "swiglu":
         g = float(m["gate"][0, n])
-        return (f"Neuron {n} on “{tok[0]}”: SiLU({g:.2f}) × {u:.2f} = {g / (1 + np.exp(-g)):.3f} × {u:.2f} "
-                f"= {h:.3f}. The gate decides, neuron by neuron, how much of U passes.")
-    return f"Neuron {n} on “{tok[0]}”: {ACTIVATIONS[m['activation']]}({u:.2f}) = {h:.3f}."
+        worked = (f"SiLU({num(g, 2)}) × {num(u, 2)} = {num(g / (1 + np.exp(-g)), 3)} × {num(u, 2)} "
+                  f"= {num(h, 3)}")
+        return _("Neuron {n} on “{token}”: {worked}. The gate decides, neuron by neuron, how much of U "
+                 "passes.").format(n=n, token=tok[0], worked=worked)
+    worked = f"{_(ACTIVATIONS[m['activation']])}({num(u, 2)}) = {num(h, 3)}"
+    return _("Neuron {n} on “{token}”: {worked}.").format(n=n, token=tok[0], worked=worked)
 
 
 def _wide(z: np.ndarray) -> tuple[np.ndarray, list[str], str]:
     """At most :data:`SHOWN_NEURONS` neuron columns, their labels and a note when some are left out."""
     n = z.shape[-1]
     shown = min(n, SHOWN_NEURONS)
-    note = f" Neurons 0–{shown - 1} of {n} shown; all of them are in the numbers below." if n > shown else ""
+    note = (" " + _("Neurons 0–{last} of {n} shown; all of them are in the numbers below.").format(
+        last=shown - 1, n=num(n))) if n > shown else ""
     return z[..., :shown], [str(i) for i in range(shown)], note
 
 
@@ -76,41 +81,45 @@ def mlp_half(run: LabRun, layer: int, row: Row, first: int = 10) -> dict:
     found: dict = {}
     n = first
     if m["norm_first"]:
-        found |= row(n, "Residual add", rf"h' = {h_in} + \mathrm{{out}}",
-                     f"{len(tok)} × {run.d_model}: the attention's output is added to the block's input (the "
-                     "residual stream), so nothing the stream held is lost.",
+        found |= row(n, _("Residual add"), rf"h' = {h_in} + \mathrm{{out}}",
+                     _("{t} × {d}: the attention's output is added to the block's input (the residual stream), so "
+                       "nothing the stream held is lost.").format(t=num(len(tok)), d=run.d_model),
                      lambda: matrix(m["added"], tok, dims, key=key.format("added")), {"h'": (m["added"], tok, dims)})
-        found |= row(n + 1, f"Norm ({norm})", rf"X_2 = \mathrm{{{norm}}}(h')",
-                     f"{_norm_example(m, tok)} Every token's vector rescaled before the MLP reads it.",
+        found |= row(n + 1, _("Norm ({norm})").format(norm=norm), rf"X_2 = \mathrm{{{norm}}}(h')",
+                     _norm_example(m, tok) + " " + _("Every token's vector rescaled before the MLP reads it."),
                      lambda: matrix(m["normed"], tok, dims, key=key.format("normed")),
                      {"X2": (m["normed"], tok, dims)})
         n += 2
     else:
-        found |= row(n, f"Residual add & norm ({norm})", rf"X_2 = \mathrm{{{norm}}}({h_in} + \mathrm{{out}})",
-                     f"Post-norm block: the attention's output is added to the input, then normalised. "
-                     f"{_norm_example(m, tok)}",
+        found |= row(n, _("Residual add & norm ({norm})").format(norm=norm),
+                     rf"X_2 = \mathrm{{{norm}}}({h_in} + \mathrm{{out}})",
+                     _("Post-norm block: the attention's output is added to the input, then normalised.") + " "
+                     + _norm_example(m, tok),
                      lambda: matrix(m["normed"], tok, dims, key=key.format("normed")),
                      {"h+out": (m["added"], tok, dims), "X2": (m["normed"], tok, dims)})
         n += 1
     found |= _up(m, tok, neurons, n, row, key)
     shown, cols, note = _wide(m["hidden"])
-    found |= row(n + 1, f"Activation ({ACTIVATIONS[m['activation']]})", _activation_formula(m["activation"]),
-                 f"{len(tok)} × {ff}: one column per neuron, its activation on each token. "
-                 f"{_activation_example(m, tok)}{note}",
+    found |= row(n + 1, _("Activation ({name})").format(name=_(ACTIVATIONS[m["activation"]])),
+                 _activation_formula(m["activation"]),
+                 _("{t} × {ff}: one column per neuron, its activation on each token.").format(t=num(len(tok)), ff=ff)
+                 + " " + _activation_example(m, tok) + note,
                  lambda: matrix(shown, tok, cols, key=key.format("hidden")), {"N": (m["hidden"], tok, neurons)})
-    found |= row(n + 2, "Down projection", r"M = N\,W_{down} + b_{down}",
-                 f"{len(tok)} × {run.d_model}: each neuron adds its row of W_down, scaled by its activation, back "
-                 "into the model's width.",
+    found |= row(n + 2, _("Down projection"), r"M = N\,W_{down} + b_{down}",
+                 _("{t} × {d}: each neuron adds its row of W_down, scaled by its activation, back into the model's "
+                   "width.").format(t=num(len(tok)), d=run.d_model),
                  lambda: matrix(m["down"], tok, dims, key=key.format("down")), {"M": (m["down"], tok, dims)})
     if m["norm_first"]:
-        formula, caption = rf"{h_out} = h' + M", "the MLP's output is added to the residual stream."
+        formula = rf"{h_out} = h' + M"
+        caption = _("{t} × {d}: the MLP's output is added to the residual stream.")
     else:
-        formula, caption = rf"{h_out} = \mathrm{{{norm}}}(X_2 + M)", "added to its input, then normalised."
+        formula = rf"{h_out} = \mathrm{{{norm}}}(X_2 + M)"
+        caption = _("{t} × {d}: added to its input, then normalised.")
     last = layer + 1 == len(run.mlp)
-    found |= row(n + 3, "Residual add: the layer's output", formula,
-                 f"{len(tok)} × {run.d_model}: {caption} "
-                 + ("This is the last layer's output (the model's final norm and head come next)." if last else
-                    f"This is layer {layer + 2}'s input X before its norm."),
+    found |= row(n + 3, _("Residual add: the layer's output"), formula,
+                 caption.format(t=num(len(tok)), d=run.d_model) + " "
+                 + (_("This is the last layer's output (the model's final norm and head come next).") if last else
+                    _("This is layer {layer}'s input X before its norm.").format(layer=layer + 2)),
                  lambda: matrix(m["output"], tok, dims, key=key.format("output")),
                  {"h_out": (m["output"], tok, dims)})
     return found
@@ -121,19 +130,21 @@ def _up(m: dict, tok: list[str], neurons: list[str], n: int, row: Row, key: str)
     if m["activation"] == "swiglu":
         gate, cols, note = _wide(m["gate"])
         up = _wide(m["up"])[0]
-        return row(n, "Gate and up projections", r"\begin{aligned}G &= X_2 W_{gate}\\ U &= X_2 W_{up}\end{aligned}",
-                   f"{len(tok)} × {m['up'].shape[-1]} each: SwiGLU has two projections up, one to gate the "
-                   f"other.{note}",
-                   lambda: matrix_row([gate, up], ["G (gate)", "U (up)"], tok, cols, key=key.format("gate_up")),
+        return row(n, _("Gate and up projections"),
+                   r"\begin{aligned}G &= X_2 W_{gate}\\ U &= X_2 W_{up}\end{aligned}",
+                   _("{t} × {ff} each: SwiGLU has two projections up, one to gate the other.").format(
+                       t=num(len(tok)), ff=m["up"].shape[-1]) + note,
+                   lambda: matrix_row([gate, up], [_("G (gate)"), _("U (up)")], tok, cols, key=key.format("gate_up")),
                    {"G": (m["gate"], tok, neurons), "U": (m["up"], tok, neurons)})
     shown, cols, note = _wide(m["up"])
-    return row(n, "Up projection", r"U = X_2 W_{up} + b_{up}",
-               f"{len(tok)} × {m['up'].shape[-1]}: the MLP widens each token's vector "
-               f"({m['up'].shape[-1] // max(m['normed'].shape[-1], 1)}× d_model here).{note}",
+    return row(n, _("Up projection"), r"U = X_2 W_{up} + b_{up}",
+               _("{t} × {ff}: the MLP widens each token's vector ({times}× d_model here).").format(
+                   t=num(len(tok)), ff=m["up"].shape[-1], times=m["up"].shape[-1] // max(m["normed"].shape[-1], 1))
+               + note,
                lambda: matrix(shown, tok, cols, key=key.format("up")), {"U": (m["up"], tok, neurons)})
 
 
 def mlp_caption() -> None:
     """One line under the steps: what the MLP half does and does not show."""
-    st.caption("The MLP reads each token on its own (no token looks at another here); what it adds to the stream "
-               "depends on which neurons fire. *Beyond attention → The MLP half* shows what excites a neuron.")
+    st.caption(_("The MLP reads each token on its own (no token looks at another here); what it adds to the stream "
+                 "depends on which neurons fire. *Beyond attention → The MLP half* shows what excites a neuron."))

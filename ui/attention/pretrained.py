@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.i18n import N_, _, ngettext, num
 from explorer.lab.kv_groups import kv_heads_of
 from explorer.lab.text_input import MAX_TOKENS
 from explorer.pretrained.lab import (
@@ -21,25 +22,35 @@ from explorer.pretrained.lab import (
 )
 from explorer.pretrained.similarity import embeds_sentences
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K, LabRun, _arrays
+from ui.attention.controls import (
+    LAYER,
+    PRETRAINED_MASKS,
+    PRETRAINED_MODEL,
+    TEMPERATURE,
+    TOP_K,
+    LabRun,
+    _arrays,
+    shown_mask,
+)
 from ui.attention.similarity import similarity_section
 from ui.common.pretrained import cache_key, load_shared, models_on_offer, pick_model, probability_table
 
 TEXT_FAMILIES = (*CAUSAL_FAMILIES, *ENCODER_FAMILIES)  # the families the lab takes apart
 TITLES = {"gpt2": "GPT-2", "llama": "Llama", "qwen2": "Qwen2", "bert": "BERT", "distilbert": "DistilBERT",
           "roberta": "RoBERTa"}
-MASKS = {**{f: f"causal ({TITLES[f]} reads left to right)" for f in CAUSAL_FAMILIES},
-         **{f: f"none ({TITLES[f]} reads both ways)" for f in ENCODER_FAMILIES}}
+# English, as runs are cached for every visitor; shown through ui.attention.controls.shown_mask
+MASKS = {**{f: PRETRAINED_MASKS["causal"].format(model=TITLES[f]) for f in CAUSAL_FAMILIES},
+         **{f: PRETRAINED_MASKS["none"].format(model=TITLES[f]) for f in ENCODER_FAMILIES}}
 # layer 1's input: tokens, positions and (BERT, RoBERTa) segments; a Llama-family model adds no positions (RoPE)
 EMBEDDINGS = {"gpt2": "E + P", "bert": r"\mathrm{LN}(E + P + S)", "distilbert": r"\mathrm{LN}(E + P)",
               "roberta": r"\mathrm{LN}(E + P + S)", **{f: "E" for f in MODERN_FAMILIES}}
-EMBEDDING_NOTES = {**{f: "E = token embeddings; positions enter inside attention, as rotations of Q and K (RoPE)"
+EMBEDDING_NOTES = {**{f: N_("E = token embeddings; positions enter inside attention, as rotations of Q and K (RoPE)")
                       for f in MODERN_FAMILIES},
-                   "gpt2": "E = token embeddings, P = learned positions",
-                   "bert": "E = token embeddings, P = learned positions, S = segment (sentence A)",
-                   "distilbert": "E = token embeddings, P = positions (DistilBERT has no segments)",
-                   "roberta": "E = token embeddings, P = learned positions (from row padding_idx + 1), S = its one "
-                              "segment"}
+                   "gpt2": N_("E = token embeddings, P = learned positions"),
+                   "bert": N_("E = token embeddings, P = learned positions, S = segment (sentence A)"),
+                   "distilbert": N_("E = token embeddings, P = positions (DistilBERT has no segments)"),
+                   "roberta": N_("E = token embeddings, P = learned positions (from row padding_idx + 1), S = its "
+                                 "one segment")}
 
 
 def pretrained_model() -> Pretrained | None:
@@ -52,15 +63,19 @@ def describe(pre: Pretrained) -> str:
     """One caption line: the model, its size and how it reads the text."""
     c = pre.config
     kv = kv_heads_of(c)
-    heads = f"{c.n_heads} query heads sharing {kv} K/V heads" if kv < c.n_heads else f"{c.n_heads} heads"
-    modern = " RMSNorm, SwiGLU feed-forward, rotary positions." if pre.family in MODERN_FAMILIES else ""
-    return (f"Weights of **{pre.name}** ({pre.architecture}): {pre.n_params:,} parameters, d_model {c.d_model}, "
-            f"{heads}, {c.n_layers} layers, mask {MASKS[pre.family].split(' (')[0]}.{modern} Your text is cut into "
-            "the model's own subword tokens"
-            + (" (␣ marks a leading space)." if pre.family in CAUSAL_FAMILIES else "."))
+    heads = (_("{n} query heads sharing {kv} K/V heads").format(n=num(c.n_heads), kv=num(kv)) if kv < c.n_heads
+             else ngettext("{n} head", "{n} heads", c.n_heads).format(n=num(c.n_heads)))
+    layers = ngettext("{n} layer", "{n} layers", c.n_layers).format(n=num(c.n_layers))
+    modern = " " + _("RMSNorm, SwiGLU feed-forward, rotary positions.") if pre.family in MODERN_FAMILIES else ""
+    reads = (_("Your text is cut into the model's own subword tokens (␣ marks a leading space).")
+             if pre.family in CAUSAL_FAMILIES else _("Your text is cut into the model's own subword tokens."))
+    return _("Weights of **{model}** ({architecture}): {params} parameters, d_model {d_model}, {heads}, {layers}, "
+             "mask {mask}.").format(model=pre.name, architecture=pre.architecture, params=num(pre.n_params),
+                                    d_model=c.d_model, heads=heads, layers=layers,
+                                    mask=shown_mask(MASKS[pre.family].split(" (")[0])) + modern + " " + reads
 
 
-@st.cache_data(max_entries=6, show_spinner="Running the model…")
+@st.cache_data(max_entries=6, show_spinner=False)
 def run_pretrained(_pre: Pretrained, name: str, text: str, layer: int) -> LabRun:
     """The model on ``text``: every layer's weights and every intermediate of ``layer`` (0-based).
 
@@ -104,33 +119,38 @@ def predictions(pre: Pretrained, text: str) -> None:
 
 
 def _table(guesses: list[Guess]) -> None:
-    probability_table([g.token for g in guesses], [g.probability for g in guesses], label="Token",
-                      help="␣ marks a leading space.")
+    probability_table([g.token for g in guesses], [g.probability for g in guesses], label=_("Token"),
+                      help=_("␣ marks a leading space."))
 
 
 def _next_token_table(pre: Pretrained, inp: PretrainedInput) -> None:
-    st.subheader("What comes next?")
+    st.subheader(_("What comes next?"))
     left, right = st.columns(2)
     with left:
-        k = st.slider("Top k", 1, 20, key=TOP_K,
-                      help="How many of the most likely next tokens to list.")
+        k = st.slider(_("Top k"), 1, 20, key=TOP_K,
+                      help=_("How many of the most likely next tokens to list."))
     with right:
-        temperature = st.slider("Temperature", 0.1, 2.0, step=0.1, key=TEMPERATURE,
-                                help="Divides the scores before softmax: below 1 sharpens the distribution "
-                                     "(the top token gets more), above 1 flattens it.")
-    st.caption(f"{pre.name}'s probabilities for the token after “{inp.tokens[-1]}”: softmax(logits / {temperature:g}).")
+        temperature = st.slider(_("Temperature"), 0.1, 2.0, step=0.1, key=TEMPERATURE,
+                                help=_("Divides the scores before softmax: below 1 sharpens the distribution "
+                                       "(the top token gets more), above 1 flattens it."))
+    st.caption(_("{model}'s probabilities for the token after “{token}”: softmax(logits / {t}).").format(
+        model=pre.name, token=inp.tokens[-1], t=f"{temperature:g}"))
     _table(next_tokens(pre, inp, k=k, temperature=temperature))
 
 
 def _fill_ins(pre: Pretrained, inp: PretrainedInput) -> None:
-    st.subheader("Fill in the blanks")
+    st.subheader(_("Fill in the blanks"))
     mask = pre.tokenizer.mask_token or "[MASK]"
     fills = mask_fills(pre, inp)
     if not fills:
-        why = "" if getattr(pre.model, "head", None) is not None else " (this model has no masked-LM head)"
-        st.info(f"Put **{mask}** in your text (e.g. “the cat sat on the {mask}”) to see what "
-                f"{TITLES[pre.family]} would write there{why}.", icon="🕳️")
+        if getattr(pre.model, "head", None) is not None:
+            text = _("Put **{mask}** in your text (e.g. “the cat sat on the {mask}”) to see what {model} would "
+                     "write there.")
+        else:
+            text = _("Put **{mask}** in your text (e.g. “the cat sat on the {mask}”) to see what {model} would "
+                     "write there (this model has no masked-LM head).")
+        st.info(text.format(mask=mask, model=TITLES[pre.family]), icon="🕳️")
         return
     for position, guesses in fills:
-        st.caption(f"Best fill-ins for {mask} at position {position}:")
+        st.caption(_("Best fill-ins for {mask} at position {position}:").format(mask=mask, position=position))
         _table(guesses)
