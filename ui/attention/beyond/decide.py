@@ -78,7 +78,7 @@ def _trained_reader(ctx: LensContext) -> Reader | str:
     entry = ctx.trained
 
     def read(text: str) -> lab.Reading:
-        inp, _, _ = trained_input(entry, text)
+        inp, _task, _vocab = trained_input(entry, text)
         if inp.dropped:
             raise ValueError(f"The {entry.task_title} model does not read {', '.join(map(repr, inp.dropped))}; "
                              "type only characters of its task.")
@@ -86,7 +86,7 @@ def _trained_reader(ctx: LensContext) -> Reader | str:
             raise ValueError(f"Type both texts in the {entry.task_title} model's characters.")
         return lab.Reading(inp.ids, inp.tokens)
 
-    _, _, vocab = trained_input(entry, "")
+    _inp, _task, vocab = trained_input(entry, "")
     name = f"{entry.family}:{entry.task_name}:{entry.step}:{id(entry.model)}"
     pairs = PAIRS_BY_TASK.get(entry.task_name, ())
     if isinstance(entry.model, CausalLM):

@@ -53,7 +53,7 @@ def _reader(ctx: LensContext, known: list[str]) -> tuple[Reader, str]:
     if ctx.pre is not None:
         return pretrained_reader(ctx.pre), "pretrained"
     if ctx.trained is not None:
-        _, task, vocab = trained_input(ctx.trained, ctx.text)
+        _inp, task, vocab = trained_input(ctx.trained, ctx.text)
         return trained_reader(ctx.model, task, token_labeller(vocab)), "characters"
     s = settings()
     return random_reader(ctx.model, s.kind, s.mask, known), "random"

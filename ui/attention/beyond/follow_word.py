@@ -138,7 +138,7 @@ def _downloads(paths: WordPaths, tokens: Sequence[str]) -> None:
     labels = [f"“{c.label}”" for c in paths.candidates]
     layers = [str(i) for i in range(1, paths.n_layers + 1)]
     title = f"Probability after each layer, reading “{tokens[paths.position]}” (logit lens)"
-    left, right, _ = st.columns([1, 1, 3])
+    left, right, _rest = st.columns([1, 1, 3])
     with left:
         _button("CSV", paths.csv, "follow_a_word.csv", "text/csv",
                 "Each candidate's probability and rank after every layer, one row per layer and candidate.")

@@ -95,7 +95,7 @@ def _attention_range(w: np.ndarray) -> tuple[float, float]:
 
 def _figure(e: Explained, values: np.ndarray, row: np.ndarray, which: str, method: str) -> go.Figure:
     z, text, names = as_rows(values, e.tokens, e.n_source)
-    w, _, _ = as_rows(row, e.tokens, e.n_source)
+    w, _t, _n = as_rows(row, e.tokens, e.n_source)
     cols = [str(i) for i in range(z.shape[1])]
     bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() and np.nanmax(np.abs(z)) > 0 else 1.0
     low, high = _attention_range(w)

@@ -60,7 +60,7 @@ def _build(ctx: LensContext) -> Question:
         return next_token_question(model, ids, tokens, ctx.shown.label)
     if isinstance(model, SequenceRegressor):
         return regressor_question(model, ids, tokens)
-    _, _, vocab = trained_input(ctx.trained, ctx.text)
+    _inp, _task, vocab = trained_input(ctx.trained, ctx.text)
     return seq2seq_question(model, ids, tokens, token_labeller(vocab), bos=BOS, eos=EOS)
 
 
