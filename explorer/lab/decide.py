@@ -209,5 +209,6 @@ def attribution_csv(dla: LogitAttribution) -> str:
     for part, layer, head, value in attribution_rows(dla):
         part = _(part) if part == REST else part
         lines.append(f"{part},{'' if layer is None else layer},{'' if head is None else head},{value!r}")
-    lines.append(f"{_('total')},,,{float(dla.total)!r}")
+    total = _("total")
+    lines.append(f"{total},,,{float(dla.total)!r}")
     return "\n".join(lines) + "\n"
