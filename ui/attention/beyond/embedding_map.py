@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.i18n import N_, _, num, percent
+from explorer.i18n import N_, _, num, percent, pgettext
 from explorer.lab.embedding_map import MAX_TOKENS, EmbeddingMap, embedding_map, token_table
 from explorer.lab.subjects import token_labeller
 from explorer.lab.word_uses import (
@@ -209,7 +209,7 @@ def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
         read.append(_("sentence {sentence}, token {index} of {n}: “{token}” (“{word}” is {pieces}: its last token is "
                       "read)").format(**fill) if len(use.pieces) > 1 else
                     _("sentence {sentence}, token {index} of {n}: “{token}”").format(**fill))
-    st.caption(_("Read at {places}.").format(places="; ".join(read)))
+    st.caption(_("Read at {places}.").format(places=pgettext("list separator", "; ").join(read)))
     png = lines_png(layers, series, title=_("“{word}”: cosine similarity per layer").format(word=c.word),
                     x_title=_("layer (0 = embedding row)"), y_title=_("cosine"), y_range=(min(0.0, float(np.min(
                         c.cosines))), 1.0))

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.i18n import N_, _, num, percent
+from explorer.i18n import N_, _, num, percent, pgettext
 from explorer.lab.follow_word import (
     MAX_CANDIDATES,
     Candidate,
@@ -133,7 +133,7 @@ def _summary(paths: WordPaths) -> str:
                     layer=first)
         parts.append(_("“{token}” ends at {share} (rank {rank}), the top token from layer {layer} on").format(**fill)
                      if first else _("“{token}” ends at {share} (rank {rank})").format(**fill))
-    return "; ".join(parts) + "."
+    return _("{items}.").format(items=pgettext("list separator", "; ").join(parts))
 
 
 def _button(label: str, data: Callable[[], str | bytes], name: str, mime: str, help: str) -> None:
