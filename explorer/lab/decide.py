@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from explorer.i18n import N_, _
 from explorer.lab.decide_pairs import differing
 from transformer_core.models import CausalLM, Seq2SeqTransformer
 from transformer_core.patching import (
@@ -39,6 +40,8 @@ from transformer_core.tasks.sequences import BOS, DIGIT0, EOS, PAD
 KINDS = ("causal", "masked", "seq2seq")  # how the answer is read: next token, [MASK] fill-in, output digit
 WHAT = ("residual", "heads")  # what one patch puts back: the residual stream at (layer, position), or one head
 CANDIDATES = 8  # answers offered per text: its likeliest outputs at the position read
+REST = N_("rest")  # the part of a logit difference that no head or MLP wrote (embeddings, biases, the norm's shift)
+
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def _reading_kind(model: nn.Module, kind: str) -> None:
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} is not one of {', '.join(KINDS)}.")
     if kind == "seq2seq" and not isinstance(model, Seq2SeqTransformer):
-        raise ValueError("Only the encoder–decoder reads its answer digit by digit.")
+        raise ValueError(_("Only the encoder–decoder reads its answer digit by digit."))
 
 
 def prepare(model: nn.Module, kind: str, clean: Reading, corrupt: Reading, *, mask_id: int | None = None,
@@ -83,19 +86,21 @@ def prepare(model: nn.Module, kind: str, clean: Reading, corrupt: Reading, *, ma
     """
     _reading_kind(model, kind)
     if len(clean.ids) != len(corrupt.ids):
-        raise ValueError(f"The first text has {len(clean.ids)} tokens and the second {len(corrupt.ids)}: "
-                         "patching swaps position for position, so both need the same number of tokens.")
+        raise ValueError(_("The first text has {first} tokens and the second {second}: patching swaps position for "
+                           "position, so both need the same number of tokens.").format(first=len(clean.ids),
+                                                                                       second=len(corrupt.ids)))
     marked = tuple(differing(clean.ids, corrupt.ids))
     if kind == "causal":
-        return Setup(kind, clean.ids, corrupt.ids, -1, None, clean.tokens, marked, f"after “{clean.tokens[-1]}”")
+        return Setup(kind, clean.ids, corrupt.ids, -1, None, clean.tokens, marked,
+                     _("after “{token}”").format(token=clean.tokens[-1]))
     if kind == "masked":
         spots = [i for i, t in enumerate(clean.ids) if t == mask_id]
         if not spots:
-            raise ValueError("Put [MASK] in both texts: BERT's answer is its fill-in for the masked word.")
+            raise ValueError(_("Put [MASK] in both texts: BERT's answer is its fill-in for the masked word."))
         if corrupt.ids[spots[0]] != mask_id:
-            raise ValueError("[MASK] must be at the same place in both texts.")
+            raise ValueError(_("[MASK] must be at the same place in both texts."))
         return Setup(kind, clean.ids, corrupt.ids, spots[0], None, clean.tokens, marked,
-                     f"at the first [MASK] (position {spots[0]})")
+                     _("at the first [MASK] (position {position})").format(position=spots[0]))
     return _seq2seq(model, clean, corrupt, marked, stack or "encoder")
 
 
@@ -111,7 +116,7 @@ def _seq2seq(model: Seq2SeqTransformer, clean: Reading, corrupt: Reading, marked
     if stack != "encoder":  # the decoder's stream: BOS and the clean answer's digits, the same in both runs
         columns, marks = tuple(digit_label(i) for i in target), ()
     return Setup("seq2seq", (clean.ids, target), (corrupt.ids, target), -1, stack, tuple(columns), marks,
-                 f"at output digit {at + 1}")
+                 _("at output digit {digit}").format(digit=at + 1))
 
 
 def digit_label(i: int) -> str:
@@ -174,15 +179,18 @@ def run_patching(model: nn.Module, setup: Setup, answer: int, other: int, what: 
 def attribution(model: nn.Module, setup: Setup, answer: int, other: int) -> LogitAttribution | str:
     """Direct logit attribution of ``answer`` against ``other`` on the clean text, or why the model has none."""
     if not isinstance(model, CausalLM):
-        what = "BERT reads its answer through a norm after each block" if setup.kind == "masked" else \
-            "the encoder–decoder's answer also depends on the decoder's own blocks and cross-attention"
-        return (f"Direct logit attribution splits the answer of a decoder-only model whose blocks add into one "
-                f"stream read through one final norm; {what}, so it is not split here.")
+        if setup.kind == "masked":
+            return _("Direct logit attribution splits the answer of a decoder-only model whose blocks add into one "
+                     "stream read through one final norm; BERT reads its answer through a norm after each block, so "
+                     "it is not split here.")
+        return _("Direct logit attribution splits the answer of a decoder-only model whose blocks add into one "
+                 "stream read through one final norm; the encoder–decoder's answer also depends on the decoder's own "
+                 "blocks and cross-attention, so it is not split here.")
     try:
         with _eval(model):
             return direct_logit_attribution(model, setup.clean, answer, other, position=setup.position)
     except ValueError as err:
-        return f"Direct logit attribution does not apply to this model: {err}"
+        return _("Direct logit attribution does not apply to this model: {error}").format(error=err)
 
 
 def attribution_rows(dla: LogitAttribution) -> list[tuple[str, int | None, int | None, float]]:
@@ -191,14 +199,16 @@ def attribution_rows(dla: LogitAttribution) -> list[tuple[str, int | None, int |
     for layer in range(dla.mlps.size):
         rows += [(f"L{layer + 1} H{h + 1}", layer + 1, h + 1, float(v)) for h, v in enumerate(dla.heads[layer])]
         rows.append((f"L{layer + 1} MLP", layer + 1, None, float(dla.mlps[layer])))
-    rows.append(("rest", None, None, float(dla.rest)))
+    rows.append((REST, None, None, float(dla.rest)))
     return rows
 
 
 def attribution_csv(dla: LogitAttribution) -> str:
     """The parts as CSV (full precision), with the model's own logit difference as the last line."""
-    lines = ["part,layer,head,value"]
+    lines = [",".join((_("part"), _("layer"), _("head"), _("value")))]
     for part, layer, head, value in attribution_rows(dla):
+        part = _(part) if part == REST else part
         lines.append(f"{part},{'' if layer is None else layer},{'' if head is None else head},{value!r}")
-    lines.append(f"total,,,{float(dla.total)!r}")
+    total = _("total")
+    lines.append(f"{total},,,{float(dla.total)!r}")
     return "\n".join(lines) + "\n"

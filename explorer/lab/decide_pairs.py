@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from explorer.i18n import N_
+
 
 @dataclass(frozen=True)
 class TextPair:
     """Two texts that differ in a word, and what the difference should change."""
 
     key: str  # its name in the picker and the link, e.g. "agreement"
-    title: str  # the picker's label
+    title: str  # the picker's label (English, marked with N_: shown through _())
     clean: str  # the text whose answer patching tries to bring back
     corrupt: str  # the same text with one word changed
-    about: str  # what a student should expect, one sentence
+    about: str  # what a student should expect, one sentence (English, marked with N_)
 
     def __post_init__(self) -> None:
         if not self.key.isidentifier() or not self.clean or not self.corrupt:
@@ -29,39 +31,39 @@ class TextPair:
 
 
 CAUSAL_PAIRS = (  # GPT-2, Llama, Qwen2: the next token after the text
-    TextPair("agreement", "Agreement: is / are", "The keys to the cabinet", "The key to the cabinet",
-             "A plural subject asks for “are”, a singular one for “is”; the verb is three words away."),
-    TextPair("name", "A name (who gets the drink)", "When Mary and John went to the store, John gave a drink to",
+    TextPair("agreement", N_("Agreement: is / are"), "The keys to the cabinet", "The key to the cabinet",
+             N_("A plural subject asks for “are”, a singular one for “is”; the verb is three words away.")),
+    TextPair("name", N_("A name (who gets the drink)"), "When Mary and John went to the store, John gave a drink to",
              "When Mary and John went to the store, Mary gave a drink to",
-             "The answer is the name that was not repeated: Mary on the first text, John on the second."),
-    TextPair("count", "A count", "1 2 3 4 5", "1 2 3 4 7",
-             "The next number follows the last one: 6 after 5, 8 after 7."),
-    TextPair("fact", "A fact (a capital)", "The capital of France is", "The capital of Italy is",
-             "A stored fact: Paris for France, Rome for Italy."),
+             N_("The answer is the name that was not repeated: Mary on the first text, John on the second.")),
+    TextPair("count", N_("A count"), "1 2 3 4 5", "1 2 3 4 7",
+             N_("The next number follows the last one: 6 after 5, 8 after 7.")),
+    TextPair("fact", N_("A fact (a capital)"), "The capital of France is", "The capital of Italy is",
+             N_("A stored fact: Paris for France, Rome for Italy.")),
 )
 MASKED_PAIRS = (  # BERT-family models: the fill-in for [MASK]
-    TextPair("agreement", "Agreement: is / are", "the keys to the cabinet [MASK] on the table.",
+    TextPair("agreement", N_("Agreement: is / are"), "the keys to the cabinet [MASK] on the table.",
              "the key to the cabinet [MASK] on the table.",
-             "A plural subject asks for “are”, a singular one for “is”."),
-    TextPair("fact", "A fact (a capital)", "paris is the capital of [MASK].", "rome is the capital of [MASK].",
-             "A stored fact: France for Paris, Italy for Rome."),
+             N_("A plural subject asks for “are”, a singular one for “is”.")),
+    TextPair("fact", N_("A fact (a capital)"), "paris is the capital of [MASK].", "rome is the capital of [MASK].",
+             N_("A stored fact: France for Paris, Italy for Rome.")),
 )
 GRAMMAR_PAIRS = (  # the character model trained on the built-in grammar corpus: the next character
-    TextPair("agreement", "Agreement: sing / sings", "The robot sing", "The birds sing",
-             "One robot sings (an “s” comes next), several birds sing (a space or a full stop)."),
-    TextPair("article", "a / an", "The cat likes an", "The cat likes a ",
-             "After “an” the next word starts with a vowel; after “a ” with a consonant."),
+    TextPair("agreement", N_("Agreement: sing / sings"), "The robot sing", "The birds sing",
+             N_("One robot sings (an “s” comes next), several birds sing (a space or a full stop).")),
+    TextPair("article", N_("a / an"), "The cat likes an", "The cat likes a ",
+             N_("After “an” the next word starts with a vowel; after “a ” with a consonant.")),
 )
 INDUCTION_PAIRS = (  # the induction task: letters, then their repeat
-    TextPair("repeat", "One letter of the string changed", "KDHAPBMCJOELKDHAP", "KDHAPFMCJOELKDHAP",
-             "The repeat copies the first string: after “KDHAP” comes B on the first text, F on the second."),
+    TextPair("repeat", N_("One letter of the string changed"), "KDHAPBMCJOELKDHAP", "KDHAPFMCJOELKDHAP",
+             N_("The repeat copies the first string: after “KDHAP” comes B on the first text, F on the second.")),
 )
 DIGIT_PAIRS = (  # the encoder–decoder digit tasks (copy, reverse, sort): the answer's first changed digit
-    TextPair("digit", "One digit changed", "31415926", "31475926",
-             "The answer moves the changed digit where the task puts it; the first output digit that differs is "
-             "read."),
-    TextPair("first", "The first digit changed", "52718364", "92718364",
-             "Only the first input digit changes; copy writes it first, reverse last."),
+    TextPair("digit", N_("One digit changed"), "31415926", "31475926",
+             N_("The answer moves the changed digit where the task puts it; the first output digit that differs is "
+                "read.")),
+    TextPair("first", N_("The first digit changed"), "52718364", "92718364",
+             N_("Only the first input digit changes; copy writes it first, reverse last.")),
 )
 PAIRS_BY_TASK = {"char_lm": GRAMMAR_PAIRS, "induction": INDUCTION_PAIRS, "copy": DIGIT_PAIRS,
                  "reverse": DIGIT_PAIRS, "sort": DIGIT_PAIRS}

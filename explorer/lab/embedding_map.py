@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import _
+
 NEIGHBOURS = 5  # nearest tokens listed per chosen token
 MAX_TOKENS = 40  # the most tokens one map shows (their labels must stay readable)
 
@@ -30,7 +32,8 @@ def token_table(model: nn.Module) -> torch.Tensor:
         table = getattr(getattr(model, owner, None), "tokens", None)
         if isinstance(table, nn.Embedding):
             return table.weight
-    raise ValueError(f"A {type(model).__name__} has no token-embedding table: it does not read tokens.")
+    raise ValueError(_("A {model} has no token-embedding table: it does not read tokens.").format(
+        model=type(model).__name__))
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,9 @@ def pca_2d(rows: torch.Tensor) -> Plane:
     """
     x = torch.as_tensor(rows).detach().double()
     if x.dim() != 2 or x.size(0) < 3:
-        raise ValueError("Choose at least three different tokens to place on the map.")
+        raise ValueError(_("Choose at least three different tokens to place on the map."))
     x = x - x.mean(dim=0, keepdim=True)  # (N, C) centred
-    _, s, vh = torch.linalg.svd(x, full_matrices=False)  # s (K,), vh (K, C): directions of most spread first
+    _u, s, vh = torch.linalg.svd(x, full_matrices=False)  # s (K,), vh (K, C): directions of most spread first
     vh = vh[:2]
     signs = torch.sign(vh.gather(1, vh.abs().argmax(dim=1, keepdim=True)))  # (2, 1)
     vh = vh * torch.where(signs == 0, torch.ones_like(signs), signs)
@@ -95,11 +98,11 @@ class EmbeddingMap:
         """One record per token (its coordinates and neighbours): the CSV's rows."""
         out = []
         for i, (tid, label) in enumerate(zip(self.ids, self.labels, strict=True)):
-            row: dict[str, object] = {"token": label, "token_id": tid, "pc1": float(self.plane.coords[i, 0]),
+            row: dict[str, object] = {_("token"): label, _("token_id"): tid, "pc1": float(self.plane.coords[i, 0]),
                                       "pc2": float(self.plane.coords[i, 1])}
             for r, (name, cos) in enumerate(zip(self.neighbour_labels[i], self.cosines[i], strict=True), 1):
-                row[f"neighbour_{r}"] = name
-                row[f"cosine_{r}"] = float(cos)
+                row[_("neighbour_{n}").format(n=r)] = name
+                row[_("cosine_{n}").format(n=r)] = float(cos)
             out.append(row)
         return out
 
@@ -114,9 +117,11 @@ def embedding_map(model: nn.Module, ids: Sequence[int], label: Callable[[int], s
     table = token_table(model)
     chosen = tuple(dict.fromkeys(int(i) for i in ids))
     if len(chosen) > MAX_TOKENS:
-        raise ValueError(f"The map shows at most {MAX_TOKENS} tokens; you chose {len(chosen)}.")
+        raise ValueError(_("The map shows at most {most} tokens; you chose {n}.").format(most=MAX_TOKENS,
+                                                                                        n=len(chosen)))
     if any(not 0 <= i < table.size(0) for i in chosen):
-        raise ValueError(f"Token ids must lie in 0..{table.size(0) - 1}.")
+        raise ValueError(_("Token ids must lie in 0..{last}.").format(last=table.size(0) - 1))
+
     plane = pca_2d(table.detach()[list(chosen)])
     near, cos = nearest(table, chosen, k)
     names = tuple(tuple(label(int(j)) for j in row) for row in near)

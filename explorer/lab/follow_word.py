@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import _
 from transformer_core.lens import follow_tokens
 
 MAX_CANDIDATES = 5  # more lines than this make the chart unreadable on a projector
@@ -34,7 +35,7 @@ class Candidate:
         """A sentence when a typed word was cut to its first token."""
         if self.typed is None or self.typed == self.label:
             return None
-        return f"“{self.typed}” is followed as its first token, “{self.label}”."
+        return _("“{word}” is followed as its first token, “{token}”.").format(word=self.typed, token=self.label)
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class WordPaths:
         """One row per layer and candidate: layer (1-based), token, id, probability, rank."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["layer", "token", "token_id", "probability", "rank"])
+        writer.writerow([_("layer"), _("token"), _("token_id"), _("probability"), _("rank")])
         for layer in range(self.n_layers):
             for k, c in enumerate(self.candidates):
                 writer.writerow([layer + 1, c.label, c.id, f"{float(self.probs[layer, k]):.6g}",
@@ -89,7 +90,7 @@ def typed_candidate(word: str, encode: Callable[[str], Sequence[int]],
     """
     ids = list(encode(word))
     if not word.strip() or not ids:
-        raise ValueError(f"“{word}” gives no token this model knows.")
+        raise ValueError(_("“{word}” gives no token this model knows.").format(word=word))
     return Candidate(int(ids[0]), label(int(ids[0])), typed=word)
 
 
@@ -129,8 +130,10 @@ def follow_word(model: nn.Module, ids: Sequence[int], candidates: Sequence[Candi
     """
     unique = tuple({c.id: c for c in candidates}.values())
     if len(unique) > MAX_CANDIDATES:
-        raise ValueError(f"Follow at most {MAX_CANDIDATES} tokens at once; {len(unique)} were chosen.")
+        raise ValueError(_("Follow at most {most} tokens at once; {n} were chosen.").format(most=MAX_CANDIDATES,
+                                                                                          n=len(unique)))
     if not unique:
-        raise ValueError("Choose at least one token to follow.")
+        raise ValueError(_("Choose at least one token to follow."))
+
     paths = follow_tokens(model, list(ids), [c.id for c in unique], position=position)
     return WordPaths(unique, paths.position, paths.probs, paths.ranks)

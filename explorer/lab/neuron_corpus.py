@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from explorer.i18n import _
 from transformer_core.models import Seq2SeqTransformer
 from transformer_core.neurons import neuron_activations
 from transformer_core.tasks.sequences import BOS
@@ -138,7 +139,8 @@ def scan_corpus(model: nn.Module, read: Reader, *, sentences: Sequence[str] | No
         if progress is not None and (i % CHUNK == CHUNK - 1 or i == len(sentences) - 1):
             progress(i + 1, len(sentences))
     if best is None:
-        raise ValueError("This model knows none of the corpus's tokens, so it cannot read it.")
+        raise ValueError(_("This model knows none of the corpus's tokens, so it cannot read it."))
+
     read_count = sum(1 for t in tokens if t)
     return CorpusNeurons(sentences, tuple(tokens), best[0], best[1].to(torch.int32), best[2].to(torch.int32),
                          read_count, len(sentences) - read_count)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import _
 from explorer.lab.head_switch import Outcome, Ranked, Subject, top_ranked
 from explorer.lab.internals import build_lab_encoder, lab_outputs
 from explorer.lab.text_input import LabInput, pad_input, padded_length, tokenize
@@ -42,9 +43,10 @@ def pretrained_subject(pre: Pretrained, inp: PretrainedInput, *, k: int = 10, te
     def read() -> Outcome:
         if pre.family in CAUSAL_FAMILIES:
             guesses = next_tokens(pre, inp, k=k, temperature=temperature)
-            return Outcome(ranked=(_ranked(f"Next token after “{inp.tokens[-1]}”", guesses),))
+            return Outcome(ranked=(_ranked(_("Next token after “{token}”").format(token=inp.tokens[-1]), guesses),))
         fills = mask_fills(pre, inp)
-        return Outcome(ranked=tuple(_ranked(f"Fill-ins for position {i}", g) for i, g in fills))
+        return Outcome(ranked=tuple(_ranked(_("Fill-ins for position {position}").format(position=i), g)
+                                    for i, g in fills))
 
     return Subject(pre.model, next(iter(attention_stacks(pre.model))), lambda m: m(ids), read)
 
@@ -78,14 +80,15 @@ def _answer(model: nn.Module, task: object, src: torch.Tensor, label) -> tuple[s
     if isinstance(model, Seq2SeqTransformer) and isinstance(task, SequenceTask):
         steps = min(src.size(1) + 1, model.config.max_len - 1)
         out = model.greedy_decode(src, bos_id=BOS, max_new_tokens=steps, eos_id=EOS)
-        return digits_text(out[0, 1:]) or "(nothing)", ()
+        return digits_text(out[0, 1:]) or _("(nothing)"), ()
     if isinstance(model, CausalLM):
-        title = f"Next character after “{label(int(src[0, -1]))}”"
+        title = _("Next character after “{token}”").format(token=label(int(src[0, -1])))
         return "", (top_ranked(model(src)[0, -1], label, title, NEXT_K),)
     if isinstance(model, SequenceRegressor):
         values = model(src)[0].double().tolist()
-        names = tuple(f"output {i + 1}" for i in range(len(values)))
-        return "", (Ranked("Predicted values", names, tuple(values), probability=False),)
+        names = tuple(_("output {n}").format(n=i + 1) for i in range(len(values)))
+        return "", (Ranked(_("Predicted values"), names, tuple(values), probability=False),)
+
     return "", ()
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import _, ngettext, num, percent
 from transformer_core.attribution import Attribution, token_attributions
 from transformer_core.bert import BertEncoder
 from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
@@ -46,9 +47,12 @@ class Explained:
         which it is in words."""
         at = max(0, min(layer, self.attention.shape[0] - 1))
         if head is None:
-            return self.attention[at].mean(axis=0), f"layer {at + 1}, averaged over its {self.attention.shape[1]} heads"
+            n = self.attention.shape[1]
+            return self.attention[at].mean(axis=0), ngettext(
+                "layer {layer}, averaged over its {n} head", "layer {layer}, averaged over its {n} heads", n
+            ).format(layer=at + 1, n=n)
         h = max(0, min(head, self.attention.shape[1] - 1))
-        return self.attention[at, h], f"layer {at + 1}, head {h + 1}"
+        return self.attention[at, h], _("layer {layer}, head {head}").format(layer=at + 1, head=h + 1)
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class Question:
 
 
 def _percent(p: float) -> str:
-    return f"{p:.0%}" if p >= 0.01 else f"{p:.1%}" if p >= 0.001 else "<0.1%"
+    return percent(p, 0) if p >= 0.01 else percent(p, 1) if p >= 0.001 else "<" + percent(0.001, 1)
 
 
 def _rows(attention: dict, name: str, position: int) -> np.ndarray:
@@ -75,11 +79,11 @@ def next_token_question(model: nn.Module, ids: Sequence[int], tokens: Sequence[s
         logits, attention = model.forward_with_attention(torch.tensor([list(ids)]))  # (1, T, V)
     probs = torch.softmax(logits[0, -1].double(), dim=-1)
     rows = _rows(attention, "decoder", -1)
-    reader = f"“{tokens[-1]}”, the last token (its output predicts the next one)"
+    reader = _("“{token}”, the last token (its output predicts the next one)").format(token=tokens[-1])
     values, top = probs.topk(min(k, probs.numel()))
     choices = tuple(Explained(f"“{label(int(i))}” ({_percent(float(p))})", label(int(i)), tuple(ids), int(i), -1,
                               tuple(tokens), 0, rows, reader) for p, i in zip(values, top, strict=True))
-    return Question(f"Next token after “{tokens[-1]}”", choices)
+    return Question(_("Next token after “{token}”").format(token=tokens[-1]), choices)
 
 
 def fill_in_question(model: BertEncoder, ids: Sequence[int], tokens: Sequence[str], mask_id: int, label: Label,
@@ -94,12 +98,15 @@ def fill_in_question(model: BertEncoder, ids: Sequence[int], tokens: Sequence[st
     for p in spots:
         probs = torch.softmax(logits[0, p].double(), dim=-1)
         rows = _rows(attention, "encoder", p)
-        where = f"position {p}: " if len(spots) > 1 else ""
+        many = len(spots) > 1
         values, top = probs.topk(min(k, probs.numel()))
-        choices += [Explained(f"{where}“{label(int(i))}” ({_percent(float(pr))})", label(int(i)), tuple(ids), int(i),
-                              p, tuple(tokens), 0, rows, f"the [MASK] at position {p} (its output is the fill-in)")
-                    for pr, i in zip(values, top, strict=True)]
-    return Question("Fill-in for [MASK]", tuple(choices))
+        reader = _("the [MASK] at position {position} (its output is the fill-in)").format(position=p)
+        for pr, i in zip(values, top, strict=True):
+            name, share = label(int(i)), _percent(float(pr))
+            shown = (_("position {position}: “{token}” ({share})").format(position=p, token=name, share=share) if many
+                     else _("“{token}” ({share})").format(token=name, share=share))
+            choices.append(Explained(shown, name, tuple(ids), int(i), p, tuple(tokens), 0, rows, reader))
+    return Question(_("Fill-in for [MASK]"), tuple(choices))
 
 
 def seq2seq_question(model: Seq2SeqTransformer, src: Sequence[int], tokens: Sequence[str], label: Label, *,
@@ -118,13 +125,14 @@ def seq2seq_question(model: Seq2SeqTransformer, src: Sequence[int], tokens: Sequ
     for n, (t, name) in enumerate(zip(answer, names, strict=True)):
         tgt = [bos, *answer[:n]]
         with evaluating(model):
-            _, attention = model.forward_with_attention(source, torch.tensor([tgt]))
+            _out, attention = model.forward_with_attention(source, torch.tensor([tgt]))
         rows = np.concatenate([_rows(attention, "cross", -1), _rows(attention, "decoder", -1)], axis=-1)
-        choices.append(Explained(f"output token {n + 1}: “{name}”", name, (tuple(src), tuple(tgt)), int(t), -1,
+        choices.append(Explained(_("output token {n}: “{token}”").format(n=n + 1, token=name), name,
+                                 (tuple(src), tuple(tgt)), int(t), -1,
                                  (*tokens, "<start>", *names[:n]), len(src), rows,
-                                 f"the decoder's position {n} (it writes output token {n + 1}): cross-attention "
-                                 "over the source, self-attention over the target"))
-    return Question("Output token of the answer", tuple(choices))
+                                 _("the decoder's position {position} (it writes output token {n}): cross-attention "
+                                   "over the source, self-attention over the target").format(position=n, n=n + 1)))
+    return Question(_("Output token of the answer"), tuple(choices))
 
 
 def regressor_question(model: SequenceRegressor, ids: Sequence[int], tokens: Sequence[str]) -> Question:
@@ -134,12 +142,13 @@ def regressor_question(model: SequenceRegressor, ids: Sequence[int], tokens: Seq
         out, attention = model.forward_with_attention(torch.tensor([list(ids)]))  # (1, outputs)
     weights = torch.stack([w[0] for w in attention["encoder"]]).float().cpu().numpy()  # (L, H, S', S')
     if model.pool == "cls":
-        rows, reader = weights[:, :, 0, 1:], "the CLS token (the output reads it); its weight on itself is left out"
+        rows, reader = weights[:, :, 0, 1:], _("the CLS token (the output reads it); its weight on itself is left out")
     else:
-        rows, reader = weights.mean(axis=2), "every token, averaged (the output averages every token's vector)"
-    choices = tuple(Explained(f"output {i + 1} = {v:.3f}", f"output {i + 1}", tuple(ids), i, -1, tuple(tokens), 0,
+        rows, reader = weights.mean(axis=2), _("every token, averaged (the output averages every token's vector)")
+    choices = tuple(Explained(_("output {n} = {value}").format(n=i + 1, value=num(v, 3)),
+                              _("output {n}").format(n=i + 1), tuple(ids), i, -1, tuple(tokens), 0,
                               rows, reader) for i, v in enumerate(out[0].double().tolist()))
-    return Question("Predicted number", choices)
+    return Question(_("Predicted number"), choices)
 
 
 def written_token(ids: Sequence[int], position: int, token_id: int, token: str, tokens: Sequence[str],
@@ -149,7 +158,8 @@ def written_token(ids: Sequence[int], position: int, token_id: int, token: str, 
     before = tuple(ids[:position])
     if not before:
         raise ValueError("A written token needs text before it.")
-    reader = f"“{tokens[position - 1]}”, the token read just before it"
+    reader = _("“{token}”, the token read just before it").format(token=tokens[position - 1])
+
     return Explained(f"“{token}”", token, before, int(token_id), -1, tuple(tokens[:position]), 0,
                      np.asarray(attention, dtype=np.float32), reader)
 

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import _
 from explorer.lab.embedding_map import token_table
 from explorer.lab.internals import lab_stack, trained_stack
 from explorer.lab.text_input import MAX_TOKENS, encode_for_task, tokenize
@@ -62,10 +63,10 @@ def find_word(reader: Reader, word: str, sentence: str) -> WordUse:
     """
     word = word.strip()
     if not word:
-        raise ValueError("Type the word to follow.")
+        raise ValueError(_("Type the word to follow."))
     found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", sentence, flags=re.IGNORECASE)
     if found is None:
-        raise ValueError(f"“{word}” is not in the sentence “{sentence}”.")
+        raise ValueError(_("“{word}” is not in the sentence “{sentence}”.").format(word=word, sentence=sentence))
     upto = reader.plain(sentence[:found.end()])  # the sentence's tokens up to the word's end
     whole = reader.plain(sentence)
     before = reader.plain(sentence[:found.start()]) if found.start() else ()
@@ -74,10 +75,12 @@ def find_word(reader: Reader, word: str, sentence: str) -> WordUse:
     ids, tokens = reader.encode(sentence)
     lead = next((i for i in range(len(ids) - len(whole) + 1) if tuple(ids[i:i + len(whole)]) == whole), None)
     if not upto or tuple(whole[:len(upto)]) != tuple(upto) or len(before) >= len(upto) or lead is None:
-        raise ValueError(f"In “{sentence}” the tokens do not end where “{word}” ends; try another sentence.")
+        raise ValueError(_("In “{sentence}” the tokens do not end where “{word}” ends; try another sentence.").format(
+            sentence=sentence, word=word))
     index = lead + len(upto) - 1
     if index >= len(ids):
-        raise ValueError(f"“{word}” stands past the tokens this model reads in “{sentence}”; shorten it.")
+        raise ValueError(_("“{word}” stands past the tokens this model reads in “{sentence}”; shorten it.").format(
+            word=word, sentence=sentence))
     pieces = tuple(reader.label(i) for i in upto[len(before):])
     return WordUse(sentence, tuple(ids), tuple(tokens), index, pieces)
 
@@ -126,8 +129,9 @@ def compare_uses(reader: Reader, word: str, sentences: Sequence[str]) -> WordCom
     """
     sentences = [s.strip() for s in sentences if s.strip()]
     if not 2 <= len(sentences) <= MAX_SENTENCES:
-        raise ValueError(f"Write 2 to {MAX_SENTENCES} sentences (one a line) that use the word; you wrote "
-                         f"{len(sentences)}.")
+        raise ValueError(_("Write 2 to {most} sentences (one a line) that use the word; you wrote {n}.").format(
+            most=MAX_SENTENCES, n=len(sentences)))
+
     uses = tuple(find_word(reader, word, s) for s in sentences)
     vectors = np.stack([layer_vectors(reader, u) for u in uses])  # (S, L + 1, C)
     pairs = tuple(itertools.combinations(range(len(uses)), 2))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from explorer.i18n import N_, _, ngettext, num
 from explorer.lab import decide as lab
 from explorer.lab.decide_pairs import CAUSAL_PAIRS, MASKED_PAIRS, PAIRS_BY_TASK, TextPair, fitting_pairs
 from explorer.lab.subjects import token_labeller
@@ -31,15 +32,16 @@ RESULTS = "attn.decide.results"  # {what a result depends on: Patching or attrib
 RUNNING = "attn.decide.running"  # set while patching runs: still set on the next run means it was stopped
 KEEP = 8  # results kept per visitor
 OWN = "own"
-WHAT_TITLES = {"residual": "Residual stream (layer × position)", "heads": "Heads (layer × head)"}
-STACK_TITLES = {"encoder": "Encoder (the digits read)", "decoder": "Decoder (the answer so far)",
-                "cross": "Cross-attention heads"}
-CAPTION = ("Patching runs the corrupt text with one piece of the clean run put back and measures how much of the "
-           "clean answer's lead over the other answer comes back: 1 (dark red) brings all of it back, 0 nothing. "
-           "It shows which activations carry the difference between the two texts — only for this pair, not the "
-           "model's general method. Values above 1 or below 0 happen (a patch can overshoot or push the other "
-           "way), and when several parts carry the same information, patching one of them restores little: "
-           "redundancy hides parts.")
+WHAT_TITLES = {"residual": N_("Residual stream (layer × position)"), "heads": N_("Heads (layer × head)")}
+STACK_TITLES = {"encoder": N_("Encoder (the digits read)"), "decoder": N_("Decoder (the answer so far)"),
+                "cross": N_("Cross-attention heads")}
+STACK_NOTES = {"encoder": N_("encoder"), "decoder": N_("decoder"), "cross": N_("cross-attention heads")}
+CAPTION = N_("Patching runs the corrupt text with one piece of the clean run put back and measures how much of the "
+             "clean answer's lead over the other answer comes back: 1 (dark red) brings all of it back, 0 nothing. "
+             "It shows which activations carry the difference between the two texts — only for this pair, not the "
+             "model's general method. Values above 1 or below 0 happen (a patch can overshoot or push the other "
+             "way), and when several parts carry the same information, patching one of them restores little: "
+             "redundancy hides parts.")
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def _pretrained_reader(ctx: LensContext) -> Reader | str:
     def read(text: str) -> lab.Reading:
         inp = encode(pre, text, MAX_TOKENS)
         if inp.empty:
-            raise ValueError("Type both texts: each needs at least one token.")
+            raise ValueError(_("Type both texts: each needs at least one token."))
         return lab.Reading(inp.ids, inp.tokens)
 
     def label(i: int) -> str:
@@ -71,30 +73,32 @@ def _pretrained_reader(ctx: LensContext) -> Reader | str:
         return Reader(pre.name, "causal", read, label, CAUSAL_PAIRS)
     if pre.family in ENCODER_FAMILIES and getattr(pre.model, "head", None) is not None and tok.mask_token:
         return Reader(pre.name, "masked", read, label, MASKED_PAIRS, tok.token_to_id(tok.mask_token))
-    return f"{pre.name} has no output layer that names words, so there are no two answers to compare."
+    return _("{model} has no output layer that names words, so there are no two answers to compare.").format(
+        model=pre.name)
 
 
 def _trained_reader(ctx: LensContext) -> Reader | str:
     entry = ctx.trained
 
     def read(text: str) -> lab.Reading:
-        inp, _, _ = trained_input(entry, text)
+        inp, _task, _vocab = trained_input(entry, text)
         if inp.dropped:
-            raise ValueError(f"The {entry.task_title} model does not read {', '.join(map(repr, inp.dropped))}; "
-                             "type only characters of its task.")
+            raise ValueError(_("The {task} model does not read {characters}; type only characters of its "
+                               "task.").format(task=_(entry.task_title), characters=", ".join(map(repr, inp.dropped))))
         if inp.empty:
-            raise ValueError(f"Type both texts in the {entry.task_title} model's characters.")
+            raise ValueError(_("Type both texts in the {task} model's characters.").format(task=_(entry.task_title)))
         return lab.Reading(inp.ids, inp.tokens)
 
-    _, _, vocab = trained_input(entry, "")
+    _inp, _task, vocab = trained_input(entry, "")
     name = f"{entry.family}:{entry.task_name}:{entry.step}:{id(entry.model)}"
     pairs = PAIRS_BY_TASK.get(entry.task_name, ())
     if isinstance(entry.model, CausalLM):
         return Reader(name, "causal", read, token_labeller(vocab), pairs)
     if isinstance(entry.model, Seq2SeqTransformer) and entry.task_name in PAIRS_BY_TASK:
         return Reader(name, "seq2seq", read, lab.digit_label, pairs)
-    return (f"The {entry.task_title} model outputs numbers, not a choice between answers, so there is no answer to "
-            "bring back. Train a character model or a digit task on Live Training, or pick a pretrained model.")
+    return _("The {task} model outputs numbers, not a choice between answers, so there is no answer to bring back. "
+             "Train a character model or a digit task on Live Training, or pick a pretrained model.").format(
+        task=_(entry.task_title))
 
 
 def reader(ctx: LensContext) -> Reader | str:
@@ -106,8 +110,8 @@ def reader(ctx: LensContext) -> Reader | str:
             return _trained_reader(ctx)
         except ValueError as err:
             return str(err)
-    return ("Random weights predict nothing, so there is no answer to bring back. Pick a pretrained model "
-            "(GPT-2, Llama, BERT) or one trained on Live Training.")
+    return _("Random weights predict nothing, so there is no answer to bring back. Pick a pretrained model "
+             "(GPT-2, Llama, BERT) or one trained on Live Training.")
 
 
 def offered(ctx: LensContext) -> str | None:
@@ -139,21 +143,22 @@ def _texts(r: Reader) -> tuple[str, str]:
         first = next(iter(pairs.values()))
         st.session_state[DECIDE_CLEAN], st.session_state[DECIDE_CORRUPT] = clean, corrupt = first.clean, first.corrupt
     st.session_state[EXAMPLE] = next((k for k, p in pairs.items() if (p.clean, p.corrupt) == (clean, corrupt)), OWN)
-    titles = {**{k: p.title for k, p in pairs.items()}, OWN: "Your own texts"}
-    st.selectbox("Example pair", list(titles), format_func=titles.get, key=EXAMPLE, on_change=_pick_example,
-                 args=(pairs,), help="Two texts that differ in one word and make the model answer differently. "
-                                     "Pick one, or type your own below.")
+    titles = {**{k: p.title for k, p in pairs.items()}, OWN: N_("Your own texts")}
+    st.selectbox(_("Example pair"), list(titles), format_func=lambda k: _(titles[k]), key=EXAMPLE,
+                 on_change=_pick_example, args=(pairs,),
+                 help=_("Two texts that differ in one word and make the model answer differently. Pick one, or type "
+                        "your own below."))
     chosen = pairs.get(st.session_state[EXAMPLE])
     if chosen is not None:
-        st.caption(chosen.about)
+        st.caption(_(chosen.about))
     left, right = st.columns(2)
     with left:
-        st.text_input("Clean text", key=DECIDE_CLEAN, max_chars=400,
-                      help="The text whose answer patching brings back into the corrupt run.")
+        st.text_input(_("Clean text"), key=DECIDE_CLEAN, max_chars=400,
+                      help=_("The text whose answer patching brings back into the corrupt run."))
     with right:
-        st.text_input("Corrupt text", key=DECIDE_CORRUPT, max_chars=400,
-                      help="The same text with one word changed, so that the answer changes. It must have as many "
-                           "tokens as the clean text.")
+        st.text_input(_("Corrupt text"), key=DECIDE_CORRUPT, max_chars=400,
+                      help=_("The same text with one word changed, so that the answer changes. It must have as many "
+                             "tokens as the clean text."))
     return st.session_state[DECIDE_CLEAN], st.session_state[DECIDE_CORRUPT]
 
 
@@ -169,18 +174,25 @@ def _answers(r: Reader, setup: lab.Setup, model) -> tuple[int, int]:
         st.session_state[ANSWERS_FOR] = signature
 
     def title(i: int) -> str:
-        marks = [m for m, top in (("top on clean", clean_top[0]), ("top on corrupt", corrupt_top[0])) if i == top]
-        return f"“{r.label(i)}”" + (f" ({', '.join(marks)})" if marks else "")
+        on_clean, on_corrupt = i == clean_top[0], i == corrupt_top[0]
+        if on_clean and on_corrupt:
+            return _("“{token}” (top on clean, top on corrupt)").format(token=r.label(i))
+        if on_clean:
+            return _("“{token}” (top on clean)").format(token=r.label(i))
+        if on_corrupt:
+            return _("“{token}” (top on corrupt)").format(token=r.label(i))
+        return f"“{r.label(i)}”"
 
     left, right = st.columns(2)
     with left:
-        st.selectbox("Clean answer", options, format_func=title, key=ANSWER,
-                     help=f"The answer whose lead patching measures, read {setup.read_at}.")
+        st.selectbox(_("Clean answer"), options, format_func=title, key=ANSWER,
+                     help=_("The answer whose lead patching measures, read {where}.").format(where=setup.read_at))
     with right:
-        st.selectbox("Other answer", options, format_func=title, key=OTHER,
-                     help="The answer it is compared with: the metric is logit(clean answer) − logit(other).")
+        st.selectbox(_("Other answer"), options, format_func=title, key=OTHER,
+                     help=_("The answer it is compared with: the metric is logit(clean answer) − logit(other)."))
     if same:
-        st.caption(f"Both texts' top answer is “{r.label(answer)}”; the other answer defaults to the next choice.")
+        st.caption(_("Both texts' top answer is “{token}”; the other answer defaults to the next choice.").format(
+            token=r.label(answer)))
     return int(st.session_state[ANSWER]), int(st.session_state[OTHER])
 
 
@@ -195,13 +207,13 @@ def _keep(key: tuple, value) -> None:
 def _run(model, setup: lab.Setup, answer: int, other: int, what: str, key: tuple, stop) -> None:
     """Patch layer by layer with a progress bar; a click anywhere (Stop) interrupts it at the next update."""
     with stop:
-        st.button("Stop", icon=":material/stop:", key="attn.decide.stop",
-                  help="Stops patching; nothing is kept from an unfinished run.")
-    bar = st.progress(0.0, text="Patching layer 1…")
+        st.button(_("Stop"), icon=":material/stop:", key="attn.decide.stop",
+                  help=_("Stops patching; nothing is kept from an unfinished run."))
+    bar = st.progress(0.0, text=_("Patching layer 1…"))
     st.session_state[RUNNING] = True
 
     def progress(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"Patched {done} of {total} layers…")
+        bar.progress(done / total, text=_("Patched {done} of {total} layers…").format(done=done, total=total))
 
     result = lab.run_patching(model, setup, answer, other, what, progress)
     st.session_state.pop(RUNNING, None)
@@ -211,35 +223,36 @@ def _run(model, setup: lab.Setup, answer: int, other: int, what: str, key: tuple
 
 
 def _patching(r: Reader, model, setup: lab.Setup, answer: int, other: int, projector: bool) -> None:
-    what = st.radio("What to patch", list(WHAT_TITLES), format_func=WHAT_TITLES.get, key=DECIDE_WHAT,
-                    horizontal=True, help="Residual stream: everything the model carries at one position entering "
-                                          "one layer. Heads: one attention head's output, at every position.")
+    what = st.radio(_("What to patch"), list(WHAT_TITLES), format_func=lambda w: _(WHAT_TITLES[w]), key=DECIDE_WHAT,
+                    horizontal=True, help=_("Residual stream: everything the model carries at one position entering "
+                                            "one layer. Heads: one attention head's output, at every position."))
     key = (r.name, setup.clean, setup.corrupt, setup.position, setup.stack, answer, other, what)
     with st.container(horizontal=True, vertical_alignment="center"):
-        start = st.button("Patch", type="primary", icon=":material/play_arrow:", key="attn.decide.patch",
-                          help="Runs the corrupt text once per patch, layer by layer (GPT-2 small: about 15 s "
-                               "on a CPU).")
+        start = st.button(_("Patch"), type="primary", icon=":material/play_arrow:", key="attn.decide.patch",
+                          help=_("Runs the corrupt text once per patch, layer by layer (GPT-2 small: about 15 s "
+                                 "on a CPU)."))
         stop = st.empty()  # Stop, only while patching runs (it is the click that interrupts the run)
     if st.session_state.pop(RUNNING, None) and not start:
-        st.info("Patching was stopped before it finished. Press **Patch** to run it again.", icon="⏹️")
+        st.info(_("Patching was stopped before it finished. Press **Patch** to run it again."), icon="⏹️")
     if start:
         _run(model, setup, answer, other, what, key, stop)
     result = st.session_state.get(RESULTS, {}).get(key)
     if result is None:
         if not start:
-            st.info("Press **Patch** to see where the clean answer can be brought back.", icon="🩹")
+            st.info(_("Press **Patch** to see where the clean answer can be brought back."), icon="🩹")
         return
     if abs(result.clean - result.corrupt) <= 1e-9:
-        st.info("Both texts give the same logit difference, so there is nothing to bring back. Pick other answers "
-                "or change the corrupt text.", icon="🟰")
+        st.info(_("Both texts give the same logit difference, so there is nothing to bring back. Pick other answers "
+                  "or change the corrupt text."), icon="🟰")
         return
-    note = "" if setup.stack is None else f" ({STACK_TITLES[setup.stack].split(' (')[0].lower()})"
+    note = "" if setup.stack is None else _(STACK_NOTES[setup.stack])  # the stack patched, named in the title
     if what == "residual":
         draw_.residual_grid(result, setup, stack_note=note, projector=projector)
     else:
         draw_.heads_grid(result, stack_note=note, projector=projector)
-    st.caption(f"Logit difference “{r.label(answer)}” − “{r.label(other)}” {setup.read_at}: {result.clean:.3f} on "
-               f"the clean text, {result.corrupt:.3f} on the corrupt one.")
+    st.caption(_("Logit difference “{answer}” − “{other}” {where}: {clean} on the clean text, {corrupt} on the "
+                 "corrupt one.").format(answer=r.label(answer), other=r.label(other), where=setup.read_at,
+                                        clean=num(result.clean, 3), corrupt=num(result.corrupt, 3)))
 
 
 def _attribution(r: Reader, model, setup: lab.Setup, answer: int, other: int, projector: bool) -> None:
@@ -248,7 +261,7 @@ def _attribution(r: Reader, model, setup: lab.Setup, answer: int, other: int, pr
     if dla is None:
         dla = lab.attribution(model, setup, answer, other)
         _keep(key, dla)
-    st.markdown("**Which heads and MLPs push the answer?**")
+    st.markdown(_("**Which heads and MLPs push the answer?**"))
     if isinstance(dla, str):
         st.info(dla, icon="ℹ️")
         return
@@ -262,13 +275,13 @@ def draw(ctx: LensContext) -> None:
         st.info(r, icon="ℹ️")
         return
     if not ctx.projector:
-        st.caption(CAPTION)
+        st.caption(_(CAPTION))
     if r.kind == "seq2seq":
-        st.radio("Stack patched", list(STACK_TITLES), format_func=STACK_TITLES.get, key=DECIDE_STACK,
-                 horizontal=True, help="The encoder–decoder has two streams: the encoder's over the digits read "
-                                       "and the decoder's over the answer so far (the same in both runs). "
-                                       "Cross-attention heads patch the heads; their residual grid is the "
-                                       "decoder's.")
+        st.radio(_("Stack patched"), list(STACK_TITLES), format_func=lambda s: _(STACK_TITLES[s]), key=DECIDE_STACK,
+                 horizontal=True, help=_("The encoder–decoder has two streams: the encoder's over the digits read "
+                                         "and the decoder's over the answer so far (the same in both runs). "
+                                         "Cross-attention heads patch the heads; their residual grid is the "
+                                         "decoder's."))
     clean_text, corrupt_text = _texts(r)
     try:
         clean, corrupt = r.read(clean_text), r.read(corrupt_text)
@@ -276,9 +289,9 @@ def draw(ctx: LensContext) -> None:
         st.warning(str(err), icon="⌨️")
         return
     if len(clean.ids) != len(corrupt.ids):
-        st.warning(f"The clean text has {len(clean.ids)} tokens and the corrupt text {len(corrupt.ids)}: patching "
-                   "swaps position for position, so both need the same number. Change words for words of as many "
-                   "tokens (the table shows where they part).", icon="📏")
+        st.warning(_("The clean text has {clean} tokens and the corrupt text {corrupt}: patching swaps position for "
+                     "position, so both need the same number. Change words for words of as many tokens (the table "
+                     "shows where they part).").format(clean=len(clean.ids), corrupt=len(corrupt.ids)), icon="📏")
         draw_.token_table(clean.tokens, corrupt.tokens)
         return
     model = ctx.model
@@ -290,16 +303,18 @@ def draw(ctx: LensContext) -> None:
         return
     differ = [i for i, (a, b) in enumerate(zip(clean.ids, corrupt.ids, strict=True)) if a != b]
     if not differ:
-        st.info("The two texts are the same token for token: change a word in the corrupt text.", icon="🟰")
+        st.info(_("The two texts are the same token for token: change a word in the corrupt text."), icon="🟰")
         return
     changed = ", ".join(f"{i}: “{clean.tokens[i]}” → “{corrupt.tokens[i]}”" for i in differ[:4])
-    st.caption(f"{len(clean.ids)} tokens each; they differ at position {changed}. The answer is read "
-               f"{setup.read_at}.")
+    st.caption(ngettext("{n} tokens each; they differ at position {changed}. The answer is read {where}.",
+                        "{n} tokens each; they differ at positions {changed}. The answer is read {where}.",
+                        len(differ[:4])).format(n=len(clean.ids), changed=changed, where=setup.read_at))
     answer, other = _answers(r, setup, model)
     if answer == other:
-        st.warning("Pick two different answers to compare.", icon="⚖️")
+        st.warning(_("Pick two different answers to compare."), icon="⚖️")
         return
     _patching(r, model, setup, answer, other, ctx.projector)
     _attribution(r, model, setup, answer, other, ctx.projector)
     if ctx.projector:
-        st.caption(CAPTION)
+        st.caption(_(CAPTION))
+

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.i18n import N_, _, num, percent, pgettext
 from explorer.lab.embedding_map import MAX_TOKENS, EmbeddingMap, embedding_map, token_table
 from explorer.lab.subjects import token_labeller
 from explorer.lab.word_uses import (
@@ -30,13 +31,14 @@ from ui.common.chart_style import style
 
 RESULTS = "attn.map.results"  # {what a result depends on: result}: the last map and comparison of this session
 PRETRAINED_WORDS = "king, queen, man, woman, Paris, London, France, one, two, three, red, blue, dog, cat, river, money"
-MAP_CAPTION = ("Each dot is one token's row of the embedding table, flattened to the two directions along which "
-               "these tokens spread most (PCA): the rest of their spread is not shown, so dots that look close may "
-               "be far apart. Neighbours are the rows of the whole vocabulary pointing most the same way (cosine): "
-               "tokens the model treats alike, which is not the same as words that mean the same.")
-USES_CAPTION = ("Layer 0 is the word's embedding row: the same token has the same row in every sentence (cosine 1). "
-                "Each layer mixes in the words around it; where a line drops, the model's vectors for the two uses "
-                "part ways. Similar vectors show the model treats the uses alike, not what it understands.")
+MAP_CAPTION = N_("Each dot is one token's row of the embedding table, flattened to the two directions along which "
+                 "these tokens spread most (PCA): the rest of their spread is not shown, so dots that look close may "
+                 "be far apart. Neighbours are the rows of the whole vocabulary pointing most the same way (cosine): "
+                 "tokens the model treats alike, which is not the same as words that mean the same. These two "
+                 "directions hold {share} of the spread.")
+USES_CAPTION = N_("Layer 0 is the word's embedding row: the same token has the same row in every sentence (cosine "
+                  "1). Each layer mixes in the words around it; where a line drops, the model's vectors for the two "
+                  "uses part ways. Similar vectors show the model treats the uses alike, not what it understands.")
 
 
 def offered(ctx: LensContext) -> str | None:
@@ -44,7 +46,7 @@ def offered(ctx: LensContext) -> str | None:
     try:
         token_table(ctx.model)
     except ValueError:
-        return "This model reads no tokens, so it has no embedding table to map; pick a text model."
+        return _("This model reads no tokens, so it has no embedding table to map; pick a text model.")
     return None
 
 
@@ -53,7 +55,7 @@ def _reader(ctx: LensContext, known: list[str]) -> tuple[Reader, str]:
     if ctx.pre is not None:
         return pretrained_reader(ctx.pre), "pretrained"
     if ctx.trained is not None:
-        _, task, vocab = trained_input(ctx.trained, ctx.text)
+        _inp, task, vocab = trained_input(ctx.trained, ctx.text)
         return trained_reader(ctx.model, task, token_labeller(vocab)), "characters"
     s = settings()
     return random_reader(ctx.model, s.kind, s.mask, known), "random"
@@ -81,28 +83,28 @@ def _chosen_ids(ctx: LensContext, reader: Reader, kind: str, typed: str) -> tupl
         try:
             token, pieces = word_token(reader, word)
         except ValueError:
-            notes.append(f"“{word}” gives no token this model reads; left out.")
+            notes.append(_("“{word}” gives no token this model reads; left out.").format(word=word))
             continue
         ids.append(token)
         if len(pieces) > 1:
-            notes.append(f"“{word}” is {len(pieces)} tokens ({' · '.join(pieces)}): the map shows its last, "
-                         f"“{pieces[-1]}”.")
+            notes.append(_("“{word}” is {n} tokens ({pieces}): the map shows its last, “{last}”.").format(
+                word=word, n=len(pieces), pieces=" · ".join(pieces), last=pieces[-1]))
     return ids, notes
 
 
 def _scatter(m: EmbeddingMap, projector: bool) -> go.Figure:
-    hover = ["<br>".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
+    hover = ["<br>".join(f"{n} {num(c, 2)}" for n, c in zip(names, cos, strict=True))
              for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]
     fig = go.Figure(go.Scatter(x=m.plane.coords[:, 0], y=m.plane.coords[:, 1], mode="markers+text", text=m.labels,
                                textposition="top center", customdata=hover, marker=dict(size=10), cliponaxis=False,
-                               hovertemplate="%{text}<br>nearest:<br>%{customdata}<extra></extra>"))
+                               hovertemplate=_("%{text}<br>nearest:<br>%{customdata}") + "<extra></extra>"))
     ex = m.plane.explained
     for axis, values in (("x", m.plane.coords[:, 0]), ("y", m.plane.coords[:, 1])):
         pad = (0.2 if axis == "y" else 0.1) * (float(np.ptp(values)) or 1.0)  # room for the dots' labels
         fig.update_layout({f"{axis}axis": dict(range=[float(values.min()) - pad, float(values.max()) + pad])})
-    fig.update_xaxes(title=f"direction 1 ({ex[0]:.0%} of the spread)", zeroline=False)
-    fig.update_yaxes(title=f"direction 2 ({ex[1]:.0%} of the spread)", zeroline=False)
-    return style(fig, title="Embedding rows, flattened by PCA", height=380 if projector else 460)
+    fig.update_xaxes(title=_("direction 1 ({share} of the spread)").format(share=percent(ex[0])), zeroline=False)
+    fig.update_yaxes(title=_("direction 2 ({share} of the spread)").format(share=percent(ex[1])), zeroline=False)
+    return style(fig, title=_("Embedding rows, flattened by PCA"), height=380 if projector else 460)
 
 
 def map_csv(m: EmbeddingMap) -> str:
@@ -119,30 +121,30 @@ def uses_csv(c: WordComparison) -> str:
     """The comparison as CSV: one row per layer, one column per pair of uses."""
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
-    out.writerow(["layer", *(_pair(c, a, b) for a, b in c.pairs)])
+    out.writerow([_("layer"), *(_pair(c, a, b) for a, b in c.pairs)])
     for layer, row in enumerate(c.cosines):
         out.writerow([layer, *(repr(float(v)) for v in row)])
     return buf.getvalue()
 
 
 def _pair(c: WordComparison, a: int, b: int) -> str:
-    return f"sentence {a + 1} vs {b + 1}"
+    return _("sentence {a} vs {b}").format(a=a + 1, b=b + 1)
 
 
 def _downloads(csv_text: str, png, name: str, key: str) -> None:
     with st.container(horizontal=True):
         st.download_button("CSV", csv_text, file_name=f"{name}.csv", mime="text/csv", key=f"{key}.csv",
-                           on_click="ignore", icon=":material/download:", help="The numbers of this chart.")
+                           on_click="ignore", icon=":material/download:", help=_("The numbers of this chart."))
         st.download_button("PNG", png, file_name=f"{name}.png", mime="image/png", key=f"{key}.png",
-                           on_click="ignore", icon=":material/download:", help="This chart as a picture.")
+                           on_click="ignore", icon=":material/download:", help=_("This chart as a picture."))
 
 
 def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> None:
     picture = st.container()  # the picture first on a projector: the box is drawn under it
-    label = "Characters to map" if kind == "characters" else "Tokens to map (comma-separated)"
-    typed = st.text_input(label, key=MAP_WORDS, placeholder="empty: a built-in list", max_chars=300,
-                          help="The words (or characters) whose embedding rows are placed on the map; a word the "
-                               "tokenizer splits is shown by its last token.").strip()
+    label = _("Characters to map") if kind == "characters" else _("Tokens to map (comma-separated)")
+    typed = st.text_input(label, key=MAP_WORDS, placeholder=_("empty: a built-in list"), max_chars=300,
+                          help=_("The words (or characters) whose embedding rows are placed on the map; a word the "
+                                 "tokenizer splits is shown by its last token.")).strip()
     ids, notes = _chosen_ids(ctx, reader, kind, typed)
     try:
         m = _remembered((model_key, "map", tuple(ids)), lambda: embedding_map(ctx.model, ids, reader.label))
@@ -151,12 +153,12 @@ def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> No
         return
     with picture if ctx.projector else st.container():
         _map_picture(m, ctx.projector)
-    st.caption(MAP_CAPTION + f" These two directions hold {m.plane.explained.sum():.0%} of the spread.")
+    st.caption(_(MAP_CAPTION).format(share=percent(float(m.plane.explained.sum()))))
     for note in notes:
         st.caption(note)
-    png = scatter_png(m.plane.coords, m.labels, title="Embedding rows, flattened by PCA",
-                      x_title=f"direction 1 ({m.plane.explained[0]:.0%})",
-                      y_title=f"direction 2 ({m.plane.explained[1]:.0%})")
+    png = scatter_png(m.plane.coords, m.labels, title=_("Embedding rows, flattened by PCA"),
+                      x_title=_("direction 1 ({share})").format(share=percent(m.plane.explained[0])),
+                      y_title=_("direction 2 ({share})").format(share=percent(m.plane.explained[1])))
     _downloads(map_csv(m), png, "embedding_map", "attn.map.dl.map")
 
 
@@ -167,23 +169,23 @@ def _map_picture(m: EmbeddingMap, projector: bool) -> None:
         st.plotly_chart(_scatter(m, projector), width="stretch", config=charts.chart_config(),
                         key="attn.map.scatter")
     with right:
-        st.dataframe({"token": list(m.labels),
-                      "nearest by cosine (similarity)": [
-                          ", ".join(f"{n} {c:.2f}" for n, c in zip(names, cos, strict=True))
+        st.dataframe({_("token"): list(m.labels),
+                      _("nearest by cosine (similarity)"): [
+                          ", ".join(f"{n} {num(c, 2)}" for n, c in zip(names, cos, strict=True))
                           for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]},
                      hide_index=True, height=260 if projector else 440, width="stretch")
 
 
 def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
-    st.markdown("**One word in several sentences**")
+    st.markdown(_("**One word in several sentences**"))
     left, right = st.columns([1, 3])
     with left:
-        word = st.text_input("Word", key=MAP_WORD, max_chars=40,
-                             help="The word to follow; its first use in each sentence is read (its last token, if "
-                                  "the tokenizer splits it).")
+        word = st.text_input(_("Word"), key=MAP_WORD, max_chars=40,
+                             help=_("The word to follow; its first use in each sentence is read (its last token, if "
+                                    "the tokenizer splits it)."))
     with right:
-        text = st.text_area("Sentences, one a line (2 to 4)", key=MAP_SENTENCES, height=110, max_chars=800,
-                            help="Each sentence uses the word; its vector is read after every layer.")
+        text = st.text_area(_("Sentences, one a line (2 to 4)"), key=MAP_SENTENCES, height=110, max_chars=800,
+                            help=_("Each sentence uses the word; its vector is read after every layer."))
     sentences = tuple(s for s in text.splitlines() if s.strip())
     try:
         c = _remembered((model_key, "uses", word, sentences), lambda: compare_uses(reader, word, sentences))
@@ -192,20 +194,24 @@ def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
         return
     layers = list(range(c.cosines.shape[0]))
     series = {_pair(c, a, b): c.cosines[:, i] for i, (a, b) in enumerate(c.pairs)}
-    fig = charts.line_chart({n: (layers, v) for n, v in series.items()}, title=f"“{c.word}”: cosine similarity "
-                            "of its vectors, layer by layer", x_title="layer (0 = embedding row)",
-                            y_title="cosine similarity", height=320 if ctx.projector else 380)
+    fig = charts.line_chart({n: (layers, v) for n, v in series.items()},
+                            title=_("“{word}”: cosine similarity of its vectors, layer by layer").format(word=c.word),
+                            x_title=_("layer (0 = embedding row)"), y_title=_("cosine similarity"),
+                            height=320 if ctx.projector else 380)
     fig.update_traces(mode="lines+markers")
     fig.update_xaxes(dtick=1)
     st.plotly_chart(fig, width="stretch", config=charts.chart_config(), key="attn.map.uses")
-    st.caption(USES_CAPTION)
+    st.caption(_(USES_CAPTION))
     read = []
     for i, use in enumerate(c.uses):
-        split = f" (“{c.word}” is {' · '.join(use.pieces)}: its last token is read)" if len(use.pieces) > 1 else ""
-        read.append(f"sentence {i + 1}, token {use.index + 1} of {len(use.ids)}: “{use.tokens[use.index]}”{split}")
-    st.caption("Read at " + "; ".join(read) + ".")
-    png = lines_png(layers, series, title=f"“{c.word}”: cosine similarity per layer",
-                    x_title="layer (0 = embedding row)", y_title="cosine", y_range=(min(0.0, float(np.min(
+        fill = dict(sentence=i + 1, index=use.index + 1, n=len(use.ids), token=use.tokens[use.index], word=c.word,
+                    pieces=" · ".join(use.pieces))
+        read.append(_("sentence {sentence}, token {index} of {n}: “{token}” (“{word}” is {pieces}: its last token is "
+                      "read)").format(**fill) if len(use.pieces) > 1 else
+                    _("sentence {sentence}, token {index} of {n}: “{token}”").format(**fill))
+    st.caption(_("Read at {places}.").format(places=pgettext("list separator", "; ").join(read)))
+    png = lines_png(layers, series, title=_("“{word}”: cosine similarity per layer").format(word=c.word),
+                    x_title=_("layer (0 = embedding row)"), y_title=_("cosine"), y_range=(min(0.0, float(np.min(
                         c.cosines))), 1.0))
     _downloads(uses_csv(c), png, f"word_{c.word}_per_layer", "attn.map.dl.uses")
 
@@ -217,10 +223,11 @@ def draw(ctx: LensContext) -> None:
     try:
         reader, kind = _reader(ctx, known)
     except ValueError as err:
-        st.info(f"{err} Pick another model to see its embedding map.", icon="ℹ️")
+        st.info(_("{error} Pick another model to see its embedding map.").format(error=err), icon="ℹ️")
         return
-    note = ("These weights are random: the rows of the table were drawn at random, so the map and the neighbours "
-            "show no meaning yet. Train a model or load a pretrained one to see learned rows.")
+    note = _("These weights are random: the rows of the table were drawn at random, so the map and the neighbours "
+             "show no meaning yet. Train a model or load a pretrained one to see learned rows.")
+
     if kind == "random" and not ctx.projector:
         st.info(note, icon="🎲")
     model_key = f"{kind}#{id(ctx.model)}"

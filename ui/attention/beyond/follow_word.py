@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.i18n import N_, _, num, percent, pgettext
 from explorer.lab.follow_word import (
     MAX_CANDIDATES,
     Candidate,
@@ -28,11 +29,11 @@ PICK = "attn.follow.pick"  # list[int]: the model's own candidates chosen (token
 PICKED_FOR = "attn.follow.picked_for"  # the (model, text, position) the picks were made for
 CHOICES = 10  # the model's likeliest tokens offered to follow
 DEFAULT_PICKS = 3
-CAPTION = ("Each line is one candidate for the next token: how likely the model would find it if it stopped after "
-           "layer 1, 2, …, reading that layer's residual stream with the final layer's norm and unembedding (the "
-           "*logit lens*). The last point is the model's real answer. The middle layers were never trained to be "
-           "read this way, so early readings are rough: a low line there does not mean the word is absent, only "
-           "that it is not yet in the form the last layer's reading understands.")
+CAPTION = N_("Each line is one candidate for the next token: how likely the model would find it if it stopped after "
+             "layer 1, 2, …, reading that layer's residual stream with the final layer's norm and unembedding (the "
+             "*logit lens*). The last point is the model's real answer. The middle layers were never trained to be "
+             "read this way, so early readings are rough: a low line there does not mean the word is absent, only "
+             "that it is not yet in the form the last layer's reading understands.")
 
 
 def offered(ctx: LensContext) -> str | None:
@@ -40,13 +41,13 @@ def offered(ctx: LensContext) -> str | None:
     if isinstance(ctx.model, CausalLM) and ctx.shown.label is not None:
         return None
     if ctx.pre is None and ctx.trained is None:
-        return ("Random weights predict nothing worth following. Pick a pretrained GPT-2 or Llama-family model, "
-                "or a character model trained on Live Training.")
+        return _("Random weights predict nothing worth following. Pick a pretrained GPT-2 or Llama-family model, "
+                 "or a character model trained on Live Training.")
     if ctx.pre is not None:
-        return (f"{ctx.pre.name} fills in words from both sides, so it has no *next* word to follow. The logit lens "
-                "reads decoder-only models: pick GPT-2 or a Llama-family model.")
-    return ("This model does not write text token by token, so there is no next word to follow. Train the "
-            "character language model on Live Training, or pick a pretrained GPT-2.")
+        return _("{model} fills in words from both sides, so it has no *next* word to follow. The logit lens "
+                 "reads decoder-only models: pick GPT-2 or a Llama-family model.").format(model=ctx.pre.name)
+    return _("This model does not write text token by token, so there is no next word to follow. Train the "
+             "character language model on Live Training, or pick a pretrained GPT-2.")
 
 
 def _encoder(ctx: LensContext) -> Callable[[str], Sequence[int]]:
@@ -62,9 +63,10 @@ def _position(ctx: LensContext, where) -> int:
         st.session_state[FOLLOW_POS] = 0
     tokens = ctx.shown.tokens
     chosen = where.selectbox(
-        "Read at", range(n + 1), key=FOLLOW_POS,
-        format_func=lambda i: f"the last token, “{tokens[-1]}”" if i == 0 else f"token {i}, “{tokens[i - 1]}”",
-        help="The position whose next-token guess is followed; the model's real prediction is the last one's.")
+        _("Read at"), range(n + 1), key=FOLLOW_POS,
+        format_func=lambda i: _("the last token, “{token}”").format(token=tokens[-1]) if i == 0 else
+        _("token {n}, “{token}”").format(n=i, token=tokens[i - 1]),
+        help=_("The position whose next-token guess is followed; the model's real prediction is the last one's."))
     return n - 1 if chosen == 0 else chosen - 1
 
 
@@ -77,12 +79,13 @@ def _candidates(ctx: LensContext, position: int, left, right) -> list[Candidate]
         st.session_state[PICK] = [c.id for c in tops[:DEFAULT_PICKS]]
         st.session_state[PICKED_FOR] = context
     picked = left.multiselect(
-        "The model's likeliest next tokens", list(by_id), key=PICK, format_func=lambda i: by_id[i].label,
-        max_selections=MAX_CANDIDATES, help="Its 10 likeliest next tokens after its last layer; pick which to follow.")
+        _("The model's likeliest next tokens"), list(by_id), key=PICK, format_func=lambda i: by_id[i].label,
+        max_selections=MAX_CANDIDATES,
+        help=_("Its {n} likeliest next tokens after its last layer; pick which to follow.").format(n=CHOICES))
     words = right.text_input(
-        "Or type words", key=FOLLOW_WORDS, max_chars=120, placeholder="e.g. Paris, London",
-        help="Comma-separated. Each word is read as the next word after the text and followed as its first token "
-             "(a line above the chart names it).")
+        _("Or type words"), key=FOLLOW_WORDS, max_chars=120, placeholder=_("e.g. Paris, London"),
+        help=_("Comma-separated. Each word is read as the next word after the text and followed as its first token "
+               "(a line above the chart names it)."))
     chosen = [by_id[i] for i in picked]
     encode = _encoder(ctx)
     for word in (w.strip() for w in words.split(",") if w.strip()):
@@ -99,54 +102,58 @@ def _figure(paths: WordPaths, *, projector: bool) -> go.Figure:
     for k, c in enumerate(paths.candidates):
         fig.add_trace(go.Scatter(
             x=layers, y=paths.probs[:, k].tolist(), mode="lines+markers", name=f"“{c.label}”",
-            customdata=paths.ranks[:, k].tolist(), hovertemplate="after layer %{x}: %{y:.1%} · rank %{customdata}"
-                                                        f"<extra>“{c.label}”</extra>"))
-    fig.update_xaxes(title="after layer", tickmode="array", tickvals=layers)
+            customdata=paths.ranks[:, k].tolist(),
+            hovertemplate=_("after layer %{x}: %{y:.1%} · rank %{customdata}") + f"<extra>“{c.label}”</extra>"))
+    fig.update_xaxes(title=_("after layer"), tickmode="array", tickvals=layers)
     top = float(paths.probs.max())  # small probabilities stay readable; 100 % stays the top when lines get near it
-    fig.update_yaxes(title="probability", range=[0, 1.02 if top > 0.6 else max(0.05, 1.15 * top)], tickformat=".0%")
-    fig = charts.style(fig, title="Probability of each candidate after every layer", height=300 if projector else 360)
+    fig.update_yaxes(title=_("probability"), range=[0, 1.02 if top > 0.6 else max(0.05, 1.15 * top)],
+                     tickformat=".0%")
+    fig = charts.style(fig, title=_("Probability of each candidate after every layer"),
+                       height=300 if projector else 360)
     return charts.move_legend(fig, "right")
 
 
 def _rank_figure(paths: WordPaths) -> go.Figure:
     layers = list(range(1, paths.n_layers + 1))
     fig = go.Figure([go.Scatter(x=layers, y=paths.ranks[:, k].tolist(), mode="lines+markers", name=f"“{c.label}”",
-                                hovertemplate="after layer %{x}: rank %{y}<extra></extra>")
+                                hovertemplate=_("after layer %{x}: rank %{y}") + "<extra></extra>")
                      for k, c in enumerate(paths.candidates)])
-    fig.update_xaxes(title="after layer", tickmode="array", tickvals=layers)
+    fig.update_xaxes(title=_("after layer"), tickmode="array", tickvals=layers)
     ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
              if t <= max(2, int(paths.ranks.max()))]
-    fig.update_yaxes(title="rank (1 = likeliest)", type="log", autorange="reversed", tickvals=ticks)
-    return charts.move_legend(charts.style(fig, title="Rank among every token", height=260), "right")
+    fig.update_yaxes(title=_("rank (1 = likeliest)"), type="log", autorange="reversed", tickvals=ticks)
+    return charts.move_legend(charts.style(fig, title=_("Rank among every token"), height=260), "right")
 
 
 def _summary(paths: WordPaths) -> str:
     parts = []
     for k, c in enumerate(paths.candidates):
         first = paths.first_top(k)
-        final = f"ends at {paths.probs[-1, k]:.0%} (rank {paths.ranks[-1, k]})"
-        parts.append(f"“{c.label}” {final}" + (f", the top token from layer {first} on" if first else ""))
-    return "; ".join(parts) + "."
+        fill = dict(token=c.label, share=percent(float(paths.probs[-1, k])), rank=num(int(paths.ranks[-1, k])),
+                    layer=first)
+        parts.append(_("“{token}” ends at {share} (rank {rank}), the top token from layer {layer} on").format(**fill)
+                     if first else _("“{token}” ends at {share} (rank {rank})").format(**fill))
+    return _("{items}.").format(items=pgettext("list separator", "; ").join(parts))
 
 
 def _button(label: str, data: Callable[[], str | bytes], name: str, mime: str, help: str) -> None:
-    st.download_button(label, data, file_name=name, mime=mime, key=f"attn.follow.{label.lower()}", help=help,
+    st.download_button(label, data, file_name=name, mime=mime, key=f"attn.follow.{label.lower()}", help=_(help),
                        on_click="ignore", icon=":material/download:")
 
 
 def _downloads(paths: WordPaths, tokens: Sequence[str]) -> None:
     labels = [f"“{c.label}”" for c in paths.candidates]
     layers = [str(i) for i in range(1, paths.n_layers + 1)]
-    title = f"Probability after each layer, reading “{tokens[paths.position]}” (logit lens)"
-    left, right, _ = st.columns([1, 1, 3])
+    title = _("Probability after each layer, reading “{token}” (logit lens)").format(token=tokens[paths.position])
+    left, right, _rest = st.columns([1, 1, 3])
     with left:
         _button("CSV", paths.csv, "follow_a_word.csv", "text/csv",
-                "Each candidate's probability and rank after every layer, one row per layer and candidate.")
+                N_("Each candidate's probability and rank after every layer, one row per layer and candidate."))
     with right:
         _button("PNG", lambda: matrix_png(np.asarray(paths.probs.T), labels, layers, title=title, zmin=0.0,
                                           zmax=1.0, decimals=2),
                 "follow_a_word.png", "image/png",
-                "The probabilities as a candidates × layers picture (the camera above the chart saves the lines).")
+                N_("The probabilities as a candidates × layers picture (the camera above the chart saves the lines)."))
 
 
 def draw(ctx: LensContext) -> None:
@@ -155,7 +162,7 @@ def draw(ctx: LensContext) -> None:
     position = _position(ctx, where)
     chosen = _candidates(ctx, position, left, right)
     if not chosen:
-        st.info("Choose a token or type a word to follow it through the layers.", icon="👆")
+        st.info(_("Choose a token or type a word to follow it through the layers."), icon="👆")
         return
     try:
         paths = follow_word(ctx.model, ctx.shown.ids, chosen, position=position)
@@ -166,7 +173,8 @@ def draw(ctx: LensContext) -> None:
         st.caption(note)
     charts.show(_figure(paths, projector=ctx.projector), key="attn.follow.chart")
     st.caption(_summary(paths))
-    st.caption(CAPTION)
+    st.caption(_(CAPTION))
+
     if not ctx.projector:
         charts.show(_rank_figure(paths), key="attn.follow.ranks")
         _downloads(paths, ctx.shown.tokens)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.i18n import N_, _, num
 from explorer.lab.neuron_corpus import (
     MIN_COVERAGE,
     CorpusNeurons,
@@ -46,10 +47,11 @@ EXAMPLES = 8  # top sentences listed
 SHARED_SCANS = 4  # models whose corpus results the server keeps at once
 MARKDOWN = re.compile(r"[\\`*_\[\]<>#|~$]")  # characters a token must not use as Markdown
 
-CAPTION = ("Each column is one neuron of this layer's MLP (the input of its down projection); a cell is how strongly "
-           "it fires on that token. A neuron's top sentences show what excites it most in a small corpus — not "
-           "everything it does: many neurons are polysemantic (they fire for several unrelated things), a few "
-           "hundred sentences miss most of language, and a neuron that fires does not prove the model needed it.")
+CAPTION = N_("Each column is one neuron of this layer's MLP (the input of its down projection); a cell is how "
+             "strongly it fires on that token. A neuron's top sentences show what excites it most in a small corpus "
+             "— not everything it does: many neurons are polysemantic (they fire for several unrelated things), a "
+             "few hundred sentences miss most of language, and a neuron that fires does not prove the model needed "
+             "it.")
 
 
 def offered(ctx: LensContext) -> str | None:
@@ -79,9 +81,9 @@ def _corpus_reader(ctx: LensContext) -> tuple[Reader | None, str, bool]:
         except ValueError as err:
             return None, str(err), False
         if coverage(list(vocab)) < MIN_COVERAGE:
-            return None, (f"The {entry.task_title} model reads only its task's characters, so it cannot read the "
-                          "corpus of English sentences. Train a *Character LM* to find its neurons' top sentences."), \
-                False
+            return None, _("The {task} model reads only its task's characters, so it cannot read the corpus of "
+                           "English sentences. Train a *Character LM* to find its neurons' top sentences.").format(
+                task=_(entry.task_title)), False
 
         def read_trained(text: str):
             lab = trained_input(entry, text)[0]
@@ -89,8 +91,8 @@ def _corpus_reader(ctx: LensContext) -> tuple[Reader | None, str, bool]:
         return read_trained, f"trained/{id(entry.model)}/{entry.step}", False
     s = settings()
     if s.kind != "sentence":
-        return None, ("The random model reads amino acids or digits here, not English sentences: choose the "
-                      "*Sentence* input to find its neurons' top sentences."), False
+        return None, _("The random model reads amino acids or digits here, not English sentences: choose the "
+                       "*Sentence* input to find its neurons' top sentences."), False
 
     def read_random(text: str):
         lab = tokenize(text, "sentence")
@@ -128,25 +130,27 @@ def draw(ctx: LensContext) -> None:
     here = acts[layer]  # (T, F)
     neuron = _neuron(tops, here.shape[1])
     cols = [f"n{i}" for i in tops]
-    spec = hm.matrix_spec(here[:, tops], tokens, cols, diverging=True, title=f"Layer {layer + 1}: top neurons")
-    st.markdown(f"**Layer {layer + 1}: the {len(tops)} neurons that fire most on your text** "
-                f"(of {here.shape[1]}; the layer picker above chooses the layer)")
+    spec = hm.matrix_spec(here[:, tops], tokens, cols, diverging=True,
+                          title=_("Layer {layer}: top neurons").format(layer=layer + 1))
+    st.markdown(_("**Layer {layer}: the {n} neurons that fire most on your text** (of {width}; the layer picker "
+                  "above chooses the layer)").format(layer=layer + 1, n=len(tops), width=num(here.shape[1])))
     matrix(here[:, tops], tokens, cols, key="attn.mlp.map")
     left, right = st.columns(2)
     with left:
         exports.picture_download(spec, name=f"neurons_layer{layer + 1}", key="attn.mlp.map",
                                  image_format=image_format())
     with right:
-        st.download_button("CSV (every neuron × token)", lambda: exports.matrix_csv(
+        st.download_button(_("CSV (every neuron × token)"), lambda: exports.matrix_csv(
             here, tokens, [str(i) for i in range(here.shape[1])]), file_name=f"neurons_layer{layer + 1}.csv",
             mime="text/csv", key="attn.mlp.csv", on_click="ignore",
-            help=f"All {here.shape[1]} neurons of layer {layer + 1} on every token of your text.")
+            help=_("All {width} neurons of layer {layer} on every token of your text.").format(
+                width=num(here.shape[1]), layer=layer + 1))
     _pick(tops, here.shape[1])
     peak = int(np.argmax(here[:, neuron]))
-    st.markdown(f"Neuron **{neuron}** of layer {layer + 1} fires most on “{html.escape(tokens[peak])}” in your "
-                f"text ({here[peak, neuron]:.3f}).")
+    st.markdown(_("Neuron **{neuron}** of layer {layer} fires most on “{token}” in your text ({value}).").format(
+        neuron=neuron, layer=layer + 1, token=html.escape(tokens[peak]), value=num(float(here[peak, neuron]), 3)))
     _corpus(ctx, layer, neuron)
-    st.caption(CAPTION)
+    st.caption(_(CAPTION))
 
 
 def _neuron(tops: list[int], width: int) -> int:
@@ -166,11 +170,11 @@ def _copy_pick() -> None:
 def _pick(tops: list[int], width: int) -> None:
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     with left:
-        st.pills("Pick a top neuron", tops, key=PICK, on_change=_copy_pick, format_func=lambda i: f"n{i}",
-                 help="Shows this neuron's top sentences in the corpus below.")
+        st.pills(_("Pick a top neuron"), tops, key=PICK, on_change=_copy_pick, format_func=lambda i: f"n{i}",
+                 help=_("Shows this neuron's top sentences in the corpus below."))
     with right:
-        st.number_input("Or type a neuron", min_value=0, max_value=width - 1, step=1, key=MLP_NEURON,
-                        help=f"Any neuron of this layer, 0 to {width - 1}.")
+        st.number_input(_("Or type a neuron"), min_value=0, max_value=width - 1, step=1, key=MLP_NEURON,
+                        help=_("Any neuron of this layer, 0 to {last}.").format(last=width - 1))
 
 
 def _corpus(ctx: LensContext, layer: int, neuron: int) -> None:
@@ -184,14 +188,17 @@ def _corpus(ctx: LensContext, layer: int, neuron: int) -> None:
         if scan is None:
             return
     examples = scan.top(layer, neuron, EXAMPLES)
-    st.markdown(f"**Sentences of the corpus that excite neuron {neuron} most** (its highest activation in each; "
-                f"the token where it fires in bold; {scan.read} sentences read"
-                + (f", {scan.skipped} with no token this model knows skipped)" if scan.skipped else ")"))
-    st.markdown("\n".join(f"{i + 1}. `{e.value:.3f}` " + _highlight(e) for i, e in enumerate(examples)))
-    st.download_button("CSV (top sentences)", lambda: _examples_csv(examples, layer, neuron),
+    fill = dict(neuron=neuron, read=num(scan.read), skipped=num(scan.skipped))
+    st.markdown(_("**Sentences of the corpus that excite neuron {neuron} most** (its highest activation in each; the "
+                  "token where it fires in bold; {read} sentences read, {skipped} with no token this model knows "
+                  "skipped)").format(**fill) if scan.skipped else
+                _("**Sentences of the corpus that excite neuron {neuron} most** (its highest activation in each; the "
+                  "token where it fires in bold; {read} sentences read)").format(**fill))
+    st.markdown("\n".join(f"{i + 1}. `{num(e.value, 3)}` " + _highlight(e) for i, e in enumerate(examples)))
+    st.download_button(_("CSV (top sentences)"), lambda: _examples_csv(examples, layer, neuron),
                        file_name=f"neuron_{layer + 1}_{neuron}_sentences.csv", mime="text/csv",
                        key="attn.mlp.top_csv", on_click="ignore",
-                       help="The top sentences with the neuron's activation and the token where it fires.")
+                       help=_("The top sentences with the neuron's activation and the token where it fires."))
 
 
 def _highlight(e: Example) -> str:
@@ -202,10 +209,11 @@ def _highlight(e: Example) -> str:
 
 
 def _examples_csv(examples: list[Example], layer: int, neuron: int) -> str:
-    return pd.DataFrame({"layer": layer + 1, "neuron": neuron, "rank": range(1, len(examples) + 1),
-                         "activation": [e.value for e in examples], "token": [e.tokens[e.position] for e in examples],
-                         "position": [e.position for e in examples], "sentence": [e.sentence for e in examples]}
-                        ).to_csv(index=False)
+    return pd.DataFrame({_("layer"): layer + 1, _("neuron"): neuron, _("rank"): range(1, len(examples) + 1),
+                         _("activation"): [e.value for e in examples],
+                         _("token"): [e.tokens[e.position] for e in examples],
+                         _("position"): [e.position for e in examples],
+                         _("sentence"): [e.sentence for e in examples]}).to_csv(index=False)
 
 
 def _scan_on_button(ctx: LensContext, read: Reader, key: str, shared: bool) -> CorpusNeurons | None:
@@ -213,15 +221,18 @@ def _scan_on_button(ctx: LensContext, read: Reader, key: str, shared: bool) -> C
     n = len(corpus_sentences())
     box = st.empty()
     with box.container():
-        if not st.button(f"Find its top sentences (reads {n} sentences once for this model)", key="attn.mlp.scan",
-                         icon=":material/search:", help="Runs the model on every sentence of a small built-in "
-                         "corpus and keeps each neuron's top sentences; later neurons and layers are then instant."):
+        if not st.button(_("Find its top sentences (reads {n} sentences once for this model)").format(n=num(n)),
+                         key="attn.mlp.scan", icon=":material/search:",
+                         help=_("Runs the model on every sentence of a small built-in corpus and keeps each neuron's "
+                                "top sentences; later neurons and layers are then instant.")):
             return None
-        st.button("Stop", key="attn.mlp.stop", icon=":material/stop:", help="Stops reading the corpus.")
-        bar = st.progress(0.0, text=f"Reading the corpus: 0 of {n} sentences")
+        st.button(_("Stop"), key="attn.mlp.stop", icon=":material/stop:", help=_("Stops reading the corpus."))
+        said = _("Reading the corpus: {done} of {total} sentences")
+        bar = st.progress(0.0, text=said.format(done=num(0), total=num(n)))
 
     def report(done: int, total: int) -> None:
-        bar.progress(done / total, text=f"Reading the corpus: {done} of {total} sentences")
+        bar.progress(done / total, text=said.format(done=num(done), total=num(total)))
+
 
     try:
         with evaluating(ctx.model):  # a trained model as the Lab reads it (no dropout), its mode put back

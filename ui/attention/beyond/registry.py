@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.i18n import N_
+
 
 @dataclass(frozen=True)
 class LensView:
     """One view of the *Beyond attention* section."""
 
     key: str  # its value in the page's link, e.g. "why"
-    title: str  # the picker's label
+    title: str  # the picker's label (English, marked with N_: shown through _())
     module: str  # the module of this package that draws it (imported only when the view is chosen)
 
     def __post_init__(self) -> None:
@@ -23,11 +25,12 @@ class LensView:
 
 
 VIEWS: tuple[LensView, ...] = (
-    LensView("why", "Why this word?", "why_word"),
-    LensView("decide", "Where does it decide?", "decide"),
-    LensView("mlp", "The MLP half", "mlp_half"),
-    LensView("follow", "Follow a word", "follow_word"),
-    LensView("map", "Embedding map", "embedding_map"),
+    LensView("why", N_("Why this word?"), "why_word"),
+    LensView("decide", N_("Where does it decide?"), "decide"),
+    LensView("mlp", N_("The MLP half"), "mlp_half"),
+    LensView("follow", N_("Follow a word"), "follow_word"),
+    LensView("map", N_("Embedding map"), "embedding_map"),
+
 )
 
 
