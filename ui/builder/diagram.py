@@ -220,6 +220,11 @@ def _text(
     )
 
 
+def _label_size(label: str, size: float = 13) -> float:
+    """The font size that keeps a box's bold label inside the box (a translation may be longer than English)."""
+    return round(min(size, (BOX_W - 12) / (0.55 * max(len(label), 1))), 1)
+
+
 def _row_svg(col: Column, row: Row) -> str:
     fill, stroke = STYLES[row.style]
     cx = col.x + BOX_W / 2
@@ -235,10 +240,10 @@ def _row_svg(col: Column, row: Row) -> str:
         f'stroke="{stroke}" stroke-width="1.5"{dash}/>'
     ]
     if row.note:
-        parts.append(_text(cx, row.y + 15, row.label, 13, 600))
+        parts.append(_text(cx, row.y + 15, row.label, _label_size(row.label), 600))
         parts.append(_text(cx, row.y + 32, row.note, 10.5, 400, colour="#52606D"))
     else:
-        parts.append(_text(cx, row.y + row.h / 2, row.label, 13, 600))
+        parts.append(_text(cx, row.y + row.h / 2, row.label, _label_size(row.label), 600))
     return "".join(parts)
 
 

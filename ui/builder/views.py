@@ -179,7 +179,9 @@ def comparison_table(
             "seq_len": info["seq_len"],
         }
         models[name] = _column(info["kind"], shape, info["params"], info["reported_params"], p_est)
-    return pd.DataFrame(models, index=[_(row) for row in COMPARED])
+    table = pd.DataFrame(models, index=list(COMPARED))
+    table.index = [_(row) for row in COMPARED]
+    return table
 
 
 COMPARED = (
