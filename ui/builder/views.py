@@ -59,8 +59,10 @@ def _three(x: float) -> str:
     """``x`` to three significant digits, as the active language writes numbers ("1.23", "1,23")."""
     if not math.isfinite(x) or x == 0:
         return num(x)
-    digits = max(0, 2 - math.floor(math.log10(abs(x))))
-    return num(float(f"{x:.3g}"), digits).rstrip("0").rstrip(".,") if digits else num(float(f"{x:.3g}"), 0)
+    rounded = float(f"{x:.3g}")
+    digits = max(0, 2 - math.floor(math.log10(abs(rounded))))
+    text = num(rounded, digits, group=False)  # no thousands separator, as ".3g" wrote none
+    return text.rstrip("0").rstrip(".,") if digits else text
 
 
 def human(n: float, unit: str = "") -> str:
