@@ -396,7 +396,7 @@ class RunSession:
             self.class_link.follow(self.store(), self.channel.run_id)
         except StoreUnavailable as err:
             self.sharing, self.channel = False, None
-            return str(err)
+            return localized(err)  # shown on the owner's page, whose script run this is
         return None
 
     @property
