@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from explorer.i18n import _, num
 from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.families import FAMILIES, KINDS, by_kind
 from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
@@ -58,11 +59,25 @@ class BuilderSettings:
         if self.preset:
             return PRESETS[self.preset].config
         if self.kind == "vit":
-            return ViTConfig(image_size=self.image_size, patch_size=self.patch_size, num_classes=self.num_classes,
-                             d_model=self.d_model, n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff)
-        return TransformerConfig(vocab_size=self.vocab_size, max_len=self.seq_len, d_model=self.d_model,
-                                 n_heads=self.n_heads, n_layers=self.n_layers, d_ff=self.d_ff, norm_position=self.norm,
-                                 positional=self.positional)
+            return ViTConfig(
+                image_size=self.image_size,
+                patch_size=self.patch_size,
+                num_classes=self.num_classes,
+                d_model=self.d_model,
+                n_heads=self.n_heads,
+                n_layers=self.n_layers,
+                d_ff=self.d_ff,
+            )
+        return TransformerConfig(
+            vocab_size=self.vocab_size,
+            max_len=self.seq_len,
+            d_model=self.d_model,
+            n_heads=self.n_heads,
+            n_layers=self.n_layers,
+            d_ff=self.d_ff,
+            norm_position=self.norm,
+            positional=self.positional,
+        )
 
 
 def preset_settings(name: str, batch_size: int = BuilderSettings.batch_size) -> BuilderSettings:
@@ -80,11 +95,22 @@ def _preset_fields(name: str, batch_size: int) -> dict[str, Any]:
     preset = PRESETS[name]
     c = preset.config
     fields = dataclasses.asdict(BuilderSettings()) | dict(
-        kind=preset.kind, n_layers=c.n_layers, n_heads=c.n_heads, d_model=c.d_model, d_ff=c.d_ff,
-        batch_size=batch_size, preset=name)
+        kind=preset.kind,
+        n_layers=c.n_layers,
+        n_heads=c.n_heads,
+        d_model=c.d_model,
+        d_ff=c.d_ff,
+        batch_size=batch_size,
+        preset=name,
+    )
     if isinstance(c, ViTConfig):
-        return fields | dict(norm="pre", positional="learned", image_size=c.image_size, patch_size=c.patch_size,
-                             num_classes=c.num_classes)
+        return fields | dict(
+            norm="pre",
+            positional="learned",
+            image_size=c.image_size,
+            patch_size=c.patch_size,
+            num_classes=c.num_classes,
+        )
     return fields | dict(norm=c.norm_position, positional=c.positional, vocab_size=c.vocab_size, seq_len=c.max_len)
 
 
@@ -99,8 +125,9 @@ def build(settings: BuilderSettings, device: torch.device | str = "meta") -> nn.
 def estimate(settings: BuilderSettings, model: nn.Module | None = None) -> StepEstimate:
     """FLOPs and memory of one training step at ``settings.batch_size`` (see :mod:`~transformer_core.sizing`)."""
     seq_len = None if settings.kind == "vit" else settings.seq_len
-    return estimate_training_step(settings.config(), kind=settings.kind, batch_size=settings.batch_size,
-                                  seq_len=seq_len, model=model)
+    return estimate_training_step(
+        settings.config(), kind=settings.kind, batch_size=settings.batch_size, seq_len=seq_len, model=model
+    )
 
 
 def example_batch(settings: BuilderSettings, generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
@@ -109,8 +136,10 @@ def example_batch(settings: BuilderSettings, generator: torch.Generator | None =
     b, s = settings.batch_size, settings.seq_len
     if settings.kind == "vit":
         size = settings.image_size
-        return {"images": torch.rand(b, 3, size, size, generator=g),
-                "labels": torch.randint(settings.num_classes, (b,), generator=g)}
+        return {
+            "images": torch.rand(b, 3, size, size, generator=g),
+            "labels": torch.randint(settings.num_classes, (b,), generator=g),
+        }
     tokens = torch.randint(settings.vocab_size, (b, s), generator=g)
     if settings.kind == "encoder":
         return {"tokens": tokens, "targets": torch.randn(b, 1, generator=g)}
@@ -139,7 +168,7 @@ def matmul_rate(device: torch.device | str = "cpu", size: int = 512, repeats: in
     a = torch.randn(size, size, device=device)
     b = torch.randn(size, size, device=device)
     times = []
-    for _ in range(repeats + 1):
+    for _i in range(repeats + 1):
         start = time.perf_counter()
         (a @ b).sum().item()  # .item() waits for the device
         times.append(time.perf_counter() - start)
@@ -158,16 +187,27 @@ class MeasurePlan:
 EFFICIENCY = 0.3  # share of the matmul speed a whole training step reaches (attention, norms, optimizer, ...)
 
 
-def measure_plan(est: StepEstimate, *, flops_per_second: float, memory_budget_bytes: int,
-                 time_budget_seconds: float) -> MeasurePlan:
+def measure_plan(
+    est: StepEstimate, *, flops_per_second: float, memory_budget_bytes: int, time_budget_seconds: float
+) -> MeasurePlan:
     """Decide from the estimates alone (nothing is allocated) whether timing a real step is safe."""
     seconds = est.flops_per_step / max(flops_per_second * EFFICIENCY, 1.0)
     if est.total_bytes > memory_budget_bytes:
-        return MeasurePlan(False, seconds, f"Too big to run here: training needs about {_bytes(est.total_bytes)} "
-                                          f"of memory, the budget on this machine is {_bytes(memory_budget_bytes)}.")
+        return MeasurePlan(
+            False,
+            seconds,
+            _(
+                "Too big to run here: training needs about {memory} of memory, the budget on this machine is {budget}."
+            ).format(memory=_bytes(est.total_bytes), budget=_bytes(memory_budget_bytes)),
+        )
     if seconds > time_budget_seconds:
-        return MeasurePlan(False, seconds, f"Too big to run here: one step would take about {seconds:.3g} s; "
-                                          f"the budget on this machine is {time_budget_seconds:g} s.")
+        return MeasurePlan(
+            False,
+            seconds,
+            _(
+                "Too big to run here: one step would take about {seconds} s; the budget on this machine is {budget} s."
+            ).format(seconds=num(float(f"{seconds:.3g}")), budget=num(time_budget_seconds)),
+        )
     return MeasurePlan(True, seconds, "")
 
 
@@ -178,12 +218,13 @@ def measure(settings: BuilderSettings, device: torch.device | str, repeats: int 
     such as BERT's pooler, are far too small to change the time).
     """
     family = dataclasses.replace(settings, preset="")
-    return measure_step_time(lambda: build(family, "meta"), example_batch(settings), training_loss,
-                             device=device, repeats=repeats)
+    return measure_step_time(
+        lambda: build(family, "meta"), example_batch(settings), training_loss, device=device, repeats=repeats
+    )
 
 
 def _bytes(n: float) -> str:
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} B"
+            return f"{num(float(f'{n / size:.3g}'))} {unit}"
+    return f"{num(n, 0)} B"

@@ -20,11 +20,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from explorer.i18n import _
 from explorer.runs.store import CHANNEL_TTL_S, RunStore
 from explorer.runs.watch import WatchedRun, new_watcher_id
 
-__all__ = ["CODE_ALPHABET", "CODE_CHARS", "ClassLink", "FollowedClass", "class_channel", "class_for_code",
-           "normalise_code"]
+__all__ = [
+    "CODE_ALPHABET",
+    "CODE_CHARS",
+    "ClassLink",
+    "FollowedClass",
+    "class_channel",
+    "class_for_code",
+    "normalise_code",
+]
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no I, L, O, 0, 1: nothing a student can misread
 CODE_CHARS = 6
@@ -37,8 +45,12 @@ def normalise_code(text: str) -> str:
     friendly message when it cannot be one."""
     code = re.sub(r"[\s-]", "", text or "").upper()
     if len(code) != CODE_CHARS or any(c not in CODE_ALPHABET for c in code):
-        raise ValueError(f"A class code is {CODE_CHARS} letters and digits, e.g. {'K7M3QX'[:CODE_CHARS]}, as your "
-                         "teacher's screen shows it (no I, L, O, 0 or 1).")
+        raise ValueError(
+            _(
+                "A class code is {count} letters and digits, e.g. {example}, as your teacher's screen "
+                "shows it (no I, L, O, 0 or 1)."
+            ).format(count=CODE_CHARS, example="K7M3QX"[:CODE_CHARS])
+        )
     return code
 
 
@@ -57,7 +69,7 @@ class ClassLink:
     """One owner's class link: its id, its short code and the channel it points to (see the module docstring)."""
 
     class_id: str = field(default_factory=lambda: secrets.token_urlsafe(16))
-    code: str = field(default_factory=lambda: "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_CHARS)))
+    code: str = field(default_factory=lambda: "".join(secrets.choice(CODE_ALPHABET) for _i in range(CODE_CHARS)))
     channel: str | None = None  # the channel it points to
     clock: Callable[[], float] = time.monotonic
     _renewed: float = -1e18

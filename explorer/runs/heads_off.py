@@ -26,14 +26,27 @@ from typing import Any
 import numpy as np
 from torch import nn
 
+from explorer.i18n import _
 from explorer.runs.frame import SAMPLE_SEED, SAMPLES
 from explorer.runs.live import torch_threads
 from transformer_core.interventions import HeadRef, ablate_heads, attention_stacks, head_importance
 from transformer_core.tasks.base import Sample, Task
 from transformer_core.training import EVAL_SEED, Trainer
 
-__all__ = ["STACKS", "HeadProbe", "Importance", "Outcome", "all_head_keys", "head_key", "head_label",
-           "model_heads", "parse_head_key", "probe_for", "refs_from_keys", "stacked_rows"]
+__all__ = [
+    "STACKS",
+    "HeadProbe",
+    "Importance",
+    "Outcome",
+    "all_head_keys",
+    "head_key",
+    "head_label",
+    "model_heads",
+    "parse_head_key",
+    "probe_for",
+    "refs_from_keys",
+    "stacked_rows",
+]
 
 STACKS = ("encoder", "decoder", "cross")  # attention stacks in the order they are shown
 
@@ -48,8 +61,12 @@ def parse_head_key(text: str) -> HeadRef:
     """The head named by ``text`` (see :func:`head_key`); ``ValueError`` with a friendly message otherwise."""
     parts = text.split(".")
     if len(parts) != 3 or parts[0] not in STACKS or not all(p.isdigit() and int(p) >= 1 for p in parts[1:]):
-        raise ValueError(f"{text!r} does not name a head: write the stack ({', '.join(STACKS)}), then the layer "
-                         "and the head counted from 1, e.g. cross.1.3.")
+        raise ValueError(
+            _(
+                "{text} does not name a head: write the stack ({stacks}), then the layer and the head "
+                "counted from 1, e.g. cross.1.3."
+            ).format(text=repr(text), stacks=", ".join(STACKS))
+        )
     return parts[0], int(parts[1]) - 1, int(parts[2]) - 1
 
 
@@ -77,8 +94,10 @@ def stacked_rows(maps: Mapping[str, np.ndarray]) -> tuple[np.ndarray, list[str]]
     """
     shown = [s for s in STACKS if s in maps] + [s for s in maps if s not in STACKS]
     width = max(maps[s].shape[1] for s in shown)
-    rows = [np.pad(np.asarray(maps[s], dtype=float), ((0, 0), (0, width - maps[s].shape[1])),
-                   constant_values=np.nan) for s in shown]
+    rows = [
+        np.pad(np.asarray(maps[s], dtype=float), ((0, 0), (0, width - maps[s].shape[1])), constant_values=np.nan)
+        for s in shown
+    ]
     names = [f"{s} L{layer + 1}" for s in shown for layer in range(maps[s].shape[0])]
     return np.concatenate(rows), names
 
@@ -102,8 +121,10 @@ class Importance:
 
     def top(self) -> tuple[HeadRef, float]:
         """The head whose loss costs most, and what it costs."""
-        best = max(((s, int(i), int(j)) for s, z in self.drop.items() for i, j in np.ndindex(z.shape)
-                    if np.isfinite(z[i, j])), key=lambda r: self.drop[r[0]][r[1], r[2]])
+        best = max(
+            ((s, int(i), int(j)) for s, z in self.drop.items() for i, j in np.ndindex(z.shape) if np.isfinite(z[i, j])),
+            key=lambda r: self.drop[r[0]][r[1], r[2]],
+        )
         return best, float(self.drop[best[0]][best[1], best[2]])
 
     def of(self, ref: HeadRef) -> float:
@@ -123,8 +144,16 @@ class HeadProbe:
         sampling: keyword arguments for ``task.samples`` (the language model's temperature and top-k).
     """
 
-    def __init__(self, task: Task, model: nn.Module, step: int, *, lock: AbstractContextManager | None = None,
-                 threads: int | None = None, sampling: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        task: Task,
+        model: nn.Module,
+        step: int,
+        *,
+        lock: AbstractContextManager | None = None,
+        threads: int | None = None,
+        sampling: Mapping[str, Any] | None = None,
+    ) -> None:
         self.task, self.model, self.step, self.threads = task, model, step, threads
         self.sampling = dict(sampling or {})
         self._lock = lock if lock is not None else nullcontext()
@@ -188,9 +217,16 @@ class HeadProbe:
         return self._importance
 
 
-def probe_for(store: MutableMapping[int, tuple[Any, HeadProbe]], lane: int, trainer: Trainer, *,
-              lock: AbstractContextManager | None = None, threads: int | None = None,
-              sampling: Mapping[str, Any] | None = None, at: tuple[nn.Module, int] | None = None) -> HeadProbe:
+def probe_for(
+    store: MutableMapping[int, tuple[Any, HeadProbe]],
+    lane: int,
+    trainer: Trainer,
+    *,
+    lock: AbstractContextManager | None = None,
+    threads: int | None = None,
+    sampling: Mapping[str, Any] | None = None,
+    at: tuple[nn.Module, int] | None = None,
+) -> HeadProbe:
     """Lane ``lane``'s probe kept in ``store``: the same one while its trainer stays at the same step.
 
     ``store`` maps lane -> (weak reference to the trainer, probe); a new run, a further step, another model
@@ -201,8 +237,7 @@ def probe_for(store: MutableMapping[int, tuple[Any, HeadProbe]], lane: int, trai
     kept = store.get(lane)
     if kept is not None:
         ref, probe = kept
-        if (ref() is trainer and probe.model is model and probe.step == step
-                and probe.sampling == dict(sampling or {})):
+        if ref() is trainer and probe.model is model and probe.step == step and probe.sampling == dict(sampling or {}):
             return probe
     probe = HeadProbe(trainer.task, model, step, lock=lock, threads=threads, sampling=sampling)
     store[lane] = (weakref.ref(trainer), probe)

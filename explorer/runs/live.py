@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import _
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
 from explorer.runs.pace import UNDRIVEN_S
 from explorer.runs.user_data import user_data
@@ -76,8 +77,14 @@ class LiveRun:
         message: why the run ended early (divergence), in words, or ``None``.
     """
 
-    def __init__(self, task: Task, specs: Sequence[RunSpec], *, threads: int | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        task: Task,
+        specs: Sequence[RunSpec],
+        *,
+        threads: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         if not 1 <= len(specs) <= MAX_LANES:
             raise ValueError(f"A live run trains 1 or {MAX_LANES} configurations, not {len(specs)}.")
         self.task = task
@@ -94,8 +101,10 @@ class LiveRun:
 
         Each trainer records a snapshot of its untrained model's attention right away.
         """
-        self.trainers = [Trainer(self.task, s.model_config, s.train_config, keep_weights_bytes=KEPT_WEIGHTS_BYTES)
-                         for s in self.specs]
+        self.trainers = [
+            Trainer(self.task, s.model_config, s.train_config, keep_weights_bytes=KEPT_WEIGHTS_BYTES)
+            for s in self.specs
+        ]
         for trainer in self.trainers:
             if trainer.config.snapshot_every:
                 trainer.snapshot()  # the untrained model's attention, shown before the first step
@@ -106,8 +115,8 @@ class LiveRun:
         # (seconds spent running, step) after every slice: the run's pace, which a replay of it follows.
         self.timeline: list[tuple[float, int]] = [(0.0, 0)]
         self._slice_end: float | None = None  # when the last slice ended (None after a pause)
-        self.samples: list[list[SampleSet]] = [[] for _ in self.specs]  # per lane, per evaluation
-        self._sample_marks: list[tuple | None] = [None for _ in self.specs]
+        self.samples: list[list[SampleSet]] = [[] for _spec in self.specs]  # per lane, per evaluation
+        self._sample_marks: list[tuple | None] = [None for _spec in self.specs]
         # Whether the run may be kept in, and replayed from, the recordings all sessions share: not after
         # load_weights (the settings no longer determine it), never on a user's own data (it is private).
         self.recordable = user_data(self.task) is None
@@ -118,7 +127,7 @@ class LiveRun:
         Only before training; the untrained snapshot is taken again from the new weights.
         """
         if self.status != "ready" or self.trainers[0].step:
-            raise ValueError("Weights can only be loaded before training starts; press Reset first.")
+            raise ValueError(_("Weights can only be loaded before training starts; press Reset first."))
         trainer = self.trainers[0]
         trainer.model.load_state_dict(state_dict)
         self.recordable = False
@@ -303,8 +312,9 @@ class LiveRun:
         diverged = [(s.label, t) for s, t in zip(self.specs, self.trainers, strict=True) if t.status == "diverged"]
         if diverged:
             prefix = len(self.trainers) > 1
-            self.message = "; ".join(f"{label}: {t.stop_reason}" if prefix else str(t.stop_reason)
-                                     for label, t in diverged)
+            self.message = "; ".join(
+                f"{label}: {t.stop_reason}" if prefix else str(t.stop_reason) for label, t in diverged
+            )
         if all(t.done for t in self.trainers):
             statuses = {t.status for t in self.trainers}
             self.status = "diverged" if "diverged" in statuses else "stopped" if "stopped" in statuses else "done"
@@ -319,8 +329,15 @@ class LiveRun:
         """Seconds this run has spent running so far (pauses not counted)."""
         return self.timeline[-1][0]
 
-    def update_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int, *,
-                       interrupted: Callable[[], bool] | None = None) -> bool:
+    def update_samples(
+        self,
+        sampling: dict[str, Any],
+        caption: str,
+        count: int,
+        seed: int,
+        *,
+        interrupted: Callable[[], bool] | None = None,
+    ) -> bool:
         """Write each lane's sample predictions after a new evaluation (or new ``sampling``); returns whether any
         were added to :attr:`samples`.
 
@@ -344,9 +361,10 @@ class LiveRun:
 
     def frame(self) -> RunFrame:
         """The run as the live view shows it now (the lists are the run's own, not copies)."""
-        lanes = tuple(LaneFrame(s.label, t.history, t.snapshots, self.samples[i], t.last_eval, t.step,
-                                t.config.steps, t.done)
-                      for i, (s, t) in enumerate(zip(self.specs, self.trainers, strict=True)))
+        lanes = tuple(
+            LaneFrame(s.label, t.history, t.snapshots, self.samples[i], t.last_eval, t.step, t.config.steps, t.done)
+            for i, (s, t) in enumerate(zip(self.specs, self.trainers, strict=True))
+        )
         return RunFrame(self.task, lanes, self.status, self.message, self.steps_per_second, self.eta_s)
 
     def snapshot_count(self) -> tuple[int, ...]:
@@ -359,8 +377,12 @@ class LiveRun:
             "task": self.task.name,
             "task_options": self.task.options(),
             "runs": [
-                {"label": s.label, "model_type": type(s.model_config).__name__,
-                 "model": asdict(s.model_config), "training": asdict(s.train_config)}
+                {
+                    "label": s.label,
+                    "model_type": type(s.model_config).__name__,
+                    "model": asdict(s.model_config),
+                    "training": asdict(s.train_config),
+                }
                 for s in self.specs
             ],
         }

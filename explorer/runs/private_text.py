@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from explorer.i18n import N_
 from explorer.runs.frame import RunFrame
 from transformer_core.tasks import get_task
 from transformer_core.tasks.base import Task
@@ -29,20 +30,31 @@ def redact(frame: RunFrame) -> RunFrame:
     return replace(frame, lanes=tuple(replace(lane, samples=()) for lane in frame.lanes))
 
 
+# What watchers read of such a run (English here: the watcher's page says them in its language, ``_(task.title)``).
+TITLE = N_("Character language model (a private text)")
+DESCRIPTION = N_(
+    "Its owner trains on a text of their own and shares the curves and the attention only: every "
+    "character is shown as {placeholder}."
+)
+
+
 class _PlaceholderText(CharLMTask):
     """The character language model over a placeholder text: its attention example shows only placeholders."""
 
     def __init__(self, block_size: int) -> None:
         super().__init__(f"{PLACEHOLDER} " * (2 * block_size + 64), block_size=block_size)  # longer than 2 windows
-        self.title = "Character language model (a private text)"
-        self.description = ("Its owner trains on a text of their own and shares the curves and the attention "
-                            f"only: every character is shown as {PLACEHOLDER}.")
+        self.title = TITLE
+        self.description = DESCRIPTION.format(placeholder=PLACEHOLDER)
 
     def attention_example(self) -> dict[str, Any]:
         example = super().attention_example()
         tokens = [PLACEHOLDER] * len(example["tokens"]["decoder"])
-        return {**example, "text": PLACEHOLDER * len(tokens), "tokens": {"decoder": tokens},
-                "labels": {"decoder": (tokens, tokens)}}
+        return {
+            **example,
+            "text": PLACEHOLDER * len(tokens),
+            "tokens": {"decoder": tokens},
+            "labels": {"decoder": (tokens, tokens)},
+        }
 
 
 def placeholder_task(name: str, options: dict[str, Any]) -> Task:

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from explorer.i18n import N_
 from explorer.runs import codec as run_codec
+from explorer.runs.message import Message, Num
 from explorer.runs.updates import READ_BYTES, UPDATE_BYTES, DamagedValue, Recording, RunUpdate, StoreUnavailable
 
 __all__ = ["check_cursor", "decoded_recording", "decoded_updates", "encoded_update", "page_length", "too_large"]
 
-TOO_LARGE = ("This run's news is {size:.0f} MB at once, more than the {limit:.0f} MB a shared run may send; "
-             "sharing stops, training goes on.")
+TOO_LARGE = N_(
+    "This run's news is {size} MB at once, more than the {limit} MB a shared run may send; sharing stops, "
+    "training goes on."
+)
 
 
 def encoded_update(update: RunUpdate, limit: int = UPDATE_BYTES) -> bytes:
@@ -29,7 +33,7 @@ def encoded_update(update: RunUpdate, limit: int = UPDATE_BYTES) -> bytes:
     watcher would read it."""
     value = run_codec.encode_update(update)
     if len(value) > limit:
-        raise StoreUnavailable(TOO_LARGE.format(size=len(value) / 2**20, limit=limit / 2**20))
+        raise StoreUnavailable(Message(TOO_LARGE, {"size": Num(len(value) / 2**20, 0), "limit": Num(limit / 2**20, 0)}))
     return value
 
 

@@ -38,7 +38,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from explorer.i18n import N_
 from explorer.runs import codec as run_codec
+from explorer.runs.message import Message
 from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
 from explorer.runs.redis_url import key_prefix, redact
 from explorer.runs.schema import ID_CHARS, check_pointer, check_watcher_id
@@ -62,11 +64,12 @@ __all__ = ["CONNECT_TIMEOUT_S", "RedisStore", "SOCKET_TIMEOUT_S"]
 CONNECT_TIMEOUT_S = 1.0  # a Redis that does not accept the connection by then counts as down
 SOCKET_TIMEOUT_S = 2.0  # longest wait for one reply (a recording of tens of MB still arrives well within it)
 RETRY_AFTER_S = 5.0  # after a connection failure, calls fail at once for this long instead of waiting again
-STORE = "Redis, the run store the app servers share,"
-DOWN = f"{STORE} does not answer; try again shortly."
-REFUSED = STORE + " refused the request ({error})."
-NOT_AN_ADDRESS = ("TE_REDIS_URL is not a Redis address: write redis://[user:password@]host[:port][/db] (or rediss://, "
-                  "unix://), with any # / ? @ : in the password percent-encoded (%23 %2F %3F %40 %3A).")
+DOWN = N_("Redis, the run store the app servers share, does not answer; try again shortly.")
+REFUSED = N_("Redis, the run store the app servers share, refused the request ({error}).")
+NOT_AN_ADDRESS = (
+    "TE_REDIS_URL is not a Redis address: write redis://[user:password@]host[:port][/db] (or rediss://, "
+    "unix://), with any # / ? @ : in the password percent-encoded (%23 %2F %3F %40 %3A)."
+)
 
 # KEYS: recording, used, size, clock; ARGV: key, value, nbytes, budget, recording-key prefix.
 _SAVE = """
@@ -165,10 +168,18 @@ class RedisStore:
     ``redis`` package is missing or ``url`` is not a Redis address: a misconfigured server still serves every page.
     """
 
-    def __init__(self, url: str, *, prefix: str | None = None, recordings_bytes: int = RECORDINGS_BYTES,
-                 channel_ttl_s: float = CHANNEL_TTL_S, clock: Callable[[], float] = time.time,
-                 retry_after_s: float = RETRY_AFTER_S, limits: ReadLimits = READ_LIMITS,
-                 parked_bytes: int = PARKED_BYTES) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str | None = None,
+        recordings_bytes: int = RECORDINGS_BYTES,
+        channel_ttl_s: float = CHANNEL_TTL_S,
+        clock: Callable[[], float] = time.time,
+        retry_after_s: float = RETRY_AFTER_S,
+        limits: ReadLimits = READ_LIMITS,
+        parked_bytes: int = PARKED_BYTES,
+    ) -> None:
         wrong_prefix = None
         if prefix is None:
             try:
@@ -207,9 +218,10 @@ class RedisStore:
 
     def read(self, run_id: str, cursor: int) -> tuple[list[RunUpdate], int] | None:
         with self._reach():
-            length, size, values = self._read(keys=[self._key("ch", run_id)],
-                                              args=[check_cursor(cursor), self.limits.update_bytes,
-                                                    self.limits.read_bytes])
+            length, size, values = self._read(
+                keys=[self._key("ch", run_id)],
+                args=[check_cursor(cursor), self.limits.update_bytes, self.limits.read_bytes],
+            )
         if length == 0:
             return None
         if length < 0:
@@ -241,8 +253,9 @@ class RedisStore:
     def touch_watcher(self, run_id: str, watcher_id: str) -> None:
         check_watcher_id(watcher_id)
         with self._reach():
-            self._if_channel(keys=[self._key("ch", run_id), self._key("w", run_id)],
-                             args=["zadd", repr(self._clock()), watcher_id])
+            self._if_channel(
+                keys=[self._key("ch", run_id), self._key("w", run_id)], args=["zadd", repr(self._clock()), watcher_id]
+            )
 
     def watcher_count(self, run_id: str) -> int:
         watchers = self._key("w", run_id)
@@ -291,8 +304,10 @@ class RedisStore:
         if len(value) > self.recordings_bytes:
             return  # larger than the whole budget: keeping it would evict everything else
         with self._reach():
-            self._save(keys=self._recording_keys(recording.key),
-                       args=[recording.key, value, len(value), self.recordings_bytes, self._key("rec", "")])
+            self._save(
+                keys=self._recording_keys(recording.key),
+                args=[recording.key, value, len(value), self.recordings_bytes, self._key("rec", "")],
+            )
 
     def load_recording(self, key: str) -> Recording | None:
         with self._reach():
@@ -332,14 +347,14 @@ class RedisStore:
         if self._broken is not None:
             raise StoreUnavailable(self._broken)
         if time.monotonic() < self._down_until:
-            raise StoreUnavailable(DOWN)
+            raise StoreUnavailable(Message(DOWN))
         try:
             yield
         except self._down_errors as err:
             self._down_until = time.monotonic() + self.retry_after_s
-            raise StoreUnavailable(DOWN) from err
+            raise StoreUnavailable(Message(DOWN)) from err
         except self._errors as err:
-            raise StoreUnavailable(REFUSED.format(error=redact(str(err), self._url))) from err
+            raise StoreUnavailable(Message(REFUSED, {"error": redact(str(err), self._url)})) from err
 
     def _bounded(self, key: str, limit: int, decode: Callable[[bytes], Any]) -> Any:
         """``decode`` of the string at ``key``, read only when at most ``limit`` bytes; ``None`` when it is missing
@@ -364,11 +379,17 @@ def _client(url: str) -> tuple[Any, tuple[type[Exception], ...], type[Exception]
         from redis.backoff import NoBackoff
         from redis.retry import Retry
     except ImportError as err:
-        raise StoreUnavailable("TE_REDIS_URL is set but the redis package is missing: install requirements.txt.") \
-            from err
+        raise StoreUnavailable(
+            "TE_REDIS_URL is set but the redis package is missing: install requirements.txt."
+        ) from err
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S,
-                                      retry=Retry(NoBackoff(), 1), health_check_interval=30)
+        client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+            socket_timeout=SOCKET_TIMEOUT_S,
+            retry=Retry(NoBackoff(), 1),
+            health_check_interval=30,
+        )
     except ValueError:
         raise StoreUnavailable(NOT_AN_ADDRESS) from None  # the parser's error may quote a piece of the password
     return client, (redis.ConnectionError, redis.TimeoutError), redis.RedisError

@@ -33,10 +33,12 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from explorer.i18n import N_, _, num
 from explorer.runs.channel import WatchChannel
 from explorer.runs.classes import ClassLink
 from explorer.runs.clients import Client
 from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.message import localized
 from explorer.runs.place import ThisThread, TrainingPlace
 from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry
@@ -64,9 +66,18 @@ class RunSession:
         per_client: places and line entries one client may hold.
     """
 
-    def __init__(self, client: Client, *, max_running: Callable[[], int], registry: RunRegistry = REGISTRY,
-                 line: RunLine = LINE, store: Callable[[], RunStore] = run_store, place: TrainingPlace | None = None,
-                 hand_over: Callable[[LiveRun], None] | None = None, per_client: int = PER_CLIENT) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        max_running: Callable[[], int],
+        registry: RunRegistry = REGISTRY,
+        line: RunLine = LINE,
+        store: Callable[[], RunStore] = run_store,
+        place: TrainingPlace | None = None,
+        hand_over: Callable[[LiveRun], None] | None = None,
+        per_client: int = PER_CLIENT,
+    ) -> None:
         self.client = client
         self.max_running, self.registry, self.line, self.store = max_running, registry, line, store
         self.place = place if place is not None else ThisThread()
@@ -196,9 +207,14 @@ class RunSession:
         step = run.step
         run.release("stopped when the Live Training page was left")
         self.hand_over(run)
-        self.notice = ("info", f"Training stopped at step {step} when you left this page, and its training memory "
-                               "was freed. The model trained so far is still used by the other pages; press Start "
-                               "for a new run.")
+        self.notice = (
+            "info",
+            _(
+                "Training stopped at step {step} when you left this page, and its training memory "
+                "was freed. The model trained so far is still used by the other pages; press Start "
+                "for a new run."
+            ).format(step=step),
+        )
 
     def park(self) -> None:
         """The page's connection ended: pause the run and keep it for a reload (the registry parks it, whatever
@@ -224,19 +240,27 @@ class RunSession:
             return False
         claim = self.registry.claim(token, self.client.session, self.client.browser)
         if claim is None:
-            self.notice = ("info", "The run this address pointed to is no longer on the server: it was not reopened "
-                                   f"within {self.registry.park_ttl_s / 60:.0f} minutes, or the server restarted (a "
-                                   "run is only ever reopened in the browser that started it). Press Start for a "
-                                   "new run.")
+            self.notice = (
+                "info",
+                _(
+                    "The run this address pointed to is no longer on the server: it was not "
+                    "reopened within {minutes} minutes, or the server restarted (a run is only ever "
+                    "reopened in the browser that started it). Press Start for a new run."
+                ).format(minutes=num(self.registry.park_ttl_s / 60, 0)),
+            )
             return False
         if claim.run is not self.run:
             self._replace(claim.run, signature)  # the session's own run, if any, is let go as for a new run
         self.token, self.signature = token, signature
         LOG.info("run taken back at step %d (%s)", claim.run.step, "moved" if claim.moved else "same page")
         if claim.run.status == "paused":
-            self.notice = ("success", f"Welcome back: your run was paused at step {claim.run.step:,} when the "
-                                      "connection to the page ended. Press **Resume** to continue exactly where it "
-                                      "stopped.")
+            self.notice = (
+                "success",
+                _(
+                    "Welcome back: your run was paused at step {step} when the connection to the "
+                    "page ended. Press **Resume** to continue exactly where it stopped."
+                ).format(step=num(claim.run.step)),
+            )
         return True
 
     def still_mine(self) -> bool:
@@ -266,11 +290,18 @@ class RunSession:
             run.start()
             return True
         try:
-            place = take_place(run, self.max_running(), self.client.session, self.client.key, line=self.line,
-                               per_client=self.per_client, give_back=self.give_back)
+            place = take_place(
+                run,
+                self.max_running(),
+                self.client.session,
+                self.client.key,
+                line=self.line,
+                per_client=self.per_client,
+                give_back=self.give_back,
+            )
         except QuotaExceeded as err:
             self.waiting = False
-            self.notice = ("error", str(err))
+            self.notice = ("error", localized(err))
             return False
         self.waiting = place is not None
         if place is None:
@@ -292,14 +323,15 @@ class RunSession:
         if self.token is not None and self.registry.owns(self.token, self.client.session):
             return
         self._forget_token()
-        self.token = self.registry.register(self.run, self.client.session, browser=self.client.browser,
-                                            client=self.client.key)
+        self.token = self.registry.register(
+            self.run, self.client.session, browser=self.client.browser, client=self.client.key
+        )
 
     def _replace(self, new: LiveRun, signature: Any) -> None:
         old = self.run
         if old is not None and old.training_state_bytes:
             old.release("replaced by a new run")  # frees its place among the runs training and its memory
-        self.end_channel("Its owner started a new run.")
+        self.end_channel(N_("Its owner started a new run."))
         self.leave_line()
         self._forget_token()
         self.run, self.signature, self.token, self.moved = new, signature, None, False
@@ -322,8 +354,14 @@ class RunSession:
         self.run.advance(budget_s, interrupted=interrupted)
         return None
 
-    def write_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int,
-                      interrupted: Callable[[], bool] | None = None) -> bool:
+    def write_samples(
+        self,
+        sampling: dict[str, Any],
+        caption: str,
+        count: int,
+        seed: int,
+        interrupted: Callable[[], bool] | None = None,
+    ) -> bool:
         """The sample predictions of each lane after a new evaluation (``sampling``: the task's options)."""
         if self.run is None:
             return False
@@ -349,7 +387,7 @@ class RunSession:
             return None
         try:
             if self.channel is None or self.channel.run is not self.run:
-                self.end_channel("Its owner started a new run.")
+                self.end_channel(N_("Its owner started a new run."))
                 self.channel = WatchChannel(self.store(), self.run)
                 self.place.prioritize(self.run)  # others watch it: it comes before visitors' own runs
             self.channel.send(query=self.share_query, downloads=self.downloads, private=self.private, force=force)
@@ -358,7 +396,7 @@ class RunSession:
             self.class_link.follow(self.store(), self.channel.run_id)
         except StoreUnavailable as err:
             self.sharing, self.channel = False, None
-            return str(err)
+            return localized(err)  # shown on the owner's page, whose script run this is
         return None
 
     @property
@@ -376,7 +414,7 @@ class RunSession:
     def stop_sharing(self) -> None:
         """The owner stopped sharing: the run's channel ends and the class link leads nowhere any more."""
         self.sharing = False
-        self.end_channel("Its owner stopped sharing it.")
+        self.end_channel(N_("Its owner stopped sharing it."))
         link, self.class_link = self.class_link, None
         if link is not None:
             try:
@@ -385,7 +423,8 @@ class RunSession:
                 LOG.warning("could not end a class link: %s", err)
 
     def end_channel(self, reason: str) -> None:
-        """Close the watch channel, if any: its link says ``reason``."""
+        """Close the watch channel, if any: its link says ``reason`` (English, marked with ``N_``: the watcher's page
+        says it in its own language)."""
         channel, self.channel = self.channel, None
         if channel is None:
             return

@@ -34,12 +34,30 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from explorer.i18n import N_
 from explorer.runs.live import LiveRun
+from explorer.runs.message import Message
 from explorer.runs.pace import TICKET_STALE_S, UNDRIVEN_S
 
-__all__ = ["LINE", "PER_CLIENT", "Capacity", "QuotaExceeded", "RunLine", "ServerLoad", "capacity",
-           "estimated_wait_s", "held_by", "holds_training_state", "per_client_limit", "run_memory", "running_count",
-           "server_load", "start_if_free", "take_place", "track"]
+__all__ = [
+    "LINE",
+    "PER_CLIENT",
+    "Capacity",
+    "QuotaExceeded",
+    "RunLine",
+    "ServerLoad",
+    "capacity",
+    "estimated_wait_s",
+    "held_by",
+    "holds_training_state",
+    "per_client_limit",
+    "run_memory",
+    "running_count",
+    "server_load",
+    "start_if_free",
+    "take_place",
+    "track",
+]
 
 PER_CLIENT = 2  # places and line entries one client holds at once (its runs training plus its tickets waiting)
 LOG = logging.getLogger(__name__)
@@ -85,9 +103,17 @@ class QuotaExceeded(Exception):
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        super().__init__(f"This browser already holds {limit} run{'s' if limit != 1 else ''} training, paused or "
-                         "waiting in line, the most one visitor may hold at once on this server (so that everyone "
-                         "gets a turn). Stop one of them, or leave the line in another tab, then try again.")
+        one = N_(
+            "This browser already holds {limit} run training, paused or waiting in line, the most one visitor "
+            "may hold at once on this server (so that everyone gets a turn). Stop one of them, or leave the line "
+            "in another tab, then try again."
+        )
+        more = N_(
+            "This browser already holds {limit} runs training, paused or waiting in line, the most one visitor "
+            "may hold at once on this server (so that everyone gets a turn). Stop one of them, or leave the "
+            "line in another tab, then try again."
+        )
+        super().__init__(Message(one if limit == 1 else more, {"limit": limit}))
 
 
 class RunLine:
@@ -158,8 +184,7 @@ def _pause_undriven() -> None:
     a run pauses. A run another thread is pausing already is left to it: no second page waits for the same answer.
     """
     with _STARTED_LOCK:
-        stray = [run for run in list(_STARTED)
-                 if run.status == "running" and not run.driven() and run not in _PAUSING]
+        stray = [run for run in list(_STARTED) if run.status == "running" and not run.driven() and run not in _PAUSING]
         _PAUSING.update(stray)
     for run in stray:
         try:
@@ -187,8 +212,9 @@ def run_memory(run: LiveRun) -> int:
         from explorer.runs.worker import TRAINER_BYTES
 
         try:
-            known = sum(check_budget(run.task, s.model_config, s.train_config, threads=1).memory_bytes
-                        for s in run.specs)
+            known = sum(
+                check_budget(run.task, s.model_config, s.train_config, threads=1).memory_bytes for s in run.specs
+            )
         except ValueError:  # a configuration the sizing cannot build: its weights, gradients and AdamW's two
             known = 4 * sum(p.nbytes for t in run.trainers for p in t.model.parameters())
         known += TRAINER_BYTES if run.needs_trainer else 0
@@ -215,8 +241,11 @@ def held_by(client: str, *, line: RunLine = LINE, run: LiveRun | None = None, ti
     counted). The one place that says what counts for a client."""
     _pause_undriven()
     with _STARTED_LOCK:
-        held = sum(1 for other, owner in list(_STARTED.items())
-                   if owner == client and other is not run and holds_training_state(other))
+        held = sum(
+            1
+            for other, owner in list(_STARTED.items())
+            if owner == client and other is not run and holds_training_state(other)
+        )
     return held + line.held_by(client, besides=ticket)
 
 
@@ -228,8 +257,9 @@ def server_load(*, line: RunLine = LINE, caps: Capacity | None = None) -> Server
         running = sum(1 for r in holding if r.status == "running")
         trainers = sum(1 for r in list(_STARTED) if r.holds_trainer)
         memory = sum(run_memory(r) for r in holding)
-    return ServerLoad(running, len(holding) - running, len(line), trainers, memory,
-                      caps if caps is not None else capacity())
+    return ServerLoad(
+        running, len(holding) - running, len(line), trainers, memory, caps if caps is not None else capacity()
+    )
 
 
 def per_client_limit(max_running: int, per_client: int = PER_CLIENT) -> int:
@@ -239,9 +269,17 @@ def per_client_limit(max_running: int, per_client: int = PER_CLIENT) -> int:
     return per_client if max_running < 2 else max(1, min(per_client, max_running - 1))
 
 
-def take_place(run: LiveRun, max_running: int, ticket: str, client: str, *, line: RunLine = LINE,
-               per_client: int = PER_CLIENT, give_back: GiveBack | None = None,
-               caps: Capacity | None = None) -> int | None:
+def take_place(
+    run: LiveRun,
+    max_running: int,
+    ticket: str,
+    client: str,
+    *,
+    line: RunLine = LINE,
+    per_client: int = PER_CLIENT,
+    give_back: GiveBack | None = None,
+    caps: Capacity | None = None,
+) -> int | None:
     """Start ``run`` when a place is free for it (returns ``None``), else keep ``ticket`` in line (returns its
     place, 1 for the first); :class:`QuotaExceeded` when ``client`` holds its limit of runs and entries already
     (:func:`per_client_limit` of ``per_client``) and none of its paused runs could give its trainer back
@@ -249,8 +287,9 @@ def take_place(run: LiveRun, max_running: int, ticket: str, client: str, *, line
     per_client = per_client_limit(max_running, per_client)
     if held_by(client, line=line, run=run, ticket=ticket) >= per_client:
         mine = _paused_holders(lambda owner: owner == client, besides=run)
-        if not _give_back_until(mine, give_back, lambda: held_by(client, line=line, run=run, ticket=ticket)
-                                < per_client):
+        if not _give_back_until(
+            mine, give_back, lambda: held_by(client, line=line, run=run, ticket=ticket) < per_client
+        ):
             line.leave(ticket)
             raise QuotaExceeded(per_client)
     if start_if_free(run, max_running, ticket, line, client=client, give_back=give_back, caps=caps):
@@ -258,8 +297,16 @@ def take_place(run: LiveRun, max_running: int, ticket: str, client: str, *, line
     return line.join(ticket, client)
 
 
-def start_if_free(run: LiveRun, max_running: int, ticket: str | None = None, line: RunLine = LINE, *,
-                  client: str | None = None, give_back: GiveBack | None = None, caps: Capacity | None = None) -> bool:
+def start_if_free(
+    run: LiveRun,
+    max_running: int,
+    ticket: str | None = None,
+    line: RunLine = LINE,
+    *,
+    client: str | None = None,
+    give_back: GiveBack | None = None,
+    caps: Capacity | None = None,
+) -> bool:
     """Start (or resume) ``run`` if a place is free for it; returns whether it runs now.
 
     A place is free for it when fewer than ``max_running`` other runs train in this process, fewer pages wait
@@ -305,8 +352,11 @@ def _fits(run: LiveRun, caps: Capacity) -> bool:
 def _paused_holders(whose: Callable[[str | None], bool], *, besides: LiveRun) -> list[LiveRun]:
     """Paused runs of the clients ``whose`` accepts that hold a trainer, the longest untrained first."""
     with _STARTED_LOCK:
-        paused = [r for r, owner in list(_STARTED.items())
-                  if r is not besides and whose(owner) and r.status == "paused" and r.holds_trainer]
+        paused = [
+            r
+            for r, owner in list(_STARTED.items())
+            if r is not besides and whose(owner) and r.status == "paused" and r.holds_trainer
+        ]
     return sorted(paused, key=lambda r: r.driven_at)
 
 

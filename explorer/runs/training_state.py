@@ -24,7 +24,9 @@ import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
+from explorer.i18n import N_
 from explorer.runs.live import LiveRun
+from explorer.runs.message import Message
 from explorer.runs.store import RunStore, StoreUnavailable
 from explorer.runs.wire import load_weights_bytes, pack, unpack, weights_bytes
 from transformer_core.training import Trainer
@@ -149,8 +151,10 @@ class ParkedState:
         try:
             data = self.store.parked(self.key)
         except StoreUnavailable as err:
-            return None, str(err)
-        return data, "the run store no longer had it (it restarted, or the run waited longer than its parking time)"
+            return None, err.args[0] if len(err.args) == 1 and isinstance(err.args[0], str) else str(err)
+        return data, Message(
+            N_("the run store no longer had it (it restarted, or the run waited longer than its parking time)")
+        )
 
     def drop(self) -> None:
         """Delete the state (a trainer holds the run again); left to expire when the store cannot be reached."""

@@ -9,13 +9,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.i18n import N_
 from explorer.runs.frame import SampleSet, thin_to
+from explorer.runs.message import Message
 from explorer.runs.pace import WATCHER_TTL_S
 from transformer_core.training import Snapshot
 
-__all__ = ["CHANNEL_TTL_S", "CHECKPOINTS_BYTES", "GONE_TTL_S", "NOTE_BYTES", "PARKED_BYTES", "READ_BYTES",
-           "READ_LIMITS", "RECORDINGS_BYTES", "UPDATE_BYTES", "WATCHER_TTL_S", "DamagedValue", "LaneUpdate",
-           "ReadLimits", "Recording", "RunUpdate", "StoreUnavailable"]
+__all__ = [
+    "CHANNEL_TTL_S",
+    "CHECKPOINTS_BYTES",
+    "GONE_TTL_S",
+    "NOTE_BYTES",
+    "PARKED_BYTES",
+    "READ_BYTES",
+    "READ_LIMITS",
+    "RECORDINGS_BYTES",
+    "UPDATE_BYTES",
+    "WATCHER_TTL_S",
+    "DamagedValue",
+    "LaneUpdate",
+    "ReadLimits",
+    "Recording",
+    "RunUpdate",
+    "StoreUnavailable",
+]
 
 CHANNEL_TTL_S = 30 * 60.0  # a channel nobody published to for this long has expired
 GONE_TTL_S = 24 * 3600.0  # how long an ended channel's note (why, and its recording) is kept
@@ -58,8 +75,15 @@ class DamagedValue(StoreUnavailable):
     @classmethod
     def because(cls, error: Exception) -> DamagedValue:
         """The exception for a value that failed to decode with ``error`` (the codec's ValueError)."""
-        return cls(f"The shared run store holds data this server cannot read ({str(error)[:300]}); every app "
-                   "server should run the same version of the app.")
+        return cls(
+            Message(
+                N_(
+                    "The shared run store holds data this server cannot read ({error}); every app server "
+                    "should run the same version of the app."
+                ),
+                {"error": str(error)[:300]},
+            )
+        )
 
 
 @dataclass
@@ -71,8 +95,9 @@ class LaneUpdate:
     samples: list[SampleSet] = field(default_factory=list)  # new sample predictions
     kept: list[int] | None = None  # when the owner thinned its snapshots: the steps it keeps
 
-    def merge_into(self, history: list[dict[str, float]], snapshots: list[Snapshot],
-                   samples: list[SampleSet]) -> list[Snapshot]:
+    def merge_into(
+        self, history: list[dict[str, float]], snapshots: list[Snapshot], samples: list[SampleSet]
+    ) -> list[Snapshot]:
         """Add this news to a lane's ``history`` and ``samples`` (in place) and return its snapshots after it.
 
         The one way a mirror takes a lane's news, the server's mirror of a trainer and a watcher's of a channel
@@ -121,8 +146,9 @@ class Recording:
 
     def nbytes(self) -> int:
         """Approximate bytes held (arrays, checkpoints and about 100 bytes a metric row)."""
-        arrays = sum(a.nbytes for lane in self.lanes for s in lane.snapshots
-                     for a in (*s.attention.values(), *s.scores.values()))
+        arrays = sum(
+            a.nbytes for lane in self.lanes for s in lane.snapshots for a in (*s.attention.values(), *s.scores.values())
+        )
         rows = sum(len(lane.history) for lane in self.lanes) * 100
         models = sum(len(c) for lane in self.models for _, c in lane)
         return arrays + rows + models + sum(len(c) for c in self.checkpoints)

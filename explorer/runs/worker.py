@@ -26,8 +26,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from explorer.i18n import N_
 from explorer.runs.codec import decode_checkpoints, decode_update, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
+from explorer.runs.message import Message
 from explorer.runs.store import LaneUpdate, RunStore, RunUpdate, StoreUnavailable
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
 from explorer.runs.training_state import ParkedState
@@ -59,8 +61,15 @@ class WorkerRun(LiveRun):
     ``ValueError`` when the task's data cannot travel to a trainer (then train it on a thread instead).
     """
 
-    def __init__(self, task: Task, specs: Sequence[RunSpec], *, nice: int = OWN_NICE,
-                 connect: Callable[[], TrainerLink] | None = None, fall_back: bool = False) -> None:
+    def __init__(
+        self,
+        task: Task,
+        specs: Sequence[RunSpec],
+        *,
+        nice: int = OWN_NICE,
+        connect: Callable[[], TrainerLink] | None = None,
+        fall_back: bool = False,
+    ) -> None:
         self._text = portable_text(task)
         self._link: TrainerLink | None = None
         self._connect = connect if connect is not None else TrainerLink.start
@@ -151,8 +160,11 @@ class WorkerRun(LiveRun):
             self._parked = parked
             self.recordable = False  # the models kept for a replay stayed with the trainer
             self._close()
-            LOG.info("paused run at step %d gave its trainer back (optimiser state %s)", self.step,
-                     "kept" if parked.optimizer else "not kept")
+            LOG.info(
+                "paused run at step %d gave its trainer back (optimiser state %s)",
+                self.step,
+                "kept" if parked.optimizer else "not kept",
+            )
             return True
 
     def prioritize(self, nice: int = SHARED_NICE) -> None:
@@ -194,8 +206,15 @@ class WorkerRun(LiveRun):
         self.timeline.append((self.timeline[-1][0] + (gap if gap < 1.0 else 0.0) + now - start, self.step))
         return self._steps() - before
 
-    def update_samples(self, sampling: dict[str, Any], caption: str, count: int, seed: int, *,
-                       interrupted: Callable[[], bool] | None = None) -> bool:
+    def update_samples(
+        self,
+        sampling: dict[str, Any],
+        caption: str,
+        count: int,
+        seed: int,
+        *,
+        interrupted: Callable[[], bool] | None = None,
+    ) -> bool:
         request = {"op": "samples", "sampling": sampling, "caption": caption, "count": count, "seed": seed}
         if self._link is None:  # no trainer yet: the mirror's weights are the trainer's; it is asked once it starts
             self._sampling = request
@@ -220,8 +239,11 @@ class WorkerRun(LiveRun):
             return True
         if self.here is not None:
             return False
-        create: dict[str, Any] = {"op": "create", "nice": self.nice,
-                                  "run": describe_run(self.task, self.specs, self._text)}
+        create: dict[str, Any] = {
+            "op": "create",
+            "nice": self.nice,
+            "run": describe_run(self.task, self.specs, self._text),
+        }
         if self._parked is not None:
             parts = self._stored_state()
             if parts is None:
@@ -236,7 +258,7 @@ class WorkerRun(LiveRun):
             if self._sampling is not None:
                 self._link.send(self._sampling)
         except (OSError, TrainerLost) as err:
-            self._lose(f"no trainer process could start ({err})")
+            self._lose(Message(N_("no trainer process could start ({error})"), {"error": str(err)}))
             return False
         self._drop_parked()  # the new trainer holds it now
         return True
@@ -247,7 +269,7 @@ class WorkerRun(LiveRun):
         data, why = self._parked.read()
         if data is None:
             self._parked = None
-            self._lose(f"its training state could not be read back: {why}")
+            self._lose(Message(N_("its training state could not be read back: {why}"), {"why": why}))
             return None
         lanes = [LaneUpdate(snapshots=list(t.snapshots)) for t in self.trainers]
         return [data, encode_update(RunUpdate(state_of(self.frame()), lanes, None))]
@@ -294,8 +316,7 @@ class WorkerRun(LiveRun):
             self._read(until=time.monotonic() + ANSWER_S, answer=seq)
         return True
 
-    def _read(self, *, until: float, answer: int | None = None,
-              interrupted: Callable[[], bool] | None = None) -> None:
+    def _read(self, *, until: float, answer: int | None = None, interrupted: Callable[[], bool] | None = None) -> None:
         """Apply the trainer's news until ``until``, the answer to command ``answer``, or ``interrupted``."""
         while True:
             with self._wire:
@@ -321,12 +342,16 @@ class WorkerRun(LiveRun):
             return
         self._held = True
         update = decode_update(parts[0])
-        for trainer, held, lane, info, state in zip(self.trainers, self.samples, update.lanes, header["lanes"],
-                                                    update.state["lanes"], strict=True):
+        for trainer, held, lane, info, state in zip(
+            self.trainers, self.samples, update.lanes, header["lanes"], update.state["lanes"], strict=True
+        ):
             trainer.snapshots = lane.merge_into(trainer.history, trainer.snapshots, held)
             trainer.status, trainer.stop_reason, trainer.step = info["status"], info["stop_reason"], info["step"]
-            trainer.target_step, trainer.seconds, trainer.last_eval = (info["target_step"], info["seconds"],
-                                                                        state["last_eval"])
+            trainer.target_step, trainer.seconds, trainer.last_eval = (
+                info["target_step"],
+                info["seconds"],
+                state["last_eval"],
+            )
         answered = self._link.answered if self._link is not None else 0
         if answered >= self._status_seq or header["status"] in ("done", "stopped", "diverged"):
             self.status = header["status"]
@@ -350,11 +375,16 @@ class WorkerRun(LiveRun):
         LOG.warning("live run lost at step %d: %s", self.step, why)
         self._close()
         if not self.finished:
-            self.message = (f"its trainer process ended unexpectedly at step {self.step:,} ({why}), and the run "
-                            "could not go on. The model of its last pause stays for the other pages; press Start "
-                            "for a new run")
+            self.message = Message(
+                N_(
+                    "its trainer process ended unexpectedly at step {step} ({why}), and the run "
+                    "could not go on. The model of its last pause stays for the other pages; press "
+                    "Start for a new run"
+                ),
+                {"step": self.step, "why": why},
+            )
             for trainer in self.trainers:
-                trainer.status, trainer.stop_reason = "stopped", "its trainer process ended"
+                trainer.status, trainer.stop_reason = "stopped", Message(N_("its trainer process ended"))
             self.status = "stopped"
 
     def _close(self) -> None:
@@ -380,8 +410,13 @@ class InWorker:
     def new_run(self, task: Task, specs: Sequence[RunSpec], *, shared: bool = False) -> LiveRun:
         """A :class:`WorkerRun`, or a run on this thread when the task's data cannot travel."""
         try:
-            return WorkerRun(task, specs, nice=SHARED_NICE if shared else OWN_NICE,
-                             connect=RemoteLink.start if self.remote else None, fall_back=not self.remote)
+            return WorkerRun(
+                task,
+                specs,
+                nice=SHARED_NICE if shared else OWN_NICE,
+                connect=RemoteLink.start if self.remote else None,
+                fall_back=not self.remote,
+            )
         except ValueError as err:
             LOG.info("this run trains in the web server (%s)", err)
             return LiveRun(task, specs, threads=LIVE_THREADS)
@@ -390,4 +425,3 @@ class InWorker:
         """Put ``run`` before visitors' own runs (it is shared, or a lesson on the projector)."""
         if isinstance(run, WorkerRun):
             run.prioritize(SHARED_NICE)
-

@@ -7,6 +7,7 @@ import dataclasses
 import streamlit as st
 
 from explorer.heads import head_choices
+from explorer.i18n import N_, _, num
 from explorer.lab.builder import KIND_TITLES, BuilderSettings, preset_settings
 from transformer_core import divisors, positional
 from transformer_core.families import by_kind
@@ -34,8 +35,30 @@ LOADED_MODEL = "mb.loaded_model"  # that model's menu label
 BLOCK_KV = "mb.block_kv"  # K/V heads of the Llama block in *GPT-2 block vs Llama block*
 VIT_FIXED = "mb.vit."  # prefix of the read-only widgets that show the ViT's own norm and positions
 
-D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,
-            5120, 6144, 8192, 12288)
+D_MODELS = (
+    16,
+    32,
+    48,
+    64,
+    96,
+    128,
+    192,
+    256,
+    384,
+    512,
+    768,
+    1024,
+    1280,
+    1536,
+    2048,
+    2560,
+    3072,
+    4096,
+    5120,
+    6144,
+    8192,
+    12288,
+)
 FF_RATIOS = (1, 2, 3, 4, 6, 8)  # d_ff offered as these multiples of d_model (4 in most papers)
 IMAGE_SIZES = (32, 64, 96, 128, 224, 256, 384, 512)
 MAX_LAYERS = 128
@@ -43,8 +66,52 @@ MAX_HEADS = 128
 _D = BuilderSettings()
 # The presets with a button (and their labels): those the controls build exactly. SmolLM2-135M's Llama blocks are not
 # among the Builder's families, so it is counted in the comparison table only.
-PRESET_LABELS = {"BERT-base": "BERT-base", "GPT-2 small": "GPT-2 small",
-                 "Transformer base (2017)": "Transformer base", "ViT-B/16": "ViT-B/16"}
+PRESET_LABELS = {
+    "BERT-base": "BERT-base",
+    "GPT-2 small": "GPT-2 small",
+    "Transformer base (2017)": "Transformer base",
+    "ViT-B/16": "ViT-B/16",
+}
+
+# The core's English words the page shows (transformer_core stays English), marked here by their text and shown
+# through library_text: the families' names, the positional encodings' titles and summaries, the presets' notes.
+LIBRARY_TEXTS = frozenset(
+    (
+        N_("Encoder-only (BERT-like)"),
+        N_("Decoder-only (GPT-like)"),
+        N_("Encoder–decoder (2017 Transformer)"),
+        N_("Vision Transformer (ViT)"),
+        N_("encoder"),
+        N_("decoder"),
+        N_("enc–dec"),
+        N_("sinusoidal"),
+        N_("learned"),
+        N_("rotary (RoPE)"),
+        N_("none"),
+        N_("ALiBi"),
+        N_("adds a fixed row of sines and cosines to each token vector"),
+        N_("adds a trained vector per position to each token vector"),
+        N_("rotates each pair of numbers in the queries and keys by an angle proportional to the position"),
+        N_("leaves every token vector as it is, so all positions look the same"),
+        N_(
+            "adds nothing to the vectors; each head subtracts slope × distance from its attention scores, "
+            "so it works past max_len"
+        ),
+        N_(
+            "6 encoder + 6 decoder post-norm blocks; one 37,000-token vocabulary shared by the source and target "
+            "embeddings and the output projection."
+        ),
+        N_("WordPiece, position and token-type embeddings, 12 post-norm blocks and the pooler."),
+        N_("12 pre-norm causal blocks; the output projection reuses the token embedding."),
+        N_("224x224 images in 196 patches of 16x16 pixels plus a CLS token; a 1000-class head."),
+    )
+)
+
+
+def library_text(text: str) -> str:
+    """One of the core's English words above in the page's language (any other text as it is)."""
+    return _(text) if text in LIBRARY_TEXTS else text
+
 
 URL_PARAMS = [
     UrlParam(KIND, _D.kind, choices=tuple(KIND_TITLES)),
@@ -83,12 +150,18 @@ def _settle_all() -> None:
     for key, value in _DEFAULTS.items():
         st.session_state.setdefault(key, value)
     d_model = settle_choice(D_MODEL, D_MODELS)
-    settle_choice(HEADS, head_choices(d_model, MAX_HEADS),
-                  why=f"the number of heads must divide d_model {d_model}")
+    settle_choice(
+        HEADS,
+        head_choices(d_model, MAX_HEADS),
+        why=_("the number of heads must divide d_model {d_model}").format(d_model=d_model),
+    )
     _settle_d_ff(d_model)
     image = settle_choice(IMAGE, IMAGE_SIZES)
-    settle_choice(PATCH, patch_choices(image),
-                  why=f"the patch size must divide the {image}-pixel image and leave at least 2 × 2 patches")
+    settle_choice(
+        PATCH,
+        patch_choices(image),
+        why=_("the patch size must divide the {size}-pixel image and leave at least 2 × 2 patches").format(size=image),
+    )
 
 
 def _settle_d_ff(d_model: int) -> None:
@@ -100,27 +173,57 @@ def _settle_d_ff(d_model: int) -> None:
     if st.session_state[D_FF] not in ff_choices(d_model) and link_text(D_FF) is None:
         st.session_state[D_FF] = 4 * d_model  # the papers' ratio
     ratios = ", ".join(f"{r}×" for r in FF_RATIOS)
-    settle_choice(D_FF, ff_choices(d_model), why=f"d_ff must be {ratios} d_model {d_model}")
+    settle_choice(
+        D_FF,
+        ff_choices(d_model),
+        why=_("d_ff must be {ratios} d_model {d_model}").format(ratios=ratios, d_model=d_model),
+    )
     st.session_state[LAST_D_MODEL] = d_model
 
 
 def shape_controls() -> None:
     """Family, depth, width, heads and feed-forward width."""
-    st.radio("Model family", list(KIND_TITLES), key=KIND, format_func=KIND_TITLES.get,
-             help="Encoder-only reads a whole sequence (BERT); decoder-only predicts the next token (GPT); "
-                  "encoder-decoder translates (the 2017 paper); a ViT classifies images.")
+    st.radio(
+        _("Model family"),
+        list(KIND_TITLES),
+        key=KIND,
+        format_func=lambda k: library_text(KIND_TITLES[k]),
+        help=_(
+            "Encoder-only reads a whole sequence (BERT); decoder-only predicts the next token (GPT); "
+            "encoder-decoder translates (the 2017 paper); a ViT classifies images."
+        ),
+    )
     d_model = st.session_state[D_MODEL]
     c1, c2 = st.columns(2)
-    c1.number_input("Layers", 1, MAX_LAYERS, key=LAYERS,
-                    help="Blocks per stack; an encoder-decoder has this many in the encoder and in the decoder.")
-    c2.selectbox("Heads", head_choices(d_model, MAX_HEADS), key=HEADS,
-                 help="Attention heads per layer; only divisors of d_model are offered (each head gets "
-                      "d_model / heads numbers).")
-    st.select_slider("d_model", list(D_MODELS), key=D_MODEL,
-                     help="Width of every token vector; parameters grow with its square.")
-    st.select_slider("d_ff", ff_choices(d_model), key=D_FF,
-                     format_func=lambda f: f"{f:,} ({f // d_model}×)",
-                     help="Hidden width of each feed-forward network; the papers use 4 × d_model.")
+    c1.number_input(
+        _("Layers"),
+        1,
+        MAX_LAYERS,
+        key=LAYERS,
+        help=_("Blocks per stack; an encoder-decoder has this many in the encoder and in the decoder."),
+    )
+    c2.selectbox(
+        _("Heads"),
+        head_choices(d_model, MAX_HEADS),
+        key=HEADS,
+        help=_(
+            "Attention heads per layer; only divisors of d_model are offered (each head gets d_model / heads numbers)."
+        ),
+    )
+    st.select_slider(
+        "d_model",
+        list(D_MODELS),
+        key=D_MODEL,
+        format_func=num,
+        help=_("Width of every token vector; parameters grow with its square."),
+    )
+    st.select_slider(
+        "d_ff",
+        ff_choices(d_model),
+        key=D_FF,
+        format_func=lambda f: f"{num(f)} ({f // d_model}×)",
+        help=_("Hidden width of each feed-forward network; the papers use 4 × d_model."),
+    )
 
 
 def input_controls(kind: str) -> None:
@@ -129,28 +232,65 @@ def input_controls(kind: str) -> None:
     if vit:  # read-only widgets of their own: the text models' choices stay as they were
         st.session_state[VIT_FIXED + "norm"], st.session_state[VIT_FIXED + "pos"] = VIT_NORM, VIT_POSITIONS
     c1, c2 = st.columns(2)
-    c1.radio("Norm placement", ["pre", "post"], key=VIT_FIXED + "norm" if vit else NORM, horizontal=True,
-             disabled=vit, help="pre: LayerNorm before each sub-layer (GPT-2, ViT; trains stably). "
-                                "post: after the residual add (the 2017 paper, BERT).")
-    c2.selectbox("Positions", list(positional.kinds()), key=VIT_FIXED + "pos" if vit else POSITIONAL, disabled=vit,
-                 format_func=lambda k: positional.get(k).title,
-                 help="How token order enters. " + "; ".join(f"{k.title}: {k.summary}" for k in map(
-                     positional.get, positional.kinds())) + ".")
+    c1.radio(
+        _("Norm placement"),
+        ["pre", "post"],
+        key=VIT_FIXED + "norm" if vit else NORM,
+        horizontal=True,
+        disabled=vit,
+        help=_(
+            "pre: LayerNorm before each sub-layer (GPT-2, ViT; trains stably). "
+            "post: after the residual add (the 2017 paper, BERT)."
+        ),
+    )
+    encodings = "; ".join(
+        _("{name}: {summary}").format(name=library_text(k.title), summary=library_text(k.summary))
+        for k in map(positional.get, positional.kinds())
+    )
+    c2.selectbox(
+        _("Positions"),
+        list(positional.kinds()),
+        key=VIT_FIXED + "pos" if vit else POSITIONAL,
+        disabled=vit,
+        format_func=lambda k: library_text(positional.get(k).title),
+        help=_("How token order enters. {encodings}.").format(encodings=encodings),
+    )
     if vit:
-        st.caption("A ViT is always pre-norm with learned positions (one learned vector per patch and CLS).")
+        st.caption(_("A ViT is always pre-norm with learned positions (one learned vector per patch and CLS)."))
         c3, c4, c5 = st.columns(3)
-        c3.selectbox("Image size", list(IMAGE_SIZES), key=IMAGE, help="Side of the square input image.")
-        c4.selectbox("Patch size", patch_choices(st.session_state[IMAGE]), key=PATCH,
-                     help="Side of each patch; (image / patch)² patches become the tokens.")
-        c5.number_input("Classes", 1, 100_000, key=CLASSES, help="Outputs of the classification head.")
+        c3.selectbox(_("Image size"), list(IMAGE_SIZES), key=IMAGE, help=_("Side of the square input image."))
+        c4.selectbox(
+            _("Patch size"),
+            patch_choices(st.session_state[IMAGE]),
+            key=PATCH,
+            help=_("Side of each patch; (image / patch)² patches become the tokens."),
+        )
+        c5.number_input(_("Classes"), 1, 100_000, key=CLASSES, help=_("Outputs of the classification head."))
     else:
         c3, c4 = st.columns(2)
-        c3.number_input("Vocabulary", 2, 1_000_000, key=VOCAB, step=1000,
-                        help="Distinct tokens; the embedding (and output layer) has one row per token.")
-        c4.number_input("Sequence length", 1, 1_000_000, key=SEQ, step=64,
-                        help="Tokens per sequence; attention cost grows with its square.")
-    st.number_input("Batch size", 1, 65_536, key=BATCH,
-                    help="Sequences or images per training step; activation memory grows with it.")
+        c3.number_input(
+            _("Vocabulary"),
+            2,
+            1_000_000,
+            key=VOCAB,
+            step=1000,
+            help=_("Distinct tokens; the embedding (and output layer) has one row per token."),
+        )
+        c4.number_input(
+            _("Sequence length"),
+            1,
+            1_000_000,
+            key=SEQ,
+            step=64,
+            help=_("Tokens per sequence; attention cost grows with its square."),
+        )
+    st.number_input(
+        _("Batch size"),
+        1,
+        65_536,
+        key=BATCH,
+        help=_("Sequences or images per training step; activation memory grows with it."),
+    )
 
 
 def builder_controls(projector: bool = False) -> BuilderSettings:
@@ -168,15 +308,28 @@ def builder_controls(projector: bool = False) -> BuilderSettings:
 def _settings() -> BuilderSettings:
     """The settings the controls describe; a famous model's own while they still hold its every value."""
     ss = st.session_state
-    shape = dict(kind=ss[KIND], n_layers=int(ss[LAYERS]), n_heads=int(ss[HEADS]), d_model=int(ss[D_MODEL]),
-                 d_ff=int(ss[D_FF]), batch_size=int(ss[BATCH]))
+    shape = dict(
+        kind=ss[KIND],
+        n_layers=int(ss[LAYERS]),
+        n_heads=int(ss[HEADS]),
+        d_model=int(ss[D_MODEL]),
+        d_ff=int(ss[D_FF]),
+        batch_size=int(ss[BATCH]),
+    )
     # The settings a family ignores keep their defaults, so equal models compare equal.
     if by_kind(ss[KIND]).reads_images:
-        settings = BuilderSettings(**shape, norm=VIT_NORM, positional=VIT_POSITIONS, image_size=int(ss[IMAGE]),
-                                   patch_size=int(ss[PATCH]), num_classes=int(ss[CLASSES]))
+        settings = BuilderSettings(
+            **shape,
+            norm=VIT_NORM,
+            positional=VIT_POSITIONS,
+            image_size=int(ss[IMAGE]),
+            patch_size=int(ss[PATCH]),
+            num_classes=int(ss[CLASSES]),
+        )
     else:
-        settings = BuilderSettings(**shape, norm=ss[NORM], positional=ss[POSITIONAL], vocab_size=int(ss[VOCAB]),
-                                   seq_len=int(ss[SEQ]))
+        settings = BuilderSettings(
+            **shape, norm=ss[NORM], positional=ss[POSITIONAL], vocab_size=int(ss[VOCAB]), seq_len=int(ss[SEQ])
+        )
     name = ss.get(PRESET, "")
     if name in PRESETS:
         published = preset_settings(name, settings.batch_size)
@@ -189,8 +342,15 @@ def _settings() -> BuilderSettings:
 def _apply_preset(name: str) -> None:
     """Set every control to the published sizes of ``name`` (a button's callback, before the widgets exist)."""
     s = preset_settings(name, int(st.session_state[BATCH]))
-    values = {KIND: s.kind, LAYERS: s.n_layers, HEADS: s.n_heads, D_MODEL: s.d_model, D_FF: s.d_ff,
-              LAST_D_MODEL: s.d_model, PRESET: name}
+    values = {
+        KIND: s.kind,
+        LAYERS: s.n_layers,
+        HEADS: s.n_heads,
+        D_MODEL: s.d_model,
+        D_FF: s.d_ff,
+        LAST_D_MODEL: s.d_model,
+        PRESET: name,
+    }
     if by_kind(s.kind).reads_images:
         values |= {IMAGE: s.image_size, PATCH: s.patch_size, CLASSES: s.num_classes}
     else:
@@ -200,20 +360,33 @@ def _apply_preset(name: str) -> None:
 
 def preset_buttons() -> None:
     """One button per famous model, setting every control to its published sizes."""
-    st.markdown("**Start from a famous model**")
+    st.markdown(_("**Start from a famous model**"))
     cols = st.columns(2)
     for i, (name, label) in enumerate(PRESET_LABELS.items()):
         preset = PRESETS[name]
-        cols[i % 2].button(label, key=f"mb.preset.{i}", on_click=_apply_preset, args=(name,), width="stretch",
-                           type="primary" if st.session_state.get(PRESET) == name else "secondary",
-                           help=f"Set every control to {name} ({preset.paper}, {preset.year}): "
-                                f"{preset.note} Change any control afterwards to build your own.")
+        cols[i % 2].button(
+            label,
+            key=f"mb.preset.{i}",
+            on_click=_apply_preset,
+            args=(name,),
+            width="stretch",
+            type="primary" if st.session_state.get(PRESET) == name else "secondary",
+            help=_(
+                "Set every control to {name} ({paper}, {year}): {note} Change any control afterwards to build your own."
+            ).format(name=name, paper=preset.paper, year=preset.year, note=library_text(preset.note)),
+        )
 
 
 def _summary() -> str:
     ss = st.session_state
     if by_kind(ss[KIND]).reads_images:
-        shape = f"{ss[IMAGE]}×{ss[IMAGE]} images in {ss[PATCH]}×{ss[PATCH]} patches"
-    else:
-        shape = f"{ss[NORM]}-norm, {ss[POSITIONAL]} positions, vocabulary {ss[VOCAB]:,}, {ss[SEQ]:,} tokens"
-    return f"{shape}; batch {ss[BATCH]:,}."
+        return _("{image}×{image} images in {patch}×{patch} patches; batch {batch}.").format(
+            image=ss[IMAGE], patch=ss[PATCH], batch=num(ss[BATCH])
+        )
+    return _("{norm}-norm, {positions} positions, vocabulary {vocab}, {tokens} tokens; batch {batch}.").format(
+        norm=ss[NORM],
+        positions=library_text(ss[POSITIONAL]),
+        vocab=num(ss[VOCAB]),
+        tokens=num(ss[SEQ]),
+        batch=num(ss[BATCH]),
+    )

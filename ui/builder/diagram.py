@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
+from explorer.i18n import N_, _, num
 from explorer.lab.builder import BuilderSettings
 from transformer_core import positional
 from transformer_core.families import by_kind
+from ui.builder.controls import library_text
 
 BOX_W = 250  # width of a box in pixels
 ROW_GAP = 16  # vertical space between rows (holds the arrow)
@@ -66,44 +68,68 @@ class Column:
             self.add(Row("LayerNorm", "norm"), core, Row("+", "add"))
             self.residuals.append((start, start + 2))
             return start + 1
-        self.add(core, Row("Add & Norm", "norm"))
+        self.add(core, Row(_("Add & Norm"), "norm"))
         self.residuals.append((start, start + 1))
         return start
 
 
 # What the embedding row and each self-attention row add for an encoding that does not add a table, by its name.
-EMBED_NOTES = {"rope": " · positions: RoPE, inside attention", "alibi": " · positions: ALiBi, a bias on the scores",
-               "none": " · no positions at all"}
-ATTENTION_NOTES = {"rope": " · RoPE on q, k", "alibi": " · ALiBi bias −m·distance"}
+EMBED_NOTES = {
+    "rope": N_("positions: RoPE, inside attention"),
+    "alibi": N_("positions: ALiBi, a bias on the scores"),
+    "none": N_("no positions at all"),
+}
+ATTENTION_NOTES = {"rope": N_("RoPE on q, k"), "alibi": N_("ALiBi bias −m·distance")}
+
+
+def _more(note: str | None) -> str:
+    """A note to append after " · ", in the page's language ("" for none)."""
+    return f" · {_(note)}" if note else ""
 
 
 def _embedding(col: Column, s: BuilderSettings, what: str) -> None:
-    col.add(Row(f"{what} ({s.seq_len:,} tokens)", "io"))
+    col.add(Row(_("{what} ({tokens} tokens)").format(what=what, tokens=num(s.seq_len)), "io"))
     spec = positional.get(s.positional)
-    col.add(Row("Token embedding × √d_model", "embed",
-                f"{s.vocab_size:,} tokens → {s.d_model}{EMBED_NOTES.get(s.positional, '')}"))
+    col.add(
+        Row(
+            _("Token embedding × √d_model"),
+            "embed",
+            _("{vocab} tokens → {d_model}").format(vocab=num(s.vocab_size), d_model=s.d_model)
+            + _more(EMBED_NOTES.get(s.positional)),
+        )
+    )
     if spec.table is not None:
-        col.add(Row(f"+ {s.positional} positions", "embed", spec.summary))
+        col.add(
+            Row(
+                _("+ {encoding} positions").format(encoding=library_text(s.positional)),
+                "embed",
+                library_text(spec.summary),
+            )
+        )
 
 
 def _attention(s: BuilderSettings, kind: str) -> Row:
-    rope = "" if by_kind(s.kind).reads_images else ATTENTION_NOTES.get(s.positional, "")
-    heads = f"{s.n_heads} heads of {s.d_model // max(s.n_heads, 1)}"
+    rope = "" if by_kind(s.kind).reads_images else _more(ATTENTION_NOTES.get(s.positional))
+    heads = _("{heads} heads of {size}").format(heads=s.n_heads, size=s.d_model // max(s.n_heads, 1))
     if kind == "masked":
-        return Row("Masked multi-head self-attention", "attention", f"causal mask · {heads}{rope}")
+        return Row(
+            _("Masked multi-head self-attention"), "attention", _("causal mask · {heads}").format(heads=heads) + rope
+        )
     if kind == "cross":
-        return Row("Multi-head cross-attention", "attention", "queries: decoder · keys, values: encoder")
-    return Row("Multi-head self-attention", "attention", f"all tokens see each other · {heads}{rope}")
+        return Row(_("Multi-head cross-attention"), "attention", _("queries: decoder · keys, values: encoder"))
+    return Row(
+        _("Multi-head self-attention"), "attention", _("all tokens see each other · {heads}").format(heads=heads) + rope
+    )
 
 
 def _stack(col: Column, s: BuilderSettings, attention: tuple[str, ...], name: str, norm: str) -> dict[str, int]:
     first, cores = len(col.rows), {}
     for kind in attention:
         cores[kind] = col.sublayer(_attention(s, kind), norm)
-    col.sublayer(Row("Feed-forward", "ffn", f"{s.d_model} → {s.d_ff} → {s.d_model}"), norm)
+    col.sublayer(Row(_("Feed-forward"), "ffn", f"{s.d_model} → {s.d_ff} → {s.d_model}"), norm)
     col.frames.append((first, len(col.rows) - 1, s.n_layers, name))
     if norm == "pre":
-        col.add(Row("Final LayerNorm", "norm"))
+        col.add(Row(_("Final LayerNorm"), "norm"))
     return cores
 
 
@@ -112,32 +138,49 @@ def columns_for(s: BuilderSettings) -> tuple[list[Column], tuple[int, int] | Non
     family = by_kind(s.kind)
     norm = "pre" if family.reads_images else s.norm
     if family.reads_images:
-        col = Column("Vision Transformer")
+        col = Column(_("Vision Transformer"))
         grid = s.image_size // max(s.patch_size, 1)
-        col.add(Row(f"Image {s.image_size}×{s.image_size}×3", "io"),
-                Row(f"Cut into {grid * grid} patches of {s.patch_size}×{s.patch_size}", "embed",
-                    f"each flattened to 3·{s.patch_size}·{s.patch_size} = {3 * s.patch_size ** 2} numbers"),
-                Row("Linear projection", "embed", f"{3 * s.patch_size ** 2} → {s.d_model}"),
-                Row("Prepend CLS, + learned positions", "embed", f"{grid * grid + 1} tokens"))
-        _stack(col, s, ("self",), "Encoder block", norm)
-        col.add(Row("Linear head on the CLS token", "head", f"{s.d_model} → {s.num_classes} classes"))
+        p = s.patch_size
+        col.add(
+            Row(_("Image {size}×{size}×3").format(size=s.image_size), "io"),
+            Row(
+                _("Cut into {count} patches of {patch}×{patch}").format(count=num(grid * grid), patch=p),
+                "embed",
+                _("each flattened to 3·{patch}·{patch} = {numbers} numbers").format(patch=p, numbers=num(3 * p**2)),
+            ),
+            Row(_("Linear projection"), "embed", f"{3 * s.patch_size**2} → {s.d_model}"),
+            Row(_("Prepend CLS, + learned positions"), "embed", _("{count} tokens").format(count=num(grid * grid + 1))),
+        )
+        _stack(col, s, ("self",), _("Encoder block"), norm)
+        col.add(
+            Row(
+                _("Linear head on the CLS token"),
+                "head",
+                _("{d_model} → {classes} classes").format(d_model=s.d_model, classes=num(s.num_classes)),
+            )
+        )
         return [col], None
+    probabilities = _("{d_model} → {vocab} next-token probabilities").format(d_model=s.d_model, vocab=num(s.vocab_size))
     if family.cross_attention:
-        enc, dec = Column("Encoder"), Column("Decoder")
-        _embedding(enc, s, "Source")
-        _stack(enc, s, ("self",), "Encoder block", norm)
-        _embedding(dec, s, "Target, shifted right")
-        cross = _stack(dec, s, ("masked", "cross"), "Decoder block", norm)["cross"]
-        dec.add(Row("Linear + softmax", "head", f"{s.d_model} → {s.vocab_size:,} next-token probabilities"))
+        enc, dec = Column(_("Encoder")), Column(_("Decoder"))
+        _embedding(enc, s, _("Source"))
+        _stack(enc, s, ("self",), _("Encoder block"), norm)
+        _embedding(dec, s, _("Target, shifted right"))
+        cross = _stack(dec, s, ("masked", "cross"), _("Decoder block"), norm)["cross"]
+        dec.add(Row(_("Linear + softmax"), "head", probabilities))
         return [enc, dec], (1, cross)
-    col = Column("Decoder-only" if family.decoder_only else "Encoder-only")
-    _embedding(col, s, "Tokens")
+    col = Column(_("Decoder-only") if family.decoder_only else _("Encoder-only"))
+    _embedding(col, s, _("Tokens"))
     if not family.decoder_only:
-        _stack(col, s, ("self",), "Encoder block", norm)
-        col.add(Row("Mean over tokens → Linear", "head", f"{s.d_model} → 1 number per sequence"))
+        _stack(col, s, ("self",), _("Encoder block"), norm)
+        col.add(
+            Row(
+                _("Mean over tokens → Linear"), "head", _("{d_model} → 1 number per sequence").format(d_model=s.d_model)
+            )
+        )
     else:
-        _stack(col, s, ("masked",), "Decoder block", norm)
-        col.add(Row("Linear + softmax", "head", f"{s.d_model} → {s.vocab_size:,} next-token probabilities"))
+        _stack(col, s, ("masked",), _("Decoder block"), norm)
+        col.add(Row(_("Linear + softmax"), "head", probabilities))
     return [col], None
 
 
@@ -168,10 +211,18 @@ def _layout(cols: list[Column]) -> tuple[float, float]:
     return width, height
 
 
-def _text(x: float, y: float, text: str, size: float = 13, weight: int = 400, anchor: str = "middle",
-          colour: str = "#1F2933") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" font-weight="{weight}" fill="{colour}" '
-            f'text-anchor="{anchor}" dominant-baseline="central">{escape(text)}</text>')
+def _text(
+    x: float, y: float, text: str, size: float = 13, weight: int = 400, anchor: str = "middle", colour: str = "#1F2933"
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" font-weight="{weight}" fill="{colour}" '
+        f'text-anchor="{anchor}" dominant-baseline="central">{escape(text)}</text>'
+    )
+
+
+def _label_size(label: str, size: float = 13) -> float:
+    """The font size that keeps a box's bold label inside the box (a translation may be longer than English)."""
+    return round(min(size, (BOX_W - 12) / (0.55 * max(len(label), 1))), 1)
 
 
 def _row_svg(col: Column, row: Row) -> str:
@@ -179,16 +230,20 @@ def _row_svg(col: Column, row: Row) -> str:
     cx = col.x + BOX_W / 2
     if row.style == "add":
         r = row.h / 2
-        return (f'<circle cx="{cx:.1f}" cy="{row.y + r:.1f}" r="{r - 1:.1f}" fill="{fill}" stroke="{stroke}" '
-                f'stroke-width="1.5"/>' + _text(cx, row.y + r, "+", 18, 600))
+        return (
+            f'<circle cx="{cx:.1f}" cy="{row.y + r:.1f}" r="{r - 1:.1f}" fill="{fill}" stroke="{stroke}" '
+            f'stroke-width="1.5"/>' + _text(cx, row.y + r, "+", 18, 600)
+        )
     dash = ' stroke-dasharray="5 3"' if row.style == "io" else ""
-    parts = [f'<rect x="{col.x:.1f}" y="{row.y:.1f}" width="{BOX_W}" height="{row.h}" rx="7" fill="{fill}" '
-             f'stroke="{stroke}" stroke-width="1.5"{dash}/>']
+    parts = [
+        f'<rect x="{col.x:.1f}" y="{row.y:.1f}" width="{BOX_W}" height="{row.h}" rx="7" fill="{fill}" '
+        f'stroke="{stroke}" stroke-width="1.5"{dash}/>'
+    ]
     if row.note:
-        parts.append(_text(cx, row.y + 15, row.label, 13, 600))
+        parts.append(_text(cx, row.y + 15, row.label, _label_size(row.label), 600))
         parts.append(_text(cx, row.y + 32, row.note, 10.5, 400, colour="#52606D"))
     else:
-        parts.append(_text(cx, row.y + row.h / 2, row.label, 13, 600))
+        parts.append(_text(cx, row.y + row.h / 2, row.label, _label_size(row.label), 600))
     return "".join(parts)
 
 
@@ -200,22 +255,24 @@ def _frame_svg(col: Column, frame: tuple[int, int, int, str], label_right: bool)
     lx = left + width + 10 if label_right else left - 10
     anchor = "start" if label_right else "end"
     mid = (top + bottom) / 2
-    return (f'<rect x="{left:.1f}" y="{top:.1f}" width="{width}" height="{bottom - top:.1f}" rx="12" '
-            f'fill="#F3F6FA" stroke="#7B8794" stroke-width="1.5"/>'
-            + _text(lx, mid - 12, f"{repeat}×", 22, 700, anchor)
-            + "".join(_text(lx, mid + 10 + 13 * i, word, 11, 400, anchor, "#52606D")
-                      for i, word in enumerate(name.split())))
+    return (
+        f'<rect x="{left:.1f}" y="{top:.1f}" width="{width}" height="{bottom - top:.1f}" rx="12" '
+        f'fill="#F3F6FA" stroke="#7B8794" stroke-width="1.5"/>'
+        + _text(lx, mid - 12, f"{repeat}×", 22, 700, anchor)
+        + "".join(_text(lx, mid + 10 + 13 * i, word, 11, 400, anchor, "#52606D") for i, word in enumerate(name.split()))
+    )
 
 
 def _arrow(points: list[tuple[float, float]], colour: str = "#3E4C59", marker: str = "arrow") -> str:
     path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-    return (f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6" '
-            f'marker-end="url(#{marker})"/>')
+    return f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6" marker-end="url(#{marker})"/>'
 
 
 def _marker(name: str, colour: str) -> str:
-    return (f'<marker id="{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
-            f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
+    return (
+        f'<marker id="{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+    )
 
 
 def _flow_svg(col: Column) -> str:
@@ -239,9 +296,11 @@ def _cross_svg(enc: Column, dec: Column, row_index: int) -> str:
     x_gap = dec.x - FRAME_PAD - 18
     y1 = target.y + target.h / 2
     points = [(x0, top.y), (x0, y_turn), (x_gap, y_turn), (x_gap, y1), (dec.x - 1, y1)]
-    return (_arrow(points, "#D55E00", "accent")
-            + _text(x_gap - 6, y1 - 10, "encoder output", 10.5, 600, "end", "#D55E00")
-            + _text(x_gap - 6, y1 + 4, "(keys, values)", 10.5, 400, "end", "#D55E00"))
+    return (
+        _arrow(points, "#D55E00", "accent")
+        + _text(x_gap - 6, y1 - 10, _("encoder output"), 10.5, 600, "end", "#D55E00")
+        + _text(x_gap - 6, y1 + 4, _("(keys, values)"), 10.5, 400, "end", "#D55E00")
+    )
 
 
 def architecture_svg(settings: BuilderSettings) -> str:
@@ -251,7 +310,7 @@ def architecture_svg(settings: BuilderSettings) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Source Sans Pro, Helvetica, Arial, sans-serif">',
-        f'<defs>{_marker("arrow", "#3E4C59")}{_marker("accent", "#D55E00")}</defs>',
+        f"<defs>{_marker('arrow', '#3E4C59')}{_marker('accent', '#D55E00')}</defs>",
         f'<rect width="{width:.0f}" height="{height:.0f}" fill="white"/>',
     ]
     for i, col in enumerate(cols):

@@ -7,12 +7,14 @@ they are counted from ``transformer_core.sizing`` presets, not typed in.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.host import limits
+from explorer.i18n import N_, _, num, percent
 from explorer.lab.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
 from explorer.pretrained.sizes import LoadedSizes
 from transformer_core.device import pick_device
@@ -26,25 +28,49 @@ from transformer_core.sizing import (
     parameter_breakdown,
     preset_info,
 )
-from ui.builder.controls import TIMINGS
+from ui.builder.controls import TIMINGS, library_text
 from ui.common import state
 from ui.common.charts import style
 
-COMPONENT_TITLES = {"embeddings": "Embeddings", "attention": "Attention", "feed_forward": "Feed-forward",
-                    "norms": "Norms", "head": "Output head"}
-COMPONENT_COLOURS = {"embeddings": "#CC79A7", "attention": "#D55E00", "feed_forward": "#0072B2",
-                     "norms": "#E6C200", "head": "#6A4C9C"}  # the diagram's colours
-MEMORY_PARTS = (("weights_bytes", "Weights"), ("grads_bytes", "Gradients"), ("optimizer_bytes", "AdamW states"),
-                ("activations_bytes", "Activations"))
+COMPONENT_TITLES = {
+    "embeddings": N_("Embeddings"),
+    "attention": N_("Attention"),
+    "feed_forward": N_("Feed-forward"),
+    "norms": N_("Norms"),
+    "head": N_("Output head"),
+}
+COMPONENT_COLOURS = {
+    "embeddings": "#CC79A7",
+    "attention": "#D55E00",
+    "feed_forward": "#0072B2",
+    "norms": "#E6C200",
+    "head": "#6A4C9C",
+}  # the diagram's colours
+MEMORY_PARTS = (
+    ("weights_bytes", N_("Weights")),
+    ("grads_bytes", N_("Gradients")),
+    ("optimizer_bytes", N_("AdamW states")),
+    ("activations_bytes", N_("Activations")),
+)
 # Short enough for a narrow table column; the family radio spells them out.
+
+
+def _three(x: float) -> str:
+    """``x`` to three significant digits, as the active language writes numbers ("1.23", "1,23")."""
+    if not math.isfinite(x) or x == 0:
+        return num(x)
+    rounded = float(f"{x:.3g}")
+    digits = max(0, 2 - math.floor(math.log10(abs(rounded))))
+    text = num(rounded, digits, group=False)  # no thousands separator, as ".3g" wrote none
+    return text.rstrip("0").rstrip(".,") if digits else text
 
 
 def human(n: float, unit: str = "") -> str:
     """1234567 -> "1.23 M"; keeps three significant digits."""
     for suffix, size in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= size:
-            return f"{n / size:.3g} {suffix}{unit}"
-    return f"{n:.3g} {unit}".strip()
+            return f"{_three(n / size)} {suffix}{unit}"
+    return f"{_three(n)} {unit}".strip()
 
 
 def human_bytes(n: float) -> str:
@@ -54,10 +80,17 @@ def human_bytes(n: float) -> str:
 
 def duration(seconds: float) -> str:
     """Seconds in the largest sensible unit: "3.2 ms", "4.1 s", "2.5 hours", "25 days"."""
-    for unit, size in (("years", 31_557_600), ("days", 86_400), ("hours", 3600), ("min", 60), ("s", 1)):
+    units = (
+        (N_("{n} years"), 31_557_600),
+        (N_("{n} days"), 86_400),
+        (N_("{n} hours"), 3600),
+        (N_("{n} min"), 60),
+        (N_("{n} s"), 1),
+    )
+    for unit, size in units:
         if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds * 1000:.3g} ms"
+            return _(unit).format(n=_three(seconds / size))
+    return _("{n} ms").format(n=_three(seconds * 1000))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -82,16 +115,22 @@ def device_speed(device: str) -> float:
 def breakdown_figure(breakdown: dict[str, int]) -> go.Figure:
     """Parameters per component as horizontal bars, with count and share printed."""
     total = max(sum(breakdown.values()), 1)
-    names = [COMPONENT_TITLES[c] for c in COMPONENTS]
+    names = [_(COMPONENT_TITLES[c]) for c in COMPONENTS]
     values = [breakdown[c] for c in COMPONENTS]
-    fig = go.Figure(go.Bar(
-        x=values, y=names, orientation="h", marker_color=[COMPONENT_COLOURS[c] for c in COMPONENTS],
-        text=[f"{human(v)} ({v / total:.0%})" for v in values], textposition="auto",
-        hovertemplate="%{y}: %{x:,} parameters<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=names,
+            orientation="h",
+            marker_color=[COMPONENT_COLOURS[c] for c in COMPONENTS],
+            text=[f"{human(v)} ({percent(v / total)})" for v in values],
+            textposition="auto",
+            hovertemplate=_("%{y}: %{x:,} parameters") + "<extra></extra>",
+        )
+    )
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title="parameters")
-    return style(fig, title=f"Parameters by component — {human(total)} in total", height=280)
+    fig.update_xaxes(title=_("parameters"))
+    return style(fig, title=_("Parameters by component — {total} in total").format(total=human(total)), height=280)
 
 
 def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
@@ -100,36 +139,67 @@ def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
     colours = ("#56B4E9", "#009E73", "#E69F00", "#CC79A7")
     for (field, name), colour in zip(MEMORY_PARTS, colours, strict=True):
         value = getattr(est, field)
-        fig.add_trace(go.Bar(x=[value], y=["memory"], orientation="h", name=name, marker_color=colour,
-                             hovertemplate=f"{name}: {human_bytes(value)}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=[value],
+                y=["memory"],
+                orientation="h",
+                name=_(name),
+                marker_color=colour,
+                hovertemplate=f"{_(name)}: {human_bytes(value)}<extra></extra>",
+            )
+        )
     fig.update_layout(barmode="stack", showlegend=True)
     fig.update_yaxes(showticklabels=False)
-    fig.update_xaxes(title="bytes (float32 + AdamW)")
-    return style(fig, title=f"Training memory at batch {batch_size}: {human_bytes(est.total_bytes)}", height=210)
+    fig.update_xaxes(title=_("bytes (float32 + AdamW)"))
+    title = _("Training memory at batch {batch}: {memory}").format(
+        batch=num(batch_size), memory=human_bytes(est.total_bytes)
+    )
+    return style(fig, title=title, height=210)
 
 
-def comparison_table(settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate,
-                     loaded: LoadedSizes | None = None) -> pd.DataFrame:
+def comparison_table(
+    settings: BuilderSettings, breakdown: dict[str, int], est: StepEstimate, loaded: LoadedSizes | None = None
+) -> pd.DataFrame:
     """The configured model, a loaded pretrained one (when given) and the famous ones side by side: one row per
     property, one column per model.
 
     Models are columns so that the table fits a narrow window: five models, not twelve properties, go across.
     """
-    yours = "Your model" if not settings.preset else f"Your model ({settings.preset})"
+    yours = _("Your model") if not settings.preset else _("Your model ({name})").format(name=settings.preset)
     models = {yours: _column(settings.kind, dataclasses.asdict(settings), sum(breakdown.values()), "", est)}
     if loaded is not None:
-        models[loaded.title] = _column(loaded.kind, loaded.shape, sum(loaded.breakdown.values()), "",
-                                       loaded.estimate)
+        models[loaded.title] = _column(loaded.kind, loaded.shape, sum(loaded.breakdown.values()), "", loaded.estimate)
     for name in PRESETS:
-        info, _, p_est = preset_sizes(name, settings.batch_size)
-        shape = {"n_layers": info["layers"], "d_model": info["d_model"], "n_heads": info["heads"],
-                 "d_ff": info["d_ff"], "vocab_size": info["vocab"], "seq_len": info["seq_len"]}
+        info, _breakdown, p_est = preset_sizes(name, settings.batch_size)
+        shape = {
+            "n_layers": info["layers"],
+            "d_model": info["d_model"],
+            "n_heads": info["heads"],
+            "d_ff": info["d_ff"],
+            "vocab_size": info["vocab"],
+            "seq_len": info["seq_len"],
+        }
         models[name] = _column(info["kind"], shape, info["params"], info["reported_params"], p_est)
-    return pd.DataFrame(models, index=list(COMPARED))
+    table = pd.DataFrame(models, index=list(COMPARED))
+    table.index = [_(row) for row in COMPARED]
+    return table
 
 
-COMPARED = ("Family", "Layers", "d_model", "Heads", "d_ff", "Vocabulary", "Tokens", "Parameters", "Exact count",
-            "Reported", "FLOPs / token", "Training memory")  # the table's rows
+COMPARED = (
+    N_("Family"),
+    N_("Layers"),
+    "d_model",
+    N_("Heads"),
+    "d_ff",
+    N_("Vocabulary"),
+    N_("Tokens"),
+    N_("Parameters"),
+    N_("Exact count"),
+    N_("Reported"),
+    N_("FLOPs / token"),
+    N_("Training memory"),
+)  # the table's rows
 
 
 def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimate) -> dict[str, str]:
@@ -138,34 +208,50 @@ def _column(kind: str, shape: dict, params: int, reported: str, est: StepEstimat
     if images and "image_size" in shape:
         tokens = (shape["image_size"] // shape["patch_size"]) ** 2 + 1
     return {
-        "Family": by_kind(kind).short, "Layers": f"{shape['n_layers']}", "d_model": f"{shape['d_model']:,}",
-        "Heads": f"{shape['n_heads']}", "d_ff": f"{shape['d_ff']:,}",
-        "Vocabulary": f"{shape['vocab_size']:,}" if not images else "—", "Tokens": f"{tokens:,}",
-        "Parameters": human(params), "Exact count": f"{params:,}", "Reported": reported or "—",
-        "FLOPs / token": human(est.flops_per_token_forward), "Training memory": human_bytes(est.total_bytes),
+        "Family": library_text(by_kind(kind).short),
+        "Layers": num(shape["n_layers"]),
+        "d_model": num(shape["d_model"]),
+        "Heads": num(shape["n_heads"]),
+        "d_ff": num(shape["d_ff"]),
+        "Vocabulary": num(shape["vocab_size"]) if not images else "—",
+        "Tokens": num(tokens),
+        "Parameters": human(params),
+        "Exact count": num(params),
+        "Reported": reported or "—",
+        "FLOPs / token": human(est.flops_per_token_forward),
+        "Training memory": human_bytes(est.total_bytes),
     }
 
 
 def share_figure(settings: BuilderSettings, breakdown: dict[str, int], loaded: LoadedSizes | None = None) -> go.Figure:
     """Each model's parameters split by component, as shares of its own total (so sizes can differ)."""
-    models = {"Your model": breakdown}
+    models = {_("Your model"): breakdown}
     if loaded is not None:
         models[loaded.title] = loaded.breakdown
     models.update({name: preset_sizes(name, settings.batch_size)[1] for name in PRESETS})
     fig = go.Figure()
     for comp in COMPONENTS:
         shares = [m[comp] / max(sum(m.values()), 1) for m in models.values()]
-        fig.add_trace(go.Bar(
-            y=list(models), x=shares, name=COMPONENT_TITLES[comp], orientation="h",
-            marker_color=COMPONENT_COLOURS[comp], customdata=[m[comp] for m in models.values()],
-            hovertemplate="%{y}<br>" + COMPONENT_TITLES[comp] + ": %{x:.1%} (%{customdata:,})<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Bar(
+                y=list(models),
+                x=shares,
+                name=_(COMPONENT_TITLES[comp]),
+                orientation="h",
+                marker_color=COMPONENT_COLOURS[comp],
+                customdata=[m[comp] for m in models.values()],
+                hovertemplate="%{y}<br>" + _(COMPONENT_TITLES[comp]) + ": %{x:.1%} (%{customdata:,})<extra></extra>",
+            )
+        )
     totals = [human(sum(m.values())) for m in models.values()]
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(autorange="reversed", ticktext=[f"{n} · {t}" for n, t in zip(models, totals, strict=True)],
-                     tickvals=list(models))
-    fig.update_xaxes(tickformat=".0%", title="share of the model's parameters")
-    return style(fig, title="Where the parameters are", height=max(330, 110 + 45 * len(models)))
+    fig.update_yaxes(
+        autorange="reversed",
+        ticktext=[f"{n} · {t}" for n, t in zip(models, totals, strict=True)],
+        tickvals=list(models),
+    )
+    fig.update_xaxes(tickformat=".0%", title=_("share of the model's parameters"))
+    return style(fig, title=_("Where the parameters are"), height=max(330, 110 + 45 * len(models)))
 
 
 def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
@@ -173,35 +259,63 @@ def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
     device = pick_device(st.session_state.get(state.DEVICE))
     speed = device_speed(device.type)
     host = limits()
-    plan = measure_plan(est, flops_per_second=speed, memory_budget_bytes=host.memory_budget_bytes,
-                        time_budget_seconds=host.measure_time_budget_s)
-    st.markdown(f"**Training step on this {device.type.upper()}**")
-    st.caption(f"Estimate: about {duration(plan.estimated_seconds)} per step — {human(est.flops_per_step)}FLOP at "
-               f"{human(speed * EFFICIENCY)}FLOP/s, {EFFICIENCY:.0%} of the measured matrix-multiply speed of "
-               f"{human(speed)}FLOP/s (a whole step also runs softmax, norms and the optimizer, which are slower).")
+    plan = measure_plan(
+        est,
+        flops_per_second=speed,
+        memory_budget_bytes=host.memory_budget_bytes,
+        time_budget_seconds=host.measure_time_budget_s,
+    )
+    st.markdown(_("**Training step on this {device}**").format(device=device.type.upper()))
+    st.caption(
+        _(
+            "Estimate: about {time} per step — {flops}FLOP at {rate}FLOP/s, {share} of the measured "
+            "matrix-multiply speed of {speed}FLOP/s (a whole step also runs softmax, norms and the optimizer, "
+            "which are slower)."
+        ).format(
+            time=duration(plan.estimated_seconds),
+            flops=human(est.flops_per_step),
+            rate=human(speed * EFFICIENCY),
+            share=percent(EFFICIENCY),
+            speed=human(speed),
+        )
+    )
     if not plan.allowed:
-        st.warning(f"{plan.reason} Shown as an estimate only; nothing was allocated.", icon="🚫")
+        st.warning(
+            _("{reason} Shown as an estimate only; nothing was allocated.").format(reason=plan.reason), icon="🚫"
+        )
         return
     timings = st.session_state.setdefault(TIMINGS, {})
     key = (settings, device.type)
-    if st.button("⏱ Measure a real training step", key="mb.measure",
-                 help="Builds the model, runs one warm-up step, then times three forward + backward + AdamW "
-                      "steps on random data and reports the median."):
-        with st.spinner("Timing three training steps…"):
+    if st.button(
+        _("⏱ Measure a real training step"),
+        key="mb.measure",
+        help=_(
+            "Builds the model, runs one warm-up step, then times three forward + backward + AdamW "
+            "steps on random data and reports the median."
+        ),
+    ):
+        with st.spinner(_("Timing three training steps…")):
             timings[key] = measure(settings, device)
     if key in timings:
-        st.metric("Measured time per step", f"{timings[key] * 1000:.3g} ms",
-                  help="Median of three steps after a warm-up, on random inputs.")
+        st.metric(
+            _("Measured time per step"),
+            _("{n} ms").format(n=_three(timings[key] * 1000)),
+            help=_("Median of three steps after a warm-up, on random inputs."),
+        )
 
 
 def too_big_note(est: StepEstimate) -> str | None:
     """A remark when even the weights exceed the memory of this machine."""
     if est.weights_bytes > limits().memory_budget_bytes:
-        return (f"The weights alone take {human_bytes(est.weights_bytes)}: this model is far too big to build "
-                "here, so every number on this page comes from shapes on the meta device.")
+        return _(
+            "The weights alone take {memory}: this model is far too big to build here, so every number on "
+            "this page comes from shapes on the meta device."
+        ).format(memory=human_bytes(est.weights_bytes))
     return None
 
 
-COMPARISON_HELP = ("Tokens: per sequence (CLS + patches for a ViT). Parameters: counted from the model built here. "
-                   "Reported: the size the authors state (GPT-2's paper says 117M; the released weights have 124M). "
-                   "FLOPs / token: forward pass. Training memory: at your batch size.")
+COMPARISON_HELP = N_(
+    "Tokens: per sequence (CLS + patches for a ViT). Parameters: counted from the model built here. "
+    "Reported: the size the authors state (GPT-2's paper says 117M; the released weights have 124M). "
+    "FLOPs / token: forward pass. Training memory: at your batch size."
+)
