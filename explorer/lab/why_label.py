@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from PIL import Image, ImageDraw
 
+from explorer.i18n import _, percent
 from explorer.lab.vit_walkthrough import ViTWalkthrough
 from explorer.lab.why_word import TOP, Explained, Question
 from explorer.render import heatmap as hm
@@ -25,7 +26,8 @@ DISPLAY_PX = 320  # the side of a drawn picture, about
 
 def patch_names(grid: int) -> tuple[str, ...]:
     """One name per patch in reading order (left to right, then top to bottom), e.g. "row 2, column 3"."""
-    return tuple(f"row {r + 1}, column {c + 1}" for r in range(grid) for c in range(grid))
+    name = _("row {row}, column {column}")
+    return tuple(name.format(row=r + 1, column=c + 1) for r in range(grid) for c in range(grid))
 
 
 def label_question(walk: ViTWalkthrough, model_input: torch.Tensor, names: Sequence[str] | None,
@@ -37,10 +39,10 @@ def label_question(walk: ViTWalkthrough, model_input: torch.Tensor, names: Seque
     values, top = probs.topk(min(k, probs.numel()))
     choices = []
     for p, i in zip(values.tolist(), top.tolist(), strict=True):
-        name = names[i] if names is not None and i < len(names) else f"class {i}"
-        choices.append(Explained(f"{name} ({p:.0%})", name, model_input.detach(), int(i), -1, tokens, 0, attention,
-                                 "the CLS token (the class is read from it)"))
-    return Question("Label explained", tuple(choices))
+        name = names[i] if names is not None and i < len(names) else _("class {n}").format(n=i)
+        choices.append(Explained(f"{name} ({percent(p)})", name, model_input.detach(), int(i), -1, tokens, 0,
+                                 attention, _("the CLS token (the class is read from it)")))
+    return Question(_("Label explained"), tuple(choices))
 
 
 def attribution_overlay(pixels: np.ndarray, values: np.ndarray, *, alpha: float = 0.65,
