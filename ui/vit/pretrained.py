@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.i18n import _, num
+from explorer.i18n import _, language, num
 from explorer.pretrained.vit import PretrainedViTRun, classify
 from transformer_core.pretrained import Pretrained
 from ui.common.charts import layer_head_picker
@@ -16,8 +16,9 @@ from ui.vit.why_label import pretrained_label_section
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _classified(_pre: Pretrained, name: str, pixels: np.ndarray) -> PretrainedViTRun:
-    """The model on ``pixels`` (``name`` is the model's :func:`cache_key`; the model itself is not hashed)."""
+def _classified(_pre: Pretrained, name: str, pixels: np.ndarray, lang: str) -> PretrainedViTRun:
+    """The model on ``pixels`` (``name`` is the model's :func:`cache_key`; the model itself is not hashed; ``lang``
+    keys the cache by language, since a model without label names calls its classes "class 3" in it)."""
     return classify(_pre, pixels)
 
 
@@ -43,7 +44,7 @@ def pretrained_section(pixels: np.ndarray, label: str) -> None:
         return
     st.markdown(introduction(pre))
     with st.spinner(_("Running the pretrained ViT…")):
-        run = _classified(pre, cache_key(pre), pixels)
+        run = _classified(pre, cache_key(pre), pixels, language())
     c = pre.config
     st.caption(_("**{name}** ({architecture}): {params} parameters, {size}×{size} pictures in {patch}-pixel patches "
                  "({patches} patches), {layers} layers × {heads} heads, {classes} classes.").format(
