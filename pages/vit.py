@@ -87,7 +87,7 @@ views.attention_section(pixels, walk, layer, head)
 trained_label_section(trained if fixed is not None else None, task, pixels, walk)
 if not projector:
     with st.expander(_("Download layer {layer}'s attention weights").format(layer=layer + 1)):
-        tensor_downloads(views.attention_array(walk, layer), ["head", "query", "key"],
+        tensor_downloads(views.attention_array(walk, layer), [_("head"), _("query"), _("key")],
                          name=f"vit_attention_layer{layer + 1}", key="vit.download")
 pretrained_section(picture.pixels, picture.label)
 close_page(info)

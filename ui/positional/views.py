@@ -7,7 +7,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.i18n import N_, _, ngettext, num
-from explorer.lab.positional import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
+from explorer.lab.positional import (
+    beyond_max_len,
+    length_error,
+    rotation_check,
+    shifted_dot_product,
+    similarity_matrix,
+)
 from explorer.render import heatmap as hm
 from transformer_core.positional import sinusoidal_encoding
 from ui.common import charts, exports
@@ -273,4 +279,4 @@ def beyond_section(max_len: int, d_model: int, base: float) -> None:
                   "{wavelength} positions, so new positions stay distinct.\n"
                   "- **Learned:** the table has exactly {max_len} rows. One position more and the model stops:").format(
         max_len=max_len, wavelength=num(slowest, 0)))
-    st.code(info.learned_error or _("(no error)"), language=None)
+    st.code(length_error(info.learned_error) or _("(no error)"), language=None)

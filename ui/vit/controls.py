@@ -58,6 +58,8 @@ PRE_LAYER = "vit.pre_layer"  # layer shown for the pretrained ViT (1-based)
 PRE_HEAD = "vit.pre_head"  # head shown large for the pretrained ViT (1-based)
 
 FIT_LABELS = {"center-crop": N_("center-crop"), "resize": N_("resize"), "pad": N_("pad")}  # FIT_MODES, as shown
+SAMPLE_LABELS = {"house": N_("house"), "smiley": N_("smiley"), "shapes": N_("shapes"), "digit": N_("digit"),
+                 "checkerboard": N_("checkerboard")}  # the sample pictures' names, as shown (others show their own)
 SOURCE_LABELS = {"sample": N_("Sample"), "upload": N_("Upload your own"), "task": N_("From the training task")}
 
 IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
@@ -144,14 +146,19 @@ def picture_controls(task: Any | None = None) -> Picture:
                                help=_("Each number draws a different picture of the training task."))
         return Picture(_task_picture(task, int(seed)), _("training-task picture {seed}").format(seed=seed))
     settle_choice(SAMPLE, names, default=_DEFAULTS[SAMPLE])
-    sample = st.selectbox(_("Sample"), names, key=SAMPLE, disabled=source == "upload",
+    sample = st.selectbox(_("Sample"), names, key=SAMPLE, disabled=source == "upload", format_func=sample_label,
                           help=_("Pictures drawn by the app from simple shapes."))
-    picture = Picture(load_sample(sample), _("sample “{sample}”").format(sample=sample))
+    picture = Picture(load_sample(sample), _("sample “{sample}”").format(sample=sample_label(sample)))
     if source == "upload":
         picture = _uploaded_picture() or picture
     for note in picture.notes:
         st.caption(f"ℹ️ {translated_message(note)}")
     return picture
+
+
+def sample_label(name: str) -> str:
+    """A sample picture's name in the reader's language (a sample not listed keeps its file name)."""
+    return _(SAMPLE_LABELS[name]) if name in SAMPLE_LABELS else name
 
 
 def _task_picture(task: Any, seed: int) -> np.ndarray:
