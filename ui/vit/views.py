@@ -180,7 +180,7 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     mats = [np.asarray(m, dtype=float) for m in (with_cls, positions, tokens)]
     bounds = [float(np.abs(m).max()) or 1.0 for m in mats]
     names = (_("[CLS; patches] × projection"), _("+ position embeddings"), _("= input of block 1"))
-    titles = [name + "<br><sup>" + _("colours span ±{bound}").format(bound=f"{b:.2g}") + "</sup>"
+    titles = [name + "<br><sup>" + _("colours span ±{bound}").format(bound=_two_digits(b)) + "</sup>"
               for name, b in zip(names, bounds, strict=True)]
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.05)
     for k, (m, bound) in enumerate(zip(mats, bounds, strict=True)):
@@ -195,6 +195,14 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     fig = style(fig, height=max(300, min(540, 160 + 4 * mats[0].shape[0])))
     panel_titles(fig, titled=False, row_titles=False)
     return fig.update_layout(margin=dict(t=80))
+
+
+def _two_digits(value: float) -> str:
+    """``value`` to two significant digits ("1.9", "0.076"), in the language's decimal sign."""
+    text = f"{value:.2g}"
+    if "e" in text:
+        return text
+    return num(float(text), len(text.partition(".")[2]))
 
 
 def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) -> go.Figure:
