@@ -8,12 +8,15 @@ large JPEGs are decoded at a reduced scale, and unusual colour modes are convert
 from __future__ import annotations
 
 import io
+import re
 import struct
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
+
+from explorer.i18n import N_, _, num
 
 # File formats accepted from uploads ("MPO" is how Pillow names many camera JPEGs).
 FORMATS = ("PNG", "JPEG", "MPO", "WEBP", "GIF", "BMP")
@@ -50,21 +53,24 @@ def read_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MA
         ImageError: empty, too large, not an image, truncated or damaged, too many pixels, or an unusable mode.
     """
     if not data:
-        raise ImageError("The file is empty (0 bytes). Please choose an image file.")
+        raise ImageError(N_("The file is empty (0 bytes). Please choose an image file."))
     if len(data) > max_bytes:
-        raise ImageError(f"The file is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB.")
+        raise ImageError(N_("The file is {size} MB; the limit is {limit} MB.").format(
+            size=f"{len(data) / 2**20:.1f}", limit=f"{max_bytes / 2**20:.0f}"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             img = Image.open(io.BytesIO(data), formats=_registered_formats())
         except UnidentifiedImageError:
             raise ImageError(
-                "This file is not an image that can be read (PNG, JPEG, WebP, GIF or BMP are supported)."
+                N_("This file is not an image that can be read (PNG, JPEG, WebP, GIF or BMP are supported).")
             ) from None
         except (Image.DecompressionBombError, Image.DecompressionBombWarning):
             raise _bomb_error(None, max_pixels) from None
         except _DECODE_ERRORS as err:
-            raise ImageError(f"The file looks damaged and cannot be opened ({_short(err)}).") from None
+            raise ImageError(
+                N_("The file looks damaged and cannot be opened ({detail}).").format(detail=_short(err))
+            ) from None
         return _decode(img, max_pixels=max_pixels, max_side=max_side)
 
 
@@ -78,14 +84,17 @@ def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
     size, mode, fmt = img.size, img.mode, img.format or "image"
     width, height = size
     if width < 1 or height < 1:
-        raise ImageError(f"The image claims a size of {width}x{height} pixels, which is empty.")
+        raise ImageError(N_("The image claims a size of {width}x{height} pixels, which is empty.").format(
+            width=width, height=height))
     if width * height > max_pixels:
         raise _bomb_error(size, max_pixels)
     notes: list[str] = []
     try:
         frames = _frame_count(img)  # walks every frame header: a damaged later frame fails here
         if frames > 1:
-            notes.append(f"This is an animation with {frames} frames; only the first frame is used.")
+            notes.append(
+                N_("This is an animation with {frames} frames; only the first frame is used.").format(frames=frames)
+            )
         if fmt in ("JPEG", "MPO"):
             img.draft("RGB", (max_side, max_side))  # let the JPEG decoder shrink by 1/2, 1/4 or 1/8 for free
         img.load()
@@ -94,13 +103,17 @@ def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
             scale = (max_side**2 / (rgb.width * rgb.height)) ** 0.5  # keep the aspect ratio, cap the pixel count
             rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))),
                              Image.Resampling.LANCZOS)
-            notes.append(f"Shrunk from {width}x{height} to {rgb.width}x{rgb.height} pixels to keep the page fast.")
+            notes.append(N_(
+                "Shrunk from {width}x{height} to {new_width}x{new_height} pixels to keep the page fast.").format(
+                width=width, height=height, new_width=rgb.width, new_height=rgb.height))
     except ImageError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise _bomb_error(size, max_pixels) from None
     except _DECODE_ERRORS as err:
-        raise ImageError(f"The file is truncated or damaged and cannot be decoded ({_short(err)}).") from None
+        raise ImageError(
+            N_("The file is truncated or damaged and cannot be decoded ({detail}).").format(detail=_short(err))
+        ) from None
     return LoadedImage(rgb, size, mode, fmt, tuple(notes))
 
 
@@ -110,11 +123,15 @@ def _frame_count(img: Image.Image) -> int:
 
 
 def _bomb_error(size: tuple[int, int] | None, max_pixels: int) -> ImageError:
-    claim = f" claims {size[0]}x{size[1]} = {size[0] * size[1]:,} pixels and" if size else ""
-    return ImageError(
-        f"The image{claim} is too large to decode safely (limit {max_pixels:,} pixels). "
-        "Small files that claim huge sizes are a known attack ('decompression bomb'); please use a smaller image."
-    )
+    if size:
+        return ImageError(N_(
+            "The image claims {width}x{height} = {pixels} pixels and is too large to decode safely (limit {limit} "
+            "pixels). Small files that claim huge sizes are a known attack ('decompression bomb'); please use a "
+            "smaller image.").format(width=size[0], height=size[1], pixels=f"{size[0] * size[1]:,}",
+                                     limit=f"{max_pixels:,}"))
+    return ImageError(N_(
+        "The image is too large to decode safely (limit {limit} pixels). Small files that claim huge sizes are a "
+        "known attack ('decompression bomb'); please use a smaller image.").format(limit=f"{max_pixels:,}"))
 
 
 def _short(err: BaseException) -> str:
@@ -126,10 +143,10 @@ def _orient(img: Image.Image, notes: list[str]) -> Image.Image:
     try:
         orientation = img.getexif().get(0x0112, 1)
         if orientation in (2, 3, 4, 5, 6, 7, 8):
-            notes.append("Rotated upright using the photo's orientation tag (EXIF).")
+            notes.append(N_("Rotated upright using the photo's orientation tag (EXIF)."))
             return ImageOps.exif_transpose(img)
     except _DECODE_ERRORS:
-        notes.append("The photo's EXIF data is damaged and was ignored.")
+        notes.append(N_("The photo's EXIF data is damaged and was ignored."))
     return img
 
 
@@ -146,18 +163,20 @@ def to_rgb(img: Image.Image, notes: list[str] | None = None) -> Image.Image:
     if (mode == "P" and "transparency" in img.info) or mode == "PA":
         img, mode = img.convert("RGBA"), "RGBA"
     if mode in ("RGBA", "LA", "RGBa", "La"):
-        notes.append("Transparent parts were placed on a white background.")
+        notes.append(N_("Transparent parts were placed on a white background."))
         rgba = img.convert("RGBA")
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(background, rgba).convert("RGB")
     if mode.startswith("I") or mode.startswith("F"):
         return _scale_wide(img, notes)
     if mode == "CMYK":
-        notes.append("Converted from CMYK (printing colours) to RGB; colours may look slightly different.")
+        notes.append(N_("Converted from CMYK (printing colours) to RGB; colours may look slightly different."))
     try:
         return img.convert("RGB")
     except (ValueError, OSError):
-        raise ImageError(f"The colour mode {mode!r} of this image is not supported; please save it as RGB.") from None
+        raise ImageError(
+            N_("The colour mode {mode} of this image is not supported; please save it as RGB.").format(mode=repr(mode))
+        ) from None
 
 
 def _scale_wide(img: Image.Image, notes: list[str]) -> Image.Image:
@@ -168,11 +187,13 @@ def _scale_wide(img: Image.Image, notes: list[str]) -> Image.Image:
         scaled = values
     elif lo >= 0.0 and hi <= 65535.0 and img.mode.startswith("I"):
         scaled = values / 257.0  # 16-bit range 0..65535 onto 0..255
-        notes.append("A 16-bit greyscale image was reduced to 8 bits per pixel.")
+        notes.append(N_("A 16-bit greyscale image was reduced to 8 bits per pixel."))
     else:
         span = hi - lo if hi > lo else 1.0
         scaled = (np.nan_to_num(values, nan=lo) - lo) / span * 255.0
-        notes.append(f"Pixel values from {lo:.3g} to {hi:.3g} were stretched to 0-255.")
+        notes.append(
+            N_("Pixel values from {low} to {high} were stretched to 0-255.").format(low=f"{lo:.3g}", high=f"{hi:.3g}")
+        )
     grey = Image.fromarray(np.clip(np.rint(scaled), 0, 255).astype(np.uint8))
     return grey.convert("RGB")
 
@@ -212,3 +233,62 @@ def image_to_tensor_array(pixels: np.ndarray, channels: int = 3) -> np.ndarray:
     elif channels != 3:
         raise ValueError(f"channels={channels} must be 1 (grey) or 3 (RGB).")
     return np.ascontiguousarray(x.transpose(2, 0, 1))  # HWC -> CHW
+
+
+# Every message above, as written in English: uploads are decoded in a cache shared by every session, so the
+# messages stay English there and :func:`translated_message` turns them into the reader's language at display.
+MESSAGES = (
+    N_("The file is empty (0 bytes). Please choose an image file."),
+    N_("The file is {size} MB; the limit is {limit} MB."),
+    N_("This file is not an image that can be read (PNG, JPEG, WebP, GIF or BMP are supported)."),
+    N_("The file looks damaged and cannot be opened ({detail})."),
+    N_("The image claims a size of {width}x{height} pixels, which is empty."),
+    N_("This is an animation with {frames} frames; only the first frame is used."),
+    N_("Shrunk from {width}x{height} to {new_width}x{new_height} pixels to keep the page fast."),
+    N_("The file is truncated or damaged and cannot be decoded ({detail})."),
+    N_("The image claims {width}x{height} = {pixels} pixels and is too large to decode safely (limit {limit} "
+       "pixels). Small files that claim huge sizes are a known attack ('decompression bomb'); please use a "
+       "smaller image."),
+    N_("The image is too large to decode safely (limit {limit} pixels). Small files that claim huge sizes are a "
+       "known attack ('decompression bomb'); please use a smaller image."),
+    N_("Rotated upright using the photo's orientation tag (EXIF)."),
+    N_("The photo's EXIF data is damaged and was ignored."),
+    N_("Transparent parts were placed on a white background."),
+    N_("Converted from CMYK (printing colours) to RGB; colours may look slightly different."),
+    N_("The colour mode {mode} of this image is not supported; please save it as RGB."),
+    N_("A 16-bit greyscale image was reduced to 8 bits per pixel."),
+    N_("Pixel values from {low} to {high} were stretched to 0-255."),
+    N_("The file could not be read."),
+)
+_FIELD = re.compile(r"\{(\w+)\}")
+_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})*(?:\.(\d+))?|-?\d+(?:\.(\d+))?")
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """A regular expression that reads ``template``'s fields back out of a message made from it."""
+    parts = _FIELD.split(template)  # text, field, text, field, ..., text
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)),
+                      re.DOTALL)
+
+
+_AMOUNTS = {"size", "limit", "pixels"}  # fields that are amounts, written as the language writes numbers
+_PATTERNS = tuple((template, _pattern(template)) for template in MESSAGES)
+
+
+def _renumber(value: str) -> str:
+    """A number written in English ("40,000,000", "12.3") as the active language writes it; other text unchanged."""
+    match = _NUMBER.fullmatch(value)
+    if match is None:
+        return value
+    decimals = match.group(1) or match.group(2) or ""
+    return num(float(value.replace(",", "")), len(decimals))
+
+
+def translated_message(message: str) -> str:
+    """An English message of this module (an :class:`ImageError`'s or a note) in the active language."""
+    for template, pattern in _PATTERNS:
+        found = pattern.fullmatch(message)
+        if found is not None:
+            values = found.groupdict()
+            return _(template).format(**{k: _renumber(v) if k in _AMOUNTS else v for k, v in values.items()})
+    return message

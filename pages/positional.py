@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from explorer.i18n import _
 from ui.common import theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 from ui.positional import views
@@ -9,15 +10,15 @@ from ui.positional.compare import compare_section, every_encoding_past_max_len, 
 from ui.positional.pretrained import pretrained_section
 
 info = open_page("positional", init=views.init_page_state, kept=views.KEPT,
-                 caption="Attention by itself is blind to word order. Positional encodings give every position its "
-                         "own signature; this page shows what they look like and why they work.")
+                 caption=_("Attention by itself is blind to word order. Positional encodings give every position "
+                           "its own signature; this page shows what they look like and why they work."))
 share_page(info)
 projector = theme.projector()
 
 with settings_panel():
     max_len, d_model, base = views.table_controls(projector=projector)
-section = st.radio("Section", list(views.SECTIONS), format_func=views.SECTIONS.get, key=views.SECTION, horizontal=True,
-                   label_visibility="collapsed", help="Which part of the story to show.")
+section = st.radio(_("Section"), list(views.SECTIONS), format_func=lambda s: _(views.SECTIONS[s]), key=views.SECTION,
+                   horizontal=True, label_visibility="collapsed", help=_("Which part of the story to show."))
 if section == "table":
     views.table_section(max_len, d_model, base)
 elif section == "relative":

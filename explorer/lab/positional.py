@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
+from explorer.i18n import N_, _, num
 from explorer.lab.internals import build_lab_encoder, lab_outputs
 from transformer_core.config import TransformerConfig
 from transformer_core.positional import (
@@ -224,3 +226,18 @@ def shuffle_permutation(n: int, seed: int) -> list[int]:
     if n > 1 and perm == list(range(n)):
         perm = perm[1:] + perm[:1]  # a shuffle that changes nothing would prove nothing
     return perm
+
+
+# The message a model built for max_len gives a longer sequence (transformer_core's, in English), as a student reads
+# it in a table: :func:`length_error` translates it; any other message stays as the model wrote it.
+TOO_LONG = N_("The sequence has {length} positions but the model was built for max_len={max_len}.")
+_TOO_LONG = re.compile(r"The sequence has (?P<length>\d+) positions but the model was built for "
+                       r"max_len=(?P<max_len>\d+)\.")
+
+
+def length_error(message: str) -> str:
+    """A model's refusal of a too-long sequence (:attr:`LengthRun.error`) in the active language."""
+    found = _TOO_LONG.fullmatch(message)
+    if found is None:
+        return message
+    return _(TOO_LONG).format(length=num(int(found["length"])), max_len=found["max_len"])

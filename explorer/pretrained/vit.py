@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from explorer.i18n import _
 from explorer.lab.vit_walkthrough import ViTWalkthrough, walk_through
 from transformer_core.pretrained import Pretrained
 
@@ -50,7 +51,7 @@ def top_labels(pre: Pretrained, logits: torch.Tensor, k: int = 5) -> list[Label]
     probs = torch.softmax(logits.double(), dim=-1)
     values, ids = probs.topk(min(k, probs.numel()))
     names = pre.labels or ()
-    return [Label(names[int(i)] if int(i) < len(names) else f"class {int(i)}", float(v))
+    return [Label(names[int(i)] if int(i) < len(names) else _("class {n}").format(n=int(i)), float(v))
             for v, i in zip(values, ids, strict=True)]
 
 

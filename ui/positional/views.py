@@ -6,7 +6,14 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.lab.positional import beyond_max_len, rotation_check, shifted_dot_product, similarity_matrix
+from explorer.i18n import N_, _, ngettext, num
+from explorer.lab.positional import (
+    beyond_max_len,
+    length_error,
+    rotation_check,
+    shifted_dot_product,
+    similarity_matrix,
+)
 from explorer.render import heatmap as hm
 from transformer_core.positional import sinusoidal_encoding
 from ui.common import charts, exports
@@ -36,8 +43,8 @@ BASES = (10.0, 100.0, 1000.0, 10000.0, 100000.0)
 MAX_DIMS = 8  # curves drawn at most
 EXTRA_RANGE = (4, 128)
 SHUFFLE_MAX_CHARS = 200
-SECTIONS = {"table": "The table", "relative": "Relative positions", "beyond": "Beyond max_len",
-            "compare": "Compare encodings", "pretrained": "Real models", "shuffle": "Shuffle test"}
+SECTIONS = {"table": N_("The table"), "relative": N_("Relative positions"), "beyond": N_("Beyond max_len"),
+            "compare": N_("Compare encodings"), "pretrained": N_("Real models"), "shuffle": N_("Shuffle test")}
 
 URL_PARAMS = (
     UrlParam(MAX_LEN, 64, lo=MAX_LEN_RANGE[0], hi=MAX_LEN_RANGE[1]),
@@ -84,17 +91,18 @@ def table_controls(*, projector: bool) -> tuple[int, int, float]:
     cols = st.columns(3 if not projector else 2)
     with cols[0]:
         max_len = st.slider("max_len", 8, 256, key=MAX_LEN,
-                            help="Number of positions in the table: the longest sequence a model with this table "
-                                 "can read.")
+                            help=_("Number of positions in the table: the longest sequence a model with this table "
+                                   "can read."))
     with cols[1]:
         d_model = st.select_slider("d_model", D_MODELS, key=D_MODEL,
-                                   help="Width of each position vector: d_model / 2 sine-cosine pairs, each at its "
-                                        "own frequency.")
+                                   help=_("Width of each position vector: d_model / 2 sine-cosine pairs, each at its "
+                                          "own frequency."))
     if not projector:
         with cols[2]:
-            st.select_slider("base", BASES, key=BASE, format_func=lambda b: f"{b:,.0f}",
-                             help="Sets the slowest frequency: pair i turns at 1 / base^(2i/d_model) radians per "
-                                  "position. A larger base gives longer wavelengths (the paper uses 10,000).")
+            st.select_slider("base", BASES, key=BASE, format_func=lambda b: num(b, 0),
+                             help=_("Sets the slowest frequency: pair i turns at 1 / base^(2i/d_model) radians per "
+                                    "position. A larger base gives longer wavelengths (the paper uses {base}).").format(
+                                 base=num(10000)))
     return max_len, d_model, float(st.session_state[BASE])
 
 
@@ -107,9 +115,9 @@ def dims_control(d_model: int) -> list[int]:
     if current is None or text != st.session_state.get(DIMS_SYNCED):
         st.session_state[DIMS_PICK] = dims[:MAX_DIMS]
         _dims_notice(dims, bad, d_model)
-    picked = st.multiselect("Dimensions to plot", list(range(d_model)), key=DIMS_PICK, max_selections=MAX_DIMS,
-                            help="Columns of the table drawn as curves over the positions. Even columns are "
-                                 "sines, odd columns cosines; higher columns turn more slowly.")
+    picked = st.multiselect(_("Dimensions to plot"), list(range(d_model)), key=DIMS_PICK, max_selections=MAX_DIMS,
+                            help=_("Columns of the table drawn as curves over the positions. Even columns are "
+                                   "sines, odd columns cosines; higher columns turn more slowly."))
     st.session_state[DIMS] = st.session_state[DIMS_SYNCED] = ",".join(map(str, picked))
     return picked
 
@@ -118,15 +126,17 @@ def _dims_notice(dims: list[int], bad: list[str], d_model: int) -> None:
     """Say which of the text's dimensions are not drawn: under the title for a link, else here."""
     reasons = []
     if bad:
-        reasons.append(f"{', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not among d_model {d_model}'s "
-                       f"dimensions 0 to {d_model - 1}")
+        reasons.append(ngettext("{pieces} is not among d_model {d_model}'s dimensions 0 to {last}",
+                                "{pieces} are not among d_model {d_model}'s dimensions 0 to {last}", len(bad)).format(
+            pieces=", ".join(bad), d_model=d_model, last=d_model - 1))
     if len(dims) > MAX_DIMS:
-        reasons.append(f"the chart draws at most {MAX_DIMS} curves")
+        reasons.append(_("the chart draws at most {most} curves").format(most=MAX_DIMS))
     if not reasons:
         return
-    kept = ",".join(map(str, dims[:MAX_DIMS])) or "none"
-    if not add_link_notice(DIMS, f"was changed to {kept}: {'; '.join(reasons)}."):
-        st.info(f"Dimensions changed to {kept}: {'; '.join(reasons)}.", icon="🔗")
+    kept = ",".join(map(str, dims[:MAX_DIMS])) or _("none")
+    why = "; ".join(reasons)
+    if not add_link_notice(DIMS, _("was changed to {kept}: {why}.").format(kept=kept, why=why)):
+        st.info(_("Dimensions changed to {kept}: {why}.").format(kept=kept, why=why), icon="🔗")
 
 
 VEGA_TABLE_CELLS = 16_384  # up to this many cells the table is a Vega-Lite chart: it draws with the page, where
@@ -136,16 +146,18 @@ VEGA_TABLE_CELLS = 16_384  # up to this many cells the table is a Vega-Lite char
 def _table_chart(table: np.ndarray) -> None:
     """The sinusoidal table as a heatmap, positions down and dimensions across, the value on hover."""
     max_len, d_model = table.shape
-    title = f"Sinusoidal table: {max_len} positions × {d_model} dimensions"
+    title = _("Sinusoidal table: {positions} positions × {dims} dimensions").format(positions=num(max_len),
+                                                                                   dims=num(d_model))
     height = min(640, 120 + 6 * max_len)
     if table.size > VEGA_TABLE_CELLS:
-        charts.show(charts.heatmap(table, None, None, diverging=True, x_title="dimension", y_title="position",
+        charts.show(charts.heatmap(table, None, None, diverging=True, x_title=_("dimension"), y_title=_("position"),
                                    title=title, height=height, hover_name="PE"), key="pe.table")
         return
     spec = hm.matrix_spec(table, diverging=True, title=title, hover_name="PE")
-    data, chart = vega_heatmap(spec, height=height - 80, x_title="dimension", y_title="position",
+    data, chart = vega_heatmap(spec, height=height - 80, x_title=_("dimension"), y_title=_("position"),
                                projector=charts.projector())
-    for axis, title_text in (("x", "dimension"), ("y", "position")):  # numbers on the axes, not one label per cell
+    # numbers on the axes, not one label per cell
+    for axis, title_text in (("x", _("dimension")), ("y", _("position"))):
         chart["layer"][0]["encoding"][axis]["axis"] = {
             "title": title_text, "grid": False, "tickMinStep": 1, "format": "d", "labelColor": charts.label_colour(),
             "labelFontSize": max(11, charts.font_size() - 2), "titleColor": charts.label_colour()}
@@ -158,36 +170,40 @@ def table_section(max_len: int, d_model: int, base: float) -> None:
     st.latex(r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right) \qquad "
              r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)")
     _table_chart(table)
-    with st.expander("The numbers and downloads"):
+    with st.expander(_("The numbers and downloads")):
         exports.matrix_downloads(table, None, None, name=f"sinusoidal_{max_len}x{d_model}", key="pe.dl.table",
-                                 title="Sinusoidal positional encoding", diverging=True)
+                                 title=_("Sinusoidal positional encoding"), diverging=True)
         st.dataframe(np.round(table, 4), width="stretch")
     dims = dims_control(d_model)
     if dims:
         pos = list(range(max_len))
-        series = {f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})": (pos, table[:, d]) for d in dims}
-        charts.show(charts.line_chart(series, x_title="position", y_title="PE value", height=300), key="pe.curves")
+        series = {_("dim {dim} ({function})").format(dim=d, function="sin" if d % 2 == 0 else "cos"): (pos, table[:, d])
+                  for d in dims}
+        charts.show(charts.line_chart(series, x_title=_("position"), y_title=_("PE value"), height=300),
+                    key="pe.curves")
     sim = similarity_matrix(sinusoidal_encoding(max_len, d_model, base)).numpy()
-    st.markdown("**Position-to-position similarity** — dot product PE(a) · PE(b). It depends only on the "
-                "distance b − a, so every diagonal is constant.")
-    charts.show(charts.heatmap(sim, None, None, x_title="position b", y_title="position a", hover_name="dot product",
-                               height=min(640, 120 + 6 * max_len)), key="pe.similarity")
-    with st.expander("Similarity downloads"):
+    st.markdown(_("**Position-to-position similarity** — dot product PE(a) · PE(b). It depends only on the "
+                  "distance b − a, so every diagonal is constant."))
+    charts.show(charts.heatmap(sim, None, None, x_title=_("position b"), y_title=_("position a"),
+                               hover_name=_("dot product"), height=min(640, 120 + 6 * max_len)), key="pe.similarity")
+    with st.expander(_("Similarity downloads")):
         exports.matrix_downloads(sim, None, None, name=f"pe_similarity_{max_len}", key="pe.dl.sim",
                                  title="PE(a) · PE(b)")
 
 
 def _circle_figure(table_pair: np.ndarray, pos: int, k: int, pair: int) -> go.Figure:
     """All positions of one frequency pair on the unit circle, with pos and pos + k marked."""
-    fig = go.Figure(go.Scatter(x=table_pair[:, 1], y=table_pair[:, 0], mode="markers+lines", name="positions",
+    fig = go.Figure(go.Scatter(x=table_pair[:, 1], y=table_pair[:, 0], mode="markers+lines", name=_("positions"),
                                marker=dict(size=5, color="#888"), line=dict(color="#ccc"),
-                               hovertext=[f"pos {p}" for p in range(len(table_pair))], hoverinfo="text"))
-    for p, name, colour in ((pos, f"pos {pos}", "#1f77b4"), (pos + k, f"pos {pos + k}", "#d62728")):
+                               hovertext=[_("pos {pos}").format(pos=p) for p in range(len(table_pair))],
+                               hoverinfo="text"))
+    for p, colour in ((pos, "#1f77b4"), (pos + k, "#d62728")):
+        name = _("pos {pos}").format(pos=p)
         fig.add_trace(go.Scatter(x=[0, table_pair[p, 1]], y=[0, table_pair[p, 0]], mode="lines+markers",
                                  name=name, line=dict(color=colour, width=3), marker=dict(size=[0, 12])))
-    fig.update_xaxes(title=f"cos (dim {2 * pair + 1})", range=[-1.2, 1.2], scaleanchor="y")
-    fig.update_yaxes(title=f"sin (dim {2 * pair})", range=[-1.2, 1.2])
-    charts.style(fig, title=f"Pair {pair}: every position on the unit circle", height=400)
+    fig.update_xaxes(title=_("cos (dim {dim})").format(dim=2 * pair + 1), range=[-1.2, 1.2], scaleanchor="y")
+    fig.update_yaxes(title=_("sin (dim {dim})").format(dim=2 * pair), range=[-1.2, 1.2])
+    charts.style(fig, title=_("Pair {pair}: every position on the unit circle").format(pair=pair), height=400)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
     return fig
 
@@ -196,64 +212,71 @@ def relative_section(max_len: int, d_model: int, base: float) -> None:
     """PE(pos + k) = R_k · PE(pos): one 2×2 rotation per frequency pair, the same for every pos."""
     cols = st.columns(3)
     # pos stops at max_len - 3 so that k still has two values to slide between.
-    settle_choice(POS, range(max_len - 2), why=f"with max_len {max_len}, pos goes from 0 to {max_len - 3}")
+    settle_choice(POS, range(max_len - 2),
+                  why=_("with max_len {max_len}, pos goes from 0 to {last}").format(max_len=max_len, last=max_len - 3))
     with cols[0]:
-        pos = st.slider("pos", 0, max_len - 3, key=POS, help="The starting position.")
+        pos = st.slider("pos", 0, max_len - 3, key=POS, help=_("The starting position."))
     settle_choice(SHIFT, range(1, max_len - pos),
-                  why=f"pos {pos} + k must stay below max_len {max_len}, so k goes from 1 to {max_len - 1 - pos}")
+                  why=_("pos {pos} + k must stay below max_len {max_len}, so k goes from 1 to {last}").format(
+                      pos=pos, max_len=max_len, last=max_len - 1 - pos))
     with cols[1]:
-        k = st.slider("shift k", 1, max_len - 1 - pos, key=SHIFT, help="How many positions further to look.")
-    settle_choice(PAIR, range(d_model // 2), why=f"d_model {d_model} has pairs 0 to {d_model // 2 - 1}")
+        k = st.slider(_("shift k"), 1, max_len - 1 - pos, key=SHIFT, help=_("How many positions further to look."))
+    settle_choice(PAIR, range(d_model // 2),
+                  why=_("d_model {d_model} has pairs 0 to {last}").format(d_model=d_model, last=d_model // 2 - 1))
     with cols[2]:
-        pair = st.slider("frequency pair i", 0, d_model // 2 - 1, key=PAIR,
-                         help="Which (sin, cos) pair to draw: columns 2i and 2i+1.")
+        pair = st.slider(_("frequency pair i"), 0, d_model // 2 - 1, key=PAIR,
+                         help=_("Which (sin, cos) pair to draw: columns 2i and 2i+1."))
     check = rotation_check(max_len, d_model, base, pos=pos, k=k)
     st.latex(r"\begin{pmatrix}\sin\omega_i(p+k)\\ \cos\omega_i(p+k)\end{pmatrix} = "
              r"\underbrace{\begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\ -\sin k\omega_i & \cos k\omega_i"
              r"\end{pmatrix}}_{R_k \text{ (no } p\text{ inside)}}\begin{pmatrix}\sin\omega_i p\\ \cos\omega_i p"
              r"\end{pmatrix}")
-    rows = [{"pair i": i, "ω_i": f"{check.omegas[i]:.5f}", "angle kω_i (rad)": f"{k * check.omegas[i]:.4f}",
+    pair_i, angle = _("pair i"), _("angle kω_i (rad)")
+    from_table = _("PE({position}) from the table").format(position=pos + k)
+    rows = [{pair_i: i, "ω_i": f"{check.omegas[i]:.5f}", angle: f"{k * check.omegas[i]:.4f}",
              "R_k": "[[{:.3f}, {:.3f}], [{:.3f}, {:.3f}]]".format(*check.rotations[i].flatten().tolist()),
              f"PE({pos})": "({:.4f}, {:.4f})".format(*check.pe_pos[i].tolist()),
              f"R_k·PE({pos})": "({:.4f}, {:.4f})".format(*check.predicted[i].tolist()),
-             f"PE({pos + k}) from the table": "({:.4f}, {:.4f})".format(*check.pe_shifted[i].tolist())}
+             from_table: "({:.4f}, {:.4f})".format(*check.pe_shifted[i].tolist())}
             for i in range(d_model // 2)]
     st.dataframe(rows, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(rows)))
     left, right = st.columns([2, 3], vertical_alignment="center")
     with left:
-        st.metric(f"max |R_k·PE(p) − PE(p+{k})| over all p", f"{check.max_error:.1e}",
-                  help="Over every position p and every frequency pair. Rounding error only: the same rotation "
-                       "works at every position.")
-        st.markdown(f"The dot product PE(p) · PE(p + {k}) = Σᵢ cos({k}·ωᵢ) = "
-                    f"**{shifted_dot_product(d_model, k, base):.3f}** for every p: similarity depends on "
-                    "the distance only.")
+        st.metric(_("max |R_k·PE(p) − PE(p+{k})| over all p").format(k=k), f"{check.max_error:.1e}",
+                  help=_("Over every position p and every frequency pair. Rounding error only: the same rotation "
+                         "works at every position."))
+        st.markdown(_("The dot product PE(p) · PE(p + {k}) = Σᵢ cos({k}·ωᵢ) = **{value}** for every p: similarity "
+                      "depends on the distance only.").format(k=k, value=num(shifted_dot_product(d_model, k, base), 3)))
     with right:
         table = sinusoidal_encoding(max_len, d_model, base).numpy()
         charts.show(_circle_figure(table[:, 2 * pair: 2 * pair + 2], pos, k, pair), key="pe.circle")
-    st.caption("Because R_k does not depend on the position, a linear map in attention can turn 'the token k "
-               "places back' into a fixed query direction: relative positions are learnable.")
+    st.caption(_("Because R_k does not depend on the position, a linear map in attention can turn 'the token k "
+                 "places back' into a fixed query direction: relative positions are learnable."))
 
 
 def beyond_section(max_len: int, d_model: int, base: float) -> None:
     """The formula past max_len, how new positions resemble old ones, and a learned table's error."""
-    extra = st.slider("Positions past max_len", *EXTRA_RANGE, key=EXTRA,
-                      help="How far past max_len to evaluate the formula.")
+    extra = st.slider(_("Positions past max_len"), *EXTRA_RANGE, key=EXTRA,
+                      help=_("How far past max_len to evaluate the formula."))
     info = beyond_max_len(max_len, d_model, base, extra=extra)
-    fig = charts.heatmap(info.table.numpy(), None, None, diverging=True, x_title="dimension", y_title="position",
-                         title=f"Sinusoidal table to position {max_len + extra - 1}; the line marks max_len",
+    fig = charts.heatmap(info.table.numpy(), None, None, diverging=True, x_title=_("dimension"),
+                         y_title=_("position"),
+                         title=_("Sinusoidal table to position {last}; the line marks max_len").format(
+                             last=max_len + extra - 1),
                          height=min(640, 120 + 5 * (max_len + extra)), hover_name="PE")
     fig.add_hline(y=max_len - 0.5, line=dict(color="black", width=3, dash="dash"))
     charts.show(fig, key="pe.beyond")
     exports.numbers_popover(info.table.numpy(), None, None, name=f"sinusoidal_{max_len + extra}x{d_model}",
-                            key="pe.num.beyond", label="Numbers of this table")
+                            key="pe.num.beyond", label=_("Numbers of this table"))
     positions = list(range(max_len, max_len + extra))
-    charts.show(charts.line_chart({"closest seen position": (positions, info.nearest_seen.numpy())},
-                                  x_title="new position", y_title="cosine similarity", height=260,
-                                  title="How much each new position looks like one the model has seen"),
+    charts.show(charts.line_chart({_("closest seen position"): (positions, info.nearest_seen.numpy())},
+                                  x_title=_("new position"), y_title=_("cosine similarity"), height=260,
+                                  title=_("How much each new position looks like one the model has seen")),
                 key="pe.nearest")
     slowest = float(info.wavelengths[-1])
-    st.markdown(f"- **Sinusoidal:** the formula gives every position a vector, so nothing breaks — but a model "
-                f"trained up to {max_len} never saw these vectors. The slowest pair repeats only every "
-                f"{slowest:,.0f} positions, so new positions stay distinct.\n"
-                f"- **Learned:** the table has exactly {max_len} rows. One position more and the model stops:")
-    st.code(info.learned_error or "(no error)", language=None)
+    st.markdown(_("- **Sinusoidal:** the formula gives every position a vector, so nothing breaks — but a model "
+                  "trained up to {max_len} never saw these vectors. The slowest pair repeats only every "
+                  "{wavelength} positions, so new positions stay distinct.\n"
+                  "- **Learned:** the table has exactly {max_len} rows. One position more and the model stops:").format(
+        max_len=max_len, wavelength=num(slowest, 0)))
+    st.code(length_error(info.learned_error) or _("(no error)"), language=None)

@@ -10,7 +10,16 @@ import torch
 
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
-from explorer.images import FIT_MODES, MAX_BYTES, MAX_PIXELS, ImageError, image_to_tensor_array, prepare_image
+from explorer.i18n import N_, _, ngettext, num, percent
+from explorer.images import (
+    FIT_MODES,
+    MAX_BYTES,
+    MAX_PIXELS,
+    ImageError,
+    image_to_tensor_array,
+    prepare_image,
+    translated_message,
+)
 from explorer.lab.vit_walkthrough import (
     MAX_PATCHES,
     MIN_PATCHES,
@@ -47,6 +56,11 @@ HEAD = "vit.head"  # head shown large in the attention section (1-based)
 PRETRAINED = "vit.pretrained"  # the pretrained ViT's menu label
 PRE_LAYER = "vit.pre_layer"  # layer shown for the pretrained ViT (1-based)
 PRE_HEAD = "vit.pre_head"  # head shown large for the pretrained ViT (1-based)
+
+FIT_LABELS = {"center-crop": N_("center-crop"), "resize": N_("resize"), "pad": N_("pad")}  # FIT_MODES, as shown
+SAMPLE_LABELS = {"house": N_("house"), "smiley": N_("smiley"), "shapes": N_("shapes"), "digit": N_("digit"),
+                 "checkerboard": N_("checkerboard")}  # the sample pictures' names, as shown (others show their own)
+SOURCE_LABELS = {"sample": N_("Sample"), "upload": N_("Upload your own"), "task": N_("From the training task")}
 
 IMAGE_SIZES = (32, 48, 64, 96, 128, 224)
 D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256)
@@ -92,22 +106,25 @@ def _keep_upload() -> None:
 def _uploaded_picture() -> Picture | None:
     """The uploaded picture (the one of an earlier visit while the uploader is empty), or None; says why not."""
     kept = st.session_state.get(UPLOADED)
-    file = st.file_uploader("Your picture", type=UPLOAD_TYPES, key=UPLOAD, max_upload_size=MAX_UPLOAD_MB,
+    file = st.file_uploader(_("Your picture"), type=UPLOAD_TYPES, key=UPLOAD, max_upload_size=MAX_UPLOAD_MB,
                             on_change=_keep_upload,
-                            help=f"Up to {MAX_UPLOAD_MB} MB and {MAX_PIXELS // 1_000_000} megapixels; it is "
-                                 "checked, converted to RGB and fitted to image_size.")
+                            help=_("Up to {mb} MB and {megapixels} megapixels; it is checked, converted to RGB and "
+                                   "fitted to image_size.").format(mb=num(MAX_UPLOAD_MB),
+                                                                   megapixels=num(MAX_PIXELS // 1_000_000)))
     if file is not None and kept is None:  # uploaded before this session kept uploads
         kept = (file.name, file.getvalue())
     if kept is None:
-        st.caption("No file yet — showing the sample meanwhile.")
+        st.caption(_("No file yet — showing the sample meanwhile."))
         return None
     name, data = kept
     if file is None:
-        st.caption(f"Showing **{name}**, uploaded earlier in this session; drop another file to replace it.")
+        st.caption(_("Showing **{name}**, uploaded earlier in this session; drop another file to replace it.").format(
+            name=name))
     try:
         return decode_upload(name, data)
     except ImageError as err:
-        st.error(f"**{name}**: {err} Showing the sample instead.", icon="🖼️")
+        st.error(_("**{name}**: {error} Showing the sample instead.").format(
+            name=name, error=translated_message(str(err))), icon="🖼️")
         return None
 
 
@@ -118,25 +135,30 @@ def picture_controls(task: Any | None = None) -> Picture:
     if st.session_state.get(SOURCE) not in sources:
         st.session_state[SOURCE] = "sample"
     source = st.radio(
-        "Picture", sources, key=SOURCE, horizontal=True,
-        format_func={"sample": "Sample", "upload": "Upload your own", "task": "From the training task"}.get,
-        help="One of the pictures drawn by the app, your own PNG, JPEG, WebP, GIF or BMP file, or (with a "
-             "trained ViT) a fresh picture like the ones it learned from.",
+        _("Picture"), sources, key=SOURCE, horizontal=True,
+        format_func=lambda v: _(SOURCE_LABELS[v]),
+        help=_("One of the pictures drawn by the app, your own PNG, JPEG, WebP, GIF or BMP file, or (with a "
+               "trained ViT) a fresh picture like the ones it learned from."),
     )
     if source == "task":
         st.session_state.setdefault(TASK_PICTURE, 0)
-        seed = st.number_input("Picture number", 0, 10_000, key=TASK_PICTURE,
-                               help="Each number draws a different picture of the training task.")
-        return Picture(_task_picture(task, int(seed)), f"training-task picture {seed}")
+        seed = st.number_input(_("Picture number"), 0, 10_000, key=TASK_PICTURE,
+                               help=_("Each number draws a different picture of the training task."))
+        return Picture(_task_picture(task, int(seed)), _("training-task picture {seed}").format(seed=seed))
     settle_choice(SAMPLE, names, default=_DEFAULTS[SAMPLE])
-    sample = st.selectbox("Sample", names, key=SAMPLE, disabled=source == "upload",
-                          help="Pictures drawn by the app from simple shapes.")
-    picture = Picture(load_sample(sample), f"sample “{sample}”")
+    sample = st.selectbox(_("Sample"), names, key=SAMPLE, disabled=source == "upload", format_func=sample_label,
+                          help=_("Pictures drawn by the app from simple shapes."))
+    picture = Picture(load_sample(sample), _("sample “{sample}”").format(sample=sample_label(sample)))
     if source == "upload":
         picture = _uploaded_picture() or picture
     for note in picture.notes:
-        st.caption(f"ℹ️ {note}")
+        st.caption(f"ℹ️ {translated_message(note)}")
     return picture
+
+
+def sample_label(name: str) -> str:
+    """A sample picture's name in the reader's language (a sample not listed keeps its file name)."""
+    return _(SAMPLE_LABELS[name]) if name in SAMPLE_LABELS else name
 
 
 def _task_picture(task: Any, seed: int) -> np.ndarray:
@@ -168,21 +190,22 @@ def trained_vit() -> state.TrainedModel | None:
 def weights_control(trained: state.TrainedModel | None) -> bool:
     """Random or trained weights; True when the trained ViT is used."""
     if trained is None:
-        st.caption("Weights: random (no ViT trained in this session yet).")
-        st.page_link("pages/training.py", label="Train a ViT on shapes in Live Training", icon="📈",
+        st.caption(_("Weights: random (no ViT trained in this session yet)."))
+        st.page_link("pages/training.py", label=_("Train a ViT on shapes in Live Training"), icon="📈",
                      query_params={"task": "vit_shapes"})
         return False
     st.session_state.setdefault(WEIGHTS, "trained")  # a trained ViT is the more telling default
     choice = st.radio(
-        "Weights", ["random", "trained"], key=WEIGHTS,
-        format_func={"random": "Random", "trained": f"Trained: {trained.task_title} (step {trained.step})"}.get,
-        help="Random weights show the mechanics; the trained ViT shows attention that learned what matters.",
+        _("Weights"), ["random", "trained"], key=WEIGHTS,
+        format_func=lambda v: _("Random") if v == "random" else _("Trained: {task} (step {step})").format(
+            task=_(trained.task_title), step=num(trained.step)),
+        help=_("Random weights show the mechanics; the trained ViT shows attention that learned what matters."),
     )
     latest = state.latest_trained()
     if latest is not None and latest is not trained:
-        st.caption(f"The trained ViT is the last one of this session ({trained.step} steps). Live Training has "
-                   f"trained a {latest.task_title} model since; that model is not a ViT, so it does not "
-                   "replace it here.")
+        st.caption(_("The trained ViT is the last one of this session ({steps} steps). Live Training has trained a "
+                     "{task} model since; that model is not a ViT, so it does not replace it here.").format(
+            steps=num(trained.step), task=_(latest.task_title)))
     return choice == "trained"
 
 
@@ -190,59 +213,73 @@ def geometry_controls(fixed: ViTConfig | None, projector: bool) -> tuple[int, in
     """Image size, fit mode and patch size; a trained ViT fixes the first and the last."""
     if fixed is not None:
         size, patch = fixed.image_size, fixed.patch_size
-        st.selectbox("Image size (pixels)", [size], disabled=True, key="vit.fixed_size",
-                     help="The trained ViT only reads pictures of this size.")
-        st.selectbox("Patch size P (pixels)", [patch], disabled=True, key="vit.fixed_patch",
-                     format_func=lambda p: f"{p} px → {num_patches(size, p)} patches",
-                     help="The trained ViT's patch size; its projection expects exactly these patches.")
-        st.caption("Image and patch size are fixed by the trained ViT; choose Random weights to change them.")
+        st.selectbox(_("Image size (pixels)"), [size], disabled=True, key="vit.fixed_size",
+                     help=_("The trained ViT only reads pictures of this size."))
+        st.selectbox(_("Patch size P (pixels)"), [patch], disabled=True, key="vit.fixed_patch",
+                     format_func=lambda p: _patch_label(size, p),
+                     help=_("The trained ViT's patch size; its projection expects exactly these patches."))
+        st.caption(_("Image and patch size are fixed by the trained ViT; choose Random weights to change them."))
     else:
         sizes = image_sizes()
-        settle_choice(SIZE, sizes, default=_DEFAULTS[SIZE], why=f"this host offers images up to {sizes[-1]} pixels")
-        size = st.selectbox("Image size (pixels)", sizes, key=SIZE,
-                            help="The picture is scaled to image_size × image_size before it is cut into patches.")
+        settle_choice(SIZE, sizes, default=_DEFAULTS[SIZE],
+                      why=_("this host offers images up to {size} pixels").format(size=sizes[-1]))
+        size = st.selectbox(_("Image size (pixels)"), sizes, key=SIZE,
+                            help=_("The picture is scaled to image_size × image_size before it is cut into "
+                                   "patches."))
         patches = patch_choices(size)
         settle_choice(PATCH, patches, default=_DEFAULTS[PATCH],
-                      why=f"only patches of {', '.join(map(str, patches))} pixels cut a {size}-pixel image into "
-                          f"{MIN_PATCHES} to {MAX_PATCHES} patches")
+                      why=_("only patches of {sizes} pixels cut a {size}-pixel image into {low} to {high} "
+                            "patches").format(sizes=", ".join(map(str, patches)), size=size, low=num(MIN_PATCHES),
+                                              high=num(MAX_PATCHES)))
         patch = st.select_slider(
-            "Patch size P (pixels)", patches, key=PATCH,
-            format_func=lambda p: f"{p} px → {num_patches(size, p)} patches",
-            help="Side of each square patch. Only sizes that divide image_size and give 4 to 400 patches are offered.",
+            _("Patch size P (pixels)"), patches, key=PATCH,
+            format_func=lambda p: _patch_label(size, p),
+            help=_("Side of each square patch. Only sizes that divide image_size and give 4 to 400 patches are "
+                   "offered."),
         )
     fit = st.session_state.get(FIT, _DEFAULTS[FIT])
     if not projector:
-        fit = st.radio("Fit to a square", FIT_MODES, key=FIT, horizontal=True,
-                       help="center-crop keeps the middle square, resize stretches, pad adds white borders.")
+        fit = st.radio(_("Fit to a square"), FIT_MODES, key=FIT, horizontal=True,
+                       format_func=lambda m: _(FIT_LABELS.get(m, m)),
+                       help=_("center-crop keeps the middle square, resize stretches, pad adds white borders."))
     return size, patch, fit
+
+
+def _patch_label(size: int, patch: int) -> str:
+    """"8 px → 64 patches": a patch size and the patches it cuts a ``size``-pixel picture into."""
+    n = num_patches(size, patch)
+    return ngettext("{patch} px → {n} patch", "{patch} px → {n} patches", n).format(patch=patch, n=num(n))
 
 
 def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bool) -> ViTConfig:
     """Width, heads, layers and seed of the random ViT (or the trained ViT's configuration, shown read-only)."""
     if fixed is not None:
-        st.caption(f"Trained ViT: d_model {fixed.d_model}, {fixed.n_heads} heads, {fixed.n_layers} layers, "
-                   f"{fixed.in_channels} input channel(s).")
+        st.caption(_("Trained ViT: d_model {d_model}, {heads} heads, {layers} layers, {channels} input "
+                     "channel(s).").format(d_model=fixed.d_model, heads=fixed.n_heads, layers=fixed.n_layers,
+                                           channels=fixed.in_channels))
         return fixed
     widths = d_models()
     d_model = settle_choice(D_MODEL, widths, default=_DEFAULTS[D_MODEL],
-                            why=f"this host offers d_model up to {widths[-1]}")
+                            why=_("this host offers d_model up to {d_model}").format(d_model=widths[-1]))
     head_options = head_choices(d_model)
     heads = settle_choice(HEADS, head_options, default=_DEFAULTS[HEADS],
-                          why=f"the number of heads must divide d_model {d_model} and be at most {MAX_HEADS}")
+                          why=_("the number of heads must divide d_model {d_model} and be at most {most}").format(
+                              d_model=d_model, most=MAX_HEADS))
     depth = min(MAX_LAYERS, limits().max_layers)
     layers = settle_choice(LAYERS, range(1, depth + 1), default=_DEFAULTS[LAYERS],
-                           why=f"this host allows at most {depth} layers")
+                           why=_("this host allows at most {depth} layers").format(depth=depth))
     st.session_state.setdefault(SEED, _DEFAULTS[SEED])
     if not projector:
         c1, c2 = st.columns(2)
         c3, c4 = st.columns(2)
         d_model = c1.selectbox("d_model", widths, key=D_MODEL,
-                               help="Width of every token vector after the projection.")
-        heads = c2.selectbox("Heads", head_options, key=HEADS,
-                             help="Attention heads per layer; each gets d_model / heads numbers per token.")
-        layers = c3.slider("Layers", 1, depth, key=LAYERS,
-                           help="Encoder blocks; the rollout multiplies the attention of all of them.")
-        c4.number_input("Seed", 0, 2**31 - 1, key=SEED, help="Seed of the random weights: same seed, same model.")
+                               help=_("Width of every token vector after the projection."))
+        heads = c2.selectbox(_("Heads"), head_options, key=HEADS,
+                             help=_("Attention heads per layer; each gets d_model / heads numbers per token."))
+        layers = c3.slider(_("Layers"), 1, depth, key=LAYERS,
+                           help=_("Encoder blocks; the rollout multiplies the attention of all of them."))
+        c4.number_input(_("Seed"), 0, 2**31 - 1, key=SEED,
+                        help=_("Seed of the random weights: same seed, same model."))
     return ViTConfig(image_size=size, patch_size=patch, d_model=d_model, n_heads=heads, n_layers=layers,
                      d_ff=4 * d_model)
 
@@ -250,8 +287,8 @@ def model_controls(fixed: ViTConfig | None, size: int, patch: int, projector: bo
 def layer_head_controls(layers: int, heads: int) -> tuple[int, int]:
     """The layer and head to show large, 0-based."""
     return layer_head_picker(layers, heads, keys=(LAYER, HEAD), helps=(
-        "Which encoder block's attention to show (1 = first).",
-        "The head shown large; every head of the layer is shown below."))
+        _("Which encoder block's attention to show (1 = first)."),
+        _("The head shown large; every head of the layer is shown below.")))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -292,16 +329,21 @@ def prediction_text(walk: ViTWalkthrough, task: Any | None, trained: bool, *, fr
             lies outside what the model learned, and the text says its answer means nothing there.
     """
     if not trained:
-        return (f"With random weights the {walk.logits.numel()} class scores mean nothing yet; "
-                "train a ViT to see attention that has learned where to look.")
+        return _("With random weights the {n} class scores mean nothing yet; train a ViT to see attention that has "
+                 "learned where to look.").format(n=num(walk.logits.numel()))
     probs = walk.logits.softmax(dim=-1)
     best = int(probs.argmax())
     classes = getattr(task, "classes", None)
-    name = classes[best] if classes is not None and best < len(classes) else f"class {best}"
-    said = f"The trained ViT says **{name}** ({float(probs[best]):.0%} sure)"
+    name = classes[best] if classes is not None and best < len(classes) else _("class {n}").format(n=best)
+    sure = percent(float(probs[best]))
     if from_task:
-        return said + "."
-    known = f" ({', '.join(classes)})" if classes else ""
-    return (f"{said} — but this picture is **outside what it learned**: it has only seen the task's synthetic "
-            f"pictures of shapes{known}, so on any other picture its answer and its confidence mean nothing. "
-            "Choose *From the training task* to test it on pictures like the ones it learned from.")
+        return _("The trained ViT says **{name}** ({sure} sure).").format(name=name, sure=sure)
+    if classes:
+        return _("The trained ViT says **{name}** ({sure} sure) — but this picture is **outside what it learned**: "
+                 "it has only seen the task's synthetic pictures of shapes ({classes}), so on any other picture its "
+                 "answer and its confidence mean nothing. Choose *From the training task* to test it on pictures "
+                 "like the ones it learned from.").format(name=name, sure=sure, classes=", ".join(classes))
+    return _("The trained ViT says **{name}** ({sure} sure) — but this picture is **outside what it learned**: it "
+             "has only seen the task's synthetic pictures of shapes, so on any other picture its answer and its "
+             "confidence mean nothing. Choose *From the training task* to test it on pictures like the ones it "
+             "learned from.").format(name=name, sure=sure)

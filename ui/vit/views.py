@@ -12,6 +12,7 @@ import streamlit as st
 from PIL import Image, ImageDraw, ImageFont
 from plotly.subplots import make_subplots
 
+from explorer.i18n import N_, _, num, percent
 from explorer.lab.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
 from ui.common.charts import (
     attention_range,
@@ -134,10 +135,14 @@ def attention_overlay(pixels: np.ndarray, weights: np.ndarray, *, scale_name: st
 def weight_range(weights: np.ndarray) -> str:
     """"from 1.2% to 3.4%, nearly uniform": the range of a CLS attention map, flagged when nearly uniform."""
     flat = nearly_uniform(np.ravel(weights)[None, :])  # one query (CLS) over every patch
-    return f"from {float(np.min(weights)):.1%} to {float(np.max(weights)):.1%}" + (", nearly uniform" if flat else "")
+    low, high = percent(float(np.min(weights)), 1), percent(float(np.max(weights)), 1)
+    if flat:
+        return _("from {low} to {high}, nearly uniform").format(low=low, high=high)
+    return _("from {low} to {high}").format(low=low, high=high)
 
 
 CHANNEL_COLOURS = {"R": "#E0301E", "G": "#1E9E3A", "B": "#1E5BE0", "grey": "#FFFFFF"}
+CHANNEL_NAMES = {"R": N_("R"), "G": N_("G"), "B": N_("B"), "grey": N_("grey")}  # as shown in the hover and legend
 
 
 def patch_matrix_figure(patches: np.ndarray, *, channels: int, patch: int) -> go.Figure:
@@ -148,14 +153,20 @@ def patch_matrix_figure(patches: np.ndarray, *, channels: int, patch: int) -> go
     fig = go.Figure()
     for ch, name in enumerate(names):
         # One label per column (not per cell) keeps the figure small: the hover reads it from the axis.
-        columns = [f"{name} pixel (row {k // patch}, column {k % patch})" for k in range(area)]
+        shown = _(CHANNEL_NAMES[name])
+        columns = [_("{channel} pixel (row {row}, column {column})").format(channel=shown, row=k // patch,
+                                                                           column=k % patch) for k in range(area)]
         trace = heatmap_trace(values[:, ch * area:(ch + 1) * area], columns, [str(i) for i in range(1, n + 1)],
                               zmin=0, zmax=255, decimals=0, showscale=False,
                               scale=[[0, "black"], [1, CHANNEL_COLOURS[name]]])
-        fig.add_trace(trace.update(name=name, hovertemplate="patch %{y}<br>%{x}<br>value %{z}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed", title=f"patch (N = {n} rows)")
-    colours = " (red, then green, then blue)" if channels == 3 else ""
-    fig.update_xaxes(title=f"{channels}·{patch}·{patch} = {channels * area} numbers per patch{colours}",
+        fig.add_trace(trace.update(name=shown,
+                                   hovertemplate=_("patch %{y}<br>%{x}<br>value %{z}") + "<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title=_("patch (N = {n} rows)").format(n=num(n)))
+    if channels == 3:
+        title = _("{channels}·{patch}·{patch} = {numbers} numbers per patch (red, then green, then blue)")
+    else:
+        title = _("{channels}·{patch}·{patch} = {numbers} numbers per patch")
+    fig.update_xaxes(title=title.format(channels=channels, patch=patch, numbers=num(channels * area)),
                      showticklabels=False, type="category")
     return style(fig, height=max(260, min(560, 120 + 6 * n)))
 
@@ -168,33 +179,42 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     """
     mats = [np.asarray(m, dtype=float) for m in (with_cls, positions, tokens)]
     bounds = [float(np.abs(m).max()) or 1.0 for m in mats]
-    names = ("[CLS; patches] × projection", "+ position embeddings", "= input of block 1")
-    titles = [f"{name}<br><sup>colours span ±{b:.2g}</sup>" for name, b in zip(names, bounds, strict=True)]
+    names = (_("[CLS; patches] × projection"), _("+ position embeddings"), _("= input of block 1"))
+    titles = [name + "<br><sup>" + _("colours span ±{bound}").format(bound=_two_digits(b)) + "</sup>"
+              for name, b in zip(names, bounds, strict=True)]
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.05)
     for k, (m, bound) in enumerate(zip(mats, bounds, strict=True)):
         trace = heatmap_trace(m, None, None, zmin=-bound, zmax=bound, diverging=True, showscale=k == 2)
         fig.add_trace(trace.update(
             colorbar=dict(tickvals=[-bound, 0, bound], ticktext=["−max", "0", "+max"]),
-            hovertemplate="token %{y}<br>feature %{x}<br>value %{z:.3f}<extra></extra>",
+            hovertemplate=_("token %{y}<br>feature %{x}<br>value %{z:.3f}") + "<extra></extra>",
         ), row=1, col=k + 1)
     fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title="token (0 = CLS)", col=1)
-    fig.update_xaxes(title="feature (d_model)")
+    fig.update_yaxes(title=_("token (0 = CLS)"), col=1)
+    fig.update_xaxes(title=_("feature (d_model)"))
     fig = style(fig, height=max(300, min(540, 160 + 4 * mats[0].shape[0])))
     panel_titles(fig, titled=False, row_titles=False)
     return fig.update_layout(margin=dict(t=80))
+
+
+def _two_digits(value: float) -> str:
+    """``value`` to two significant digits ("1.9", "0.076"), in the language's decimal sign."""
+    text = f"{value:.2g}"
+    if "e" in text:
+        return text
+    return num(float(text), len(text.partition(".")[2]))
 
 
 def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) -> go.Figure:
     """N and the attention cost (N+1)² for every valid patch size, the current one marked."""
     ns = [num_patches(image_size, p) for p in patch_sizes]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=patch_sizes, y=ns, mode="lines+markers", name="patches N"))
+    fig.add_trace(go.Scatter(x=patch_sizes, y=ns, mode="lines+markers", name=_("patches N")))
     fig.add_trace(go.Scatter(x=patch_sizes, y=[attention_scores(n) for n in ns], mode="lines+markers",
-                             name="attention scores (N+1)² per head"))
+                             name=_("attention scores (N+1)² per head")))
     fig.add_vline(x=current, line=dict(color="#D55E00", dash="dot"))
-    fig.update_xaxes(title="patch size P (pixels)", type="log", tickvals=patch_sizes)
-    fig.update_yaxes(title="count (log scale)", type="log")
+    fig.update_xaxes(title=_("patch size P (pixels)"), type="log", tickvals=patch_sizes)
+    fig.update_yaxes(title=_("count (log scale)"), type="log")
     return style(fig, height=300)
 
 
@@ -208,14 +228,14 @@ def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
     names = [str(i + 1) for i in range(grid)]
     trace = heatmap_trace(weights, names, names, zmin=zmin, zmax=zmax, numbers=True).update(
         customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
-        hovertemplate="patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}<extra></extra>",
+        hovertemplate=_("patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}") + "<extra></extra>",
         # many patches share the attention (1/196 = 0.5% each): one decimal tells them apart
-        text=np.vectorize(lambda w: f"{100 * w:.1f}")(weights).astype(object),
+        text=np.vectorize(lambda w: num(100 * w, 1, group=False))(weights).astype(object),
         textfont=dict(size=max(9, min(font_size(), 600 // grid))))
     fig = go.Figure(trace)
     fig.update_yaxes(autorange="reversed", scaleanchor="x", type="category", showticklabels=False,
-                     title="patch row")
-    fig.update_xaxes(type="category", showticklabels=False, title="patch column")
+                     title=_("patch row"))
+    fig.update_xaxes(type="category", showticklabels=False, title=_("patch column"))
     return style(fig, title=title, height=min(1100, 140 + 48 * grid))
 
 
@@ -230,29 +250,33 @@ def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head
     big = st.columns(2, gap="medium")
     chosen, rollout = walk.cls_attention(layer, head).numpy(), walk.cls_rollout().numpy()
     big[0].image(attention_overlay(pixels, chosen),
-                 caption=f"Layer {layer + 1}, head {head + 1}: CLS → each patch, {weight_range(chosen)} "
-                         f"({own:.0%} stays on CLS itself)")
+                 caption=_("Layer {layer}, head {head}: CLS → each patch, {range} ({share} stays on CLS "
+                           "itself)").format(layer=layer + 1, head=head + 1, range=weight_range(chosen),
+                                             share=percent(own)))
     big[1].image(attention_overlay(pixels, rollout),
-                 caption=f"Attention rollout through all {walk.num_layers} layers (heads averaged), "
-                         f"{weight_range(rollout)}")
+                 caption=_("Attention rollout through all {layers} layers (heads averaged), {range}").format(
+                     layers=walk.num_layers, range=weight_range(rollout)))
     if walk.grid_size <= MAX_NUMBERS:
-        show(cls_weights_figure(chosen, f"CLS attention of layer {layer + 1}, head {head + 1}, per patch (%)"),
-             key=key)
-    scale = "stretched from the least to the most attended patch of each map" if stretch_attention() else (
-        "from 0 (dark) to 1 (bright), the same for every map")
-    st.caption(
-        f"Colours follow the sidebar's heatmap scale, {scale}. "
-        f"Uniform attention would give every patch 1/{walk.grid_size ** 2} = {1 / walk.grid_size ** 2:.1%}; "
-        "random weights stay close to that, a trained ViT concentrates on what decides the class."
-    )
-    st.markdown(f"**All {walk.num_heads} heads of layer {layer + 1}**")
+        title = _("CLS attention of layer {layer}, head {head}, per patch (%)").format(layer=layer + 1, head=head + 1)
+        show(cls_weights_figure(chosen, title), key=key)
+    patches = walk.grid_size ** 2
+    if stretch_attention():
+        text = _("Colours follow the sidebar's heatmap scale, stretched from the least to the most attended patch of "
+                 "each map. Uniform attention would give every patch 1/{patches} = {share}; random weights stay "
+                 "close to that, a trained ViT concentrates on what decides the class.")
+    else:
+        text = _("Colours follow the sidebar's heatmap scale, from 0 (dark) to 1 (bright), the same for every map. "
+                 "Uniform attention would give every patch 1/{patches} = {share}; random weights stay close to "
+                 "that, a trained ViT concentrates on what decides the class.")
+    st.caption(text.format(patches=patches, share=percent(1 / patches, 1)))
+    st.markdown("**" + _("All {heads} heads of layer {layer}").format(heads=walk.num_heads, layer=layer + 1) + "**")
     per_row = min(walk.num_heads, HEADS_PER_ROW)
     for start in range(0, walk.num_heads, per_row):
         cols = st.columns(per_row)
         for h in range(start, min(start + per_row, walk.num_heads)):
             weights = walk.cls_attention(layer, h).numpy()
             cols[h - start].image(attention_overlay(pixels, weights, target=SMALL_PX),
-                                  caption=f"head {h + 1}: {weight_range(weights)}")
+                                  caption=_("head {head}: {range}").format(head=h + 1, range=weight_range(weights)))
 
 
 def attention_array(walk: ViTWalkthrough, layer: int) -> np.ndarray:

@@ -14,6 +14,7 @@ import streamlit as st
 import torch
 from PIL import Image
 
+from explorer.i18n import N_, _
 from explorer.images import image_to_tensor_array
 from explorer.lab.vit_walkthrough import ViTWalkthrough
 from explorer.lab.why_label import attribution_overlay, label_question, pictures_png
@@ -22,7 +23,7 @@ from ui.attention.beyond.why_panel import METHODS, attribution, caption, gap_sen
 from ui.common.pretrained import cache_key
 from ui.vit.views import attention_overlay
 
-RANDOM = ("Random weights predict no class worth explaining: the scores are noise. Train a ViT on the Live Training "
+RANDOM = N_("Random weights predict no class worth explaining: the scores are noise. Train a ViT on the Live Training "
           "page (then choose its weights above), or load a pretrained ViT in section 5, to ask which patches "
           "decided its label.")
 
@@ -31,17 +32,18 @@ def why_label_section(model: torch.nn.Module | None, model_input: torch.Tensor |
                       walk: ViTWalkthrough, names: Sequence[str] | None, *, key: str, model_key: Hashable) -> None:
     """A toggle and, when on, the class picker, the patch attributions over the picture beside the rollout, the
     sentence on where they disagree, the caption and the downloads. ``model=None``: random weights (refused)."""
-    if not st.toggle("Why this label? Which patches moved the class", key=f"{key}.on",
-                     help="Traces the predicted class's score back to the patches (gradient × input, or integrated "
-                          "gradients on a button) and draws it beside the attention rollout."):
+    if not st.toggle(_("Why this label? Which patches moved the class"), key=f"{key}.on",
+                     help=_("Traces the predicted class's score back to the patches (gradient × input, or integrated "
+                            "gradients on a button) and draws it beside the attention rollout.")):
         return
     if model is None or model_input is None:
-        st.info(RANDOM, icon="ℹ️")
+        st.info(_(RANDOM), icon="ℹ️")
         return
     q = label_question(walk, model_input, names)
     st.session_state[f"{key}.target"] = min(int(st.session_state.get(f"{key}.target", 0)), len(q.choices) - 1)
     pick = st.selectbox(q.title, range(len(q.choices)), format_func=lambda i: q.choices[i].label,
-                        key=f"{key}.target", help="The class whose score (logit) is traced back to the patches.")
+                        key=f"{key}.target",
+                        help=_("The class whose score (logit) is traced back to the patches."))
     e = q.choices[pick]
     shown = attribution(model, e, key=key, model_key=model_key, method_key=f"{key}.method",
                         steps_key=f"{key}.steps")
@@ -49,26 +51,27 @@ def why_label_section(model: torch.nn.Module | None, model_input: torch.Tensor |
         return
     grid = shown.values.reshape(walk.grid_size, walk.grid_size)
     rollout = walk.cls_rollout().numpy()
-    what = f"{METHODS[shown.method]}: what moved “{e.token}” (red raised it, blue lowered it)"
-    rolled = f"Attention rollout through all {walk.num_layers} layers (heads averaged)"
+    what = _("{method}: what moved “{label}” (red raised it, blue lowered it)").format(
+        method=_(METHODS[shown.method]), label=e.token)
+    rolled = _("Attention rollout through all {layers} layers (heads averaged)").format(layers=walk.num_layers)
     left, right = st.columns(2, gap="medium")
     moved, looked = attribution_overlay(pixels, grid), attention_overlay(pixels, rollout)
     left.image(moved, caption=what)
     right.image(looked, caption=rolled)
-    st.markdown(disagreement(shown.values, rollout.ravel(), e.tokens, looker="the rollout"))
+    st.markdown(disagreement(shown.values, rollout.ravel(), e.tokens, looker=_("the rollout")))
     if shown.gap is not None:
         st.caption(gap_sentence(shown))
-    st.caption("Each patch is coloured by its attribution: how much the patch's embedding moved the class's logit. "
-               + caption("picture", "patch", "every patch's embedding"))
+    st.caption(_("Each patch is coloured by its attribution: how much the patch's embedding moved the class's "
+                 "logit.") + " " + caption(_("picture"), _("patch"), _("every patch's embedding")))
     with st.container(horizontal=True):
         st.download_button("CSV", lambda: why_csv(e.tokens, shown.values, rollout.ravel()),
                            file_name=f"why_label_{shown.method}.csv", mime="text/csv", key=f"{key}.csv",
                            on_click="ignore", icon=":material/download:",
-                           help="One line per patch (reading order): attribution and rollout weight.")
+                           help=_("One line per patch (reading order): attribution and rollout weight."))
         st.download_button("PNG", lambda: pictures_png([moved, looked], [what, rolled]),
                            file_name=f"why_label_{shown.method}.png", mime="image/png", key=f"{key}.png",
                            on_click="ignore", icon=":material/download:",
-                           help="Both pictures side by side, with their captions.")
+                           help=_("Both pictures side by side, with their captions."))
 
 
 def trained_label_section(entry, task, pixels: np.ndarray, walk: ViTWalkthrough) -> None:
