@@ -17,7 +17,7 @@ from torch import nn
 
 from explorer.i18n import _, pgettext
 from explorer.lab.generation import Writing, WrittenToken, token_label
-from explorer.lab.generation_exports import CSV, steps_csv
+from explorer.lab.generation_exports import steps_csv
 from transformer_core.generation import generate
 
 
@@ -102,6 +102,7 @@ def branch_csv(first: Writing, branch: Branch | None) -> str:
     for name, writing in parts:
         head, *rows = steps_csv(writing).splitlines()
         if not lines:
-            lines.append(f"{pgettext(CSV, 'writing')},{pgettext(CSV, 'branched_at')},{head}")
+            writing_col, at_col = pgettext("CSV header", "writing"), pgettext("CSV header", "branched_at")
+            lines.append(f"{writing_col},{at_col},{head}")
         lines += [f"{name},{at if name == 'branch' else ''},{row}" for row in rows]
     return "\n".join(lines) + "\n"

@@ -25,7 +25,6 @@ from explorer.render.timelapse import gif_bytes
 WRITTEN_MARK = "✎"  # marks a column label that is a written token (not the prompt's)
 GIF_MAX_SIDE_PX = 900  # frames are scaled down so that neither side exceeds this
 GIF_MAX_FRAMES = 64  # at most this many frames: longer writings keep evenly spaced steps (the last always)
-CSV = "CSV header"  # the context of the CSV's column names in the catalogues
 GIF_FRAME_MS = 350  # how long each frame shows; the last shows four times as long
 
 
@@ -77,10 +76,13 @@ def steps_csv(writing: Writing) -> str:
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     ranks = range(1, TOP_CANDIDATES + 1)
-    out.writerow([pgettext(CSV, "step"), pgettext(CSV, "position"), pgettext(CSV, "token_id"),
-                  pgettext(CSV, "token"), pgettext(CSV, "probability"), pgettext(CSV, "end_of_text"),
-                  *(header.format(rank=r) for r in ranks
-                    for header in (pgettext(CSV, "candidate_{rank}"), pgettext(CSV, "candidate_probability_{rank}")))])
+    out.writerow([
+        pgettext("CSV header", "step"), pgettext("CSV header", "position"), pgettext("CSV header", "token_id"),
+        pgettext("CSV header", "token"), pgettext("CSV header", "probability"),
+        pgettext("CSV header", "end_of_text"),
+        *(header.format(rank=r) for r in ranks
+          for header in (pgettext("CSV header", "candidate_{rank}"),
+                         pgettext("CSV header", "candidate_probability_{rank}")))])
     for t in writing.written:
         top = t.candidates[:TOP_CANDIDATES]
         pairs = [v for c in top for v in (c.token, repr(c.probability))]
