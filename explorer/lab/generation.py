@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import N_, _, ngettext, num
 from transformer_core.generation import generate, sampling_probs
 from transformer_core.kv_cache import KVCache
 
@@ -29,8 +30,8 @@ MAX_NEW_TOKENS = 64  # the most tokens one writing may add
 END_TOKENS = ("<|endoftext|>", "</s>", "<|end_of_text|>", "<|im_end|>", "<|eot_id|>")  # end-of-text, by family
 SPACE_MARKS = ("Ġ", "▁")  # a leading space in byte-level BPE (GPT-2) and in SentencePiece (Llama) vocabularies
 SHOWN_SPACE = "␣"
-STATUSES = {"writing": "writing…", "done": "wrote every token asked for", "stopped": "stopped",
-            "ended": "wrote the end-of-text token", "full": "reached the model's position limit"}
+STATUSES = {"writing": N_("writing…"), "done": N_("wrote every token asked for"), "stopped": N_("stopped"),
+            "ended": N_("wrote the end-of-text token"), "full": N_("reached the model's position limit")}
 
 
 class Vocabulary(Protocol):
@@ -95,11 +96,11 @@ class Sampling:
     def describe(self) -> str:
         """In words, e.g. "greedy" or "sampled at temperature 0.8, top-k 40, top-p 0.9, seed 3"."""
         if self.greedy:
-            return "greedy (always the likeliest token)"
-        parts = [f"temperature {self.temperature:g}"]
-        parts += [f"top-k {self.top_k}"] if self.top_k else []
-        parts += [f"top-p {self.top_p:g}"] if self.top_p is not None and self.top_p < 1 else []
-        return "sampled at " + ", ".join(parts) + f", seed {self.seed}"
+            return _("greedy (always the likeliest token)")
+        parts = [_("temperature {t}").format(t=num(self.temperature))]
+        parts += [_("top-k {k}").format(k=num(self.top_k))] if self.top_k else []
+        parts += [_("top-p {p}").format(p=num(self.top_p))] if self.top_p is not None and self.top_p < 1 else []
+        return _("sampled at {settings}, seed {seed}").format(settings=", ".join(parts), seed=self.seed)
 
     def generator(self) -> torch.Generator:
         """A fresh random generator seeded with :attr:`seed`."""
@@ -197,7 +198,7 @@ class Writing:
         chosen = int(step.token_id)
         values, ids = probs.topk(min(TOP_CANDIDATES, probs.numel()))
         pairs = [(int(i), float(p)) for p, i in zip(values, ids, strict=True)]
-        if chosen not in {i for i, _ in pairs}:
+        if chosen not in {i for i, _p in pairs}:
             pairs.append((chosen, float(probs[chosen])))
         candidates = tuple(Candidate(token_label(self.vocabulary, i), p, i == chosen, i) for i, p in pairs)
         rows = np.stack([a.detach().float().cpu().numpy() for a in step.attention])  # (L, H, position)
@@ -221,8 +222,9 @@ class Writing:
 
     def describe(self) -> str:
         """One line: how many tokens, how they were chosen, how it ended."""
-        return (f"{len(self.written)} of at most {self.max_new_tokens} new tokens · {self.sampling.describe()} · "
-                f"{STATUSES[self.status]}")
+        tokens = ngettext("{n} of at most {most} new token", "{n} of at most {most} new tokens",
+                          self.max_new_tokens).format(n=num(len(self.written)), most=num(self.max_new_tokens))
+        return f"{tokens} · {self.sampling.describe()} · {_(STATUSES[self.status])}"
 
 
 def start_writing(model: nn.Module, prompt_ids: Sequence[int], vocabulary: Vocabulary, sampling: Sampling,
@@ -235,13 +237,14 @@ def start_writing(model: nn.Module, prompt_ids: Sequence[int], vocabulary: Vocab
         ValueError: for an empty prompt, a number of tokens out of range, or a prompt longer than the model reads.
     """
     if not prompt_ids:
-        raise ValueError("Type a prompt first: the model writes what comes after it.")
+        raise ValueError(_("Type a prompt first: the model writes what comes after it."))
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
-        raise ValueError(f"Ask for 1 to {MAX_NEW_TOKENS} new tokens, not {max_new_tokens}.")
+        raise ValueError(_("Ask for 1 to {most} new tokens, not {n}.").format(most=num(MAX_NEW_TOKENS),
+                                                                             n=num(max_new_tokens)))
     limit = model.config.max_len
     if len(prompt_ids) >= limit:
-        raise ValueError(f"This model reads at most {limit} tokens and the prompt has {len(prompt_ids)}: shorten it "
-                         "to leave room for new tokens.")
+        raise ValueError(_("This model reads at most {limit} tokens and the prompt has {n}: shorten it to leave "
+                           "room for new tokens.").format(limit=num(limit), n=num(len(prompt_ids))))
     room = min(max_new_tokens, limit - len(prompt_ids))  # tokens it may write
     cache = KVCache(len(model.blocks), capacity=len(prompt_ids) + room - 1)  # the last token is never read
     steps = generate(model, torch.tensor([list(prompt_ids)]), max_new_tokens, temperature=sampling.temperature,

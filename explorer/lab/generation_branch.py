@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
+from explorer.i18n import _, pgettext
 from explorer.lab.generation import Writing, WrittenToken, token_label
 from explorer.lab.generation_exports import steps_csv
 from transformer_core.generation import generate
@@ -49,7 +50,8 @@ def alternatives(first: Writing, step: int) -> list[int]:
 
 def _token_at(first: Writing, step: int) -> WrittenToken:
     if not 1 <= step <= len(first.written):
-        raise ValueError(f"Pick a written token: step 1 to {len(first.written)}, not {step}.")
+        raise ValueError(_("Pick a written token: step 1 to {last}, not {step}.").format(last=len(first.written),
+                                                                                          step=step))
     return first.written[step - 1]
 
 
@@ -63,12 +65,13 @@ def branch_writing(model: nn.Module, first: Writing, step: int, token_id: int) -
     token = _token_at(first, step)
     ids = [*first.prompt_ids, *(t.token_id for t in first.written[:step - 1])]  # what the model had read
     if token_id == token.token_id:
-        raise ValueError("That is the token the model wrote; pick another candidate to branch.")
+        raise ValueError(_("That is the token the model wrote; pick another candidate to branch."))
     if int(token_id) not in alternatives(first, step):
-        raise ValueError(f"Token {token_id} was not one of step {step}'s candidates.")
+        raise ValueError(_("Token {token_id} was not one of step {step}'s candidates.").format(token_id=token_id,
+                                                                                              step=step))
     cache = first.cache
     if cache is None or cache.length < len(ids):
-        raise ValueError("This writing no longer holds what the model read; write again to branch it.")
+        raise ValueError(_("This writing no longer holds what the model read; write again to branch it."))
     label = token_label(first.vocabulary, token_id)
     switched = _switched(token, int(token_id), label)
     written = [*first.written[:step - 1], switched]
@@ -99,6 +102,7 @@ def branch_csv(first: Writing, branch: Branch | None) -> str:
     for name, writing in parts:
         head, *rows = steps_csv(writing).splitlines()
         if not lines:
-            lines.append(f"writing,branched_at,{head}")
+            writing_col, at_col = pgettext("CSV header", "writing"), pgettext("CSV header", "branched_at")
+            lines.append(f"{writing_col},{at_col},{head}")
         lines += [f"{name},{at if name == 'branch' else ''},{row}" for row in rows]
     return "\n".join(lines) + "\n"

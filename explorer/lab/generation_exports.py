@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image
 
+from explorer.i18n import _, ngettext, pgettext
 from explorer.lab.generation import TOP_CANDIDATES, Writing
 from explorer.render.heatmap import HeatmapSpec, attention_spec
 from explorer.render.heatmap_image import spec_png
@@ -46,7 +47,7 @@ def growing(writing: Writing, layer: int, head: int) -> Growing:
     done = writing.written
     if not done:
         raise ValueError("Nothing is written yet.")
-    n_layers, n_heads, _ = done[0].attention.shape
+    n_layers, n_heads, _positions = done[0].attention.shape
     if not (0 <= layer < n_layers and 0 <= head < n_heads):
         raise ValueError(f"The model has {n_layers} layers of {n_heads} heads; there is no layer {layer + 1}, "
                          f"head {head + 1}.")
@@ -65,7 +66,8 @@ def growing_spec(writing: Writing, layer: int, head: int, *, scale: str = "Virid
                  stretch: bool = False) -> HeatmapSpec:
     """:func:`growing` as a heatmap spec (attention colours, percentages in the cells), titled with the head."""
     grown = growing(writing, layer, head)
-    title = f"Layer {layer + 1} · head {head + 1}, {len(grown.rows)} steps"
+    title = ngettext("Layer {layer} · head {head}, {n} step", "Layer {layer} · head {head}, {n} steps",
+                     len(grown.rows)).format(layer=layer + 1, head=head + 1, n=len(grown.rows))
     return attention_spec(grown.weights, grown.rows, grown.cols, scale=scale, stretch=stretch, title=title)
 
 
@@ -74,8 +76,13 @@ def steps_csv(writing: Writing) -> str:
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     ranks = range(1, TOP_CANDIDATES + 1)
-    out.writerow(["step", "position", "token_id", "token", "probability", "end_of_text",
-                  *(f"{what}_{r}" for r in ranks for what in ("candidate", "candidate_probability"))])
+    out.writerow([
+        pgettext("CSV header", "step"), pgettext("CSV header", "position"), pgettext("CSV header", "token_id"),
+        pgettext("CSV header", "token"), pgettext("CSV header", "probability"),
+        pgettext("CSV header", "end_of_text"),
+        *(header.format(rank=r) for r in ranks
+          for header in (pgettext("CSV header", "candidate_{rank}"),
+                         pgettext("CSV header", "candidate_probability_{rank}")))])
     for t in writing.written:
         top = t.candidates[:TOP_CANDIDATES]
         pairs = [v for c in top for v in (c.token, repr(c.probability))]
@@ -115,7 +122,8 @@ def growing_gif(writing: Writing, layer: int, head: int, *, scale: str = "Viridi
     for k in frame_steps(len(grown.rows)):
         shown = _frame(grown, k)
         spec = attention_spec(shown.weights, shown.rows, shown.cols, scale=scale, stretch=stretch,
-                              title=f"Layer {layer + 1} · head {head + 1} — step {k}")
+                              title=_("Layer {layer} · head {head} — step {k}").format(layer=layer + 1,
+                                                                                        head=head + 1, k=k))
         spec = replace(spec, zmin=whole.zmin, zmax=whole.zmax)  # one colour range for every frame
         frames.append(Image.open(io.BytesIO(spec_png(spec))).convert("RGB"))
     return gif_bytes(frames, frame_ms=GIF_FRAME_MS, hold=4, max_side_px=GIF_MAX_SIDE_PX)

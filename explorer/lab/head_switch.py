@@ -18,9 +18,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from explorer.i18n import N_, _, num, percent
 from transformer_core.interventions import ablate_heads, attention_stacks, head_importance, head_means
 
 Pair = tuple[int, int]  # (layer, head), 0-based
+METRIC_NAMES = {  # the held-out scores of the app's tasks, as a sentence names them
+    "accuracy": N_("accuracy"),
+    "r2": N_("R²"),
+    "val_loss": N_("validation loss"),
+}
 
 
 @dataclass(frozen=True)
@@ -138,39 +144,63 @@ def top_ranked(logits: torch.Tensor, label: Callable[[int], str], title: str, k:
     return Ranked(title, tuple(label(int(i)) for i in ids), tuple(float(v) for v in values))
 
 
+def _significant(x: float, digits: int = 3) -> str:
+    """``x`` with ``digits`` significant digits, in the active language's format ("31.2", "0.0297")."""
+    text = f"{x:.{digits}g}"
+    if "e" in text or not np.isfinite(x):
+        return text
+    return num(float(text), len(text.partition(".")[2]))
+
+
 def _percent(p: float) -> str:
     """A probability with three significant digits ("31.2%", "2.97%"), so that small changes show."""
-    return f"{p * 100:.3g}%"
+    text = f"{p * 100:.3g}"
+    if "e" in text or not np.isfinite(p):
+        return text + "%"
+    return percent(p, len(text.partition(".")[2]))
 
 
 def _metric_text(name: str, value: float) -> str:
-    return _percent(value) if name == "accuracy" else f"{value:.3f}"
+    return _percent(value) if name == "accuracy" else num(value, 3)
+
+
+def metric_name(name: str) -> str:
+    """A task's held-out score as a sentence names it ("accuracy"; an unknown one with spaces for underscores)."""
+    known = METRIC_NAMES.get(name)
+    return _(known) if known else name.replace("_", " ")
 
 
 def describe_change(result: Comparison, tokens: Sequence[str] = ()) -> list[str]:
     """One short sentence per thing the model outputs, before → after, e.g. "Top token: “␣mat” 31% → “␣on” 12%"."""
     if not result.heads:
-        return ["Every head is on: pick heads to switch them off."]
+        return [_("Every head is on: pick heads to switch them off.")]
     before, after = result.before, result.after
     lines = []
     for b, a in zip(before.ranked, after.ranked, strict=True):
         if b.probability and b.labels and a.labels:
-            lines.append(f"{b.title}: top “{b.labels[0]}” {_percent(b.values[0])} → “{a.labels[0]}” "
-                         f"{_percent(a.values[0])}")
+            lines.append(_("{title}: top “{before}” {p_before} → “{after}” {p_after}").format(
+                title=b.title, before=b.labels[0], p_before=_percent(b.values[0]), after=a.labels[0],
+                p_after=_percent(a.values[0])))
         elif b.labels:
-            pairs = ", ".join(f"{n} {x:.3g} → {y:.3g}" for n, x, y in zip(b.labels, b.values, a.values, strict=True))
+            pairs = ", ".join(f"{n} {_significant(x)} → {_significant(y)}"
+                              for n, x, y in zip(b.labels, b.values, a.values, strict=True))
             lines.append(f"{b.title}: {pairs}")
     if before.answer or after.answer:
-        lines.append(f"Answer on your text: {before.answer} → {after.answer}")
+        lines.append(_("Answer on your text: {before} → {after}").format(before=before.answer, after=after.answer))
     if before.metric and after.metric:
         name = before.metric[0]
-        lines.append(f"Held-out {name.replace('_', ' ')}: {_metric_text(name, before.metric[1])} → "
-                     f"{_metric_text(name, after.metric[1])}")
+        lines.append(_("Held-out {metric}: {before} → {after}").format(
+            metric=metric_name(name), before=_metric_text(name, before.metric[1]),
+            after=_metric_text(name, after.metric[1])))
     change = result.vector_change()
     if change is not None and len(change):
         top = int(np.argmax(change))
-        where = f" (most: “{tokens[top]}”, {change[top]:.0%})" if len(tokens) == len(change) else ""
-        lines.append(f"The final token vectors moved by {float(change.mean()):.0%} on average{where}")
+        mean = percent(float(change.mean()))
+        if len(tokens) == len(change):
+            lines.append(_("The final token vectors moved by {mean} on average (most: “{token}”, {most})").format(
+                mean=mean, token=tokens[top], most=percent(float(change[top]))))
+        else:
+            lines.append(_("The final token vectors moved by {mean} on average").format(mean=mean))
     return lines
 
 

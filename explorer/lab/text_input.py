@@ -13,6 +13,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from explorer.i18n import _, ngettext, num
+
 INPUT_KINDS = ("sentence", "protein", "digits")
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"  # the 20 standard residues, one-letter codes
 DIGITS = "0123456789"
@@ -50,10 +52,15 @@ class LabInput:
         out = []
         if self.dropped:
             shown = " ".join(repr(ch) for ch in self.dropped[:12])
-            more = f" and {len(self.dropped) - 12} more" if len(self.dropped) > 12 else ""
-            out.append(f"Dropped characters this vocabulary does not contain: {shown}{more}.")
+            if len(self.dropped) > 12:
+                out.append(_("Dropped characters this vocabulary does not contain: {shown} and {n} more.").format(
+                    shown=shown, n=num(len(self.dropped) - 12)))
+            else:
+                out.append(_("Dropped characters this vocabulary does not contain: {shown}.").format(shown=shown))
         if self.original_length is not None:
-            out.append(f"The input has {self.original_length} tokens; only the first {len(self.tokens)} are used.")
+            out.append(ngettext("The input has {total} tokens; only the first {n} is used.",
+                                "The input has {total} tokens; only the first {n} are used.",
+                                len(self.tokens)).format(total=num(self.original_length), n=num(len(self.tokens))))
         return out
 
 
@@ -141,8 +148,8 @@ def encode_for_task(task: object, text: str, *, max_tokens: int = MAX_TOKENS) ->
     vocab = task_vocabulary(task)
     if not vocab:
         title = getattr(task, "title", "") or type(task).__name__
-        raise ValueError(f"The {title} task does not expose a character vocabulary, so the lab cannot encode "
-                         "your text for this model.")
+        raise ValueError(_("The {title} task does not expose a character vocabulary, so the lab cannot encode "
+                           "your text for this model.").format(title=title))
     if any(ch.isalpha() for ch in vocab) and not any(ch.islower() for ch in vocab):
         text = text.upper()  # e.g. amino acids: accept lowercase input
     return encode_chars(text, vocab, max_tokens=max_tokens, vocab_size=max(vocab.values()) + 1)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from explorer.host import limits
+from explorer.i18n import _, ngettext, num
 from explorer.lab.generation import Writing
 
 __all__ = ["PER_CLIENT", "STALE_S", "WRITINGS", "WritingLimit", "WritingRefused"]
@@ -55,13 +56,16 @@ class WritingLimit:
             most = max(1, self.most())
             if sum(p.client == client for p in live) >= self.per_client:
                 writing.stop()
-                raise WritingRefused("This browser is already writing in another tab: stop it there (or let it "
-                                     "finish), then press Write here.")
+                raise WritingRefused(_("This browser is already writing in another tab: stop it there (or let it "
+                                       "finish), then press Write here."))
             if len(live) >= most:
                 writing.stop()
-                raise WritingRefused(f"This server writes at most {most} text{'s' if most != 1 else ''} at once "
-                                     f"(one per browser) to stay responsive, and {len(live)} are being written now. "
-                                     "Each takes a few seconds: press Write again in a moment.")
+                raise WritingRefused(ngettext(
+                    "This server writes at most {most} text at once (one per browser) to stay responsive, and {n} "
+                    "are being written now. Each takes a few seconds: press Write again in a moment.",
+                    "This server writes at most {most} texts at once (one per browser) to stay responsive, and {n} "
+                    "are being written now. Each takes a few seconds: press Write again in a moment.",
+                    most).format(most=num(most), n=num(len(live))))
             self._places[id(writing)] = _Place(weakref.ref(writing), client, len(writing.written), self._clock())
 
     def release(self, writing: Writing | None) -> None:

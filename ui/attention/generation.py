@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from explorer.i18n import N_, _, language, ngettext, num, using_language
 from explorer.lab.generation import (
     MAX_NEW_TOKENS,
     Sampling,
@@ -58,7 +59,7 @@ HEAD = "attn.gen.head"
 STEP = "attn.gen.step"  # which step's candidates a finished writing shows
 REFUSED = "attn.gen.refused"  # why the last Write did not start, once
 WHY = "attn.gen.why"  # bool: explain the written token the step slider picks (*Why this word?*)
-MODES = {"greedy": "Greedy", "sample": "Sample"}
+MODES = {"greedy": N_("Greedy"), "sample": N_("Sample")}
 BACKLOG_LIMIT = 60  # redraw only while fewer messages than this wait for the browser (see ui.training.run)
 LOG = st_internals.logger("transformer_explorer.writing")
 
@@ -98,31 +99,32 @@ def _sampling_controls() -> Sampling:
     """Greedy or sampling, and the sampler's settings; returns the :class:`Sampling` they describe."""
     left, right = st.columns([1, 1])
     with left:
-        st.slider("New tokens", 1, MAX_NEW_TOKENS, key=NEW_TOKENS,
-                  help="How many tokens the model writes after your text (fewer if it writes its end-of-text "
-                       "token, reaches its position limit, or you press Stop).")
+        st.slider(_("New tokens"), 1, MAX_NEW_TOKENS, key=NEW_TOKENS,
+                  help=_("How many tokens the model writes after your text (fewer if it writes its end-of-text "
+                         "token, reaches its position limit, or you press Stop)."))
     with right:
-        mode = st.radio("Choosing the next token", list(MODES), format_func=MODES.get, key=MODE, horizontal=True,
-                        help="Greedy always takes the likeliest token (the same text every time). Sample draws "
-                             "each token at random from the model's probabilities, reshaped by temperature, "
-                             "top-k and top-p; the seed makes the draw repeatable.")
+        mode = st.radio(_("Choosing the next token"), list(MODES), format_func=lambda m: _(MODES[m]), key=MODE,
+                        horizontal=True,
+                        help=_("Greedy always takes the likeliest token (the same text every time). Sample draws "
+                               "each token at random from the model's probabilities, reshaped by temperature, "
+                               "top-k and top-p; the seed makes the draw repeatable."))
     if mode == "greedy":
         return Sampling()
     cols = st.columns(4)
     with cols[0]:
-        temperature = st.slider("Temperature", 0.1, 2.0, step=0.1, key=TEMPERATURE,
-                                help="Divides the logits before softmax: below 1 the likeliest tokens get more of "
-                                     "the probability (safer text), above 1 less (more surprising text).")
+        temperature = st.slider(_("Temperature"), 0.1, 2.0, step=0.1, key=TEMPERATURE,
+                                help=_("Divides the logits before softmax: below 1 the likeliest tokens get more "
+                                       "of the probability (safer text), above 1 less (more surprising text)."))
     with cols[1]:
-        top_k = st.number_input("Top-k", 0, 1000, key=TOP_K,
-                                help="Draw only among the k likeliest tokens; 0 keeps them all.")
+        top_k = st.number_input(_("Top-k"), 0, 1000, key=TOP_K,
+                                help=_("Draw only among the k likeliest tokens; 0 keeps them all."))
     with cols[2]:
-        top_p = st.slider("Top-p", 0.05, 1.0, step=0.05, key=TOP_P,
-                          help="Draw only among the likeliest tokens that together hold this much probability "
-                               "(nucleus sampling); 1 keeps them all.")
+        top_p = st.slider(_("Top-p"), 0.05, 1.0, step=0.05, key=TOP_P,
+                          help=_("Draw only among the likeliest tokens that together hold this much probability "
+                                 "(nucleus sampling); 1 keeps them all."))
     with cols[3]:
-        seed = st.number_input("Seed", 0, 9999, key=SEED,
-                               help="Seed of the random draws: the same seed writes the same text.")
+        seed = st.number_input(_("Seed"), 0, 9999, key=SEED,
+                               help=_("Seed of the random draws: the same seed writes the same text."))
     return Sampling(temperature=float(temperature), top_k=int(top_k) or None,
                     top_p=float(top_p) if top_p < 1.0 else None, seed=int(seed))
 
@@ -157,33 +159,33 @@ def writing_section(writer: Writer | None) -> WritingView | None:
     if writer is None:
         return None
     _init()
-    st.subheader("Watch it write")
+    st.subheader(_("Watch it write"))
     if not projector():  # a projector keeps its first screen for the picture
-        st.caption("The model continues your text one token at a time, reading its own tokens back (with a "
-                   "key/value cache: each step computes the newest token's query, key and value only). Each new "
-                   "token adds one row to the heatmap: where the token just read looked while the model chose the "
-                   "next one.")
+        st.caption(_("The model continues your text one token at a time, reading its own tokens back (with a "
+                     "key/value cache: each step computes the newest token's query, key and value only). Each new "
+                     "token adds one row to the heatmap: where the token just read looked while the model chose "
+                     "the next one."))
     sampling = _sampling_controls()
     writing = current(writer)
     running = writing is not None and not running_writing(writing).finished
     bar = st.container(horizontal=True, vertical_alignment="center")
     with bar:
-        st.button("Write", type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
+        st.button(_("Write"), type="primary", icon=":material/edit:", disabled=running, key="attn.gen.start",
                   on_click=_start, args=(writer, sampling),
-                  help="Continue the text above with up to the chosen number of new tokens, live.")
-        st.button("Stop", icon=":material/stop:", disabled=not running, on_click=_stop, key="attn.gen.stop",
-                  help="Stop writing now; what was written stays.")
+                  help=_("Continue the text above with up to the chosen number of new tokens, live."))
+        st.button(_("Stop"), icon=":material/stop:", disabled=not running, on_click=_stop, key="attn.gen.stop",
+                  help=_("Stop writing now; what was written stays."))
         status = st.empty()
     refused = st.session_state.pop(REFUSED, None)
     if refused:
         st.warning(refused, icon="✋")
     if writing is None:
         if not refused:
-            st.info("Press **Write** to watch the model continue your text.", icon="✍️")
+            st.info(_("Press **Write** to watch the model continue your text."), icon="✍️")
         return None
     n_layers, n_heads = writer.model.config.n_layers, writer.model.config.n_heads
     layer, head = charts.layer_head_picker(n_layers, n_heads, keys=(LAYER, HEAD), helps=(
-        "The layer whose attention the heatmap shows.", "The head whose attention the heatmap shows."))
+        _("The layer whose attention the heatmap shows."), _("The head whose attention the heatmap shows.")))
     text_place = st.empty()
     left, right = st.columns([2, 1])
     with left:
@@ -238,33 +240,43 @@ def _text(place, writing: Writing) -> None:
 def _step_slider(n: int) -> None:
     """Which step's candidates the chart shows, once the writing has ended."""
     st.session_state[STEP] = max(1, min(n, int(st.session_state[STEP])))
-    st.slider("Candidates of step", 1, n, key=STEP,
-              help="Which step's candidates the bar chart shows: the likeliest tokens and the one written.")
+    st.slider(_("Candidates of step"), 1, n, key=STEP,
+              help=_("Which step's candidates the bar chart shows: the likeliest tokens and the one written."))
 
 
 def _downloads(writing: Writing, layer: int, head: int) -> None:
     """Below a finished writing: the GIF of the growing heatmap and the steps as CSV."""
     name = f"writing_L{layer + 1}_H{head + 1}"
     branch = current_branch(writing)
+    lang = language()  # the files are made when clicked, perhaps outside this run: in the page's language
+    scale, stretch = charts.colorscale(), charts.stretch_attention()
+
+    def gif() -> bytes:
+        with using_language(lang):
+            return growing_gif(writing, layer, head, scale=scale, stretch=stretch)
+
+    def csv() -> str:
+        with using_language(lang):
+            return steps_csv(writing) if branch is None else branch_csv(writing, branch)
+
     with st.container(horizontal=True):
-        st.download_button("GIF (heatmap growing)", lambda: growing_gif(
-            writing, layer, head, scale=charts.colorscale(), stretch=charts.stretch_attention()),
-            file_name=f"{name}.gif", mime="image/gif", key="attn.gen.dl.gif", on_click="ignore",
-            icon=":material/download:", help="The heatmap of this layer and head growing one row per step.")
-        st.download_button("CSV (steps)", lambda: steps_csv(writing) if branch is None else branch_csv(writing, branch),
-                           file_name="writing_steps.csv",
+        st.download_button(_("GIF (heatmap growing)"), gif,
+                           file_name=f"{name}.gif", mime="image/gif", key="attn.gen.dl.gif", on_click="ignore",
+                           icon=":material/download:",
+                           help=_("The heatmap of this layer and head growing one row per step."))
+        st.download_button(_("CSV (steps)"), csv, file_name="writing_steps.csv",
                            mime="text/csv", key="attn.gen.dl.csv", on_click="ignore", icon=":material/download:",
-                           help="One row per new token: step, position, token, its probability and the top "
-                                "candidates with theirs (and the branch's rows after the first writing's).")
+                           help=_("One row per new token: step, position, token, its probability and the top "
+                                  "candidates with theirs (and the branch's rows after the first writing's)."))
 
 
 def _why_written(writer: Writer, writing: Writing, layer: int, head: int) -> None:
     """*Why this word?* for the written token the step slider picks: its logit traced back to the text before it,
     beside the attention row the heatmap shows for that step."""
     token = writing.written[min(len(writing.written), int(st.session_state[STEP])) - 1]
-    if not st.toggle(f"Why this word? Explain “{token.token}”", key=WHY,
-                     help="Which tokens before it moved the model towards the token written at the chosen step "
-                          "(gradient × input, or integrated gradients on a button), beside where it looked."):
+    if not st.toggle(_("Why this word? Explain “{token}”").format(token=token.token), key=WHY,
+                     help=_("Which tokens before it moved the model towards the token written at the chosen step "
+                            "(gradient × input, or integrated gradients on a button), beside where it looked.")):
         return
     tokens = (*writing.prompt_tokens, *(t.token for t in writing.written))
     explained = written_token(writing.ids, token.position, token.token_id, token.token, tokens, token.attention)
@@ -285,7 +297,7 @@ def keep_writing(view: WritingView | None) -> None:
     if writing.finished:
         return
     try:
-        for _ in ticks(lambda: pace.WRITING_TICK_S):  # each token stays on screen at least a tick
+        for _tick in ticks(lambda: pace.WRITING_TICK_S):  # each token stays on screen at least a tick
             if writing.advance() is None:
                 break
             if st_internals.send_backlog() < BACKLOG_LIMIT or st_internals.click_pending():
@@ -296,7 +308,9 @@ def keep_writing(view: WritingView | None) -> None:
     except Exception as err:  # a bug must never leave a page that says "writing…" with nobody writing
         LOG.exception("writing failed at step %d", len(writing.written))
         writing.stop()
-        st.error(f"Writing stopped after {len(writing.written)} tokens: {type(err).__name__}: {err}")
+        st.error(ngettext("Writing stopped after {n} token: {error}", "Writing stopped after {n} tokens: {error}",
+                          len(writing.written)).format(n=num(len(writing.written)),
+                                                       error=f"{type(err).__name__}: {err}"))
         return
     finally:
         if writing.finished:  # a click's rerun takes the same writing up again: it keeps its place

@@ -12,6 +12,7 @@ import html
 
 import streamlit as st
 
+from explorer.i18n import _, percent
 from explorer.lab.generation import Writing
 from explorer.lab.generation_branch import Branch, alternatives, branch_writing
 from explorer.lab.writing_limit import WRITINGS, WritingRefused
@@ -71,26 +72,26 @@ def _branch(writer: Writer, first: Writing, step: int) -> None:
 
 def branch_controls(writer: Writer, first: Writing, step: int) -> None:
     """Under a finished writing: another of ``step``'s candidates (1-based) and the Branch button."""
-    st.markdown("**Branch the writing**")
+    st.markdown("**" + _("Branch the writing") + "**")
     token = first.written[step - 1]
     others = alternatives(first, step)
     if not others:
-        st.caption(f"Step {step} had no other candidate to write.")
+        st.caption(_("Step {step} had no other candidate to write.").format(step=step))
         return
     if st.session_state.get(BRANCH_TO) not in others:
         st.session_state[BRANCH_TO] = others[0]
-    names = {c.token_id: f"{c.token} ({c.probability:.1%})" for c in token.candidates}
+    names = {c.token_id: f"{c.token} ({percent(c.probability, 1)})" for c in token.candidates}
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     with left:
-        st.selectbox(f"At step {step}, write instead of “{token.token}”", others, format_func=names.get,
-                     key=BRANCH_TO, help="One of the step's likeliest tokens (the chart's bars). The model then "
-                                         "writes on from it with the same settings and seed, beside the first "
-                                         "text; the tokens before it are not read again (their keys and values "
-                                         "are reused).")
+        st.selectbox(_("At step {step}, write instead of “{token}”").format(step=step, token=token.token), others,
+                     format_func=names.get, key=BRANCH_TO,
+                     help=_("One of the step's likeliest tokens (the chart's bars). The model then writes on from "
+                            "it with the same settings and seed, beside the first text; the tokens before it are "
+                            "not read again (their keys and values are reused)."))
     with right:
-        st.button("Branch", icon=":material/call_split:", key="attn.gen.branch.go", on_click=_branch,
+        st.button(_("Branch"), icon=":material/call_split:", key="attn.gen.branch.go", on_click=_branch,
                   args=(writer, first, step), width="stretch",
-                  help="Write on from the chosen token, live; Stop stops the branch too.")
+                  help=_("Write on from the chosen token, live; Stop stops the branch too."))
     refused = st.session_state.pop(BRANCH_REFUSED, None)
     if refused:
         st.warning(refused, icon="✋")
@@ -117,9 +118,10 @@ def branch_text(place, first: Writing, branch: Branch) -> None:
     with place.container():
         left, right = st.columns(2)
         with left:
-            st.caption("First writing")
+            st.caption(_("First writing"))
             st.markdown(box + _tokens_html(first, theirs, colour) + "</div>", unsafe_allow_html=True)
         with right:
-            st.caption(f"Branch at step {branch.step}: “{branch.writing.written[branch.step - 1].token}” instead "
-                       f"of “{replaced}” · {branch.writing.describe()}")
+            st.caption(_("Branch at step {step}: “{token}” instead of “{replaced}”").format(
+                step=branch.step, token=branch.writing.written[branch.step - 1].token, replaced=replaced)
+                + f" · {branch.writing.describe()}")
             st.markdown(box + _tokens_html(branch.writing, mine, colour) + "</div>", unsafe_allow_html=True)

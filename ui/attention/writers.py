@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.i18n import _
 from explorer.lab.generation import Characters, Vocabulary, end_token_id
 from explorer.lab.text_input import MAX_TOKENS
 from explorer.pretrained.lab import encode
@@ -41,12 +42,13 @@ def trained_writer(entry: TrainedModel, text: str) -> Writer | None:
     if not isinstance(entry.model, CausalLM):
         return None
     try:
-        lab, _, vocab = trained_input(entry, text)
+        lab, _task, vocab = trained_input(entry, text)
     except ValueError:
         return None  # the Lab's views already say why the text does not fit this model
     if not vocab:
         return None
-    return Writer(entry.model, Characters(vocab), tuple(lab.ids), f"{entry.task_title} (step {entry.step})",
+    name = _("{task} (step {step})").format(task=_(entry.task_title) if entry.task_title else "", step=entry.step)
+    return Writer(entry.model, Characters(vocab), tuple(lab.ids), name,
                   f"trained:{entry.family}#{id(entry.model)}#{entry.step}", None)
 
 

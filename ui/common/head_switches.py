@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.runs.heads_off import HeadRef, head_key, parse_head_key
 
 
@@ -33,17 +34,20 @@ def head_switches(shape: Mapping[str, tuple[int, int]], off: tuple[HeadRef, ...]
     stand side by side (a full-width page) or one under another (half a page, when comparing).
     """
     wide = side_by_side and len(shape) > 1
-    columns = st.columns(len(shape), gap="medium") if wide else [st.container() for _ in shape]
+    columns = st.columns(len(shape), gap="medium") if wide else [st.container() for _stack in shape]
     for column, (stack, (layers, heads)) in zip(columns, shape.items(), strict=True):
         with column:
-            st.markdown(f"**{titles.get(stack, stack)}**")
+            title = titles.get(stack, stack)
+            st.markdown(f"**{_(title) if title else title}**")  # a stack's name (N_-marked where defined)
             for layer in range(layers):
                 row = _row_key(key, stack, layer)
                 chosen = [h for s, la, h in off if (s, la) == (stack, layer)]
                 if st.session_state.get(row) != chosen:
                     st.session_state[row] = chosen
-                st.pills(f"Layer {layer + 1}", list(range(heads)), selection_mode="multi", key=row,
+                st.pills(_("Layer {layer}").format(layer=layer + 1), list(range(heads)), selection_mode="multi",
+                         key=row,
                          format_func=lambda h: f"H{h + 1}", on_change=_keep_row, args=(key, stack, layer),
                          disabled=disabled,
-                         help=f"Click a head of layer {layer + 1} to switch it off (its output becomes zero "
-                              "before W_O) and click again to switch it back on. The model's weights never change.")
+                         help=_("Click a head of layer {layer} to switch it off (its output becomes zero before "
+                                "W_O) and click again to switch it back on. The model's weights never change.").format(
+                             layer=layer + 1))
