@@ -67,6 +67,8 @@ def _readable(text: str) -> bool:
     text = re.sub(r":material/[a-z_]+:", " ", text)
     if text.lstrip().startswith(("{", "@", ".", "#", "[data-", "div", "section")) and "{" in text:
         return False  # CSS
+    if re.fullmatch(r"[a-z0-9_.:/-]+", text.strip()):
+        return False  # a key, a parameter's name ("max_len", "pe.shuffle_text")
     return bool(re.search(r"[A-Za-z]{2,}[^A-Za-z]+[A-Za-z]{2,}", text)) or bool(re.fullmatch(r"\W*[A-Z][a-z]+\W*", text))
 
 
@@ -86,6 +88,9 @@ def _bare_text(node: ast.AST) -> str | None:
     return None
 
 
+_NOT_PAGES = re.compile(r"log|parser", re.IGNORECASE)  # loggers and argument parsers write for developers
+
+
 def _root(node: ast.AST) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
         node = node.func if isinstance(node, ast.Call) else node.value
@@ -97,8 +102,9 @@ def unwrapped_in(source: str, where: str) -> Iterator[Unwrapped]:
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            name, on_st = node.func.attr, _root(node.func) == "st"
-            if name not in (_TEXT_CALLS if on_st else _ON_CONTAINERS):
+            name, root = node.func.attr, _root(node.func)
+            on_st = root == "st"
+            if name not in (_TEXT_CALLS if on_st else _ON_CONTAINERS) or _NOT_PAGES.search(root or ""):
                 continue
             read = [] if name in _NO_LABEL else node.args[:1]
             read += [k.value for k in node.keywords if k.arg in _READ_KEYWORDS]
