@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
 
-from explorer.i18n import _, num, pgettext
+from explorer.i18n import N_, _, num, pgettext
 from explorer.images import prepare_image
 from explorer.lab.text_input import tokenize
 from explorer.lab.vit_walkthrough import attention_scores, valid_patch_sizes
@@ -33,6 +33,13 @@ IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"
 DEFAULT_SENTENCE = "the cat sat on the mat"
 MAX_WORDS = 12  # longest sentence the causal-mask lesson shows
 D_K_CHOICES = (4, 16, 64, 256, 1024)
+SAMPLE_LABELS = {  # the sample pictures' names, as shown (a picture added later shows its file name)
+    "house": N_("house"),
+    "smiley": N_("smiley"),
+    "shapes": N_("shapes"),
+    "digit": N_("digit"),
+    "checkerboard": N_("checkerboard"),
+}
 
 
 # Patches are tokens
@@ -44,6 +51,7 @@ def _picture(lesson: Lesson) -> tuple[np.ndarray, int]:
     name = left.selectbox(
         _("Picture"),
         names,
+        format_func=lambda name: _(SAMPLE_LABELS[name]) if name in SAMPLE_LABELS else name,
         key=key_of(lesson, "picture"),
         help=_("A sample picture, scaled to 64 × 64 pixels like a small ViT's input."),
     )
