@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from explorer.i18n import N_
 from explorer.lessons.experiments import (
     REVERSE_OPTIONS,
     REVERSE_STEPS,
@@ -30,11 +31,13 @@ from transformer_core.training import default_train_config
 
 __all__ = ["LANE_TITLES", "reverse_lesson_run", "reverse_lesson_settings", "summaries"]
 
-LANE_TITLES = {"sinusoidal": "sinusoidal positions", "none": "no positions"}  # legends a watcher sees
+# legends a watcher sees: English, in the lanes' names (which recordings and links keep), marked for translation
+LANE_TITLES = {"sinusoidal": N_("sinusoidal positions"), "none": N_("no positions")}
 
 
-def reverse_lesson_settings(labels: Sequence[str], *, steps: int = REVERSE_STEPS,
-                            seed: int = 0) -> tuple[Task, list[RunSpec]]:
+def reverse_lesson_settings(
+    labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0
+) -> tuple[Task, list[RunSpec]]:
     """The task and one run spec per lane of the lessons' reverse-task runs for the given ``REVERSE_VARIANTS``
     labels (one or two); ``ValueError`` for other labels."""
     unknown = [label for label in labels if label not in REVERSE_VARIANTS]
@@ -43,14 +46,18 @@ def reverse_lesson_settings(labels: Sequence[str], *, steps: int = REVERSE_STEPS
     task = get_task(REVERSE_TASK, **REVERSE_OPTIONS)
     every = max(1, steps // 6)
     train = default_train_config(task, steps=steps, seed=seed, eval_every=every, snapshot_every=every)
-    specs = [RunSpec(f"{'AB'[i]} · {LANE_TITLES[label]}",
-                     replace(task.default_model_config(), **REVERSE_VARIANTS[label]), train)
-             for i, label in enumerate(labels)]
+    specs = [
+        RunSpec(
+            f"{'AB'[i]} · {LANE_TITLES[label]}", replace(task.default_model_config(), **REVERSE_VARIANTS[label]), train
+        )
+        for i, label in enumerate(labels)
+    ]
     return task, specs
 
 
-def reverse_lesson_run(labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0,
-                       place: TrainingPlace | None = None) -> LiveRun:
+def reverse_lesson_run(
+    labels: Sequence[str], *, steps: int = REVERSE_STEPS, seed: int = 0, place: TrainingPlace | None = None
+) -> LiveRun:
     """The lessons' reverse-task runs for ``labels`` as one live run, trained in ``place`` (this thread when not
     given) before visitors' own runs: a lesson is shown to a class."""
     task, specs = reverse_lesson_settings(labels, steps=steps, seed=seed)

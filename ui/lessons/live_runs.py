@@ -20,8 +20,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import streamlit as st
+from babel.lists import format_list
 
 from explorer.host import limits
+from explorer.i18n import _, get, language, num
 from explorer.lessons.experiments import VariantRun
 from explorer.lessons.runs import reverse_lesson_settings, summaries
 from explorer.runs.classes import ClassLink
@@ -51,8 +53,11 @@ def lesson_session() -> RunSession:
     held = st.session_state.get(SESSION)
     if held is None:
         client = visitor()
-        held = RunSession(replace(client, session=f"{client.session}:lesson"),
-                          max_running=lambda: limits().max_live_runs, place=default_place())
+        held = RunSession(
+            replace(client, session=f"{client.session}:lesson"),
+            max_running=lambda: limits().max_live_runs,
+            place=default_place(),
+        )
         held.replay_speed = REPLAY_SPEED
         st.session_state[SESSION] = held
     return held
@@ -100,14 +105,19 @@ def _share_off(held: RunSession) -> None:
 
 
 def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
-    """"📡 Share live" and the watch link of the lesson's next run (for ``labels``; watchers see it, ready, as
+    """ "📡 Share live" and the watch link of the lesson's next run (for ``labels``; watchers see it, ready, as
     soon as sharing is on), or of the last one when everything is trained (``labels`` empty)."""
     if SHARING not in st.session_state:  # the class link Live Training shares stays on here until turned off
         st.session_state[SHARING] = training_run.session().class_link is not None
-    st.toggle("📡 Share live with a class", key=SHARING,
-              help="Show the lesson's training on the class link that students open on their own devices to "
-                   "watch it train, read-only, on the Live Training page (the same link and code as Live "
-                   "Training's, which follows your next run).")
+    st.toggle(
+        _("📡 Share live with a class"),
+        key=SHARING,
+        help=_(
+            "Show the lesson's training on the class link that students open on their own devices to "
+            "watch it train, read-only, on the Live Training page (the same link and code as Live "
+            "Training's, which follows your next run)."
+        ),
+    )
     held = lesson_session()
     if not st.session_state.get(SHARING):
         _share_off(held)
@@ -122,7 +132,8 @@ def share_toggle(labels: Sequence[str], seed: int, steps: int) -> None:
 
 def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str]) -> dict[str, VariantRun] | None:
     """Train (or replay) the lesson's runs for ``labels`` in a live view; returns their summaries, or ``None``
-    when they could not start (the browser holds its limit of runs: the page says so)."""
+    when they could not start (the browser holds its limit of runs: the page says so). ``titles`` name the labels
+    in English (marked for translation; translated here)."""
     held = lesson_session()
     settings = _settings(labels, seed, steps)
     _prepare(held, *settings)
@@ -133,12 +144,16 @@ def train(labels: Sequence[str], *, steps: int, seed: int, titles: dict[str, str
     run = held.run
     replay = isinstance(run, ReplayRun)
     if replay:  # it trains nothing and takes no place; the live view's status line says "Replaying…"
-        st.caption(f"Replaying the recording of this exact run (no training): "
-                   f"{' and '.join(titles[label] for label in labels)}, {steps} steps.")
+        runs = format_list([_(titles[label]) for label in labels], locale=get(language()).locale)
+        st.caption(
+            _("Replaying the recording of this exact run (no training): {runs}, {steps} steps.").format(
+                runs=runs, steps=num(steps)
+            )
+        )
     view = live_view(run)
     why = None
     try:
-        for _ in ticks(0.0):  # the slice's training is the tick's time; between two slices a click is let through
+        for _tick in ticks(0.0):  # the slice's training is the tick's time; between two slices a click is let through
             why = held.train_slice(pace.LESSON_TICK_S, interrupted=st_internals.click_pending)
             if why is not None:
                 break
@@ -172,7 +187,7 @@ def _wait_for_place(held: RunSession) -> bool:
     why not (the browser holds its limit of places and line entries already)."""
     slot = st.empty()
     try:
-        for _ in ticks(lambda: pace.LINE_POLL_S):
+        for _tick in ticks(lambda: pace.LINE_POLL_S):
             place = held.poll_line()
             if place is None:
                 break
@@ -184,5 +199,5 @@ def _wait_for_place(held: RunSession) -> bool:
         slot.empty()
         return True
     notice, held.notice = held.notice, None
-    slot.error(notice[1] if notice else "This run could not start.", icon="⏳")
+    slot.error(notice[1] if notice else _("This run could not start."), icon="⏳")
     return False

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
 
+from explorer.i18n import N_, _, num, pgettext
 from explorer.images import prepare_image
 from explorer.lab.text_input import tokenize
 from explorer.lab.vit_walkthrough import attention_scores, valid_patch_sizes
@@ -32,55 +33,89 @@ IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"
 DEFAULT_SENTENCE = "the cat sat on the mat"
 MAX_WORDS = 12  # longest sentence the causal-mask lesson shows
 D_K_CHOICES = (4, 16, 64, 256, 1024)
+SAMPLE_LABELS = {  # the sample pictures' names, as shown (a picture added later shows its file name)
+    "house": N_("house"),
+    "smiley": N_("smiley"),
+    "shapes": N_("shapes"),
+    "digit": N_("digit"),
+    "checkerboard": N_("checkerboard"),
+}
 
 
 # Patches are tokens
 
+
 def _picture(lesson: Lesson) -> tuple[np.ndarray, int]:
     names = sample_names()
     left, right = st.columns(2)
-    name = left.selectbox("Picture", names, key=key_of(lesson, "picture"),
-                          help="A sample picture, scaled to 64 × 64 pixels like a small ViT's input.")
+    name = left.selectbox(
+        _("Picture"),
+        names,
+        format_func=lambda name: _(SAMPLE_LABELS[name]) if name in SAMPLE_LABELS else name,
+        key=key_of(lesson, "picture"),
+        help=_("A sample picture, scaled to 64 × 64 pixels like a small ViT's input."),
+    )
     sizes = valid_patch_sizes(IMAGE_SIZE)
-    patch = right.select_slider("Patch size (pixels)", sizes, value=16 if 16 in sizes else sizes[0],
-                                key=key_of(lesson, "patch"),
-                                help="Side of each square patch; every patch becomes one token.")
+    patch = right.select_slider(
+        _("Patch size (pixels)"),
+        sizes,
+        value=16 if 16 in sizes else sizes[0],
+        key=key_of(lesson, "patch"),
+        help=_("Side of each square patch; every patch becomes one token."),
+    )
     pixels = prepare_image(Image.fromarray(load_sample(name)), IMAGE_SIZE)
     return pixels, patch
 
 
 def _patch_grid(pixels: np.ndarray, patch: int) -> None:
     n = (IMAGE_SIZE // patch) ** 2
-    st.image(grid_overlay(pixels, patch), caption=f"{n} patches of {patch} × {patch} pixels", width=360)
+    st.image(
+        grid_overlay(pixels, patch),
+        caption=_("{n} patches of {size} × {size} pixels").format(n=num(n), size=patch),
+        width=360,
+    )
 
 
 def _patch_sequence(pixels: np.ndarray, patch: int) -> None:
     n = (IMAGE_SIZE // patch) ** 2
-    st.image(sequence_strip(pixels, patch), caption=f"[CLS] followed by the {n} patches in reading order")
+    st.image(
+        sequence_strip(pixels, patch), caption=_("[CLS] followed by the {n} patches in reading order").format(n=num(n))
+    )
     cols = st.columns(3)
-    cols[0].metric("Patches", n)
-    cols[1].metric("Tokens with [CLS]", n + 1)
-    cols[2].metric("Numbers per patch", patch * patch * 3, help="patch × patch pixels × 3 colour channels")
+    cols[0].metric(_("Patches"), n)
+    cols[1].metric(_("Tokens with [CLS]"), n + 1)
+    cols[2].metric(_("Numbers per patch"), patch * patch * 3, help=_("patch × patch pixels × 3 colour channels"))
 
 
 def _patch_costs() -> None:
-    rows = [{"patch size": f"{p} × {p}", "tokens (with [CLS])": (IMAGE_SIZE // p) ** 2 + 1,
-             "numbers per token before projection": p * p * 3,
-             "attention scores per head": attention_scores((IMAGE_SIZE // p) ** 2)}
-            for p in valid_patch_sizes(IMAGE_SIZE)]
+    rows = [
+        {
+            _("patch size"): f"{p} × {p}",
+            _("tokens (with [CLS])"): (IMAGE_SIZE // p) ** 2 + 1,
+            _("numbers per token before projection"): p * p * 3,
+            _("attention scores per head"): attention_scores((IMAGE_SIZE // p) ** 2),
+        }
+        for p in valid_patch_sizes(IMAGE_SIZE)
+    ]
     st.dataframe(rows, hide_index=True, width="stretch")
 
 
 # Causal masks
 
+
 def _sentence(lesson: Lesson) -> tuple[list[str], list[int]]:
-    text = st.text_input("Sentence", value=DEFAULT_SENTENCE, key=key_of(lesson, "text"), max_chars=200,
-                         help="Split into words; each word is one token.")
+    text = st.text_input(
+        _("Sentence"),
+        value=DEFAULT_SENTENCE,
+        key=key_of(lesson, "text"),
+        max_chars=200,
+        help=_("Split into words; each word is one token."),
+    )
     lab = tokenize(text, "sentence", max_tokens=MAX_WORDS)
     for notice in lab.notices():
         st.caption(notice)
     if lab.empty:
-        st.warning("Type at least one word.")
+        st.warning(_("Type at least one word."))
         return list(DEFAULT_SENTENCE.split()), list(tokenize(DEFAULT_SENTENCE).ids)
     return list(lab.tokens), list(lab.ids)
 
@@ -94,59 +129,113 @@ def _every_label(fig: go.Figure) -> go.Figure:
 
 def _mask(lesson: Lesson, tokens: list[str]) -> None:
     mask = causal_mask(len(tokens)).numpy().astype(float)
-    fig = charts.heatmap(mask, tokens, tokens, title="Causal mask (1 = may attend)", x_title="key (read)",
-                         y_title="query (asking)", zmin=0.0, zmax=1.0, decimals=0, hover_name="allowed")
+    fig = charts.heatmap(
+        mask,
+        tokens,
+        tokens,
+        title=_("Causal mask (1 = may attend)"),
+        x_title=_("key (read)"),
+        y_title=_("query (asking)"),
+        zmin=0.0,
+        zmax=1.0,
+        decimals=0,
+        hover_name=_("allowed"),
+    )
     charts.show(_every_label(fig), key=key_of(lesson, "mask"))
 
 
 def _token_view(lesson: Lesson, tokens: list[str]) -> None:
-    index = st.selectbox("Token that asks", range(len(tokens)), index=min(2, len(tokens) - 1),
-                         format_func=lambda i: f"{i + 1}. {tokens[i]}", key=key_of(lesson, "query"),
-                         help="The query whose allowed keys are listed below.")
+    index = st.selectbox(
+        _("Token that asks"),
+        range(len(tokens)),
+        index=min(2, len(tokens) - 1),
+        format_func=lambda i: f"{i + 1}. {tokens[i]}",
+        key=key_of(lesson, "query"),
+        help=_("The query whose allowed keys are listed below."),
+    )
     seen = " ".join(f"✅ **{t}**" if j <= index else f"🚫 ~~{t}~~" for j, t in enumerate(tokens))
     st.markdown(seen)
-    st.caption(f"“{tokens[index]}” may read {index + 1} of {len(tokens)} tokens: itself and the ones before it.")
+    st.caption(
+        _("“{token}” may read {n} of {total} tokens: itself and the ones before it.").format(
+            token=tokens[index], n=num(index + 1), total=num(len(tokens))
+        )
+    )
 
 
 def _decoder_weights(lesson: Lesson, tokens: list[str], ids: list[int]) -> None:
     weights = causal_attention(ids, seed=0)[0]  # head 1: (T, T)
-    fig = charts.heatmap(weights, tokens, tokens, title="Attention weights of a random decoder layer (head 1)",
-                         x_title="key (read)", y_title="query (asking)", zmin=0.0, zmax=1.0, hover_name="weight")
+    fig = charts.heatmap(
+        weights,
+        tokens,
+        tokens,
+        title=_("Attention weights of a random decoder layer (head 1)"),
+        x_title=_("key (read)"),
+        y_title=_("query (asking)"),
+        zmin=0.0,
+        zmax=1.0,
+        hover_name=_("weight"),
+    )
     charts.show(_every_label(fig), key=key_of(lesson, "weights"))
     above = float(np.triu(weights, k=1).sum())
-    st.caption(f"Total weight right of the diagonal: {above:.1f}. Row sums: "
-               + ", ".join(f"{s:.2f}" for s in weights.sum(axis=1)) + ".")
+    sums = pgettext("list separator", ", ").join(num(s, 2) for s in weights.sum(axis=1))
+    st.caption(
+        _("Total weight right of the diagonal: {above}. Row sums: {sums}.").format(above=num(above, 1), sums=sums)
+    )
 
 
 # Why divide by √d_k
 
+
 def _scaling_numbers(lesson: Lesson) -> ScalingDemo:
-    d_k = st.select_slider("d_k (size of queries and keys)", D_K_CHOICES, value=256, key=key_of(lesson, "d_k"),
-                           help="Longer vectors give dot products with a larger spread.")
+    d_k = st.select_slider(
+        _("d_k (size of queries and keys)"),
+        D_K_CHOICES,
+        value=256,
+        key=key_of(lesson, "d_k"),
+        help=_("Longer vectors give dot products with a larger spread."),
+    )
     demo = scaling_demo(d_k, seed=0)
     cols = st.columns(3)
-    cols[0].metric("Spread of the raw scores", f"{demo.score_std:.1f}", help="Standard deviation of q·k")
-    cols[1].metric("Largest weight, unscaled", f"{demo.weights_unscaled.max():.2f}")
-    cols[2].metric("Largest weight, scaled", f"{demo.weights_scaled.max():.2f}")
+    cols[0].metric(_("Spread of the raw scores"), num(demo.score_std, 1), help=_("Standard deviation of q·k"))
+    cols[1].metric(_("Largest weight, unscaled"), num(demo.weights_unscaled.max(), 2))
+    cols[2].metric(_("Largest weight, scaled"), num(demo.weights_scaled.max(), 2))
     return demo
 
 
 def _scaling_bars(lesson: Lesson, demo: ScalingDemo) -> None:
-    keys = [f"key {i + 1}" for i in range(len(demo.scores))]
-    fig = go.Figure([
-        go.Bar(x=keys, y=demo.weights_unscaled, name="softmax(q·k)", marker_color="#D55E00",
-               hovertemplate="%{x}: %{y:.3f}<extra>unscaled</extra>"),
-        go.Bar(x=keys, y=demo.weights_scaled, name="softmax(q·k / √d_k)", marker_color="#0072B2",
-               hovertemplate="%{x}: %{y:.3f}<extra>scaled</extra>"),
-    ])
-    fig.update_yaxes(title="attention weight", range=[0, 1])
-    fig = charts.style(fig, title=f"Attention weights over 8 keys, d_k = {demo.d_k}", height=400)
+    keys = [_("key {n}").format(n=i + 1) for i in range(len(demo.scores))]
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=keys,
+                y=demo.weights_unscaled,
+                name="softmax(q·k)",
+                marker_color="#D55E00",
+                hovertemplate="%{x}: %{y:.3f}<extra>" + _("unscaled") + "</extra>",
+            ),
+            go.Bar(
+                x=keys,
+                y=demo.weights_scaled,
+                name="softmax(q·k / √d_k)",
+                marker_color="#0072B2",
+                hovertemplate="%{x}: %{y:.3f}<extra>" + _("scaled") + "</extra>",
+            ),
+        ]
+    )
+    fig.update_yaxes(title=_("attention weight"), range=[0, 1])
+    fig = charts.style(fig, title=_("Attention weights over 8 keys, d_k = {d_k}").format(d_k=demo.d_k), height=400)
     charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "bars"))
     if not projector():
-        with st.expander("Numbers"):
-            st.dataframe({"key": keys, "q·k": np.round(demo.scores, 2),
-                          "softmax(q·k)": np.round(demo.weights_unscaled, 3),
-                          "softmax(q·k / √d_k)": np.round(demo.weights_scaled, 3)}, hide_index=True)
+        with st.expander(_("Numbers")):
+            st.dataframe(
+                {
+                    _("key"): keys,
+                    "q·k": np.round(demo.scores, 2),
+                    "softmax(q·k)": np.round(demo.weights_unscaled, 3),
+                    "softmax(q·k / √d_k)": np.round(demo.weights_scaled, 3),
+                },
+                hide_index=True,
+            )
 
 
 def patches_steps(lesson: Lesson) -> None:
