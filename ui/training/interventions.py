@@ -114,7 +114,7 @@ def _numbers(run: LiveRun, base: Outcome, now: Outcome) -> None:
         (_("Loss"), "loss", False),
     )  # held-out, as the help says; short enough for a projector
     wide = len(run.trainers) == 1  # four metrics in a row; two rows of two on half a page
-    cols = st.columns(2 * len(shown)) if wide else [c for _ in shown for c in st.columns(2)]
+    cols = st.columns(2 * len(shown)) if wide else [c for _i in shown for c in st.columns(2)]
     for i, (label, metric, higher_is_better) in enumerate(shown):
         before, after = base.metrics.get(metric), now.metrics.get(metric)
         cols[2 * i].metric(
@@ -157,7 +157,7 @@ def _samples(run: LiveRun, lane: int, base: Outcome, now: Outcome, step: int) ->
                 _("{n} off{config}: {heads}").format(n=num(len(now.heads)), config=label, heads=heads),
             )
         )
-    columns = st.columns(len(tables)) if len(run.trainers) == 1 else [st.container() for _ in tables]
+    columns = st.columns(len(tables)) if len(run.trainers) == 1 else [st.container() for _i in tables]
     for column, html in zip(columns, tables, strict=True):
         column.html(html)
 

@@ -111,7 +111,7 @@ def _prepared() -> tuple[str, CharLMTask | None, str | None, int]:
 
 def user_task() -> CharLMTask:
     """The character model's task on the user's text (ValueError with a friendly message if it is unusable)."""
-    _, task, message, _ = _prepared()
+    _key, task, message, _chars = _prepared()
     if task is None:
         raise ValueError(message)
     return task
@@ -121,7 +121,7 @@ def text_problem(task_name: str) -> str | None:
     """Why the user's text cannot be trained on, when it is chosen for ``task_name``; otherwise ``None``."""
     if not own_text_selected(task_name):
         return None
-    _, task, message, _ = _prepared()
+    _key, task, message, _chars = _prepared()
     return message if task is None else None
 
 
@@ -185,7 +185,7 @@ def _markdown_escaped(text: str) -> str:
 
 def text_summary() -> str | None:
     """A caption about the usable text in the box: its size, its split and its vocabulary; None if unusable."""
-    _, task, notice, chars = _prepared()
+    _key, task, notice, chars = _prepared()
     if task is None:
         return None
     vocab = "".join(show_char(ch) for ch in task.vocab)
