@@ -66,22 +66,22 @@ def test_the_qr_code_fills_a_projector_corner() -> None:
 
 def test_the_class_link_opens_in_the_teachers_language() -> None:
     """A teacher's page in German hands out a class link (and QR code) that opens in German."""
+    from explorer.i18n import using_language
     from tests.app.conftest import opened_from_link
     from ui.training import share
 
-    at = opened_from_link(
-        "pages/training.py",
-        {
-            "task": "reverse",
-            "d_model": "16",
-            "heads": "2",
-            "layers": "1",
-            "d_ff": "32",
-            "batch": "8",
-            "steps": "10",
-            "lang": "de",
-        },
-    )
-    at.toggle(key=share.SHARING).set_value(True).run()
+    query = {
+        "task": "reverse",
+        "d_model": "16",
+        "heads": "2",
+        "layers": "1",
+        "d_ff": "32",
+        "batch": "8",
+        "steps": "10",
+        "lang": "de",
+    }
+    with using_language("de"):  # the test's own thread reads the widgets' German labels as the page wrote them
+        at = opened_from_link("pages/training.py", query)
+        at.toggle(key=share.SHARING).set_value(True).run()
     links = [c.value for c in at.code if f"{share.CLASS_PARAM}=" in c.value]
     assert links and all("lang=de" in link for link in links)

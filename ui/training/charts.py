@@ -43,6 +43,11 @@ def kind_title(kind: str, family: str) -> str:
     return known(model_family(family).attention_title(kind))
 
 
+def short_kind_title(kind: str, family: str) -> str:
+    """:func:`kind_title` without its note in brackets, e.g. "Cross-attention" (Chinese brackets too)."""
+    return kind_title(kind, family).split(" (")[0].split("（")[0]
+
+
 def kind_name(kind: str, family: str) -> str:
     """Attention ``kind`` as a sentence names it ("cross-attention (decoder reads the encoder)")."""
     return attention_name(model_family(family).attention_title(kind))

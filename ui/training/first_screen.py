@@ -72,7 +72,7 @@ def kind_select(run: RunFrame, kinds: list[str], key: str) -> str:
             kinds,
             key=key,
             label_visibility="collapsed",
-            format_func=lambda k: charts.kind_title(k, run.task.family).split(" (")[0],
+            format_func=lambda k: charts.short_kind_title(k, run.task.family),
             help=_("Which attention the heatmap shows."),
         )
     return st.session_state[key]

@@ -37,7 +37,7 @@ from ui.common import charts as common_charts
 from ui.common.exports import spec_downloads
 from ui.common.head_switches import head_switches
 from ui.common.urlstate import UrlParam, push_url
-from ui.training.charts import kind_title, metric_name, metric_title, pattern_title, short_label
+from ui.training.charts import metric_name, metric_title, pattern_title, short_kind_title, short_label
 from ui.training.samples import samples_html
 from ui.training.status import metric_text
 from ui.training.task_labels import shown_label, task_title
@@ -95,7 +95,7 @@ def _lane(run: LiveRun, lane: int, sampling: dict[str, Any] | None) -> None:
             "say which step they were measured at."
         ),
     )
-    titles = {s: kind_title(s, run.task.family).split(" (")[0] for s in probe.heads}  # one line each
+    titles = {s: short_kind_title(s, run.task.family) for s in probe.heads}  # one line each
     off = probe.known(refs_from_keys(st.session_state.get(key) or ()))
     head_switches(probe.heads, off, key=key, titles=titles, side_by_side=len(run.trainers) == 1)
     base, now = probe.outcome(), probe.outcome(off)

@@ -378,7 +378,7 @@ class LiveView:
             return
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
-            short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
+            short = charts.short_kind_title(self.kind, self.run.task.family)  # fits half a page
             live = self.follows_training
             self._put(
                 f"scores{lane}",
