@@ -149,7 +149,11 @@ def caption_shown(caption: str) -> str:
     if found is None:
         return caption
     top_k = _("all") if found[2] == "all" else found[2]
-    return _(" (temperature {temperature}, top-k {top_k})").format(temperature=found[1], top_k=top_k)
+    try:
+        temperature = num(float(found[1]))
+    except ValueError:
+        temperature = found[1]
+    return _(" (temperature {temperature}, top-k {top_k})").format(temperature=temperature, top_k=top_k)
 
 
 def _on_upload() -> None:
