@@ -5,18 +5,25 @@ import dataclasses
 
 import streamlit as st
 
+from explorer.i18n import _, num
 from ui.common import theme
 from ui.pages import close_page, open_page, share_page
 from ui.training import containers, controls, interventions, io, line, replay, resume, run, share, text, views, watch
-from ui.training.status import STATUS_TEXT, kind_picker
+from ui.training.status import STATUS_TEXT, kind_picker, shown_text
 from ui.training.watchdog import live_watchdog
 
 projector = theme.projector()
-CAPTION = ("Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
-           "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side.")
+CAPTION = _(
+    "Train a small transformer from scratch in your browser session. Loss and accuracy fall, and the "
+    "attention heatmaps reorganise into the pattern the task needs. Compare two designs side by side."
+)
 # A link is read against its task's own tuned defaults, so ?task=x alone trains what choosing x in the list does.
-info = open_page("training", caption=CAPTION, reserved=(resume.RUN_PARAM, share.WATCH_PARAM, share.CLASS_PARAM),
-                 params=controls.url_params(st.query_params.get("task")))
+info = open_page(
+    "training",
+    caption=CAPTION,
+    reserved=(resume.RUN_PARAM, share.WATCH_PARAM, share.CLASS_PARAM),
+    params=controls.url_params(st.query_params.get("task")),
+)
 if watch_id := st.query_params.get(share.WATCH_PARAM):  # someone else's run, read-only
     watch.watch_page(watch_id, projector)
     st.stop()
@@ -30,13 +37,17 @@ info = dataclasses.replace(info, params=controls.url_params(st.session_state[con
 share_page(info)
 join_slot = st.empty()  # always drawn, so that what follows keeps its place when the box comes and goes
 if not projector and (session.run is None or session.run.status == "ready"):
-    with join_slot.container(), st.expander("👀 Join a class: watch your teacher's run"):
+    with join_slot.container(), st.expander("👀 " + _("Join a class: watch your teacher's run")):
         watch.join_box()
 # Projector mode keeps the settings in a folded panel in the control bar's row: the first screen is the run.
 bar = st.container(horizontal=True, vertical_alignment="center") if projector else None
-settings = (bar.popover("⚙️ Settings", help="The task, the model and training: what Start trains.") if projector
-            else st.expander("⚙️ Task, model and training",
-                             expanded=session.run is None or session.run.status == "ready"))
+settings = (
+    bar.popover("⚙️ " + _("Settings"), help=_("The task, the model and training: what Start trains."))
+    if projector
+    else st.expander(
+        "⚙️ " + _("Task, model and training"), expanded=session.run is None or session.run.status == "ready"
+    )
+)
 with settings:
     task = controls.task_picker()
     text.text_panel(task.name)
@@ -51,15 +62,23 @@ with containers.swapped_container(containers.NOTICES, object()):
     run.show_notice()
     resume.moved_away_notice(session)
     if problem := text.text_problem(st.session_state[controls.TASK]):  # the user's own text cannot be trained on
-        st.warning(problem, icon="✍️")
+        st.warning(shown_text(problem), icon="✍️")
     elif error:
-        st.error(f"These settings do not make a valid model: {error}", icon="🚫")
+        st.error(_("These settings do not make a valid model: {error}").format(error=shown_text(error)), icon="🚫")
     elif verdict is not None and not verdict.ok:
-        st.error(f"{verdict.reason} {verdict.suggestion}", icon="🛑")
+        st.error(f"{shown_text(verdict.reason)} {shown_text(verdict.suggestion)}", icon="🛑")
     elif verdict is not None and not projector:
-        st.caption(f"Estimated per step: {verdict.memory_bytes / 2**20:,.0f} MB of memory for training, about "
-                   f"{1000 * verdict.step_seconds:,.0f} ms (budget on this server: "
-                   f"{verdict.memory_budget_bytes / 2**20:,.0f} MB, {verdict.step_budget_s:g} s).")
+        st.caption(
+            _(
+                "Estimated per step: {memory} MB of memory for training, about {ms} ms (budget on this server: "
+                "{budget} MB, {seconds} s)."
+            ).format(
+                memory=num(verdict.memory_bytes / 2**20, 0),
+                ms=num(1000 * verdict.step_seconds, 0),
+                budget=num(verdict.memory_budget_bytes / 2**20, 0),
+                seconds=num(verdict.step_budget_s),
+            )
+        )
     ready = verdict is not None and verdict.ok and not error
     run.settings_changed_notice(live_run, ready)
 run.control_bar(live_run, ready=ready, projector=projector, bar=bar)
@@ -85,15 +104,19 @@ with containers.run_container(live_run, projector):
     view.draw_numbers()
     # A projector keeps the first screen for the run: the heads-off panel opens below it on a click.
     fold = projector and live_run.status in interventions.SHOWN_STATUSES
-    with st.expander("🔌 Switch heads off") if fold else contextlib.nullcontext():
+    with st.expander("🔌 " + _("Switch heads off")) if fold else contextlib.nullcontext():
         interventions.heads_off_panel(live_run, sampling=text.sampling(live_run.task))
     if not projector:
-        with st.expander("⬇️ Downloads and checkpoints"):
+        with st.expander("⬇️ " + _("Downloads and checkpoints")):
             io.downloads(live_run, kind)
             io.upload()
-        st.caption("Once it has trained, the model of configuration A is also available on the Attention Lab and "
-                   "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings "
-                   "page.")
+        st.caption(
+            _(
+                "Once it has trained, the model of configuration A is also available on the Attention Lab and "
+                "ViT Patching pages, and its learned positions (if it has them) on the Positional Encodings "
+                "page."
+            )
+        )
 
 with line_slot.container():
     line.wait_in_line(session)

@@ -15,7 +15,9 @@ import ipaddress
 import os
 from urllib.parse import urlencode, urlsplit
 
+from explorer.i18n import N_
 from ui.common import st_internals
+from ui.common.language import link_language
 from ui.common.urlstate import view_link
 
 PUBLIC_URL_ENV = "TE_PUBLIC_URL"  # the app's public root address, e.g. https://class.example.org/explorer
@@ -35,13 +37,15 @@ def is_local(host: str | None) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-def reachable_link(url_path: str, query: dict[str, str], *, public: str | None = None,
-                   network: str | None = None) -> tuple[str, str | None]:
+def reachable_link(
+    url_path: str, query: dict[str, str], *, public: str | None = None, network: str | None = None
+) -> tuple[str, str | None]:
     """The address of page ``url_path`` with ``query`` that other machines can open, and a note when there is
     none (then the browser's own address is returned).
 
     ``public`` defaults to ``TE_PUBLIC_URL``; ``network`` to Streamlit's network URL (tests pass both).
     """
+    query = {**query, **link_language()}  # the class link opens in the language it was made in, as view_link's do
     tail = f"{url_path}?{urlencode(query)}"
     public = os.environ.get(PUBLIC_URL_ENV, "").strip() if public is None else public
     if public:
@@ -52,8 +56,13 @@ def reachable_link(url_path: str, query: dict[str, str], *, public: str | None =
     network = st_internals.network_url() if network is None else network
     if network:
         return f"{network.rstrip('/')}/{tail}", None
-    return own, (f"This address works on this computer only, and no network address was found. Set "
-                 f"{PUBLIC_URL_ENV} to the address students use.")
+    return own, NO_NETWORK
+
+
+NO_NETWORK = N_(
+    "This address works on this computer only, and no network address was found. Set TE_PUBLIC_URL to "
+    "the address students use."
+)  # English, shown through _(); it names PUBLIC_URL_ENV
 
 
 def qr_png(text: str, pixels: int = QR_PIXELS) -> bytes | None:

@@ -17,6 +17,7 @@ import streamlit as st
 from explorer.guard import FF_PER_WIDTH, GuardResult, check_budget
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
+from explorer.i18n import _, num
 from explorer.lab.block_compare import BLOCKS, block_fields
 from explorer.runs.live import LIVE_THREADS, RunSpec
 from explorer.runs.place import default_place
@@ -29,6 +30,7 @@ from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, set_by_link, settle_choice
 from ui.training import interventions, text
+from ui.training.task_labels import known, task_description, task_title
 
 PAGE = "training"  # the page's url path and its name for ui.common.urlstate
 # Widget keys (also the URL settings, under the short names given in URL_PARAMS).
@@ -94,14 +96,26 @@ def task_defaults(name: str) -> dict[str, Any]:
     model = task.default_model_config()
     train = default_train_config(task)
     values = {
-        LAYERS: model.n_layers, HEADS: model.n_heads, D_MODEL: model.d_model, D_FF: model.d_ff,
-        DROPOUT: model.dropout, LR: min(LRS, key=lambda lr: (abs(lr - train.lr), lr)), BATCH: train.batch_size,
+        LAYERS: model.n_layers,
+        HEADS: model.n_heads,
+        D_MODEL: model.d_model,
+        D_FF: model.d_ff,
+        DROPOUT: model.dropout,
+        LR: min(LRS, key=lambda lr: (abs(lr - train.lr), lr)),
+        BATCH: train.batch_size,
         B_LAYERS: model.n_layers,
-        B_HEADS: model.n_heads, STEPS: min(train.steps, limits().default_steps, limits().max_steps),
+        B_HEADS: model.n_heads,
+        STEPS: min(train.steps, limits().default_steps, limits().max_steps),
     }
     if not isinstance(model, ViTConfig):
-        values.update({NORM: model.norm_position, POSITIONAL: model.positional, B_NORM: model.norm_position,
-                       B_POSITIONAL: "none" if model.positional != "none" else "sinusoidal"})
+        values.update(
+            {
+                NORM: model.norm_position,
+                POSITIONAL: model.positional,
+                B_NORM: model.norm_position,
+                B_POSITIONAL: "none" if model.positional != "none" else "sinusoidal",
+            }
+        )
     return values
 
 
@@ -148,28 +162,47 @@ def restore_settings() -> None:
     st.session_state.setdefault(DEVICE, saved.get(DEVICE, available_devices()[0]))
     host = limits()
     settle_choice(DEVICE, available_devices())
-    settle_choice(D_MODEL, d_model_choices(), why=f"this server trains models up to d_model {host.max_d_model}")
-    settle_choice(D_FF, d_ff_choices(), why=f"this server allows d_ff up to {FF_PER_WIDTH * host.max_d_model}")
+    settle_choice(
+        D_MODEL, d_model_choices(), why=_("this server trains models up to d_model {n}").format(n=host.max_d_model)
+    )
+    settle_choice(
+        D_FF, d_ff_choices(), why=_("this server allows d_ff up to {n}").format(n=FF_PER_WIDTH * host.max_d_model)
+    )
     settle_choice(LR, list(LRS))
-    settle_choice(BATCH, batch_choices(), why=f"this server trains batches up to {host.max_batch}")
+    settle_choice(BATCH, batch_choices(), why=_("this server trains batches up to {n}").format(n=host.max_batch))
     settle_choice(text.SOURCE, list(text.SOURCES))
     settle_choice(text.TEMPERATURE, list(text.TEMPERATURES))
     settle_choice(text.TOP_K, list(text.TOP_KS))
     if not isinstance(st.session_state[text.TEXT], str):
         st.session_state[text.TEXT] = ""
-    settle_choice(STEPS, range(10, host.max_steps + 1), why=f"this server trains at most {host.max_steps:,} steps")
+    settle_choice(
+        STEPS,
+        range(10, host.max_steps + 1),
+        why=_("this server trains at most {n} steps").format(n=num(host.max_steps)),
+    )
     for key in (LAYERS, B_LAYERS):
-        settle_choice(key, range(1, host.max_layers + 1), why=f"this server trains at most {host.max_layers} layers")
+        settle_choice(
+            key, range(1, host.max_layers + 1), why=_("this server trains at most {n} layers").format(n=host.max_layers)
+        )
     settle_choice(BLOCK, list(BLOCKS))
     llama = llama_block(get_task_family(st.session_state[TASK]))
     for key, pos in ((HEADS, POSITIONAL), (B_HEADS, B_POSITIONAL)):
         d_model = st.session_state[D_MODEL]
         spec = positional_kind("rope" if llama else st.session_state[pos])
-        settle_choice(key, head_options(d_model, spec.name),
-                      why=f"the number of heads must divide d_model {d_model}"
-                          + (f" into an even head size for {spec.title} positions" if spec.even_head_reason else ""))
-    settle_choice(KV_HEADS, divisors(st.session_state[HEADS]),
-                  why=f"the K/V heads must divide the {st.session_state[HEADS]} query heads")
+        settle_choice(
+            key,
+            head_options(d_model, spec.name),
+            why=(
+                _("the number of heads must divide d_model {d_model} into an even head size for {kind} positions")
+                if spec.even_head_reason
+                else _("the number of heads must divide d_model {d_model}")
+            ).format(d_model=d_model, kind=known(spec.title)),
+        )
+    settle_choice(
+        KV_HEADS,
+        divisors(st.session_state[HEADS]),
+        why=_("the K/V heads must divide the {n} query heads").format(n=st.session_state[HEADS]),
+    )
 
 
 def get_task_family(name: str) -> str:
@@ -207,7 +240,12 @@ def head_options(d_model: int, positional: str) -> list[int]:
 
 def pos_title(kind: str) -> str:
     """Menu label of a positional encoding."""
-    return positional_kind(kind).title
+    return known(positional_kind(kind).title)
+
+
+def norm_title(position: str) -> str:
+    """Menu label of a norm placement ("pre-norm")."""
+    return {"pre": _("pre-norm"), "post": _("post-norm")}.get(position, f"{position}-norm")
 
 
 def on_task_change() -> None:
@@ -245,8 +283,9 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
         arch.update(norm_position=s[NORM], positional=s[POSITIONAL])
     if llama:
         arch.update(block_fields("llama", s[KV_HEADS]))
-    train = default_train_config(task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED],
-                                 device=s[DEVICE], **cadence(s[STEPS]))
+    train = default_train_config(
+        task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED], device=s[DEVICE], **cadence(s[STEPS])
+    )
     model_a = replace(base, **arch)
     if not s[COMPARE]:
         return task, [RunSpec("A", model_a, train)]
@@ -256,8 +295,10 @@ def build_specs() -> tuple[Task, list[RunSpec]]:
     elif not is_vit:
         b_arch.update(norm_position=s[B_NORM], positional=s[B_POSITIONAL])
     model_b = replace(base, **b_arch)
-    return task, [RunSpec(f"A · {describe(model_a)}", model_a, train),
-                  RunSpec(f"B · {describe(model_b)}", model_b, train)]
+    return task, [
+        RunSpec(f"A · {describe(model_a)}", model_a, train),
+        RunSpec(f"B · {describe(model_b)}", model_b, train),
+    ]
 
 
 def cadence(steps: int) -> dict[str, int]:
@@ -271,8 +312,10 @@ def cadence(steps: int) -> dict[str, int]:
 
 def describe(config: Any) -> str:
     """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
-    words = f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} " \
-            f"head{'s' if config.n_heads != 1 else ''}"
+    words = (
+        f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} "
+        f"head{'s' if config.n_heads != 1 else ''}"
+    )
     if getattr(config, "norm_type", "layernorm") == "rmsnorm":
         kv = config.n_kv_heads or config.n_heads
         words += f", Llama block ({kv} K/V head{'s' if kv != 1 else ''})"
@@ -295,86 +338,185 @@ def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int, p
     """check_budget for a built-in task (a pure function of frozen settings, so it is remembered); its trainer
     process, if runs train in one, counts too."""
     # Estimate with the threads the page trains with, not all of the host's.
-    return check_budget(load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS,
-                        process_bytes=process_bytes)
+    return check_budget(
+        load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS, process_bytes=process_bytes
+    )
 
 
 def task_picker() -> Task:
     """The task menu with the task's description beside it."""
     c_task, c_text = st.columns([1, 2], vertical_alignment="center")
-    c_task.selectbox("Task", task_names(), key=TASK, format_func=lambda n: load_task(n).title,
-                     on_change=on_task_change,
-                     help="What the model learns. Each task needs its own attention pattern; watch it appear.")
+    c_task.selectbox(
+        _("Task"),
+        task_names(),
+        key=TASK,
+        format_func=lambda n: task_title(load_task(n)),
+        on_change=on_task_change,
+        help=_("What the model learns. Each task needs its own attention pattern; watch it appear."),
+    )
     task = load_task(st.session_state[TASK])
-    c_text.caption(text.OWN_DESCRIPTION if text.own_text_selected(task.name) else task.description)
+    c_text.caption(_(text.OWN_DESCRIPTION) if text.own_text_selected(task.name) else task_description(task))
     return task
 
 
 def settings_panel(task: Task) -> None:
     """Architecture and training settings: six narrow columns of two controls each."""
     c1, c2, c3, c4, c5, c6 = st.columns(6)
-    c1.select_slider("Layers", list(range(1, limits().max_layers + 1)), key=LAYERS,
-                     help="Blocks stacked on top of each other (the encoder and the decoder each get this many).")
-    c1.selectbox("Heads", head_options(st.session_state[D_MODEL], "rope" if llama_block(task.family)
-                                       else st.session_state[POSITIONAL]), key=HEADS,
-                 help="Attention heads per layer; each gets d_model / heads numbers and can learn its own "
-                      "pattern. Only counts that divide d_model are offered.")
-    c2.selectbox("d_model", d_model_choices(), key=D_MODEL,
-                 help="Width of every token vector. Wider models can learn more but train slower.")
-    c2.selectbox("d_ff", d_ff_choices(), key=D_FF,
-                 help="Hidden width of the feed-forward network after each attention (often 4 × d_model).")
+    c1.select_slider(
+        _("Layers"),
+        list(range(1, limits().max_layers + 1)),
+        key=LAYERS,
+        help=_("Blocks stacked on top of each other (the encoder and the decoder each get this many)."),
+    )
+    c1.selectbox(
+        _("Heads"),
+        head_options(st.session_state[D_MODEL], "rope" if llama_block(task.family) else st.session_state[POSITIONAL]),
+        key=HEADS,
+        help=_(
+            "Attention heads per layer; each gets d_model / heads numbers and can learn its own "
+            "pattern. Only counts that divide d_model are offered."
+        ),
+    )
+    c2.selectbox(
+        "d_model",
+        d_model_choices(),
+        key=D_MODEL,
+        help=_("Width of every token vector. Wider models can learn more but train slower."),
+    )
+    c2.selectbox(
+        "d_ff",
+        d_ff_choices(),
+        key=D_FF,
+        help=_("Hidden width of the feed-forward network after each attention (often 4 × d_model)."),
+    )
     if family(task.family).decoder_only:
-        c3.selectbox("Block", list(BLOCKS), key=BLOCK, format_func=BLOCKS.get,
-                     help="GPT-2's block (LayerNorm, a GELU/ReLU MLP, the positions chosen below) or a Llama "
-                          "block as in Llama, Qwen and SmolLM: RMSNorm, a SwiGLU feed-forward of width d_ff, "
-                          "rotary positions, no biases, and query heads sharing K/V heads.")
+        c3.selectbox(
+            _("Block"),
+            list(BLOCKS),
+            key=BLOCK,
+            format_func=lambda b: known(BLOCKS[b]),
+            help=_(
+                "GPT-2's block (LayerNorm, a GELU/ReLU MLP, the positions chosen below) or a Llama "
+                "block as in Llama, Qwen and SmolLM: RMSNorm, a SwiGLU feed-forward of width d_ff, "
+                "rotary positions, no biases, and query heads sharing K/V heads."
+            ),
+        )
     if llama_block(task.family):
-        c3.selectbox("K/V heads", divisors(st.session_state[HEADS]), key=KV_HEADS,
-                     help="Key/value heads the query heads share (grouped-query attention): as many as the heads "
-                          "gives each head its own; 1 is multi-query attention. Fewer make the KV cache smaller.")
+        c3.selectbox(
+            _("K/V heads"),
+            divisors(st.session_state[HEADS]),
+            key=KV_HEADS,
+            help=_(
+                "Key/value heads the query heads share (grouped-query attention): as many as the heads "
+                "gives each head its own; 1 is multi-query attention. Fewer make the KV cache smaller."
+            ),
+        )
     elif family(task.family).reads_images:
-        c3.caption("The Vision Transformer always uses learned position embeddings and pre-norm blocks.")
+        c3.caption(_("The Vision Transformer always uses learned position embeddings and pre-norm blocks."))
     else:
-        c3.selectbox("Positional encoding", POSITIONALS, key=POSITIONAL, format_func=pos_title,
-                     help="How the model knows token order. With 'none', attention cannot tell positions "
-                          "apart, so reversing becomes impossible.")
-        c3.selectbox("Norm placement", NORM_POSITIONS, key=NORM, format_func=lambda n: f"{n}-norm",
-                     help="Pre-norm puts LayerNorm before each sub-layer (trains stably); post-norm after the "
-                          "residual add, as in the 2017 paper (may need a lower learning rate).")
-    c4.slider("Dropout", 0.0, 0.5, step=0.05, key=DROPOUT,
-              help="Randomly zeroes this fraction of attention weights and activations while training.")
-    c4.select_slider("Learning rate", LRS, key=LR, format_func=lambda v: f"{v:g}",
-                     help="Size of each update. Too high and the loss jumps around or becomes NaN.")
-    c5.select_slider("Batch size", batch_choices(), key=BATCH,
-                     help="Examples per step. Larger batches give smoother curves but slower steps.")
-    c5.number_input("Steps", 10, limits().max_steps, step=50, key=STEPS,
-                    help="Optimisation steps in the whole run.")
-    c6.number_input("Seed", 0, 2**31 - 1, step=1, key=SEED,
-                    help="Fixes the initial weights and the training data: the same seed gives the same run.")
+        c3.selectbox(
+            _("Positional encoding"),
+            POSITIONALS,
+            key=POSITIONAL,
+            format_func=pos_title,
+            help=_(
+                "How the model knows token order. With 'none', attention cannot tell positions "
+                "apart, so reversing becomes impossible."
+            ),
+        )
+        c3.selectbox(
+            _("Norm placement"),
+            NORM_POSITIONS,
+            key=NORM,
+            format_func=norm_title,
+            help=_(
+                "Pre-norm puts LayerNorm before each sub-layer (trains stably); post-norm after the "
+                "residual add, as in the 2017 paper (may need a lower learning rate)."
+            ),
+        )
+    c4.slider(
+        _("Dropout"),
+        0.0,
+        0.5,
+        step=0.05,
+        key=DROPOUT,
+        help=_("Randomly zeroes this fraction of attention weights and activations while training."),
+    )
+    c4.select_slider(
+        _("Learning rate"),
+        LRS,
+        key=LR,
+        format_func=lambda v: f"{v:g}",
+        help=_("Size of each update. Too high and the loss jumps around or becomes NaN."),
+    )
+    c5.select_slider(
+        _("Batch size"),
+        batch_choices(),
+        key=BATCH,
+        help=_("Examples per step. Larger batches give smoother curves but slower steps."),
+    )
+    c5.number_input(
+        _("Steps"), 10, limits().max_steps, step=50, key=STEPS, help=_("Optimisation steps in the whole run.")
+    )
+    c6.number_input(
+        _("Seed"),
+        0,
+        2**31 - 1,
+        step=1,
+        key=SEED,
+        help=_("Fixes the initial weights and the training data: the same seed gives the same run."),
+    )
     devices = available_devices()
-    c6.selectbox("Device", devices, key=DEVICE, disabled=len(devices) == 1,
-                 help="Where the model trains. Only devices found on this server are offered.")
+    c6.selectbox(
+        _("Device"),
+        devices,
+        key=DEVICE,
+        disabled=len(devices) == 1,
+        help=_("Where the model trains. Only devices found on this server are offered."),
+    )
 
 
 def compare_panel(task: Task) -> None:
     """The Compare switch and, when on, what configuration B changes."""
-    st.toggle("Compare two configurations", key=COMPARE, on_change=on_compare_change,
-              help="Train a second configuration B on the same task, data and seed, side by side with A.")
+    st.toggle(
+        _("Compare two configurations"),
+        key=COMPARE,
+        on_change=on_compare_change,
+        help=_("Train a second configuration B on the same task, data and seed, side by side with A."),
+    )
     if not st.session_state[COMPARE]:
         return
     c0, c1, c2, c3, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="center")
-    c0.caption("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:")
-    c1.select_slider("B · layers", list(range(1, limits().max_layers + 1)), key=B_LAYERS,
-                     help="Layers of configuration B.")
+    c0.caption(_("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:"))
+    c1.select_slider(
+        _("B · layers"), list(range(1, limits().max_layers + 1)), key=B_LAYERS, help=_("Layers of configuration B.")
+    )
     llama = llama_block(task.family)
-    c2.selectbox("B · heads", head_options(st.session_state[D_MODEL], "rope" if llama
-                                           else st.session_state[B_POSITIONAL]),
-                 key=B_HEADS, help="Heads of configuration B (e.g. 1 head against A's 4).")
+    c2.selectbox(
+        _("B · heads"),
+        head_options(st.session_state[D_MODEL], "rope" if llama else st.session_state[B_POSITIONAL]),
+        key=B_HEADS,
+        help=_("Heads of configuration B (e.g. 1 head against A's 4)."),
+    )
     if llama:
-        c3.caption("B keeps A's Llama block (rotary positions, RMSNorm before each sub-layer) and A's K/V heads "
-                   "when they divide B's heads.")
+        c3.caption(
+            _(
+                "B keeps A's Llama block (rotary positions, RMSNorm before each sub-layer) and A's K/V heads "
+                "when they divide B's heads."
+            )
+        )
     elif not family(task.family).reads_images:
-        c3.selectbox("B · positional encoding", POSITIONALS, key=B_POSITIONAL, format_func=pos_title,
-                     help="Positional encoding of configuration B (e.g. none against A's sinusoidal).")
-        c4.selectbox("B · norm", NORM_POSITIONS, key=B_NORM, format_func=lambda n: f"{n}-norm",
-                     help="Norm placement of configuration B.")
+        c3.selectbox(
+            _("B · positional encoding"),
+            POSITIONALS,
+            key=B_POSITIONAL,
+            format_func=pos_title,
+            help=_("Positional encoding of configuration B (e.g. none against A's sinusoidal)."),
+        )
+        c4.selectbox(
+            _("B · norm"),
+            NORM_POSITIONS,
+            key=B_NORM,
+            format_func=norm_title,
+            help=_("Norm placement of configuration B."),
+        )

@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from explorer.i18n import N_, _, num, percent
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import thin_series
 from ui.common.charts import font_size, label_colour, title_lines
 from ui.common.theme import projector
-from ui.training.charts import LANE_COLOURS, METRIC_TITLES, pattern_title
+from ui.training.charts import LANE_COLOURS, metric_title, pattern_title
 
 MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
 CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
@@ -38,10 +39,10 @@ AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a scre
 MARKER_COLOUR = "#6B7280"  # the dotted line at the step the heatmaps show
 TARGET_COLOUR = "#009E73"  # Okabe-Ito bluish green: the metric's target
 Chart = tuple[pa.Table, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
-WAITING = (  # shown in place of each chart (loss, metric, pattern score) until it has a point to draw
-    "📉 The loss curve starts with the first training step.",
-    "🎯 The held-out metric appears after the first evaluation.",
-    "🔍 The pattern score appears with the first attention snapshot.",
+WAITING = (  # shown in place of each chart (loss, metric, pattern score) until it has a point to draw (through _())
+    N_("📉 The loss curve starts with the first training step."),
+    N_("🎯 The held-out metric appears after the first evaluation."),
+    N_("🔍 The pattern score appears with the first attention snapshot."),
 )
 
 
@@ -57,17 +58,26 @@ def _lanes(run: RunFrame) -> list[str]:
 def _colour(run: RunFrame) -> dict[str, Any]:
     lanes = _lanes(run)
     legend = {"title": None, "orient": "top", "direction": "horizontal"} if len(lanes) > 1 else None
-    return {"field": "run", "type": "nominal", "legend": legend,
-            "scale": {"domain": lanes, "range": list(LANE_COLOURS[: len(lanes)])}}
+    return {
+        "field": "run",
+        "type": "nominal",
+        "legend": legend,
+        "scale": {"domain": lanes, "range": list(LANE_COLOURS[: len(lanes)])},
+    }
 
 
 def _x(run: RunFrame, compact: bool = False) -> dict[str, Any]:
-    return {"field": "step", "type": "quantitative", "title": None if compact else "step",
-            "scale": {"domain": [0, run.total_steps], "nice": False}}
+    return {
+        "field": "step",
+        "type": "quantitative",
+        "title": None if compact else _("step"),
+        "scale": {"domain": [0, run.total_steps], "nice": False},
+    }
 
 
-def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None,
-           compact: bool = False) -> Chart:
+def _chart(
+    data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None, compact: bool = False
+) -> Chart:
     """The chart of ``data`` (its columns) and ``layers``, with a dotted line at step ``marker``: one row more in
     the data (``marker`` true), which the data layers leave out, so the spec is the same whatever step it marks.
 
@@ -77,9 +87,13 @@ def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]],
     for layer in layers:
         if "data" not in layer:  # a layer with rows of its own (the target line) needs no filter
             layer["transform"] = [{"filter": "!datum.marker"}, *layer.get("transform", [])]
-    layers.append({"transform": [{"filter": "datum.marker"}],
-                   "mark": {"type": "rule", "color": MARKER_COLOUR, "strokeDash": [4, 4], "strokeWidth": 2},
-                   "encoding": {"x": {"field": "step", "type": "quantitative"}}})
+    layers.append(
+        {
+            "transform": [{"filter": "datum.marker"}],
+            "mark": {"type": "rule", "color": MARKER_COLOUR, "strokeDash": [4, 4], "strokeWidth": 2},
+            "encoding": {"x": {"field": "step", "type": "quantitative"}},
+        }
+    )
     count = len(data["step"])
     columns = {name: list(values) for name, values in data.items()}
     columns["marker"] = [False] * count
@@ -88,12 +102,23 @@ def _chart(data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]],
             values.append(marker if name == "step" else True if name == "marker" else None)
     size = font_size()
     return pa.table(columns), {
-        "title": {"text": title_lines(title, COMPACT_TITLE_CHARS if compact else None), "anchor": "start",
-                  "fontSize": size + 2, "color": label_colour(), "limit": 0},  # whole words, never "held-out (…"
+        "title": {
+            "text": title_lines(title, COMPACT_TITLE_CHARS if compact else None),
+            "anchor": "start",
+            "fontSize": size + 2,
+            "color": label_colour(),
+            "limit": 0,
+        },  # whole words, never "held-out (…"
         "layer": layers,
-        "config": {"axis": {"labelFontSize": max(size - 1, AXIS_LABEL_MIN_PX[projector()]), "titleFontSize": size,
-                            "labelColor": label_colour(), "titleColor": label_colour()},
-                   "legend": {"labelFontSize": size - 1, "symbolStrokeWidth": 3}},
+        "config": {
+            "axis": {
+                "labelFontSize": max(size - 1, AXIS_LABEL_MIN_PX[projector()]),
+                "titleFontSize": size,
+                "labelColor": label_colour(),
+                "titleColor": label_colour(),
+            },
+            "legend": {"labelFontSize": size - 1, "symbolStrokeWidth": 3},
+        },
     }
 
 
@@ -101,9 +126,14 @@ def waiting_chart(text: str, height: int = CURVE_HEIGHT) -> Chart:
     """An empty frame titled ``text`` (one of :data:`WAITING`): where a curve of ``height`` pixels will be drawn,
     kept on a projector's first screen before there is anything to draw."""
     size = font_size()
-    return pa.table({"note": ["no point yet"]}), {
-        "title": {"text": title_lines(text), "anchor": "start", "fontSize": size + 2, "color": label_colour(),
-                  "limit": 0},
+    return pa.table({"note": [_("no point yet")]}), {
+        "title": {
+            "text": title_lines(_(text)),
+            "anchor": "start",
+            "fontSize": size + 2,
+            "color": label_colour(),
+            "limit": 0,
+        },
         "mark": {"type": "text", "fontSize": size, "color": label_colour()},
         "encoding": {"text": {"field": "note"}},
         "height": height - 80,
@@ -124,19 +154,36 @@ def loss_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> C
         data["curve"] += ["train"] * len(xs) + ["held-out"] * len(held)
         data["run"] += [lane] * (len(xs) + len(held))
     encoding = {
-        "x": _x(run, compact), "color": _colour(run), "detail": {"field": "run", "type": "nominal"},
-        "y": {"field": "loss", "type": "quantitative", "title": None, "scale": _log_domain(data["loss"]),
-              "axis": {"format": "~g"}},
-        "strokeDash": {"field": "curve", "type": "nominal", "title": None, "legend": None,
-                       "scale": {"domain": ["train", "held-out"], "range": [[1, 0], [6, 3]]}},
+        "x": _x(run, compact),
+        "color": _colour(run),
+        "detail": {"field": "run", "type": "nominal"},
+        "y": {
+            "field": "loss",
+            "type": "quantitative",
+            "title": None,
+            "scale": _log_domain(data["loss"]),
+            "axis": {"format": "~g"},
+        },
+        "strokeDash": {
+            "field": "curve",
+            "type": "nominal",
+            "title": None,
+            "legend": None,
+            "scale": {"domain": ["train", "held-out"], "range": [[1, 0], [6, 3]]},
+        },
     }
-    marks = {"train": {"type": "line", "strokeWidth": 1.5, "opacity": 0.7},
-             "held-out": {"type": "line", "strokeWidth": 2.5, "point": True}}
+    marks = {
+        "train": {"type": "line", "strokeWidth": 1.5, "opacity": 0.7},
+        "held-out": {"type": "line", "strokeWidth": 2.5, "point": True},
+    }
     # A layer without rows would make Vega warn of an infinite extent on the log scale: leave it out.
-    layers = [{"transform": [{"filter": f"datum.curve == '{curve}'"}], "encoding": encoding, "mark": mark}
-              for curve, mark in marks.items() if curve in data["curve"]]
+    layers = [
+        {"transform": [{"filter": f"datum.curve == '{curve}'"}], "encoding": encoding, "mark": mark}
+        for curve, mark in marks.items()
+        if curve in data["curve"]
+    ]
     # The title names the two line styles, so no legend takes height from this chart alone.
-    title = "Loss · train · held-out (dots)" if compact else "Loss · train (thin) · held-out (dots)"
+    title = _("Loss · train · held-out (dots)") if compact else _("Loss · train (thin) · held-out (dots)")
     return _chart(data, title, layers, marker, compact)
 
 
@@ -156,43 +203,73 @@ def _linear_domain(values: list[float]) -> dict[str, Any]:
     lo, hi = min(values), max(values)
     spread = hi - lo or abs(hi) or 1.0
     unit = 10 ** math.floor(math.log10(spread)) / 2
-    return {"domain": [math.floor((lo - 0.05 * spread) / unit) * unit, math.ceil((hi + 0.05 * spread) / unit) * unit],
-            "nice": False}
+    return {
+        "domain": [math.floor((lo - 0.05 * spread) / unit) * unit, math.ceil((hi + 0.05 * spread) / unit) * unit],
+        "nice": False,
+    }
 
 
 def metric_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> Chart:
     """The task's metric on held-out data for every lane, with the target as a dashed green line (``compact``: as
     in :func:`loss_chart`)."""
     task = run.task
-    rows = [(r["step"], r[task.metric_name], lane)
-            for lane, feed in zip(_lanes(run), run.lanes, strict=True)
-            for r in feed.history if task.metric_name in r and math.isfinite(r[task.metric_name])]
-    data = _columns(rows, ("step", "value", "run"))
-    percent = task.metric_name == "accuracy"
-    y = {"field": "value", "type": "quantitative", "title": None,
-         "axis": {"format": "%" if percent else "~g"}, "scale": {"domain": [0, 1]} if percent
-         else _linear_domain([*data["value"], task.metric_target])}
-    layers = [
-        {"mark": {"type": "line", "strokeWidth": 2.5, "point": True},
-         "encoding": {"x": _x(run, compact), "y": y, "color": _colour(run)}},
-        {"data": {"values": [{"value": task.metric_target}]},
-         "mark": {"type": "rule", "color": TARGET_COLOUR, "strokeDash": [6, 3], "strokeWidth": 1.5},
-         "encoding": {"y": {"field": "value", "type": "quantitative"}}},
+    rows = [
+        (r["step"], r[task.metric_name], lane)
+        for lane, feed in zip(_lanes(run), run.lanes, strict=True)
+        for r in feed.history
+        if task.metric_name in r and math.isfinite(r[task.metric_name])
     ]
-    target = f"{100 * task.metric_target:g}%" if percent else f"{task.metric_target:g}"
-    name = METRIC_TITLES.get(task.metric_name, task.metric_name)
-    return _chart(data, f"{name} (held-out) · target {target}", layers, marker, compact)
+    data = _columns(rows, ("step", "value", "run"))
+    is_percent = task.metric_name == "accuracy"
+    y = {
+        "field": "value",
+        "type": "quantitative",
+        "title": None,
+        "axis": {"format": "%" if is_percent else "~g"},
+        "scale": {"domain": [0, 1]} if is_percent else _linear_domain([*data["value"], task.metric_target]),
+    }
+    layers = [
+        {
+            "mark": {"type": "line", "strokeWidth": 2.5, "point": True},
+            "encoding": {"x": _x(run, compact), "y": y, "color": _colour(run)},
+        },
+        {
+            "data": {"values": [{"value": task.metric_target}]},
+            "mark": {"type": "rule", "color": TARGET_COLOUR, "strokeDash": [6, 3], "strokeWidth": 1.5},
+            "encoding": {"y": {"field": "value", "type": "quantitative"}},
+        },
+    ]
+    target = percent_text(task.metric_target) if is_percent else num(task.metric_target)
+    title = _("{metric} (held-out) · target {target}").format(metric=metric_title(task.metric_name), target=target)
+    return _chart(data, title, layers, marker, compact)
 
 
 def pattern_chart(run: RunFrame, marker: int | None) -> Chart:
     """For the task's pattern(s), the score of the best-matching head at every snapshot (1 = perfect)."""
-    rows = [(s.step, float(s.scores[key].max()), lane, pattern_title(key))
-            for lane, feed in zip(_lanes(run), run.lanes, strict=True)
-            for s in feed.snapshots for key in run.task.pattern_names if key in s.scores]
+    rows = [
+        (s.step, float(s.scores[key].max()), lane, pattern_title(key))
+        for lane, feed in zip(_lanes(run), run.lanes, strict=True)
+        for s in feed.snapshots
+        for key in run.task.pattern_names
+        if key in s.scores
+    ]
     data = _columns(rows, ("step", "score", "run", "pattern"))
-    layers = [{"mark": {"type": "line", "strokeWidth": 2.5, "point": True},
-               "encoding": {"x": _x(run), "color": _colour(run), "detail": {"field": "pattern", "type": "nominal"},
-                            "y": {"field": "score", "type": "quantitative", "title": None,
-                                  "scale": {"domain": [0, 1]}}}}]
+    layers = [
+        {
+            "mark": {"type": "line", "strokeWidth": 2.5, "point": True},
+            "encoding": {
+                "x": _x(run),
+                "color": _colour(run),
+                "detail": {"field": "pattern", "type": "nominal"},
+                "y": {"field": "score", "type": "quantitative", "title": None, "scale": {"domain": [0, 1]}},
+            },
+        }
+    ]
     names = ", ".join(pattern_title(k) for k in run.task.pattern_names)
-    return _chart(data, f"Best head's {names} score", layers, marker)
+    return _chart(data, _("Best head's {patterns} score").format(patterns=names), layers, marker)
+
+
+def percent_text(share: float) -> str:
+    """``share`` as a percentage with as many decimals as it needs, at most two ("90%", "97.5%")."""
+    digits = next((d for d in (0, 1, 2) if abs(round(100 * share, d) - 100 * share) < 1e-9), 2)
+    return percent(share, digits)

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+from explorer.i18n import language
 from explorer.render.shared import SharedRenders
 from ui.common.chart_style import colorscale, label_colour, stretch_attention
 from ui.common.theme import projector
@@ -50,8 +51,8 @@ def weigh(value: Any) -> int:
 
 
 def look() -> tuple[Hashable, ...]:
-    """Everything in this session's settings that changes how a drawing looks."""
-    return colorscale(), stretch_attention(), projector(), label_colour()
+    """Everything in this session's settings that changes how a drawing looks (its language too)."""
+    return colorscale(), stretch_attention(), projector(), label_colour(), language()
 
 
 def frozen(value: Any) -> Any:

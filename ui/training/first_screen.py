@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from explorer.i18n import _, num, percent
 from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
 from ui.training import charts, heatmaps
@@ -33,27 +34,47 @@ MAP_SHARE = (3, 1)  # one configuration: the heatmap's width and the width of th
 def status_line(run: RunFrame, status: str) -> str:
     """The step, the held-out metric of every lane (and its step) and the status, as one line of page text."""
     task = run.task
-    title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
+    title = charts.metric_title(task.metric_name)
     values = []
     for i, lane in enumerate(run.lanes):
         value = (lane.last_eval or {}).get(task.metric_name)
-        shown = "–" if value is None or not math.isfinite(value) else (
-            f"{100 * value:.1f}%" if task.metric_name == "accuracy" else f"{value:.3f}")
+        shown = (
+            "–"
+            if value is None or not math.isfinite(value)
+            else (percent(value, 1) if task.metric_name == "accuracy" else num(value, 3))
+        )
         values.append(f"{charts.short_label(run, i).strip(' ·')} **{shown}**".strip())
     evaluated = next((int(r["step"]) for r in reversed(run.lanes[0].history) if task.metric_name in r), None)
-    at = f" at step {evaluated:,}" if evaluated is not None else ""
+    shown = " · ".join(values)
+    if evaluated is not None:
+        metric = _("{metric} (held-out) {values} at step {step}").format(
+            metric=title, values=shown, step=num(evaluated)
+        )
+    else:
+        metric = _("{metric} (held-out) {values}").format(metric=title, values=shown)
     eta = run.eta_s
-    left = f" · about {eta:.0f} s left" if eta is not None and run.status == "running" else ""
-    return (f"Step **{run.step:,}** / {run.total_steps:,} · {title} (held-out) {' · '.join(values)}{at} · "
-            f"{status}{left}")
+    left = (
+        " · " + _("about {seconds} s left").format(seconds=num(eta, 0))
+        if eta is not None and run.status == "running"
+        else ""
+    )
+    return (
+        _("Step **{step}** / {steps}").format(step=num(run.step), steps=num(run.total_steps))
+        + f" · {metric} · {status}{left}"
+    )
 
 
 def kind_select(run: RunFrame, kinds: list[str], key: str) -> str:
     """The attention kind as a compact drop-down (its value is settled by ``views.kind_picker``)."""
     if len(kinds) > 1:
-        st.selectbox("Attention shown", kinds, key=key, label_visibility="collapsed",
-                     format_func=lambda k: charts.kind_title(k, run.task.family).split(" (")[0],
-                     help="Which attention the heatmap shows.")
+        st.selectbox(
+            _("Attention shown"),
+            kinds,
+            key=key,
+            label_visibility="collapsed",
+            format_func=lambda k: charts.short_kind_title(k, run.task.family),
+            help=_("Which attention the heatmap shows."),
+        )
     return st.session_state[key]
 
 
@@ -66,10 +87,18 @@ def head_select(run: RunFrame, kind: str, key: str) -> Any:
     options = ([BEST] if scored else []) + [(i, j) for i in range(layers) for j in range(heads)]
     if st.session_state.get(key) not in options:
         st.session_state[key] = options[0]
-    st.selectbox("Head shown", options, key=key, label_visibility="collapsed",
-                 format_func=lambda o: "Best-matching head" if o == BEST else f"Layer {o[0] + 1} · head {o[1] + 1}",
-                 help="The head whose attention the heatmap shows; the best-matching one follows the task's pattern "
-                      "score.")
+    st.selectbox(
+        _("Head shown"),
+        options,
+        key=key,
+        label_visibility="collapsed",
+        format_func=lambda o: (
+            _("Best-matching head")
+            if o == BEST
+            else _("Layer {layer} · head {head}").format(layer=o[0] + 1, head=o[1] + 1)
+        ),
+        help=_("The head whose attention the heatmap shows; the best-matching one follows the task's pattern score."),
+    )
     return st.session_state[key]
 
 
@@ -87,7 +116,11 @@ def chosen_head(snap: Snapshot, kind: str, choice: Any) -> tuple[int, int, str] 
         layer, head = (layers - 1, 0) if choice == BEST else choice
     if layer >= layers or head >= heads:
         return None
-    note = f"{charts.pattern_title(scored)} score {float(z[layer, head]):.2f}" if z is not None else ""
+    note = (
+        _("{pattern} score {score}").format(pattern=charts.pattern_title(scored), score=num(float(z[layer, head]), 2))
+        if z is not None
+        else ""
+    )
     return layer, head, note
 
 
@@ -104,6 +137,7 @@ def head_heading(run: RunFrame, lane: int, snap: Snapshot, note: str) -> str:
     """The words beside one configuration's heatmap (above each when comparing two), whose own headers name its
     layer and head: the configuration when comparing, the step it shows and its pattern score."""
     if len(run.lanes) > 1:
-        return f"**{run.labels[lane].split(' · ')[0]}** · step {snap.step:,}" + (
-            f" · {' '.join(note.split()[-2:])}" if note else "")
-    return f"**Step {snap.step:,}**" + (f"  \n{note}" if note else "")
+        return _("**{config}** · step {step}").format(config=run.labels[lane].split(" · ")[0], step=num(snap.step)) + (
+            f" · {' '.join(note.split()[-2:])}" if note else ""
+        )
+    return _("**Step {step}**").format(step=num(snap.step)) + (f"  \n{note}" if note else "")

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from explorer.i18n import _, ngettext, num
 from explorer.render import heatmap as hm
 from explorer.render.grid_image import GAP, GridLayout, grid_html, tick_labels
 from explorer.runs.frame import RunFrame
@@ -33,6 +34,7 @@ from ui.common.charts import (
     title_lines,
 )
 from ui.training.charts import kind_title, pattern_title
+from ui.training.task_labels import shown_label
 
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
 MAIN_WIDTH_PX = 900  # room for the heatmaps in the wide layout (both configurations together when comparing)
@@ -61,31 +63,49 @@ def _axis(labels: Sequence[str] | None, n: int, title: str, cell: int, *, x: boo
     texts = list(labels) if labels is not None and len(labels) == n else [str(i) for i in range(n)]
     size = max(11, font_size() - 2)
     upright = not x or cell / n >= size * max(len(t) for t in texts) * 0.6  # the widest label fits across
-    return {"title": title, "labelExpr": f"{json.dumps(texts)}[datum.value]", "labelAngle": 0 if upright else -90,
-            "labelFontSize": size, "labelColor": label_colour(), "labelOverlap": False}
+    return {
+        "title": title,
+        "labelExpr": f"{json.dumps(texts)}[datum.value]",
+        "labelAngle": 0 if upright else -90,
+        "labelFontSize": size,
+        "labelColor": label_colour(),
+        "labelOverlap": False,
+    }
 
 
 def _header(name: str) -> dict[str, Any]:
-    """A facet header such as "head 2", as large and dark as the rest of the chart's text."""
-    return {"labelExpr": f"'{name} ' + datum.value", "labelFontSize": font_size() + 1,
-            "labelColor": label_colour(), "labelFontWeight": "bold"}
+    """A facet header such as "head 2" (``name``: "layer {n}" or "head {n}", translated), as large and dark as the
+    rest of the chart's text."""
+    before, _n, after = name.partition("{n}")
+    return {
+        "labelExpr": f"{json.dumps(before)} + datum.value + {json.dumps(after)}",
+        "labelFontSize": font_size() + 1,
+        "labelColor": label_colour(),
+        "labelFontWeight": "bold",
+    }
 
 
 def attention_title(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> str:
     """The heading above a lane's heatmaps (page text, so it is also read out and findable)."""
-    title = f"**{kind_title(kind, run.task.family)} · step {snap.step}**"
-    title += f"  \n{run.labels[lane]}" if len(run.lanes) > 1 else ""
+    title = "**" + _("{kind} · step {step}").format(kind=kind_title(kind, run.task.family), step=snap.step) + "**"
+    title += f"  \n{shown_label(run.labels[lane])}" if len(run.lanes) > 1 else ""
     return title + uniform_maps(snap.attention[kind])
 
 
 def uniform_maps(maps: np.ndarray) -> str:
-    """"  \nNearly uniform (…): layer 1 · head 2, …" naming the maps ``(L, H, T, S)`` whose rows barely vary."""
-    flat = [f"layer {i + 1} · head {j + 1}" for i, layer in enumerate(maps) for j, w in enumerate(layer)
-            if nearly_uniform(w)]
+    """ "  \nNearly uniform (…): layer 1 · head 2, …" naming the maps ``(L, H, T, S)`` whose rows barely vary."""
+    flat = [
+        _("layer {layer} · head {head}").format(layer=i + 1, head=j + 1)
+        for i, layer in enumerate(maps)
+        for j, w in enumerate(layer)
+        if nearly_uniform(w)
+    ]
     if not flat:
         return ""
-    named = "all maps" if len(flat) == maps.shape[0] * maps.shape[1] else ", ".join(flat)
-    return f"  \nNearly uniform (max − min < {NEAR_UNIFORM:g} in every row): {named}"
+    named = _("all maps") if len(flat) == maps.shape[0] * maps.shape[1] else ", ".join(flat)
+    return "  \n" + _("Nearly uniform (max − min < {limit} in every row): {maps}").format(
+        limit=num(NEAR_UNIFORM), maps=named
+    )
 
 
 def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Chart:
@@ -96,30 +116,50 @@ def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Char
     layer, head, q, k = np.meshgrid(np.arange(layers), np.arange(heads), np.arange(t), np.arange(s), indexing="ij")
     # Small integer columns: a snapshot is sent many times a second while training, and a slow browser falls
     # behind on big frames. Vega-Lite turns them back into weights and token labels (see ``transform``).
-    data = pd.DataFrame({"layer": (layer.ravel() + 1).astype(np.int16), "head": (head.ravel() + 1).astype(np.int16),
-                         "q": q.ravel().astype(np.int16), "k": k.ravel().astype(np.int16),
-                         "w": np.rint(maps.ravel() * WEIGHT_SCALE).astype(np.int16)})
+    data = pd.DataFrame(
+        {
+            "layer": (layer.ravel() + 1).astype(np.int16),
+            "head": (head.ravel() + 1).astype(np.int16),
+            "q": q.ravel().astype(np.int16),
+            "k": k.ravel().astype(np.int16),
+            "w": np.rint(maps.ravel() * WEIGHT_SCALE).astype(np.int16),
+        }
+    )
     transform: list[dict[str, str]] = [{"calculate": f"datum.w / {WEIGHT_SCALE}", "as": "weight"}]
     labelled = rows is not None and cols is not None and len(rows) == t and len(cols) == s
     if labelled:
-        transform += [{"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
-                      {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"}]
+        transform += [
+            {"calculate": f"{json.dumps(list(rows))}[datum.q]", "as": "query"},
+            {"calculate": f"{json.dumps(list(cols))}[datum.k]", "as": "key"},
+        ]
     cell, cell_h = _chart_panel(run, heads, t, s)
-    tooltip = [{"field": f, "type": "nominal" if f in ("query", "key") else "quantitative"}
-               for f in ("layer", "head", "query", "key", "weight") if labelled or f not in ("query", "key")]
+    names = {"layer": _("layer"), "head": _("head"), "query": _("query"), "key": _("key"), "weight": _("weight")}
+    tooltip = [
+        {"field": f, "type": "nominal" if f in ("query", "key") else "quantitative", "title": names[f]}
+        for f in ("layer", "head", "query", "key", "weight")
+        if labelled or f not in ("query", "key")
+    ]
     spec = {
         "transform": transform,
-        "facet": {"row": {"field": "layer", "type": "ordinal", "title": None, "header": _header("layer")},
-                  "column": {"field": "head", "type": "ordinal", "title": None, "header": _header("head")}},
+        "facet": {
+            "row": {"field": "layer", "type": "ordinal", "title": None, "header": _header(_("layer {n}"))},
+            "column": {"field": "head", "type": "ordinal", "title": None, "header": _header(_("head {n}"))},
+        },
         "spacing": 8,
         "padding": {"left": 8, "top": 4, "right": 4, "bottom": 4},  # room for the rotated "layer" headers
         "spec": {
-            "width": cell, "height": cell_h, "mark": {"type": "rect"},
+            "width": cell,
+            "height": cell_h,
+            "mark": {"type": "rect"},
             "encoding": {
                 "x": {"field": "k", "type": "ordinal", "axis": _axis(cols, s, "", cell)},
                 "y": {"field": "q", "type": "ordinal", "axis": _axis(rows, t, "", cell_h, x=False)},
-                "color": {"field": "weight", "type": "quantitative", "title": "weight",
-                          "scale": _colours(attention_range(maps))},
+                "color": {
+                    "field": "weight",
+                    "type": "quantitative",
+                    "title": names["weight"],
+                    "scale": _colours(attention_range(maps)),
+                },
                 "tooltip": tooltip,
             },
         },
@@ -152,20 +192,41 @@ def attention_picture(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> tu
     layers, heads, t, s = maps.shape
     rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
     low, high = attention_range(maps)
-    lay = GridLayout(layers=layers, heads=heads, panel_w=1, panel_h=1, rows=tick_labels(rows, t),
-                     cols=tick_labels(cols, s), font=max(11, font_size() - 2), scale=colorscale(), zmin=low, zmax=high)
+    lay = GridLayout(
+        layers=layers,
+        heads=heads,
+        panel_w=1,
+        panel_h=1,
+        rows=tick_labels(rows, t),
+        cols=tick_labels(cols, s),
+        font=max(11, font_size() - 2),
+        scale=colorscale(),
+        zmin=low,
+        zmax=high,
+    )
     fixed = lay.width - lay.grid_w  # the labels and the colour bar
     room = (COLUMN_PX - COLUMN_GAP_PX * (len(run.lanes) - 1)) // len(run.lanes)
     # The chart's panel size, so the page keeps its layout on Pause, unless the whole grid would not fit
     panel_w, panel_h = min(_chart_panel(run, heads, t, s), _panel_size(room - fixed + GAP, heads, t, s, GAP))
     lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=panel_h)
-    label = (f"{kind_title(kind, run.task.family)} at step {snap.step}: {layers} layers × {heads} heads, each a "
-             f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
+    label = _(
+        "{kind} at step {step}: {layers} × {heads}, each a {t} × {s} heatmap of attention weights from {low} to {high}"
+    ).format(
+        kind=kind_title(kind, run.task.family),
+        step=snap.step,
+        layers=ngettext("{n} layer", "{n} layers", layers).format(n=layers),
+        heads=ngettext("{n} head", "{n} heads", heads).format(n=heads),
+        t=t,
+        s=s,
+        low=num(low),
+        high=num(high),
+    )
     return grid_html(maps, lay, label=label), lay.width
 
 
-def head_picture(run: RunFrame, snap: Snapshot, kind: str, layer: int, head: int, *, width_px: int,
-                 height_px: int, smaller: int = 0) -> str:
+def head_picture(
+    run: RunFrame, snap: Snapshot, kind: str, layer: int, head: int, *, width_px: int, height_px: int, smaller: int = 0
+) -> str:
     """One layer and head of ``kind`` at ``snap`` as a picture, as large as fits ``width_px`` × ``height_px`` (the
     heatmap alone; its labels and colour bar take part of the width): the compact live view's first screen.
     ``smaller``: pixels off the labels' usual size, where two such pictures share the width.
@@ -173,18 +234,40 @@ def head_picture(run: RunFrame, snap: Snapshot, kind: str, layer: int, head: int
     Its colours span the same range as the grid of every head, so a head reads the same in both.
     """
     maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
-    one = maps[layer:layer + 1, head:head + 1]  # (1, 1, T, S)
+    one = maps[layer : layer + 1, head : head + 1]  # (1, 1, T, S)
     t, s = one.shape[2:]
     rows, cols = run.task.attention_example().get("labels", {}).get(kind, (None, None))
     low, high = attention_range(maps)
-    lay = GridLayout(layers=1, heads=1, panel_w=1, panel_h=1, rows=tick_labels(rows, t), cols=tick_labels(cols, s),
-                     font=font_size() - smaller, scale=colorscale(), zmin=low, zmax=high, first_layer=layer,
-                     first_head=head)
+    lay = GridLayout(
+        layers=1,
+        heads=1,
+        panel_w=1,
+        panel_h=1,
+        rows=tick_labels(rows, t),
+        cols=tick_labels(cols, s),
+        font=font_size() - smaller,
+        scale=colorscale(),
+        zmin=low,
+        zmax=high,
+        first_layer=layer,
+        first_head=head,
+    )
     ratio = min(1.5, t / s)  # taller than wide for long queries, as in the grid
     panel_w = int(max(40, min(width_px - (lay.width - lay.grid_w), height_px / ratio)))
     lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=int(panel_w * ratio))
-    label = (f"{kind_title(kind, run.task.family)} of layer {layer + 1}, head {head + 1} at step {snap.step}: a "
-             f"{t} × {s} heatmap of attention weights from {low:g} to {high:g}")
+    label = _(
+        "{kind} of layer {layer}, head {head} at step {step}: a {t} × {s} heatmap of attention weights from "
+        "{low} to {high}"
+    ).format(
+        kind=kind_title(kind, run.task.family),
+        layer=layer + 1,
+        head=head + 1,
+        step=snap.step,
+        t=t,
+        s=s,
+        low=num(low),
+        high=num(high),
+    )
     return grid_html(one, lay, label=label)
 
 
@@ -215,24 +298,50 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
     z = snap.scores[key]
     layers, heads = z.shape
     layer, head = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
-    data = pd.DataFrame({"layer": [f"layer {i + 1}" for i in layer.ravel()],
-                         "head": [f"head {j + 1}" for j in head.ravel()], "score": np.round(z.ravel(), 2)})
-    encoding = {"x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}},
-                "y": {"field": "layer", "type": "ordinal", "title": None}}
+    data = pd.DataFrame(
+        {
+            "layer": [_("layer {n}").format(n=i + 1) for i in layer.ravel()],
+            "head": [_("head {n}").format(n=j + 1) for j in head.ravel()],
+            "score": np.round(z.ravel(), 2),
+        }
+    )
+    encoding = {
+        "x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}},
+        "y": {"field": "layer", "type": "ordinal", "title": None},
+    }
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if colorscale() in ("Blues", "Greys") else ("black", "white")
     spec = {
-        "title": {"text": title_lines(f"How {pattern_title(key)} is each head? · {kind_name}"
-                                      + ("" if live else f" · step {snap.step}")),
-                  "anchor": "start", "fontSize": font_size() + 1, "color": label_colour(), "limit": 0},
+        "title": {
+            "text": title_lines(
+                _("How {pattern} is each head? · {kind}").format(pattern=pattern_title(key), kind=kind_name)
+                + ("" if live else " · " + _("step {step}").format(step=snap.step))
+            ),
+            "anchor": "start",
+            "fontSize": font_size() + 1,
+            "color": label_colour(),
+            "limit": 0,
+        },
         "height": SCORE_ROW_PX * layers,
         "layer": [
-            {"mark": "rect", "encoding": {**encoding, "color": {
-                "field": "score", "type": "quantitative", "scale": _colours([0, 1])}}},
-            {"mark": {"type": "text", "fontSize": font_size()}, "encoding": {
-                **encoding, "text": {"field": "score", "type": "quantitative", "format": ".2f"},
-                "color": {"condition": {"test": "datum.score > 0.6", "value": light_high[0]},
-                          "value": light_high[1]}}},
+            {
+                "mark": "rect",
+                "encoding": {
+                    **encoding,
+                    "color": {"field": "score", "type": "quantitative", "scale": _colours([0, 1])},
+                },
+            },
+            {
+                "mark": {"type": "text", "fontSize": font_size()},
+                "encoding": {
+                    **encoding,
+                    "text": {"field": "score", "type": "quantitative", "format": ".2f"},
+                    "color": {
+                        "condition": {"test": "datum.score > 0.6", "value": light_high[0]},
+                        "value": light_high[1],
+                    },
+                },
+            },
         ],
     }
     return data, spec

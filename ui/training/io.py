@@ -18,6 +18,7 @@ import streamlit as st
 
 from explorer.guard import model_limit_problems
 from explorer.host import MIB, limits
+from explorer.i18n import _, num
 from explorer.render.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import LiveRun
@@ -34,15 +35,23 @@ from ui.common.exports import colormap
 from ui.training import controls
 from ui.training.charts import kind_title
 from ui.training.run import build_run, hand_over_model, session
+from ui.training.status import message_of, shown_text
+from ui.training.task_labels import shown_label, task_title
 from ui.training.views import PIN
 
 FRAME = "live.frame"  # the time-lapse slider (a snapshot's step)
 FRAME_LAST = "live.frame_last"  # the slider's last step when it was drawn: choosing it means "follow"
 UPLOAD = "live.upload"  # the checkpoint uploader
 # Model settings a checkpoint fills into the page's widgets.
-_ARCH_KEYS = {"n_layers": controls.LAYERS, "n_heads": controls.HEADS, "d_model": controls.D_MODEL,
-              "d_ff": controls.D_FF, "dropout": controls.DROPOUT,
-              "norm_position": controls.NORM, "positional": controls.POSITIONAL}
+_ARCH_KEYS = {
+    "n_layers": controls.LAYERS,
+    "n_heads": controls.HEADS,
+    "d_model": controls.D_MODEL,
+    "d_ff": controls.D_FF,
+    "dropout": controls.DROPOUT,
+    "norm_position": controls.NORM,
+    "positional": controls.POSITIONAL,
+}
 
 
 def _on_frame() -> None:
@@ -61,7 +70,7 @@ def timelapse_controls(run: RunFrame, kind: str, *, follow: bool) -> Any:
     if follow:
         line = c_slider.empty()
     elif len(steps) < 2:
-        c_slider.caption("🎞️ The time-lapse slider appears once a second attention snapshot has been taken.")
+        c_slider.caption("🎞️ " + _("The time-lapse slider appears once a second attention snapshot has been taken."))
         return None
     else:
         line = None
@@ -69,24 +78,46 @@ def timelapse_controls(run: RunFrame, kind: str, *, follow: bool) -> Any:
         st.session_state[FRAME] = steps[-1] if pin is None else min(steps, key=lambda s: abs(s - pin))
         st.session_state[FRAME_LAST] = steps[-1]
         c_slider.select_slider(
-            "🎞️ Time-lapse: attention at step", options=steps, key=FRAME, on_change=_on_frame,
-            help="Scrub through the attention snapshots; the dotted line on the curves marks the step shown. "
-                 "At the right end the heatmaps follow training live.")
+            "🎞️ " + _("Time-lapse: attention at step"),
+            options=steps,
+            key=FRAME,
+            on_change=_on_frame,
+            help=_(
+                "Scrub through the attention snapshots; the dotted line on the curves marks the step shown. "
+                "At the right end the heatmaps follow training live."
+            ),
+        )
     lut = colormap(colorscale())
-    title = f"{run.task.title} · {kind_title(kind, run.task.family)} · "
+    title = f"{task_title(run.task)} · {kind_title(kind, run.task.family)} · "
     c_gif.download_button(
-        "GIF", lambda: timelapse_gif(run.lanes[0].snapshots, kind, lut=lut, title=title),
-        file_name=f"{run.task.name}-{kind}-timelapse.gif", mime="image/gif", on_click="ignore",
-        icon=":material/movie:", key="live.gif", width="stretch",
-        help="The time-lapse as an animated GIF: every layer × head of the attention shown, one frame per "
-             "snapshot (configuration A).")
+        "GIF",
+        lambda: timelapse_gif(run.lanes[0].snapshots, kind, lut=lut, title=title),
+        file_name=f"{run.task.name}-{kind}-timelapse.gif",
+        mime="image/gif",
+        on_click="ignore",
+        icon=":material/movie:",
+        key="live.gif",
+        width="stretch",
+        help=_(
+            "The time-lapse as an animated GIF: every layer × head of the attention shown, one frame per "
+            "snapshot (configuration A)."
+        ),
+    )
     return line
 
 
-def _download(col, label: str, data: Callable[[], bytes | str], name: str, mime: str, key: str,
-              help: str) -> None:
-    col.download_button(label, data, file_name=name, mime=mime, key=key, help=help, on_click="ignore",
-                        icon=":material/download:", width="stretch")
+def _download(col, label: str, data: Callable[[], bytes | str], name: str, mime: str, key: str, help: str) -> None:
+    col.download_button(
+        label,
+        data,
+        file_name=name,
+        mime=mime,
+        key=key,
+        help=help,
+        on_click="ignore",
+        icon=":material/download:",
+        width="stretch",
+    )
 
 
 def _checkpoint(run: LiveRun, lane: int) -> bytes:
@@ -99,26 +130,62 @@ def downloads(run: LiveRun, kind: str) -> None:
     for i, (label, trainer) in enumerate(zip(run.labels, run.trainers, strict=True)):
         tag = f"-{'ab'[i]}" if len(run.trainers) > 1 else ""
         if len(run.trainers) > 1:
-            st.markdown(f"**{label}**")
+            st.markdown(f"**{shown_label(label)}**")
         cols = st.columns(5)
         base = f"{run.task.name}{tag}"
         shown = kind_title(kind, run.task.family)
-        _download(cols[0], "Attention (NPY)", lambda t=trainer: snapshots_npy(t.snapshots, kind),
-                  f"{base}-{kind}-attention.npy", "application/octet-stream", f"live.dl.npy{i}",
-                  f"{shown}: every snapshot as one float16 array (snapshots, layers, heads, queries, keys). "
-                  "Open with numpy.load; the snapshot steps are in the NPZ file.")
-        _download(cols[1], "All kinds (NPZ)", lambda t=trainer: snapshots_npz(t.snapshots),
-                  f"{base}-attention.npz", "application/octet-stream", f"live.dl.npz{i}",
-                  "Every snapshot of every attention kind in one .npz (a zip of .npy files): 'steps' and one "
-                  "(snapshots, layers, heads, queries, keys) array per kind. Open with numpy.load.")
-        _download(cols[2], "Metrics (CSV)", lambda t=trainer: t.metrics_csv(), f"{base}-metrics.csv", "text/csv",
-                  f"live.dl.csv{i}", "One row per step: loss, learning rate, time, and the held-out metrics.")
+        _download(
+            cols[0],
+            _("Attention (NPY)"),
+            lambda t=trainer: snapshots_npy(t.snapshots, kind),
+            f"{base}-{kind}-attention.npy",
+            "application/octet-stream",
+            f"live.dl.npy{i}",
+            _(
+                "{kind}: every snapshot as one float16 array (snapshots, layers, heads, queries, keys). "
+                "Open with numpy.load; the snapshot steps are in the NPZ file."
+            ).format(kind=shown),
+        )
+        _download(
+            cols[1],
+            _("All kinds (NPZ)"),
+            lambda t=trainer: snapshots_npz(t.snapshots),
+            f"{base}-attention.npz",
+            "application/octet-stream",
+            f"live.dl.npz{i}",
+            _(
+                "Every snapshot of every attention kind in one .npz (a zip of .npy files): 'steps' and one "
+                "(snapshots, layers, heads, queries, keys) array per kind. Open with numpy.load."
+            ),
+        )
+        _download(
+            cols[2],
+            _("Metrics (CSV)"),
+            lambda t=trainer: t.metrics_csv(),
+            f"{base}-metrics.csv",
+            "text/csv",
+            f"live.dl.csv{i}",
+            _("One row per step: loss, learning rate, time, and the held-out metrics."),
+        )
         config = {**run.config_dict(), "runs": [run.config_dict()["runs"][i]]}
-        _download(cols[3], "Config (JSON)", lambda c=config: json.dumps(c, indent=2), f"{base}-config.json",
-                  "application/json", f"live.dl.json{i}", "The task, model and training settings of this run.")
-        _download(cols[4], "Checkpoint", lambda lane=i: _checkpoint(run, lane), f"{base}.safetensors",
-                  "application/octet-stream", f"live.dl.ckpt{i}",
-                  "The trained weights as .safetensors; load them again here with 'Load a checkpoint'.")
+        _download(
+            cols[3],
+            _("Config (JSON)"),
+            lambda c=config: json.dumps(c, indent=2),
+            f"{base}-config.json",
+            "application/json",
+            f"live.dl.json{i}",
+            _("The task, model and training settings of this run."),
+        )
+        _download(
+            cols[4],
+            _("Checkpoint"),
+            lambda lane=i: _checkpoint(run, lane),
+            f"{base}.safetensors",
+            "application/octet-stream",
+            f"live.dl.ckpt{i}",
+            _("The trained weights as .safetensors; load them again here with 'Load a checkpoint'."),
+        )
 
 
 def _fill_settings(task_name: str, config) -> None:
@@ -146,19 +213,29 @@ def _check_fits(info: CheckpointInfo) -> None:
     sequence length, ...) from its settings, and the resource guard must accept it.
     """
     if info.task_name not in task_names():
-        raise CheckpointError(f"This checkpoint was trained on {info.task_name!r}, which is not a task of this page.")
+        raise CheckpointError(
+            _("This checkpoint was trained on {task}, which is not a task of this page.").format(
+                task=repr(info.task_name)
+            )
+        )
     too_big = model_limit_problems(info.config, limits())
     if too_big:
-        raise CheckpointError("Its model is larger than this server trains: " + ", ".join(too_big) + ".")
+        raise CheckpointError(
+            _("Its model is larger than this server trains: {problems}.").format(problems=", ".join(too_big))
+        )
     _fill_settings(info.task_name, info.config)
     controls.restore_settings()
     try:
         task, specs = controls.build_specs()
     except ValueError as err:
-        raise CheckpointError(str(err)) from err
+        raise CheckpointError(message_of(err)) from err
     if specs[0].model_config != info.config:
-        raise CheckpointError("This checkpoint's model has settings this page cannot reproduce "
-                              "(for example another vocabulary or sequence length).")
+        raise CheckpointError(
+            _(
+                "This checkpoint's model has settings this page cannot reproduce "
+                "(for example another vocabulary or sequence length)."
+            )
+        )
     verdict = controls.guard(task, specs)
     if not verdict.ok:
         raise CheckpointError(verdict.reason)
@@ -173,31 +250,53 @@ def _on_upload() -> None:
     try:
         data = file.getvalue()
         if len(data) > upload_limit_mb() * MIB:
-            raise CheckpointError(f"The file is {len(data) / MIB:,.1f} MB; checkpoints on this server are at most "
-                                  f"{upload_limit_mb()} MB.")
+            raise CheckpointError(
+                _("The file is {size} MB; checkpoints on this server are at most {limit} MB.").format(
+                    size=num(len(data) / MIB, 1), limit=upload_limit_mb()
+                )
+            )
         info = read_checkpoint_info(data)
         _check_fits(info)
         loaded = load_checkpoint(data)
         run, verdict, error = build_run(force=True)
         if error or run is None or verdict is None or not verdict.ok:
-            raise CheckpointError(error or (verdict.reason if verdict else "The model does not fit."))
+            raise CheckpointError(error or (verdict.reason if verdict else _("The model does not fit.")))
         run.load_weights(loaded.model.state_dict())
         hand_over_model(run, force=True)
-        switched = "" if loaded.task_name == old_task.name else (
-            f" It was trained on the {run.task.title} task, so the page switched from {old_task.title} to "
-            f"{run.task.title}.")
-        session().notice = ("success", f"Loaded {file.name}.{switched} Press Start to train it further, or open "
-                                       "the other pages to explore it.")
+        switched = (
+            ""
+            if loaded.task_name == old_task.name
+            else " "
+            + _("It was trained on the {task} task, so the page switched from {old} to {task}.").format(
+                task=task_title(run.task), old=task_title(old_task)
+            )
+        )
+        session().notice = (
+            "success",
+            _("Loaded {file}.").format(file=file.name)
+            + switched
+            + " "
+            + _("Press Start to train it further, or open the other pages to explore it."),
+        )
     except CheckpointError as err:
         st.session_state.update(before)  # a refused file leaves the settings as they were
-        session().notice = ("error", f"{file.name} was not loaded. {err}")
+        session().notice = (
+            "error",
+            _("{file} was not loaded. {reason}").format(file=file.name, reason=shown_text(err)),
+        )
 
 
 def upload() -> None:
     """A safetensors uploader: the checkpoint's model replaces configuration A (validated first)."""
     st.file_uploader(
-        "Load a checkpoint (.safetensors)", type=["safetensors"], key=UPLOAD, on_change=_on_upload,
+        _("Load a checkpoint (.safetensors)"),
+        type=["safetensors"],
+        key=UPLOAD,
+        on_change=_on_upload,
         max_upload_size=upload_limit_mb(),
-        help="A checkpoint downloaded from this page (float32 weights). Its task and architecture fill in the "
-             "settings; a checkpoint of another task switches the page to that task. Pickled PyTorch files "
-             "(.pt, .pth) are refused because they can run code.")
+        help=_(
+            "A checkpoint downloaded from this page (float32 weights). Its task and architecture fill in the "
+            "settings; a checkpoint of another task switches the page to that task. Pickled PyTorch files "
+            "(.pt, .pth) are refused because they can run code."
+        ),
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.host import limits
+from explorer.i18n import _, ngettext, num
 from explorer.runs.session import RunSession
 from explorer.runs.slots import estimated_wait_s, per_client_limit
 from ui.common import pace, st_internals
@@ -26,15 +27,30 @@ def wait_text(place: int) -> str:
     """Where the run stands in line, in words."""
     most = limits().max_live_runs
     wait = estimated_wait_s(place, most)
-    about = f"about {_duration(wait)}" if wait is not None else "a little while"
-    ahead = "You are next" if place == 1 else f"{place - 1} {'run waits' if place == 2 else 'runs wait'} before yours"
-    return (f"⏳ **Place {place} in line** · {ahead} · estimated wait: {about}.  \nThis server trains at most "
-            f"{most} runs at once to stay responsive, and at most {per_client_limit(most)} for one browser; yours "
-            "starts by itself when a place frees. Keep this tab open: leaving the page gives your place up.")
+    about = _("about {duration}").format(duration=_duration(wait)) if wait is not None else _("a little while")
+    ahead = (
+        _("You are next")
+        if place == 1
+        else ngettext("{n} run waits before yours", "{n} runs wait before yours", place - 1).format(n=num(place - 1))
+    )
+    return (
+        "⏳ "
+        + _("**Place {place} in line** · {ahead} · estimated wait: {about}.").format(
+            place=num(place), ahead=ahead, about=about
+        )
+        + "  \n"
+        + _(
+            "This server trains at most {most} runs at once to stay responsive, and at most {per_browser} for one "
+            "browser; yours starts by itself when a place frees. Keep this tab open: leaving the page gives your place "
+            "up."
+        ).format(most=num(most), per_browser=num(per_client_limit(most)))
+    )
 
 
 def _duration(seconds: float) -> str:
-    return f"{max(1, round(seconds))} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+    if seconds < 90:
+        return _("{n} s").format(n=num(max(1, round(seconds))))
+    return _("{n} min").format(n=num(seconds / 60, 0))
 
 
 def wait_in_line(held: RunSession) -> None:
@@ -47,11 +63,16 @@ def wait_in_line(held: RunSession) -> None:
     if not held.waiting:
         return
     c_text, c_leave = st.columns([4, 1.2], vertical_alignment="center")
-    c_leave.button("Leave the line", icon=":material/logout:", on_click=held.leave_line, key="live.line.leave",
-                   help="Give up your place; press Start again later.")
+    c_leave.button(
+        _("Leave the line"),
+        icon=":material/logout:",
+        on_click=held.leave_line,
+        key="live.line.leave",
+        help=_("Give up your place; press Start again later."),
+    )
     slot = c_text.empty()
     try:
-        for _ in ticks(lambda: pace.LINE_POLL_S):
+        for _tick in ticks(lambda: pace.LINE_POLL_S):
             place = held.poll_line()
             if place is None:
                 LOG.info("run left the line (started: %s)", held.run is not None and held.run.status == "running")

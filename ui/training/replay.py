@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.runs.recording import ReplayRun
 from explorer.runs.session import RunSession
 
@@ -28,13 +29,28 @@ def replay_banner(held: RunSession, train_for_real: Callable[[], None]) -> None:
         return
     with st.container(border=True):
         c_text, c_speed, c_real = st.columns([4, 1, 1.3], vertical_alignment="center")
-        c_text.markdown("▶️ **Replay.** These exact settings were trained on this server before, so this is a "
-                        "recording of that run: the same curves, attention and samples that training gives, at "
-                        "the recorded pace. It costs no training and takes no place in line.")
-        c_speed.selectbox("Replay speed", SPEEDS, key=SPEED, format_func=lambda s: f"{s}×",
-                          help="How many times faster than it was recorded the replay plays.")
-        c_real.button("Train for real", icon=":material/model_training:", on_click=train_for_real,
-                      key="live.replay.train",
-                      help="Train these settings now instead of replaying the recording (you may have to wait "
-                           "for a free place).")
+        c_text.markdown(
+            "▶️ "
+            + _(
+                "**Replay.** These exact settings were trained on this server before, so this "
+                "is a recording of that run: the same curves, attention and samples that training "
+                "gives, at the recorded pace. It costs no training and takes no place in line."
+            )
+        )
+        c_speed.selectbox(
+            _("Replay speed"),
+            SPEEDS,
+            key=SPEED,
+            format_func=lambda s: f"{s}×",
+            help=_("How many times faster than it was recorded the replay plays."),
+        )
+        c_real.button(
+            _("Train for real"),
+            icon=":material/model_training:",
+            on_click=train_for_real,
+            key="live.replay.train",
+            help=_(
+                "Train these settings now instead of replaying the recording (you may have to wait for a free place)."
+            ),
+        )
     run.speed = held.replay_speed = float(st.session_state[SPEED])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.i18n import _
 from explorer.runs.registry import RunRegistry
 from explorer.runs.session import RunSession
 from ui.common import st_internals
@@ -60,5 +61,7 @@ def moved_away_notice(held: RunSession) -> None:
     """Say that this tab's run now continues in another tab (once), after the loop found it taken over."""
     if held.moved:
         held.moved = False
-        st.info("This run was opened in another tab or window and continues there. Press Start here for a new "
-                "run.", icon="↗️")
+        st.info(
+            _("This run was opened in another tab or window and continues there. Press Start here for a new run."),
+            icon="↗️",
+        )

@@ -32,6 +32,7 @@ import streamlit as st
 
 from explorer.guard import GuardResult
 from explorer.host import limits
+from explorer.i18n import _, num
 from explorer.runs.frame import SAMPLE_SEED, SAMPLES
 from explorer.runs.live import LiveRun
 from explorer.runs.place import default_place
@@ -41,6 +42,7 @@ from ui.common import pace, st_internals
 from ui.common.state import TrainedModel, publish_trained
 from ui.common.ticker import ticks
 from ui.training import controls, share, text
+from ui.training.status import message_of, shown_text
 from ui.training.views import PIN, LiveView
 from ui.training.visitor import visitor
 
@@ -55,8 +57,9 @@ def session() -> RunSession:
     """This browser session's :class:`RunSession` (made on first use)."""
     held = st.session_state.get(controls.SESSION)
     if held is None:
-        held = RunSession(visitor(), max_running=lambda: limits().max_live_runs, hand_over=hand_over_model,
-                          place=default_place())
+        held = RunSession(
+            visitor(), max_running=lambda: limits().max_live_runs, hand_over=hand_over_model, place=default_place()
+        )
         st.session_state[controls.SESSION] = held
     return held
 
@@ -72,9 +75,17 @@ def hand_over_model(run: LiveRun | None, *, force: bool = False) -> None:
     if run is None or (run.trainers[0].step == 0 and not force):
         return
     trainer = run.trainers[0]
-    publish_trained(TrainedModel(family=run.task.family, task_name=run.task.name, task_title=run.task.title,
-                                 model=trainer.model, config=trainer.model_config, step=trainer.step,
-                                 task=run.task))
+    publish_trained(
+        TrainedModel(
+            family=run.task.family,
+            task_name=run.task.name,
+            task_title=run.task.title,
+            model=trainer.model,
+            config=trainer.model_config,
+            step=trainer.step,
+            task=run.task,
+        )
+    )
 
 
 def leave_page() -> None:
@@ -91,7 +102,7 @@ def _act(action: Callable[[RunSession], object]) -> None:
     try:
         action(held)
     except ValueError as err:  # settings that make no valid model
-        held.notice = ("error", str(err))
+        held.notice = ("error", message_of(err))
         return
     if held.run is not before:
         held.share_query = share.settings_query()
@@ -107,7 +118,7 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
     try:
         task, specs = controls.build_specs()
     except ValueError as err:
-        return current_run(), None, str(err)
+        return current_run(), None, message_of(err)
     verdict = controls.guard(task, specs)
     if not verdict.ok:
         return current_run(), verdict, None
@@ -118,7 +129,7 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
         try:
             held.prepare(task, specs, controls.settings_signature(), force=force)
         except ValueError as err:
-            error = str(err)
+            error = message_of(err)
 
     _act(prepare)
     return current_run(), verdict, error
@@ -130,7 +141,7 @@ def _settings() -> tuple | None:
     try:
         task, specs = controls.build_specs()
     except ValueError as err:
-        session().notice = ("error", str(err))
+        session().notice = ("error", message_of(err))
         return None
     verdict = controls.guard(task, specs)
     if not verdict.ok:
@@ -167,8 +178,9 @@ def write_samples() -> None:
     if held.run is None:
         return
     sampling = text.sampling(held.run.task)
-    held.write_samples(sampling, text.sampling_caption(sampling), SAMPLES, SAMPLE_SEED,
-                       interrupted=st_internals.click_pending)
+    held.write_samples(
+        sampling, text.sampling_caption(sampling), SAMPLES, SAMPLE_SEED, interrupted=st_internals.click_pending
+    )
 
 
 def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
@@ -179,9 +191,12 @@ def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
     """
     if run is None or run.status == "ready" or not ready or session().signature == controls.settings_signature():
         return
-    button = "Start" if run.finished else "Reset"
-    st.info(f"The settings changed since this run started. Press **{button}** to train with the new settings.",
-            icon="🔁")
+    text = (
+        _("The settings changed since this run started. Press **Start** to train with the new settings.")
+        if run.finished
+        else _("The settings changed since this run started. Press **Reset** to train with the new settings.")
+    )
+    st.info(text, icon="🔁")
 
 
 def control_bar(run: LiveRun | None, ready: bool, projector: bool, bar: Any = None) -> None:
@@ -190,32 +205,67 @@ def control_bar(run: LiveRun | None, ready: bool, projector: bool, bar: Any = No
     default)."""
     status = run.status if run is not None else "ready"
     bar = bar if bar is not None else st.container(horizontal=True)
-    bar.button("Start", icon=":material/play_arrow:", type="primary", on_click=start, key="live.start",
-               disabled=not ready or session().waiting or status in ("running", "paused"),
-               help="Train from the current settings (after a finished run: a new run).")
+    bar.button(
+        _("Start"),
+        icon=":material/play_arrow:",
+        type="primary",
+        on_click=start,
+        key="live.start",
+        disabled=not ready or session().waiting or status in ("running", "paused"),
+        help=_("Train from the current settings (after a finished run: a new run)."),
+    )
     if status == "paused":
-        bar.button("Resume", icon=":material/play_circle:", on_click=lambda: session().resume(), key="live.resume",
-                   help="Continue exactly where training paused.")
+        bar.button(
+            _("Resume"),
+            icon=":material/play_circle:",
+            on_click=lambda: session().resume(),
+            key="live.resume",
+            help=_("Continue exactly where training paused."),
+        )
     else:
-        bar.button("Pause", icon=":material/pause:", on_click=lambda: session().pause(), key="live.pause",
-                   disabled=status != "running", help="Stop updating the weights for now; Resume goes on.")
+        bar.button(
+            _("Pause"),
+            icon=":material/pause:",
+            on_click=lambda: session().pause(),
+            key="live.pause",
+            disabled=status != "running",
+            help=_("Stop updating the weights for now; Resume goes on."),
+        )
     if not projector:
-        bar.button("Step once", icon=":material/skip_next:", on_click=lambda: session().step(), key="live.step",
-                   disabled=run is None or status not in ("ready", "paused") or (status == "ready" and not ready),
-                   help=step_help(run))
-        bar.button("Stop", icon=":material/stop:", on_click=lambda: session().stop(), key="live.stop",
-                   disabled=status not in ("running", "paused"),
-                   help="End the run; the trained model stays for the other pages and the downloads.")
-    bar.button("Reset", icon=":material/restart_alt:", on_click=reset, key="live.reset", disabled=not ready,
-               help="Fresh weights from the seed (the same seed gives the same start).")
+        bar.button(
+            _("Step once"),
+            icon=":material/skip_next:",
+            on_click=lambda: session().step(),
+            key="live.step",
+            disabled=run is None or status not in ("ready", "paused") or (status == "ready" and not ready),
+            help=step_help(run),
+        )
+        bar.button(
+            _("Stop"),
+            icon=":material/stop:",
+            on_click=lambda: session().stop(),
+            key="live.stop",
+            disabled=status not in ("running", "paused"),
+            help=_("End the run; the trained model stays for the other pages and the downloads."),
+        )
+    bar.button(
+        _("Reset"),
+        icon=":material/restart_alt:",
+        on_click=reset,
+        key="live.reset",
+        disabled=not ready,
+        help=_("Fresh weights from the seed (the same seed gives the same start)."),
+    )
 
 
 def step_help(run: LiveRun | None) -> str:
     """What "Step once" does: one optimisation step, or in a replay the move to the next recorded model."""
     if isinstance(run, ReplayRun):
-        return (f"A replay trains nothing: this moves to step {run.next_recorded_step():,}, the next step whose "
-                "model was recorded, so switching heads off there measures that model.")
-    return "Do a single optimisation step and look at what changed."
+        return _(
+            "A replay trains nothing: this moves to step {step}, the next step whose model was recorded, so "
+            "switching heads off there measures that model."
+        ).format(step=num(run.next_recorded_step()))
+    return _("Do a single optimisation step and look at what changed.")
 
 
 def _redraw(view: LiveView) -> bool:
@@ -235,7 +285,7 @@ def _loop(held: RunSession, view: LiveView) -> str:
     """Train and redraw until the run stops running; returns why the loop ended (for the log)."""
     drawn = len(held.run.trainers[0].snapshots)
     skipped = 0
-    for _ in ticks(0.0):  # the slice's training is the tick's time; between two slices a click is let through
+    for _tick in ticks(0.0):  # the slice's training is the tick's time; between two slices a click is let through
         why = held.train_slice(pace.OWNER_TICK_S, interrupted=st_internals.click_pending)
         if why is not None:
             return why
@@ -244,8 +294,11 @@ def _loop(held: RunSession, view: LiveView) -> str:
         if not _redraw(view):
             skipped += 1
             if skipped % 40 == 1:
-                LOG.info("live loop: browser behind (%d messages queued), frames skipped: %d",
-                         st_internals.send_backlog(), skipped)
+                LOG.info(
+                    "live loop: browser behind (%d messages queued), frames skipped: %d",
+                    st_internals.send_backlog(),
+                    skipped,
+                )
             continue
         if view.pinned_step is not None and len(held.run.trainers[0].snapshots) >= max(2, 2 * drawn):
             return "snapshots doubled"  # a fresh page run redraws the time-lapse slider with its new range
@@ -277,8 +330,12 @@ def train_live(view: LiveView) -> None:
         LOG.exception("live loop failed at step %d; run paused", run.step)
         with run.lock:
             run.pause()
-        held.notice = ("error", f"Training paused at step {run.step:,}: the page hit an unexpected error "
-                                f"({type(err).__name__}: {err}). Press Resume to go on.")
+        held.notice = (
+            "error",
+            _(
+                "Training paused at step {step}: the page hit an unexpected error ({error}). Press Resume to go on."
+            ).format(step=num(run.step), error=f"{type(err).__name__}: {err}"),
+        )
         why = "error"
     finally:
         held.loop_ended(why)
@@ -292,4 +349,5 @@ def show_notice() -> None:
     notice, held.notice = held.notice, None
     if notice:
         level, words = notice
-        {"info": st.info, "success": st.success, "error": st.error}.get(level, st.info)(words)
+        shown = shown_text(words)  # the session's English notice, in the page's language
+        {"info": st.info, "success": st.success, "error": st.error}.get(level, st.info)(shown)

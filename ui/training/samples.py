@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from explorer.i18n import _, num
 from transformer_core.families import family as model_family
 from transformer_core.tasks import Sample
 
@@ -34,8 +35,10 @@ def marked_prediction(prediction: str, target: str) -> str:
         ok = i < len(target) and target[i] == ch
         out.append(escape(ch) if ok else f'<span style="{WRONG}">{escape(ch)}</span>')
     if len(target) > len(prediction):
-        out.append(f'<span style="{WRONG}" title="missing characters">{"·" * (len(target) - len(prediction))}'
-                   "</span>")
+        out.append(
+            f'<span style="{WRONG}" title="{escape(_("missing characters"))}">'
+            f"{'·' * (len(target) - len(prediction))}</span>"
+        )
     return "".join(out)
 
 
@@ -54,14 +57,16 @@ def _prediction_cell(sample: Sample, family: str) -> str:
 
 def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> str:
     """A table input → expected → predicted (→ remark) of ``samples``; ✓/✗ repeat the colours in symbols."""
-    head = "".join(f'<th style="{HEAD}">{h}</th>' for h in ("input", "expected", "predicted", ""))
+    head = "".join(f'<th style="{HEAD}">{escape(h)}</th>' for h in (_("input"), _("expected"), _("predicted"), ""))
     rows = []
     for s in samples:
         cells = (escape(_cut(s.input)), escape(_cut(s.target)), _prediction_cell(s, family), escape(s.detail))
         styles = (INPUT, CELL, CELL, CELL)
-        rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True))
-                    + "</tr>")
+        rows.append(
+            "<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True)) + "</tr>"
+        )
     right = sum(s.correct for s in samples)
     title = f"{escape(caption)} — " if caption else ""
-    summary = f"<div style='margin-bottom:4px'><b>{title}{right} of {len(samples)} right</b></div>"
+    score = escape(_("{right} of {n} right").format(right=num(right), n=num(len(samples))))
+    summary = f"<div style='margin-bottom:4px'><b>{title}{score}</b></div>"
     return f'{summary}<table style="{TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'

@@ -21,6 +21,7 @@ from typing import Any
 
 import streamlit as st
 
+from explorer.i18n import N_, _, num
 from explorer.runs.classes import ClassLink
 from explorer.runs.session import RunSession
 from explorer.runs.store import StoreUnavailable
@@ -29,6 +30,7 @@ from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
 from ui.training.samples import samples_html
+from ui.training.status import shown_text
 
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
 LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went away); the toggle turns off next run
@@ -52,17 +54,17 @@ def send_news(held: RunSession, *, force: bool = False) -> None:
     lost = held.broadcast(force=force)
     if lost is not None:  # the toggle is drawn already: it turns off before the next run draws it
         st.session_state[LOST] = lost
-        st.warning(f"Live sharing stopped: {lost} Training goes on.", icon="📡")
+        st.warning(_("Live sharing stopped: {reason} Training goes on.").format(reason=shown_text(lost)), icon="📡")
         return
     _draw_count(held)
 
 
 def _count_text(held: RunSession) -> str:
-    """"👀 N watching", or why the number is not known just now."""
+    """ "👀 N watching", or why the number is not known just now."""
     try:
-        return f"👀 **{held.channel.watchers()}** watching"
+        return "👀 " + _("**{n}** watching").format(n=num(held.channel.watchers()))
     except StoreUnavailable as err:  # the count waits for the store; the run and the page go on
-        return f"👀 watchers not known just now: {err}"
+        return "👀 " + _("watchers not known just now: {reason}").format(reason=shown_text(err))
 
 
 def _draw_count(held: RunSession, *, now: bool = False) -> None:
@@ -72,7 +74,7 @@ def _draw_count(held: RunSession, *, now: bool = False) -> None:
     if held.channel is None or slot is None or (not now and at - slot[1] < pace.WATCHER_COUNT_S):
         return
     text = _count_text(held)
-    slot[0].markdown(text, help="Devices that showed this run in the last 10 seconds.")
+    slot[0].markdown(text, help=_("Devices that showed this run in the last 10 seconds."))
     st.session_state[COUNT_SLOT] = (slot[0], at, text)
 
 
@@ -101,44 +103,61 @@ def class_link_box(link: ClassLink) -> Any:
     c_qr, c_text = st.columns([2, 3], vertical_alignment="center")
     png = address.qr_png(url)
     if png is not None:
-        c_qr.image(png, width=address.QR_PIXELS, caption="Scan to watch")
+        c_qr.image(png, width=address.QR_PIXELS, caption=_("Scan to watch"))
     with c_text:
-        st.markdown(f"Class code: <span style='font:700 2.6rem monospace;letter-spacing:.25em'>{link.code}</span>",
-                    unsafe_allow_html=True,
-                    help="Students type it into *Join a class* on Live Training, or scan the QR code. It stays the "
-                         "same for your next runs, replays and lesson runs until you turn sharing off.")
+        code = f"<span style='font:700 2.6rem monospace;letter-spacing:.25em'>{link.code}</span>"
+        st.markdown(
+            _("Class code: {code}").format(code=code),
+            unsafe_allow_html=True,
+            help=_(
+                "Students type it into *Join a class* on Live Training, or scan the QR code. It stays the "
+                "same for your next runs, replays and lesson runs until you turn sharing off."
+            ),
+        )
         st.code(url, language=None, wrap_lines=True)
         if note:
-            st.warning(note, icon="🌐")
+            st.warning(shown_text(note), icon="🌐")
     return c_text
 
 
-WATCHERS_SEE = ("Watchers see this run's curves, metrics and attention maps, with every character of your text "
-                "shown as •. They receive no line of your text and none of the samples the model writes.")
+WATCHERS_SEE = N_(
+    "Watchers see this run's curves, metrics and attention maps, with every character of your text "
+    "shown as •. They receive no line of your text and none of the samples the model writes."
+)
 
 
 def _stop_asking() -> None:
     st.session_state.pop(ASKING, None)
 
 
-@st.dialog("Show watchers this run's samples?", on_dismiss=_stop_asking)
 def _confirm_samples(held: RunSession) -> None:
+    """The dialog that asks to show watchers a private run's samples (titled in the page's language)."""
+    st.dialog(_("Show watchers this run's samples?"), on_dismiss=_stop_asking)(_samples_dialog)(held)
+
+
+def _samples_dialog(held: RunSession) -> None:
     run = held.run
     frame = run.frame() if run is not None else None
     latest = frame.lanes[0].samples[-1] if frame is not None and frame.lanes[0].samples else None
-    st.markdown("Each sample is **a line of your text** (its first words) and what the model wrote after it. "
-                "Watchers would see these, and the ones written at every later evaluation of this run:")
+    st.markdown(
+        _(
+            "Each sample is **a line of your text** (its first words) and what the model wrote after it. "
+            "Watchers would see these, and the ones written at every later evaluation of this run:"
+        )
+    )
     if latest is not None:
-        st.html(samples_html(latest.items, frame.task.family, f"Samples at step {latest.step:,}"))
+        st.html(
+            samples_html(latest.items, frame.task.family, _("Samples at step {step}").format(step=num(latest.step)))
+        )
     else:
-        st.info("No samples yet: they are written at the run's first evaluation, from lines of your text.")
-    st.caption("Only for this run: your next run is private again until you agree again.")
+        st.info(_("No samples yet: they are written at the run's first evaluation, from lines of your text."))
+    st.caption(_("Only for this run: your next run is private again until you agree again."))
     left, right = st.columns(2)
-    if left.button("Show them to watchers", type="primary", key="live.share.samples.yes"):
+    if left.button(_("Show them to watchers"), type="primary", key="live.share.samples.yes"):
         held.show_samples(run)
         _stop_asking()
         st.rerun()
-    if right.button("Keep them private", key="live.share.samples.no"):
+    if right.button(_("Keep them private"), key="live.share.samples.no"):
         _stop_asking()
         st.rerun()
 
@@ -148,12 +167,20 @@ def private_text_note(held: RunSession) -> None:
     if held.run is None or not text.own_text_selected(st.session_state[controls.TASK]):
         return
     if not held.private:
-        st.info("Watchers see this run's curves, attention and samples: lines of your text and what the model "
-                "writes after them (you agreed for this run).", icon="🔓")
+        st.info(
+            _(
+                "Watchers see this run's curves, attention and samples: lines of your text and what the model "
+                "writes after them (you agreed for this run)."
+            ),
+            icon="🔓",
+        )
         return
-    st.info(WATCHERS_SEE, icon="🔒")
-    if st.button("Show watchers the samples…", key="live.share.samples",
-                 help="Opens what watchers would see, lines of your text included, and asks before sending it."):
+    st.info(_(WATCHERS_SEE), icon="🔒")
+    if st.button(
+        _("Show watchers the samples…"),
+        key="live.share.samples",
+        help=_("Opens what watchers would see, lines of your text included, and asks before sending it."),
+    ):
         st.session_state[ASKING] = True  # the dialog stays open across reruns until answered or dismissed
     if st.session_state.get(ASKING):
         _confirm_samples(held)
@@ -166,18 +193,28 @@ def share_panel(held: RunSession) -> None:
         return
     if lost := st.session_state.pop(LOST, None):
         st.session_state[SHARING] = False
-        st.warning(f"Live sharing stopped: {lost} Turn it on again when the store is back.", icon="📡")
+        st.warning(
+            _("Live sharing stopped: {reason} Turn it on again when the store is back.").format(
+                reason=shown_text(lost)
+            ),
+            icon="📡",
+        )
     if SHARING not in st.session_state:  # a class link made on a lesson stays on here until turned off
         st.session_state[SHARING] = held.class_link is not None
     # A projector's first screen is the run: there the class code sits beside the toggle, and its QR code folds
     # away once the run trains.
     place = st.container(horizontal=True, vertical_alignment="center") if theme.projector() else st
-    place.toggle("📡 Share live with a class", key=SHARING,
-              help="Give your runs one class link that anyone can open to watch them train, read-only: students "
-                   "see the curves, heatmaps and samples update on their own devices, and follow your next run, "
-                   "replay or lesson run by themselves until you turn this off. A run on your own text is sent "
-                   "without its samples and with • for each character, unless you agree for that run. Training "
-                   "costs nothing more.")
+    place.toggle(
+        "📡 " + _("Share live with a class"),
+        key=SHARING,
+        help=_(
+            "Give your runs one class link that anyone can open to watch them train, read-only: "
+            "students see the curves, heatmaps and samples update on their own devices, and follow your "
+            "next run, replay or lesson run by themselves until you turn this off. A run on your own "
+            "text is sent without its samples and with • for each character, unless you agree for that "
+            "run. Training costs nothing more."
+        ),
+    )
     held.sharing, held.downloads = bool(st.session_state.get(SHARING)), bool(st.session_state.get(DOWNLOADS))
     # The count's placeholder belongs to the script run that drew it: one left from an earlier run (or from the
     # count's own timed reruns) must never be written to again, or its element lands in this run's layout.
@@ -189,12 +226,23 @@ def share_panel(held: RunSession) -> None:
     if held.channel is None or held.class_link is None:
         return
     private_text_note(held)
-    fold = place.expander(f"📱 Class code **{held.class_link.code}** · QR code and link",
-                          expanded=held.run.status == "ready") if theme.projector() else contextlib.nullcontext()
+    fold = (
+        place.expander(
+            "📱 " + _("Class code **{code}** · QR code and link").format(code=held.class_link.code),
+            expanded=held.run.status == "ready",
+        )
+        if theme.projector()
+        else contextlib.nullcontext()
+    )
     with fold, class_link_box(held.class_link):
         st.session_state[COUNT_SLOT] = (st.empty(), 0.0)
         _draw_count(held, now=True)
-        st.checkbox("Let watchers download the model", key=DOWNLOADS,
-                    help="Watchers may then download this run's trained weights (a checkpoint) whenever it is "
-                         "paused or finished. Off by default: a class link alone never gives your model away.")
+        st.checkbox(
+            _("Let watchers download the model"),
+            key=DOWNLOADS,
+            help=_(
+                "Watchers may then download this run's trained weights (a checkpoint) whenever it is "
+                "paused or finished. Off by default: a class link alone never gives your model away."
+            ),
+        )
     held.downloads = bool(st.session_state.get(DOWNLOADS))

@@ -7,16 +7,38 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from explorer.i18n import N_, _, num, percent
 from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
 from ui.common import theme
 from ui.training import charts
 
 KIND = "live.kind"  # which attention the heatmaps show
-STATUS_TEXT = {
-    "ready": "Ready — press Start", "running": "Training…", "paused": "Paused", "done": "Finished",
-    "stopped": "Stopped", "diverged": "Diverged",
+STATUS_TEXT = {  # English; shown through _() (the watchdog compares the progress bar's text with "running")
+    "ready": N_("Ready — press Start"),
+    "running": N_("Training…"),
+    "paused": N_("Paused"),
+    "done": N_("Finished"),
+    "stopped": N_("Stopped"),
+    "diverged": N_("Diverged"),
 }
+
+
+def shown_text(value: object) -> str:
+    """A message that the run services made in English, as the page shows it: one that can say itself in the
+    page's language (it has a ``text()``, also as an exception's only argument) does; a plain fixed sentence is
+    looked up in the catalogue (itself when it is not there)."""
+    if isinstance(value, BaseException):
+        value = value.args[0] if len(value.args) == 1 and isinstance(value.args[0], str) else str(value)
+    say = getattr(value, "text", None)
+    if callable(say):
+        return str(say())
+    return _(value) if isinstance(value, str) and value else str(value or "")
+
+
+def message_of(err: BaseException) -> str:
+    """What ``err`` says, keeping a message that can translate itself (its only argument) as it is."""
+    return err.args[0] if len(err.args) == 1 and isinstance(err.args[0], str) else str(err)
 
 
 def snapshot_at(snapshots: list[Snapshot], step: int | None) -> Snapshot | None:
@@ -32,7 +54,7 @@ def metric_text(name: str, value: float | None) -> str:
     """A metric value as shown: accuracy in percent, others with three decimals, "–" when unknown."""
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{100 * value:.1f}%" if name == "accuracy" else f"{value:.3f}"
+    return percent(value, 1) if name == "accuracy" else num(value, 3)
 
 
 def kind_picker(run: RunFrame) -> str:
@@ -45,9 +67,14 @@ def kind_picker(run: RunFrame) -> str:
     if st.session_state.get(KIND) not in kinds:
         st.session_state[KIND] = preferred[0] if preferred else kinds[0]
     if len(kinds) > 1 and not theme.projector():  # a projector's first screen has a compact drop-down instead
-        st.radio("Attention shown", kinds, key=KIND, horizontal=True,
-                 format_func=lambda k: charts.kind_title(k, run.task.family),
-                 help="Which attention the heatmaps show: every layer (rows) × head (columns).")
+        st.radio(
+            _("Attention shown"),
+            kinds,
+            key=KIND,
+            horizontal=True,
+            format_func=lambda k: charts.kind_title(k, run.task.family),
+            help=_("Which attention the heatmaps show: every layer (rows) × head (columns)."),
+        )
     return st.session_state[KIND]
 
 
@@ -59,7 +86,7 @@ def eval_step(history: Sequence[dict[str, float]], metric: str) -> int | None:
 def status_text(run: RunFrame) -> str:
     """The run's status in words ("Training…", "Paused", …; a replay says so)."""
     if run.extra.get("watched") and run.status == "ready":
-        return "Ready — waiting for its owner to start it"
+        return _("Ready — waiting for its owner to start it")
     if run.extra.get("replay") and run.status in ("running", "paused"):
-        return "Replaying a recorded run…" if run.status == "running" else "Replay paused"
-    return STATUS_TEXT[run.status]
+        return _("Replaying a recorded run…") if run.status == "running" else _("Replay paused")
+    return _(STATUS_TEXT[run.status])

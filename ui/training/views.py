@@ -21,18 +21,22 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.i18n import _, num
 from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import pace, state
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
-from ui.training import charts, curves, drawn, first_screen, heatmaps
+from ui.training import charts, curves, drawn, first_screen, heatmaps, text
 from ui.training.samples import samples_html
-from ui.training.status import KIND, eval_step, metric_text, snapshot_at, status_text
+from ui.training.status import KIND, eval_step, metric_text, shown_text, snapshot_at, status_text
+from ui.training.task_labels import shown_label
 
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
 SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step), html): sample tables already made
+
+
 class LiveView:
     """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
 
@@ -42,9 +46,17 @@ class LiveView:
     since it was last put in its place is not sent again.
     """
 
-    def __init__(self, source: Callable[[], RunFrame], *, projector: bool, kind: str,
-                 pinned_step: int | None, shared: str | None = None, compact: bool | None = None,
-                 pickers: bool = True) -> None:
+    def __init__(
+        self,
+        source: Callable[[], RunFrame],
+        *,
+        projector: bool,
+        kind: str,
+        pinned_step: int | None,
+        shared: str | None = None,
+        compact: bool | None = None,
+        pickers: bool = True,
+    ) -> None:
         """``compact`` (projector mode's by default) lays out :mod:`ui.training.first_screen`'s first screen;
         ``pickers`` there draws its attention and head drop-downs, and what follows it (without them: the
         task's pattern kind, the best-matching head, and nothing below, as in a lesson)."""
@@ -93,8 +105,7 @@ class LiveView:
             if self.pickers and self.kind:
                 c_kind, c_head = st.columns(2, gap="small")
                 with c_kind:
-                    self.kind = first_screen.kind_select(self.run, list(self.run.lanes[0].snapshots[0].attention),
-                                                         KIND)
+                    self.kind = first_screen.kind_select(self.run, list(self.run.lanes[0].snapshots[0].attention), KIND)
                 with c_head:
                     self.head_choice = first_screen.head_select(self.run, self.kind, first_screen.HEAD)
             if lanes == 1:  # the line that names the step and score beside the heatmap, not above it
@@ -113,9 +124,9 @@ class LiveView:
             self.curves.append(c_pattern.empty())
         self.scores = [c_scores.empty()] if lanes == 1 else [c.empty() for c in st.columns(lanes, gap="medium")]
         self.timelapse = st.container()
-        with st.expander("🔍 Every layer × head"):
+        with st.expander("🔍 " + _("Every layer × head")):
             self._lay_out_heatmaps(lanes)
-        with st.expander("📝 Sample predictions"):
+        with st.expander("📝 " + _("Sample predictions")):
             self.samples = [c.empty() for c in st.columns(lanes, gap="medium")]
 
     @property
@@ -152,8 +163,9 @@ class LiveView:
             self._drawn_evals = evals
             self.draw_samples()
 
-    def _put(self, place: str, what: tuple[Hashable, ...], build: Callable[[], Any],
-             draw: Callable[[Any], object]) -> None:
+    def _put(
+        self, place: str, what: tuple[Hashable, ...], build: Callable[[], Any], draw: Callable[[Any], object]
+    ) -> None:
         """Draw ``build()`` (the drawing named ``what``) at ``place``, unless that drawing is already there."""
         if self._sent.get(place) == what:
             return
@@ -180,34 +192,65 @@ class LiveView:
                     self._metric_slots = [c.empty() for c in st.columns(len(metrics))]
                 self._sent = {k: v for k, v in self._sent.items() if not k.startswith("metric")}
             for i, (slot, (label, value, help_text)) in enumerate(zip(self._metric_slots, metrics, strict=True)):
-                self._show(f"metric{i}", (label, value, help_text),
-                           lambda m, slot=slot: slot.metric(m[0], m[1], help=m[2]))
+                self._show(
+                    f"metric{i}", (label, value, help_text), lambda m, slot=slot: slot.metric(m[0], m[1], help=m[2])
+                )
             eta = run.eta_s
-            left = f" · about {eta:.0f} s left" if eta is not None and run.status == "running" else ""
-            self._show("progress", (run.progress, f"{status_text(run)}{left}"),
-                       lambda p: self.progress.progress(p[0], text=p[1]))
+            left = (
+                " · " + _("about {seconds} s left").format(seconds=num(eta, 0))
+                if eta is not None and run.status == "running"
+                else ""
+            )
+            self._show(
+                "progress",
+                (run.progress, f"{status_text(run)}{left}"),
+                lambda p: self.progress.progress(p[0], text=p[1]),
+            )
         if run.message:
-            self._show("message", run.message, lambda m: self.message.error(f"Training stopped: {m}.", icon="⚠️"))
+            self._show(
+                "message",
+                run.message,
+                lambda m: self.message.error(_("Training stopped: {reason}.").format(reason=shown_text(m)), icon="⚠️"),
+            )
 
     def _status_metrics(self) -> list[tuple[str, str, str]]:
         """(label, value, help) of every metric of the status line: step, speed, then each lane's loss and metric."""
         run, task = self.run, self.run.task
-        metric_title = charts.METRIC_TITLES.get(task.metric_name, task.metric_name)
+        metric_title = charts.metric_title(task.metric_name)
         rate = run.steps_per_second
-        shown = [("Step", f"{run.step:,} / {run.total_steps:,}", "Optimisation steps done, out of the run's total."),
-                 ("Steps per second", f"{rate:.1f}" if rate else "–",
-                  "How fast training runs (wall clock, page updates included).")]
+        shown = [
+            (
+                _("Step"),
+                f"{num(run.step)} / {num(run.total_steps)}",
+                _("Optimisation steps done, out of the run's total."),
+            ),
+            (
+                _("Steps per second"),
+                num(rate, 1) if rate else "–",
+                _("How fast training runs (wall clock, page updates included)."),
+            ),
+        ]
         for i, lane in enumerate(run.lanes):
             recent = [r["loss"] for r in lane.history[-20:]]
             loss = float(np.mean(recent)) if recent else math.nan
             evaluated = eval_step(lane.history, task.metric_name)
-            shown.append((f"Train loss{charts.short_label(run, i)}", metric_text("loss", loss),
-                          "Mean training loss over the last 20 steps."))
-            shown.append((f"{metric_title}{charts.short_label(run, i)}"
-                          + (f" · step {evaluated:,}" if evaluated is not None else ""),
-                          metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
-                          f"On held-out data at the last evaluation; the task counts as learned at "
-                          f"{metric_text(task.metric_name, task.metric_target)}."))
+            shown.append(
+                (
+                    _("Train loss{config}").format(config=charts.short_label(run, i)),
+                    metric_text("loss", loss),
+                    _("Mean training loss over the last 20 steps."),
+                )
+            )
+            shown.append(
+                (
+                    f"{metric_title}{charts.short_label(run, i)}"
+                    + (" · " + _("step {step}").format(step=num(evaluated)) if evaluated is not None else ""),
+                    metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
+                    _("On held-out data at the last evaluation; the task counts as learned at {target}.").format(
+                        target=metric_text(task.metric_name, task.metric_target)
+                    ),
+                )
+            )
         return shown
 
     def _show(self, place: str, what: Hashable, draw: Callable[[Any], object]) -> None:
@@ -223,8 +266,12 @@ class LiveView:
         for i, slot in enumerate(self.curves):
             made_from = tuple(m[1] if i == 2 else m[0] for m in marks)  # the pattern curve follows the snapshots
             what = ("curve", i, self.compact, self.shown_step, self.run.total_steps, made_from)
-            self._put(f"curve{i}", what, lambda b=builders[i]: b(self.run, self.shown_step),
-                      lambda chart, i=i, slot=slot: self._draw_curve(i, slot, chart))
+            self._put(
+                f"curve{i}",
+                what,
+                lambda b=builders[i]: b(self.run, self.shown_step),
+                lambda chart, i=i, slot=slot: self._draw_curve(i, slot, chart),
+            )
 
     def _draw_curve(self, i: int, slot: Any, chart: curves.Chart) -> None:
         data, spec = chart
@@ -240,8 +287,12 @@ class LiveView:
     def draw_attention(self) -> None:
         """Every lane's heatmaps and head scores at :attr:`shown_step`, and the time-lapse line that names it."""
         if self.frame_label is not None and self.shown_step is not None:
-            self.frame_label.markdown(f"🎞️ **Time-lapse: attention at step {self.shown_step}** · follows training; "
-                                      "pause to scrub through the snapshots.")
+            self.frame_label.markdown(
+                "🎞️ "
+                + _(
+                    "**Time-lapse: attention at step {step}** · follows training; pause to scrub through the snapshots."
+                ).format(step=self.shown_step)
+            )
         for i, lane in enumerate(self.run.lanes):
             snap = snapshot_at(lane.snapshots, self.shown_step)
             if snap is None or self.kind not in snap.attention:
@@ -250,22 +301,36 @@ class LiveView:
                 self.draw_head(i, snap)
             if not self.heatmaps:
                 continue
-            self._put(f"title{i}", ("title", i, snap.step, self.kind),
-                      lambda i=i, snap=snap: heatmaps.attention_title(self.run, i, snap, self.kind),
-                      self.heat_titles[i].markdown)
+            self._put(
+                f"title{i}",
+                ("title", i, snap.step, self.kind),
+                lambda i=i, snap=snap: heatmaps.attention_title(self.run, i, snap, self.kind),
+                self.heat_titles[i].markdown,
+            )
             key = f"live.attn{i}.{self._draws}"
             if family(self.run.task.family).reads_images:
-                self._put(f"attn{i}", ("vit", i, snap.step), lambda i=i, snap=snap: self._vit_figure(i, snap),
-                          lambda fig, i=i, key=key: self.heatmaps[i].plotly_chart(
-                              fig, width="stretch", config=chart_config(), key=key))
+                self._put(
+                    f"attn{i}",
+                    ("vit", i, snap.step),
+                    lambda i=i, snap=snap: self._vit_figure(i, snap),
+                    lambda fig, i=i, key=key: self.heatmaps[i].plotly_chart(
+                        fig, width="stretch", config=chart_config(), key=key
+                    ),
+                )
             elif self.follows_training:  # a picture: far cheaper for the browser than a chart to redraw
-                self._put(f"attn{i}", ("picture", i, snap.step, self.kind),
-                          lambda i=i, snap=snap: heatmaps.attention_picture(self.run, i, snap, self.kind)[0],
-                          self.heatmaps[i].html)
+                self._put(
+                    f"attn{i}",
+                    ("picture", i, snap.step, self.kind),
+                    lambda i=i, snap=snap: heatmaps.attention_picture(self.run, i, snap, self.kind)[0],
+                    self.heatmaps[i].html,
+                )
             else:
-                self._put(f"attn{i}", ("chart", i, snap.step, self.kind),
-                          lambda i=i, snap=snap: heatmaps.attention_chart(self.run, i, snap, self.kind),
-                          lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(*chart, key=key))
+                self._put(
+                    f"attn{i}",
+                    ("chart", i, snap.step, self.kind),
+                    lambda i=i, snap=snap: heatmaps.attention_chart(self.run, i, snap, self.kind),
+                    lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(*chart, key=key),
+                )
             self.draw_scores(i, snap)
 
     def draw_head(self, lane: int, snap: Snapshot) -> None:
@@ -275,17 +340,32 @@ class LiveView:
         if chosen is None:
             self._sent.pop(f"head{lane}", None)
             heading.empty()
-            place.caption(f"{self.run.labels[lane]} has no such layer and head.")
+            place.caption(_("{config} has no such layer and head.").format(config=shown_label(self.run.labels[lane])))
             return
         layer, head, note = chosen
-        self._put(f"headline{lane}", ("headline", lane, snap.step, layer, head, note),
-                  lambda: first_screen.head_heading(self.run, lane, snap, note), heading.markdown)
+        self._put(
+            f"headline{lane}",
+            ("headline", lane, snap.step, layer, head, note),
+            lambda: first_screen.head_heading(self.run, lane, snap, note),
+            heading.markdown,
+        )
         lanes = len(self.heads)
         smaller = first_screen.SMALLER_LABELS_PX if lanes > 1 else 0
-        self._put(f"head{lane}", ("head", lane, snap.step, self.kind, layer, head),
-                  lambda: heatmaps.head_picture(self.run, snap, self.kind, layer, head,
-                                                width_px=first_screen.heat_width(lanes),
-                                                height_px=first_screen.HEAT_HEIGHT_PX, smaller=smaller), place.html)
+        self._put(
+            f"head{lane}",
+            ("head", lane, snap.step, self.kind, layer, head),
+            lambda: heatmaps.head_picture(
+                self.run,
+                snap,
+                self.kind,
+                layer,
+                head,
+                width_px=first_screen.heat_width(lanes),
+                height_px=first_screen.HEAT_HEIGHT_PX,
+                smaller=smaller,
+            ),
+            place.html,
+        )
 
     def _vit_figure(self, lane: int, snap: Snapshot) -> go.Figure:
         """The ViT's picture view; shared, a copy: the session's own figure is updated in place by its next draw."""
@@ -298,21 +378,30 @@ class LiveView:
             return
         scored = heatmaps.scores_of_kind(snap, self.kind)
         if scored is not None:
-            short = charts.kind_title(self.kind, self.run.task.family).split(" (")[0]  # fits half a page
+            short = charts.short_kind_title(self.kind, self.run.task.family)  # fits half a page
             live = self.follows_training
-            self._put(f"scores{lane}", ("scores", lane, snap.step, self.kind, live),
-                      lambda: heatmaps.scores_chart(snap, scored, short, live=live),
-                      lambda chart: self.scores[lane].vega_lite_chart(
-                          *chart, width="stretch", height=heatmaps.scores_height(snap, chart[1]),
-                          key=f"live.scores{lane}.{self._draws}"))
+            self._put(
+                f"scores{lane}",
+                ("scores", lane, snap.step, self.kind, live),
+                lambda: heatmaps.scores_chart(snap, scored, short, live=live),
+                lambda chart: self.scores[lane].vega_lite_chart(
+                    *chart,
+                    width="stretch",
+                    height=heatmaps.scores_height(snap, chart[1]),
+                    key=f"live.scores{lane}.{self._draws}",
+                ),
+            )
             return
         self._sent.pop(f"scores{lane}", None)
         if snap.scores and lane == 0:
             key = next(iter(snap.scores))
-            where = charts.kind_title(key.split(":")[0], self.run.task.family)
-            self.scores[lane].caption(f"Head scores rate how {charts.pattern_title(key)} each head is in the "
-                                      f"{where.lower()}, where this task's pattern lives: choose it above to "
-                                      "see them.")
+            where = charts.kind_name(key.split(":")[0], self.run.task.family)
+            self.scores[lane].caption(
+                _(
+                    "Head scores rate how {pattern} each head is in the {kind}, where this "
+                    "task's pattern lives: choose it above to see them."
+                ).format(pattern=charts.pattern_title(key), kind=where)
+            )
         else:
             self.scores[lane].empty()
 
@@ -325,26 +414,48 @@ class LiveView:
         rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
         with self.numbers:
             c_layer, c_head, *c_nums = st.columns([1, 1, *[1] * len(snaps), 3], vertical_alignment="bottom")
-            layer, head = (i + 1 for i in layer_head_picker(
-                max(s[0] for s in shapes), max(s[1] for s in shapes), columns=(c_layer, c_head), radio_max=0,
-                keys=(state.LIVE_NUMBERS_LAYER, state.LIVE_NUMBERS_HEAD),
-                helps=("Which layer's attention the Numbers table shows.",
-                       "Which head's attention the Numbers table shows.")))
+            layer, head = (
+                i + 1
+                for i in layer_head_picker(
+                    max(s[0] for s in shapes),
+                    max(s[1] for s in shapes),
+                    columns=(c_layer, c_head),
+                    radio_max=0,
+                    keys=(state.LIVE_NUMBERS_LAYER, state.LIVE_NUMBERS_HEAD),
+                    helps=(
+                        _("Which layer's attention the Numbers table shows."),
+                        _("Which head's attention the Numbers table shows."),
+                    ),
+                )
+            )
             for i, (snap, shape) in enumerate(zip(snaps, shapes, strict=True)):
                 lane = charts.short_label(self.run, i)
                 if layer > shape[0] or head > shape[1]:
-                    c_nums[i].caption(f"{lane.strip(' ·') or 'This model'} has no layer {layer}, head {head}.")
+                    c_nums[i].caption(
+                        _("{config} has no layer {layer}, head {head}.").format(
+                            config=lane.strip(" ·") or _("This model"), layer=layer, head=head
+                        )
+                    )
                     continue
                 z = snap.attention[self.kind][layer - 1, head - 1].astype(float)
                 fits = rows is not None and cols is not None and (len(rows), len(cols)) == z.shape
                 labels = (rows, cols) if fits else (None, None)
                 with c_nums[i]:
-                    numbers_popover(z, *labels, name=f"{self.run.task.name}-{self.kind}-step{snap.step}-layer{layer}-"
-                                    f"head{head}{lane.replace(' · ', '-')}", key=f"live.numbers{i}",
-                                    label=f"Numbers{lane}")
+                    numbers_popover(
+                        z,
+                        *labels,
+                        name=f"{self.run.task.name}-{self.kind}-step{snap.step}-layer{layer}-"
+                        f"head{head}{lane.replace(' · ', '-')}",
+                        key=f"live.numbers{i}",
+                        label=_("Numbers{config}").format(config=lane),
+                    )
             if self.run.status == "running":
-                c_nums[-1].caption(f"The table shows step {snaps[0].step}, the latest snapshot when the page was "
-                                   "drawn; pause to read the newest.")
+                c_nums[-1].caption(
+                    _(
+                        "The table shows step {step}, the latest snapshot when the page was drawn; pause "
+                        "to read the newest."
+                    ).format(step=snaps[0].step)
+                )
 
     def draw_samples(self) -> None:
         """Each lane's latest sample predictions (made by the owner's run after its evaluations)."""
@@ -353,12 +464,20 @@ class LiveView:
             if not lane.samples:
                 continue
             latest = lane.samples[-1]
-            self._put(f"samples{i}", ("samples", i, len(lane.samples), latest.step),
-                      lambda i=i, latest=latest: self._samples_table(shown, i, latest), self.samples[i].html)
+            self._put(
+                f"samples{i}",
+                ("samples", i, len(lane.samples), latest.step),
+                lambda i=i, latest=latest: self._samples_table(shown, i, latest),
+                self.samples[i].html,
+            )
 
     def _samples_table(self, shown: dict, lane: int, latest: SampleSet) -> str:
         """Lane ``lane``'s sample table, made once per sample set in this session (see :data:`SAMPLES_SHOWN`)."""
         if shown.get(lane, (None, ""))[0] != (id(latest), latest.step):
-            caption = f"Sample predictions{charts.short_label(self.run, lane)} · step {latest.step:,}{latest.caption}"
+            caption = _("Sample predictions{config} · step {step}{sampling}").format(
+                config=charts.short_label(self.run, lane),
+                step=num(latest.step),
+                sampling=text.caption_shown(latest.caption),
+            )
             shown[lane] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
         return shown[lane][1]

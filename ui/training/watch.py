@@ -19,12 +19,14 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from explorer.i18n import _, num
 from explorer.runs.classes import FollowedClass, class_for_code
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals
 from ui.common.ticker import ticks
 from ui.training import containers, io, status, views
+from ui.training.status import shown_text
 from ui.training.watchdog import live_watchdog
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
@@ -55,35 +57,69 @@ def _ended(watched: WatchedRun) -> None:
     note = watched.gone()
     query = (watched.meta or {}).get("query")
     if note is None:
-        st.warning("This watch link has expired: the run it showed ended a while ago or its server restarted.",
-                   icon="⌛")
+        st.warning(
+            _("This watch link has expired: the run it showed ended a while ago or its server restarted."), icon="⌛"
+        )
     else:
-        st.info(f"The run behind this link has ended: {note['reason']}", icon="🏁")
+        st.info(_("The run behind this link has ended: {reason}").format(reason=shown_text(note["reason"])), icon="🏁")
     recorded = note is not None and note.get("recording") and run_store().has_recording(note["recording"])
     cols = st.columns(2)
     if recorded and query is not None:
-        cols[0].button("▶️ Replay its recording", type="primary", key="watch.replay", on_click=_own_run,
-                       args=(query,), help="Opens Live Training with the same settings; Start replays the "
-                                           "recorded run (no training).")
+        cols[0].button(
+            "▶️ " + _("Replay its recording"),
+            type="primary",
+            key="watch.replay",
+            on_click=_own_run,
+            args=(query,),
+            help=_("Opens Live Training with the same settings; Start replays the recorded run (no training)."),
+        )
     cols[1 if recorded and query is not None else 0].button(
-        "Start a fresh run", key="watch.fresh", on_click=_own_run, args=(query,),
-        help="Opens Live Training with the watched run's settings (or the defaults) for a run of your own.")
+        _("Start a fresh run"),
+        key="watch.fresh",
+        on_click=_own_run,
+        args=(query,),
+        help=_("Opens Live Training with the watched run's settings (or the defaults) for a run of your own."),
+    )
 
 
 def _header(watched: WatchedRun, projector: bool) -> None:
     """What this page is, and the way to a run of one's own (a projector: one short row, so the run fills the
     first screen)."""
-    replay = " (a replay of a recorded run)" if watched.state.get("replay") else ""
+    replay = bool(watched.state.get("replay"))
     if projector:
         c_text = c_own = st.container(horizontal=True, vertical_alignment="center")
-        c_text.markdown(f"📡 👀 **Watching a live run{replay}, read-only**")
+        c_text.markdown(
+            "📡 👀 "
+            + (
+                _("**Watching a live run (a replay of a recorded run), read-only**")
+                if replay
+                else _("**Watching a live run, read-only**")
+            )
+        )
     else:
         c_text, c_own = st.columns([4, 1], vertical_alignment="center")
-        c_text.info(f"👀 **Watching a live run{replay}, read-only.** It updates while its owner trains; choose the "
-                    "attention, layer and head, and scrub the time-lapse, for yourself.", icon="📡")
-    c_own.button("Train my own", key="watch.own", on_click=_own_run, args=(watched.meta.get("query"),),
-                 help="Leave this link and open Live Training with the same settings, to replay or train them "
-                      "yourself.")
+        watching = (
+            _("**Watching a live run (a replay of a recorded run), read-only.**")
+            if replay
+            else _("**Watching a live run, read-only.**")
+        )
+        c_text.info(
+            "👀 "
+            + watching
+            + " "
+            + _(
+                "It updates while its owner trains; choose the attention, layer and "
+                "head, and scrub the time-lapse, for yourself."
+            ),
+            icon="📡",
+        )
+    c_own.button(
+        _("Train my own"),
+        key="watch.own",
+        on_click=_own_run,
+        args=(watched.meta.get("query"),),
+        help=_("Leave this link and open Live Training with the same settings, to replay or train them yourself."),
+    )
 
 
 def _downloads(watched: WatchedRun) -> None:
@@ -91,17 +127,23 @@ def _downloads(watched: WatchedRun) -> None:
         return
     offered = run_store().checkpoints(watched.run_id)
     if offered is None:
-        st.caption("Its owner allows downloads: the model is offered whenever the run pauses or ends.")
+        st.caption(_("Its owner allows downloads: the model is offered whenever the run pauses or ends."))
         return
     step, files = offered
     cols = st.columns(len(files))
     for i, (col, data) in enumerate(zip(cols, files, strict=True)):
         tag = f"-{'ab'[i]}" if len(files) > 1 else ""
         name = f"{watched.meta['task']}{tag}.safetensors"
-        col.download_button(f"Checkpoint{tag} (step {step:,})", data, file_name=name,
-                            mime="application/octet-stream", key=f"watch.ckpt{i}", on_click="ignore",
-                            icon=":material/download:",
-                            help="The owner's trained weights as .safetensors; load them on Live Training.")
+        col.download_button(
+            _("Checkpoint{tag} (step {step})").format(tag=tag, step=num(step)),
+            data,
+            file_name=name,
+            mime="application/octet-stream",
+            key=f"watch.ckpt{i}",
+            on_click="ignore",
+            icon=":material/download:",
+            help=_("The owner's trained weights as .safetensors; load them on Live Training."),
+        )
 
 
 def watch_page(run_id: str, projector: bool) -> None:
@@ -110,7 +152,12 @@ def watch_page(run_id: str, projector: bool) -> None:
         watched = _mirror(run_id)
         alive = watched.sync()
     except StoreUnavailable as err:
-        st.error(f"The shared store cannot be reached, so this watch link cannot be shown now: {err}", icon="📡")
+        st.error(
+            _("The shared store cannot be reached, so this watch link cannot be shown now: {reason}").format(
+                reason=shown_text(err)
+            ),
+            icon="📡",
+        )
         return
     if not alive:
         live_watchdog(status.STATUS_TEXT["running"])  # nothing follows now: no banner once the page rests
@@ -130,17 +177,27 @@ def class_page(class_id: str, projector: bool) -> None:
         watched = followed.current()
         alive = watched is not None and watched.sync()
     except StoreUnavailable as err:
-        st.error(f"The shared store cannot be reached, so this class link cannot be shown now: {err}", icon="📡")
+        st.error(
+            _("The shared store cannot be reached, so this class link cannot be shown now: {reason}").format(
+                reason=shown_text(err)
+            ),
+            icon="📡",
+        )
         return
     if watched is None:
         live_watchdog(status.STATUS_TEXT["running"])
-        st.info("Your teacher is not sharing with this link now: sharing was turned off, or the link expired. Ask "
-                "for the new class code.", icon="🏁")
+        st.info(
+            _(
+                "Your teacher is not sharing with this link now: sharing was turned off, or the link expired. Ask "
+                "for the new class code."
+            ),
+            icon="🏁",
+        )
         join_box()
         return
     if not alive:
         live_watchdog(status.STATUS_TEXT["running"], following=True)
-        st.info("⏳ Your teacher's run ended; this page moves to their next run as soon as it starts.")
+        st.info("⏳ " + _("Your teacher's run ended; this page moves to their next run as soon as it starts."))
         _wait_for(followed.moved)
         return
     _show(watched, projector, moved=followed.moved)
@@ -150,22 +207,36 @@ def join_box() -> None:
     """A box for a class code: a student types what the teacher's screen shows and watches that class."""
     with st.form("live.watch.join", border=False, enter_to_submit=True):
         c_code, c_go = st.columns([3, 1], vertical_alignment="bottom")
-        c_code.text_input("Class code", key=CODE, max_chars=12, placeholder="e.g. K7M3QX",
-                          help="The 6 letters and digits your teacher's screen shows beside the QR code.")
-        joined = c_go.form_submit_button("👀 Join a class")
+        c_code.text_input(
+            _("Class code"),
+            key=CODE,
+            max_chars=12,
+            placeholder=_("e.g. {code}").format(code="K7M3QX"),
+            help=_("The 6 letters and digits your teacher's screen shows beside the QR code."),
+        )
+        joined = c_go.form_submit_button("👀 " + _("Join a class"))
     if not joined:
         return
     typed = st.session_state.get(CODE) or ""
     try:
         class_id = class_for_code(run_store(), typed)
     except ValueError as err:
-        st.error(str(err))
+        st.error(shown_text(err))
         return
     except StoreUnavailable as err:
-        st.error(f"The shared store cannot be reached, so classes cannot be joined now: {err}", icon="📡")
+        st.error(
+            _("The shared store cannot be reached, so classes cannot be joined now: {reason}").format(
+                reason=shown_text(err)
+            ),
+            icon="📡",
+        )
         return
     if class_id is None:
-        st.error(f"No class is shared with the code {typed.strip().upper()} now: check it on your teacher's screen.")
+        st.error(
+            _("No class is shared with the code {code} now: check it on your teacher's screen.").format(
+                code=typed.strip().upper()
+            )
+        )
         return
     st.switch_page(PAGE_SCRIPT, query_params={"class": class_id})
 
@@ -177,8 +248,13 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
     frame = watched.frame()
     with containers.run_container(watched, projector):
         kind = status.kind_picker(frame)
-        view = views.LiveView(watched.frame, projector=projector, kind=kind,
-                              pinned_step=st.session_state.get(views.PIN), shared=watched.run_id)
+        view = views.LiveView(
+            watched.frame,
+            projector=projector,
+            kind=kind,
+            pinned_step=st.session_state.get(views.PIN),
+            shared=watched.run_id,
+        )
         with view.timelapse:
             view.frame_label = io.timelapse_controls(frame, kind, follow=view.follows_training)
         view.refresh()
@@ -189,7 +265,7 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
 
 def _wait_for(moved: Callable[[], bool]) -> None:
     """Between two runs of a class: look once a second for the next one, then show it."""
-    for _ in ticks(lambda: pace.WATCH_IDLE_TICK_S, at_once=False):
+    for _tick in ticks(lambda: pace.WATCH_IDLE_TICK_S, at_once=False):
         try:
             if moved():
                 st.rerun()
@@ -199,9 +275,12 @@ def _wait_for(moved: Callable[[], bool]) -> None:
 
 def _marks(watched: WatchedRun) -> tuple:
     """What the live view shows of ``watched`` moves exactly when these do: its step, rows, snapshots, samples."""
-    return (watched.state.get("step"), tuple(len(rows) for rows in watched.history),
-            tuple((len(s), s[-1].step if s else -1) for s in watched.snapshots),
-            tuple(len(s) for s in watched.samples))
+    return (
+        watched.state.get("step"),
+        tuple(len(rows) for rows in watched.history),
+        tuple((len(s), s[-1].step if s else -1) for s in watched.snapshots),
+        tuple(len(s) for s in watched.samples),
+    )
 
 
 def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool] | None = None) -> None:
@@ -214,7 +293,7 @@ def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool]
     def period() -> float:
         return pace.WATCH_TICK_S if watched.state.get("status") == "running" else pace.WATCH_IDLE_TICK_S
 
-    for _ in ticks(period, at_once=False, rest_s=pace.WAKE_S):  # the page was just drawn
+    for _tick in ticks(period, at_once=False, rest_s=pace.WAKE_S):  # the page was just drawn
         before = watched.state
         try:
             alive = watched.sync() and not (moved is not None and moved())

@@ -15,13 +15,18 @@ import json
 
 import streamlit as st
 
+from explorer.i18n import N_, _
 from ui.common import pace
 
 BANNER_ID = "te-live-stalled"  # the banner's element id (the browser tests look for it)
-MESSAGE = ("The live view stopped updating: the connection to the server was lost. Your run is paused on the "
-           "server and waits for you.")
-FOLLOWING_MESSAGE = ("This page stopped following the run: it was stopped (the toolbar's Stop), or the connection "
-                     "to the server was lost. Reconnect to see the run as it is now.")
+MESSAGE = N_(
+    "The live view stopped updating: the connection to the server was lost. Your run is paused on the "
+    "server and waits for you."
+)
+FOLLOWING_MESSAGE = N_(
+    "This page stopped following the run: it was stopped (the toolbar's Stop), or the connection "
+    "to the server was lost. Reconnect to see the run as it is now."
+)
 
 _SCRIPT = """
 <script>
@@ -55,7 +60,7 @@ _SCRIPT = """
     text.id = dog.cfg.id + '-text';
     text.textContent = '\\u26a0\\ufe0f ' + dog.cfg.message;
     const button = document.createElement('button');
-    button.textContent = 'Reconnect';
+    button.textContent = dog.cfg.reconnect;
     button.style.cssText = 'margin-top:10px;padding:6px 16px;border-radius:8px;border:0;cursor:pointer;' +
       'background:#0072B2;color:#fff;font:600 15px sans-serif;';
     button.onclick = () => window.location.reload();
@@ -82,14 +87,23 @@ _SCRIPT = """
 def watchdog_html(running_text: str, *, following: bool = False) -> str:
     """The watchdog's script; ``running_text`` is how the progress bar's text starts while training.
 
+    ``running_text`` is in the page's language, as the progress bar shows it.
     ``following``: a watcher's page, whose script always runs while it follows a run (paused or not); the banner
     then shows whenever the script has ended, and says the page stopped following.
     """
-    cfg = {"running": running_text, "stall": pace.STALL_S, "endedAfter": pace.ENDED_S, "id": BANNER_ID,
-           "message": FOLLOWING_MESSAGE if following else MESSAGE, "following": following}
+    cfg = {
+        "running": running_text,
+        "stall": pace.STALL_S,
+        "endedAfter": pace.ENDED_S,
+        "id": BANNER_ID,
+        "message": _(FOLLOWING_MESSAGE if following else MESSAGE),
+        "following": following,
+        "reconnect": _("Reconnect"),
+    }
     return _SCRIPT % {"cfg": json.dumps(cfg)}
 
 
 def live_watchdog(running_text: str, *, following: bool = False) -> None:
-    """Draw the watchdog once per script run (it installs itself once per browser tab)."""
-    st.html(watchdog_html(running_text, following=following), unsafe_allow_javascript=True, width="content")
+    """Draw the watchdog once per script run (it installs itself once per browser tab); ``running_text`` is
+    English, marked with ``N_``."""
+    st.html(watchdog_html(_(running_text), following=following), unsafe_allow_javascript=True, width="content")
