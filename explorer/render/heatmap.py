@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.i18n import _, num
+from explorer.i18n import N_, _, num
 
 # Evenly spaced stops of each scale (Plotly's own definitions). Sequential, colour-blind-safe scales first.
 SCALES: dict[str, tuple[str, ...]] = {
@@ -155,7 +155,7 @@ class HeatmapSpec:
     zmax: float  # ...and as its last; values outside are clipped
     text: np.ndarray  # (rows, columns) the text of each cell ("31%", "-0.42", "-∞"), shown in cells and on hover
     title: str = ""  # the heading; a nearly uniform map says so in it
-    hover_name: str = "value"  # what a cell's number is called on hover ("weight", "score")
+    hover_name: str = N_("value")  # what a cell's number is called on hover ("weight", "score")
     uniform: bool = False  # attention whose every row is nearly uniform (see NEAR_UNIFORM)
 
     def __post_init__(self) -> None:

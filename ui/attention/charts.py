@@ -58,7 +58,7 @@ def masked_matrix(scaled: np.ndarray, mask: np.ndarray | None, tokens: Sequence[
     allowed = np.ones_like(scaled, dtype=bool) if mask is None else mask
     z = np.where(allowed, scaled, np.nan)
     text = np.where(allowed, hm.cell_texts(scaled), "-∞").astype(object)
-    spec = hm.matrix_spec(z, tokens, tokens, diverging=True, hover_name="score", text=text)
+    spec = hm.matrix_spec(z, tokens, tokens, diverging=True, hover_name=_("score"), text=text)
     show_vega(vega_heatmap(spec, height=_height(len(tokens)), projector=projector()), key=key)
 
 

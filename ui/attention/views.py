@@ -121,7 +121,7 @@ def all_heads(run: LabRun) -> None:
     tok = list(run.tokens)
     st.markdown(_("**Download all attention weights** (layer × head × query × key)"))
     exports.tensor_downloads(weights, ("layer", "head", "query", "key"), name="attention_all", key="attn.dl.all",
-                             labels={"query": tok, "key": tok}, value_name="weight")
+                             labels={"query": tok, "key": tok}, value_name=_("weight"))
     with st.expander(_("Summary per head (numbers)")):
         summary = head_summary(weights)
         kv = run.kv_heads or run.n_heads

@@ -91,7 +91,7 @@ def spec_trace(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: 
         z=z, x=_labels(spec.cols, z.shape[1]), y=_labels(spec.rows, z.shape[0]), zmin=spec.zmin, zmax=spec.zmax,
         colorscale=plotly_scale(spec.scale), showscale=showscale,
         text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=font_size()),
-        hovertemplate=hover_template(spec.hover_name),
+        hovertemplate=hover_template(_(spec.hover_name)),
     )
 
 

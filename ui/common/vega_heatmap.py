@@ -88,13 +88,13 @@ def _layers(spec: hm.HeatmapSpec, *, x_title: str, y_title: str, numbers: bool, 
     # same when only the numbers change, and the browser updates the chart's data instead of building it anew.
     # Without numbers in the cells, a colour bar labelled with the values (read back from "n") keys the colours.
     value = f"{spec.zmin!r} + datum.value * {spec.zmax - spec.zmin!r}"
-    legend = None if numbers else {"title": spec.hover_name, "labelColor": label_colour(),
+    legend = None if numbers else {"title": _(spec.hover_name), "labelColor": label_colour(),
                                    "labelExpr": f"format({value}, '.2f')"}
-    colour = {"field": "n", "type": "quantitative", "title": spec.hover_name, "legend": legend,
+    colour = {"field": "n", "type": "quantitative", "title": _(spec.hover_name), "legend": legend,
               "condition": {"test": "!isValid(datum.n)", "value": hm.NAN_HEX},
               "scale": {"domain": [0, 1], "range": list(hm.stops(spec.scale)), "interpolate": "rgb", "clamp": True}}
     tooltip = [{"field": "row", "title": _("row")}, {"field": "col", "title": _("column")},
-               {"field": "t" if np.isnan(spec.values).any() else "v", "title": spec.hover_name,
+               {"field": "t" if np.isnan(spec.values).any() else "v", "title": _(spec.hover_name),
                 **({} if np.isnan(spec.values).any() else {"type": "quantitative", "format": ".4f"})}]
     cells = {"transform": transform, "mark": {"type": "rect", "invalid": None},
              "encoding": {"x": x, "x2": {"field": "c1"}, "y": y, "y2": {"field": "r1"}, "color": colour,
