@@ -69,7 +69,8 @@ def _readable(text: str) -> bool:
         return False  # CSS
     if re.fullmatch(r"[a-z0-9_.:/-]+", text.strip()):
         return False  # a key, a parameter's name ("max_len", "pe.shuffle_text")
-    return bool(re.search(r"[A-Za-z]{2,}[^A-Za-z]+[A-Za-z]{2,}", text)) or bool(re.fullmatch(r"\W*[A-Z][a-z]+\W*", text))
+    two_words = re.search(r"[A-Za-z]{2,}[^A-Za-z]+[A-Za-z]{2,}", text)
+    return bool(two_words) or bool(re.fullmatch(r"\W*[A-Z][a-z]+\W*", text))
 
 
 def _bare_text(node: ast.AST) -> str | None:
@@ -136,7 +137,9 @@ def translated_at_import(source: str, where: str) -> Iterator[str]:
 
     def calls(node: ast.AST) -> Iterator[ast.Call]:
         for sub in ast.walk(node):
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in {"_", "ngettext", "pgettext"}:
+            if not isinstance(sub, ast.Call) or not isinstance(sub.func, ast.Name):
+                continue
+            if sub.func.id in {"_", "ngettext", "pgettext"}:
                 yield sub
 
     def visit(body: list[ast.stmt]) -> Iterator[str]:

@@ -1,6 +1,6 @@
 """*Beyond attention* in German and Chinese: each lens of the Attention Lab (random weights) shows its heading and
 its own sentence as the catalogue translates them, and no text of the lens is left in English where a translation
-exists. Needs the merged catalogues (``locales/<lang>/LC_MESSAGES/messages.po``), which are built, not committed."""
+exists."""
 
 from __future__ import annotations
 
@@ -15,11 +15,6 @@ from tests.app.conftest import app_at, assert_no_exception
 from ui.attention import controls as av
 from ui.attention.beyond import mlp_half
 from ui.attention.beyond.registry import VIEWS
-
-pytestmark = pytest.mark.skipif(
-    not catalogue_path("de").is_file(),
-    reason="no merged catalogue in locales/de/LC_MESSAGES: build it from locales/parts",
-)
 
 HEADING = "Beyond attention: what the model used"
 OWN_TEXT = {  # what each lens itself shows on the Lab's random weights (English source)

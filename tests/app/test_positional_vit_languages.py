@@ -1,7 +1,6 @@
 """Positional Encodings and ViT Patching in German and Chinese: headings in the class's language, no English left.
 
-The page checks need the merged catalogues (``locales/<lang>/LC_MESSAGES/messages.po``, built from the parts); they
-are skipped without them. The checks of the encoding names and of the picture messages run always.
+The page checks read the catalogues (``locales/<lang>/LC_MESSAGES/messages.po``).
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import io
 import json
 import struct
 import zlib
-from pathlib import Path
 
 import pytest
 from babel.messages.pofile import read_po
@@ -28,9 +26,6 @@ from ui.positional import views as pv
 from ui.vit import controls as vc
 
 LANGS = ("de", "zh-CN")
-MERGED = Path(__file__).resolve().parents[2] / "locales" / "de" / "LC_MESSAGES" / "messages.po"
-needs_catalogue = pytest.mark.skipif(not MERGED.is_file(), reason="the merged catalogues are not built "
-                                     "(python build_parts.py merges locales/parts/*.po into locales/<lang>/)")
 VIT_HEADINGS = ("1 · Cut the picture into patches", "2 · Flatten in reading order",
                 "3 · Project to tokens, add CLS and positions", "4 · Where does the CLS token look?",
                 "5 · A pretrained ViT on this picture")
@@ -122,7 +117,6 @@ def assert_no_english(at, code: str) -> None:
     assert not left, f"still English in {code}: {left}"
 
 
-@needs_catalogue
 @pytest.mark.parametrize("code", LANGS)
 def test_positional_page_speaks_the_language(code):
     at = app_at("pages/positional.py", query={"lang": code})
@@ -139,7 +133,6 @@ def test_positional_page_speaks_the_language(code):
         assert_no_english(at, code)
 
 
-@needs_catalogue
 @pytest.mark.parametrize("code", LANGS)
 def test_vit_page_speaks_the_language(code):
     at = app_at("pages/vit.py", query={"lang": code})
@@ -159,7 +152,6 @@ def _bomb() -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(b"\0" * 4000))
 
 
-@needs_catalogue
 def test_a_bad_picture_is_explained_in_german():
     at = app_at("pages/vit.py", query={"lang": "de"})
     with using_language("de"):  # the widgets' format_funcs translate in the test's thread too

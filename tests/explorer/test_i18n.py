@@ -9,8 +9,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
 from explorer import i18n
-from explorer.i18n import catalogs
-from explorer.i18n import _, match, ngettext, num, percent, using_language
+from explorer.i18n import _, catalogs, match, ngettext, num, percent, using_language
 
 
 @pytest.mark.parametrize(

@@ -280,7 +280,7 @@ class LiveView:
             data, spec = curves.waiting_chart(curves.WAITING[i], height)
         elif drawn.is_empty(data):  # nothing measured yet: an empty chart makes Vega warn about infinite extents
             with slot.container(height=curves.CURVE_HEIGHT, border=True):
-                st.caption(curves.WAITING[i])
+                st.caption(_(curves.WAITING[i]))
             return
         slot.vega_lite_chart(data, spec, width="stretch", height=height, key=f"live.curve{i}.{self._draws}")
 
