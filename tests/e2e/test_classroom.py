@@ -49,7 +49,7 @@ def _start(tab) -> None:
 def test_several_students_watch_the_teachers_run(tabs) -> None:
     teacher = tabs(LONG)
     link = _share(teacher)
-    assert re.search(r"/training\?class=[\w-]{20,}$", link)
+    assert re.search(r"/training\?class=[\w-]{20,}&lang=en$", link)
     _start(teacher)
     expect(teacher.get_by_text("Training…")).to_be_visible()
     path = link[link.index("/training"):]

@@ -86,7 +86,7 @@ def test_a_class_link_follows_three_new_runs_with_three_students(tabs) -> None:
     teacher = tabs(f"/training?{SMALL}&steps=3000&seed=41")
     link, code = _class_link(teacher)
     assert not {urlsplit(link).hostname} & {"127.0.0.1", "localhost"}, link  # an address students can open
-    assert re.search(r"/training\?class=[\w-]{20,}$", link) and not set(code) & set("ILO01")
+    assert re.search(r"/training\?class=[\w-]{20,}&lang=en$", link) and not set(code) & set("ILO01")
     if importlib.util.find_spec("segno") is not None:  # the server runs with the same packages
         expect(teacher.get_by_test_id("stImage").filter(has_text="Scan to watch")).to_be_visible()
     path = link[link.index("/training"):]
