@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from streamlit.testing.v1 import AppTest
 
+from explorer.i18n import using_language
 from tests.app.conftest import APP, DEFAULT_TIMEOUT, app_at, assert_no_exception
 from ui.common.language import LANG_PARAM, LANGUAGE
 
@@ -66,3 +67,18 @@ def test_a_share_link_made_in_german_carries_it():
     assert links, "the Home page shows no share link"
     for link in links:
         assert parse_qs(urlsplit(link).query)[LANG_PARAM] == ["de"], link
+
+
+def test_a_picked_language_comes_back_into_an_address_that_lost_it():
+    at = _fresh(locale="en-US")
+    at.sidebar.selectbox(key=LANGUAGE).set_value("de").run()
+    del at.query_params[LANG_PARAM]  # another page opened: its address starts without lang=
+    with using_language("de"):  # AppTest formats the options of the widgets it sends back in the test's thread
+        at.run()
+    assert_no_exception(at)
+    assert at.session_state[LANGUAGE] == "de" and at.query_params[LANG_PARAM] == "de"
+
+
+def test_the_browsers_own_language_needs_no_lang_in_the_address():
+    at = _fresh(locale="de-DE")
+    assert at.session_state[LANGUAGE] == "de" and LANG_PARAM not in at.query_params

@@ -49,7 +49,11 @@ def apply_language() -> str:
             st.session_state[LANGUAGE] = linked.code
     if st.session_state.get(LANGUAGE) not in {lang.code for lang in LANGUAGES}:
         st.session_state[LANGUAGE] = browser_language()
-    return st.session_state[LANGUAGE]
+    code = st.session_state[LANGUAGE]
+    if link is None and code != browser_language():  # a page change dropped the address's lang=: put it back
+        st.session_state[_LINKED] = code
+        st.query_params[LANG_PARAM] = code
+    return code
 
 
 def _picked() -> None:
