@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from babel import Locale
-from babel.numbers import format_decimal, format_percent
+from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol
 
 from explorer.i18n.active import language
 from explorer.i18n.languages import get
@@ -40,3 +40,10 @@ def percent(share: float, digits: int = 0) -> str:
     if digits:  # the decimals go after the last whole digit, before any space and the sign
         pattern = re.sub(r"0(?=[^0-9]*%$)", "0." + "0" * digits, pattern, count=1)
     return format_percent(share, format=pattern, locale=locale, decimal_quantization=True)
+
+
+def separators() -> tuple[str, str]:
+    """The active language's decimal and thousands separators ("." and "," in English, "," and "." in German),
+    for charts that format their own axis numbers."""
+    locale = get(language()).locale
+    return get_decimal_symbol(locale), get_group_symbol(locale)

@@ -96,3 +96,10 @@ def test_a_catalogue_translates_counts_and_skips_fuzzy_entries(tiny_catalogues):
     with using_language("es"):  # no Spanish catalogue in this folder: English
         assert _("Start") == "Start"
     assert _("Start") == "Start"
+
+
+@pytest.mark.parametrize(("code", "marks"), [("en", (".", ",")), ("de", (",", ".")), ("es", (",", ".")),
+                                             ("zh-CN", (".", ","))])
+def test_charts_get_the_languages_separators(code, marks):
+    with using_language(code):
+        assert i18n.separators() == marks

@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.i18n import separators
 from ui.common import state
 from ui.common.theme import projector
 
@@ -83,8 +84,16 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
         height=height, margin=dict(l=10, r=10, t=top, b=10),
         font=dict(size=font_size()),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+        separators="".join(separators()),  # axis and hover numbers as the page's language writes them
     )
     return fig
+
+
+def vega_locale(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (Vega-Lite) with its axis, legend and tooltip numbers in the page's language (1.234,5 in German)."""
+    decimal, group = separators()
+    number = {"decimal": decimal, "thousands": group, "grouping": [3], "currency": ["", ""]}
+    return {**spec, "config": {**spec.get("config", {}), "locale": {"number": number}}}
 
 
 def _top_margin(*, titled: bool, legend: bool) -> int:

@@ -19,7 +19,7 @@ import streamlit as st
 
 from explorer.i18n import _
 from explorer.render import heatmap as hm
-from ui.common.chart_style import font_size, label_colour
+from ui.common.chart_style import font_size, label_colour, vega_locale
 
 Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
 MAX_TEXT_CELLS = 16  # print the cell text when both sides are at most this long...
@@ -153,4 +153,4 @@ def vega_row(specs: Sequence[hm.HeatmapSpec], titles: Sequence[str], *, height: 
 def show_vega(chart: Chart, *, key: str, stretch: bool = True) -> None:
     """Draw a chart of this module (full width when ``stretch``)."""
     data, spec = chart
-    st.vega_lite_chart(data, spec, width="stretch" if stretch else "content", key=key)
+    st.vega_lite_chart(data, vega_locale(spec), width="stretch" if stretch else "content", key=key)

@@ -14,6 +14,7 @@ from explorer.runs.frame import LaneFrame, RunFrame
 from explorer.runs.heads_off import HeadProbe, head_label, refs_from_keys
 from transformer_core.training import take_snapshot
 from ui.common import charts
+from ui.common.chart_style import vega_locale
 from ui.common.head_switches import head_switches
 from ui.common.theme import projector
 from ui.lessons import training as lesson_training
@@ -89,7 +90,9 @@ def _look_first(lesson: Lesson, probe: HeadProbe) -> None:
     scored = scores_of_kind(snap, "cross")
     if scored is not None:
         data, spec = scores_chart(snap, scored, _("cross-attention"))
-        right.vega_lite_chart(data, spec, width="stretch", height=scores_height(snap, spec), key=key_of(lesson, "bet"))
+        right.vega_lite_chart(
+            data, vega_locale(spec), width="stretch", height=scores_height(snap, spec), key=key_of(lesson, "bet")
+        )
 
 
 def _switch_visual(lesson: Lesson, probe: HeadProbe) -> None:

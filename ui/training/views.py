@@ -26,6 +26,7 @@ from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import pace, state
+from ui.common.chart_style import vega_locale
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, drawn, first_screen, heatmaps, text
@@ -282,7 +283,9 @@ class LiveView:
             with slot.container(height=curves.CURVE_HEIGHT, border=True):
                 st.caption(_(curves.WAITING[i]))
             return
-        slot.vega_lite_chart(data, spec, width="stretch", height=height, key=f"live.curve{i}.{self._draws}")
+        slot.vega_lite_chart(
+            data, vega_locale(spec), width="stretch", height=height, key=f"live.curve{i}.{self._draws}"
+        )
 
     def draw_attention(self) -> None:
         """Every lane's heatmaps and head scores at :attr:`shown_step`, and the time-lapse line that names it."""
@@ -329,7 +332,9 @@ class LiveView:
                     f"attn{i}",
                     ("chart", i, snap.step, self.kind),
                     lambda i=i, snap=snap: heatmaps.attention_chart(self.run, i, snap, self.kind),
-                    lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(*chart, key=key),
+                    lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(
+                        chart[0], vega_locale(chart[1]), key=key
+                    ),
                 )
             self.draw_scores(i, snap)
 
@@ -385,7 +390,8 @@ class LiveView:
                 ("scores", lane, snap.step, self.kind, live),
                 lambda: heatmaps.scores_chart(snap, scored, short, live=live),
                 lambda chart: self.scores[lane].vega_lite_chart(
-                    *chart,
+                    chart[0],
+                    vega_locale(chart[1]),
                     width="stretch",
                     height=heatmaps.scores_height(snap, chart[1]),
                     key=f"live.scores{lane}.{self._draws}",
