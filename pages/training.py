@@ -6,10 +6,11 @@ import dataclasses
 import streamlit as st
 
 from explorer.i18n import _, num
+from explorer.runs.message import localized
 from ui.common import theme
 from ui.pages import close_page, open_page, share_page
 from ui.training import containers, controls, interventions, io, line, replay, resume, run, share, text, views, watch
-from ui.training.status import STATUS_TEXT, kind_picker, shown_text
+from ui.training.status import STATUS_TEXT, kind_picker
 from ui.training.watchdog import live_watchdog
 
 projector = theme.projector()
@@ -62,11 +63,11 @@ with containers.swapped_container(containers.NOTICES, object()):
     run.show_notice()
     resume.moved_away_notice(session)
     if problem := text.text_problem(st.session_state[controls.TASK]):  # the user's own text cannot be trained on
-        st.warning(shown_text(problem), icon="✍️")
+        st.warning(localized(problem), icon="✍️")
     elif error:
-        st.error(_("These settings do not make a valid model: {error}").format(error=shown_text(error)), icon="🚫")
+        st.error(_("These settings do not make a valid model: {error}").format(error=localized(error)), icon="🚫")
     elif verdict is not None and not verdict.ok:
-        st.error(f"{shown_text(verdict.reason)} {shown_text(verdict.suggestion)}", icon="🛑")
+        st.error(f"{localized(verdict.reason)} {localized(verdict.suggestion)}", icon="🛑")
     elif verdict is not None and not projector:
         st.caption(
             _(

@@ -80,16 +80,19 @@ def _fill(template: str, plural: str, count: str, values: Mapping[str, Any]) -> 
     return words.format(**{name: _shown(value) for name, value in values.items()})
 
 
+def message_of(err: BaseException) -> str:
+    """What ``err`` says, keeping a :class:`Message` (its only argument) as it is, to be shown later."""
+    return err.args[0] if len(err.args) == 1 and isinstance(err.args[0], str) else str(err)
+
+
 def localized(value: Any) -> str:
     """What a page shows for ``value``: a :class:`Message` (or an exception made with one) in the active language;
     any other text looked up in the catalogue as it is (an English sentence marked with ``N_`` that came through a
-    store or a process as plain text), else itself."""
+    store or a process as plain text), else itself; nothing as ""."""
     if isinstance(value, BaseException):
-        if len(value.args) == 1 and isinstance(value.args[0], Message):
-            return value.args[0].text()
-        return str(value)
+        value = message_of(value)
     if isinstance(value, Message):
         return value.text()
     if isinstance(value, str):
         return _(value) if value else value
-    return str(value)
+    return "" if value is None else str(value)

@@ -22,6 +22,7 @@ from explorer.i18n import _, num
 from explorer.render.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import LiveRun
+from explorer.runs.message import localized, message_of
 from explorer.runs.recording import checkpoint_bytes
 from transformer_core.checkpoint import (
     CheckpointError,
@@ -35,7 +36,6 @@ from ui.common.exports import colormap
 from ui.training import controls
 from ui.training.charts import kind_title
 from ui.training.run import build_run, hand_over_model, session
-from ui.training.status import message_of, shown_text
 from ui.training.task_labels import shown_label, task_title
 from ui.training.views import PIN
 
@@ -282,7 +282,7 @@ def _on_upload() -> None:
         st.session_state.update(before)  # a refused file leaves the settings as they were
         session().notice = (
             "error",
-            _("{file} was not loaded. {reason}").format(file=file.name, reason=shown_text(err)),
+            _("{file} was not loaded. {reason}").format(file=file.name, reason=localized(err)),
         )
 
 

@@ -35,6 +35,7 @@ from explorer.host import limits
 from explorer.i18n import _, num
 from explorer.runs.frame import SAMPLE_SEED, SAMPLES
 from explorer.runs.live import LiveRun
+from explorer.runs.message import localized, message_of
 from explorer.runs.place import default_place
 from explorer.runs.recording import ReplayRun
 from explorer.runs.session import RunSession
@@ -42,7 +43,6 @@ from ui.common import pace, st_internals
 from ui.common.state import TrainedModel, publish_trained
 from ui.common.ticker import ticks
 from ui.training import controls, share, text
-from ui.training.status import message_of, shown_text
 from ui.training.views import PIN, LiveView
 from ui.training.visitor import visitor
 
@@ -349,5 +349,5 @@ def show_notice() -> None:
     notice, held.notice = held.notice, None
     if notice:
         level, words = notice
-        shown = shown_text(words)  # the session's English notice, in the page's language
+        shown = localized(words)  # the session's English notice, in the page's language
         {"info": st.info, "success": st.success, "error": st.error}.get(level, st.info)(shown)

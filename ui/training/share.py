@@ -23,6 +23,7 @@ import streamlit as st
 
 from explorer.i18n import N_, _, num
 from explorer.runs.classes import ClassLink
+from explorer.runs.message import localized
 from explorer.runs.session import RunSession
 from explorer.runs.store import StoreUnavailable
 from ui.common import pace, theme
@@ -30,7 +31,6 @@ from ui.common.urlstate import current_params
 from ui.training import address, controls, text
 from ui.training.controls import PAGE
 from ui.training.samples import samples_html
-from ui.training.status import shown_text
 
 SHARING = "live.share.on"  # bool: the owner shares this session's runs live (the toggle)
 LOST = "live.share.lost"  # str: why sharing stopped by itself (the store went away); the toggle turns off next run
@@ -54,7 +54,7 @@ def send_news(held: RunSession, *, force: bool = False) -> None:
     lost = held.broadcast(force=force)
     if lost is not None:  # the toggle is drawn already: it turns off before the next run draws it
         st.session_state[LOST] = lost
-        st.warning(_("Live sharing stopped: {reason} Training goes on.").format(reason=shown_text(lost)), icon="📡")
+        st.warning(_("Live sharing stopped: {reason} Training goes on.").format(reason=localized(lost)), icon="📡")
         return
     _draw_count(held)
 
@@ -64,7 +64,7 @@ def _count_text(held: RunSession) -> str:
     try:
         return "👀 " + _("**{n}** watching").format(n=num(held.channel.watchers()))
     except StoreUnavailable as err:  # the count waits for the store; the run and the page go on
-        return "👀 " + _("watchers not known just now: {reason}").format(reason=shown_text(err))
+        return "👀 " + _("watchers not known just now: {reason}").format(reason=localized(err))
 
 
 def _draw_count(held: RunSession, *, now: bool = False) -> None:
@@ -116,7 +116,7 @@ def class_link_box(link: ClassLink) -> Any:
         )
         st.code(url, language=None, wrap_lines=True)
         if note:
-            st.warning(shown_text(note), icon="🌐")
+            st.warning(localized(note), icon="🌐")
     return c_text
 
 
@@ -195,7 +195,7 @@ def share_panel(held: RunSession) -> None:
         st.session_state[SHARING] = False
         st.warning(
             _("Live sharing stopped: {reason} Turn it on again when the store is back.").format(
-                reason=shown_text(lost)
+                reason=localized(lost)
             ),
             icon="📡",
         )

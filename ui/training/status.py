@@ -24,23 +24,6 @@ STATUS_TEXT = {  # English; shown through _() (the watchdog compares the progres
 }
 
 
-def shown_text(value: object) -> str:
-    """A message that the run services made in English, as the page shows it: one that can say itself in the
-    page's language (it has a ``text()``, also as an exception's only argument) does; a plain fixed sentence is
-    looked up in the catalogue (itself when it is not there)."""
-    if isinstance(value, BaseException):
-        value = value.args[0] if len(value.args) == 1 and isinstance(value.args[0], str) else str(value)
-    say = getattr(value, "text", None)
-    if callable(say):
-        return str(say())
-    return _(value) if isinstance(value, str) and value else str(value or "")
-
-
-def message_of(err: BaseException) -> str:
-    """What ``err`` says, keeping a message that can translate itself (its only argument) as it is."""
-    return err.args[0] if len(err.args) == 1 and isinstance(err.args[0], str) else str(err)
-
-
 def snapshot_at(snapshots: list[Snapshot], step: int | None) -> Snapshot | None:
     """The snapshot taken at ``step`` (the nearest one if it was thinned out), or the latest when ``None``."""
     if not snapshots:

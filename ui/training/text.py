@@ -26,10 +26,10 @@ import streamlit as st
 
 from explorer.host import limits
 from explorer.i18n import N_, _, num
+from explorer.runs.message import localized, message_of
 from transformer_core.tasks import Task, get_task
 from transformer_core.tasks.language import SAMPLE_TEMPERATURE, CharLMTask, clean_text, decode_text, show_char
 from ui.common.urlstate import UrlParam
-from ui.training.status import message_of, shown_text
 
 CHAR_LM = "char_lm"  # the task that can read the user's text
 # Settings (plain keys; the widgets showing them have the keys of widget_key()).
@@ -174,7 +174,7 @@ def _on_upload() -> None:
     except ValueError as err:
         st.session_state[UPLOAD_NOTICE] = (
             "error",
-            _("{file} was not used. {reason}").format(file=file.name, reason=shown_text(err)),
+            _("{file} was not used. {reason}").format(file=file.name, reason=localized(err)),
         )
         return
     st.session_state[TEXT] = text

@@ -23,6 +23,7 @@ import streamlit as st
 
 from explorer.i18n import _, num
 from explorer.runs.frame import RunFrame, SampleSet
+from explorer.runs.message import localized
 from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import pace, state
@@ -31,7 +32,7 @@ from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
 from ui.training import charts, curves, drawn, first_screen, heatmaps, text
 from ui.training.samples import samples_html
-from ui.training.status import KIND, eval_step, metric_text, shown_text, snapshot_at, status_text
+from ui.training.status import KIND, eval_step, metric_text, snapshot_at, status_text
 from ui.training.task_labels import shown_label
 
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
@@ -211,7 +212,7 @@ class LiveView:
             self._show(
                 "message",
                 run.message,
-                lambda m: self.message.error(_("Training stopped: {reason}.").format(reason=shown_text(m)), icon="⚠️"),
+                lambda m: self.message.error(_("Training stopped: {reason}.").format(reason=localized(m)), icon="⚠️"),
             )
 
     def _status_metrics(self) -> list[tuple[str, str, str]]:

@@ -21,12 +21,12 @@ import streamlit as st
 
 from explorer.i18n import _, num
 from explorer.runs.classes import FollowedClass, class_for_code
+from explorer.runs.message import localized
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals
 from ui.common.ticker import ticks
 from ui.training import containers, io, status, views
-from ui.training.status import shown_text
 from ui.training.watchdog import live_watchdog
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
@@ -61,7 +61,7 @@ def _ended(watched: WatchedRun) -> None:
             _("This watch link has expired: the run it showed ended a while ago or its server restarted."), icon="⌛"
         )
     else:
-        st.info(_("The run behind this link has ended: {reason}").format(reason=shown_text(note["reason"])), icon="🏁")
+        st.info(_("The run behind this link has ended: {reason}").format(reason=localized(note["reason"])), icon="🏁")
     recorded = note is not None and note.get("recording") and run_store().has_recording(note["recording"])
     cols = st.columns(2)
     if recorded and query is not None:
@@ -154,7 +154,7 @@ def watch_page(run_id: str, projector: bool) -> None:
     except StoreUnavailable as err:
         st.error(
             _("The shared store cannot be reached, so this watch link cannot be shown now: {reason}").format(
-                reason=shown_text(err)
+                reason=localized(err)
             ),
             icon="📡",
         )
@@ -179,7 +179,7 @@ def class_page(class_id: str, projector: bool) -> None:
     except StoreUnavailable as err:
         st.error(
             _("The shared store cannot be reached, so this class link cannot be shown now: {reason}").format(
-                reason=shown_text(err)
+                reason=localized(err)
             ),
             icon="📡",
         )
@@ -221,12 +221,12 @@ def join_box() -> None:
     try:
         class_id = class_for_code(run_store(), typed)
     except ValueError as err:
-        st.error(shown_text(err))
+        st.error(localized(err))
         return
     except StoreUnavailable as err:
         st.error(
             _("The shared store cannot be reached, so classes cannot be joined now: {reason}").format(
-                reason=shown_text(err)
+                reason=localized(err)
             ),
             icon="📡",
         )
