@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from explorer.i18n import N_, _, ngettext, num, pgettext
+from explorer.i18n import N_, _, ngettext, num
 from transformer_core import positional as encodings
 from ui.attention import controls as attention
 from ui.builder import controls as builder
@@ -25,6 +25,7 @@ from ui.common.theme import projector
 from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
 from ui.lessons import frame as lessons
 from ui.lessons.texts import LESSONS
+from ui.positional import labels as encoding_labels
 from ui.positional import views as positional
 from ui.training import controls as training
 from ui.vit import controls as vit
@@ -32,13 +33,9 @@ from ui.vit import controls as vit
 
 def encoding_titles(*, with_none: bool = True) -> list[str]:
     """The registered positional encodings as the pages name them, in registry order ("sinusoidal", ..., "ALiBi"),
-    in the session's language (the library's titles are English; a title without a translation here stays so)."""
-    words = {"sinusoidal": pgettext("positional encoding", "sinusoidal"),
-             "learned": pgettext("positional encoding", "learned"),
-             "rotary (RoPE)": pgettext("positional encoding", "rotary (RoPE)"),
-             "none": pgettext("positional encoding", "none")}
-    titles = [encodings.get(k).title for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
-    return [words.get(title, title) for title in titles]
+    in the session's language."""
+    kinds = [k for k in encodings.kinds() if with_none or encodings.get(k).acts != "nothing"]
+    return [encoding_labels.title(k) for k in kinds]
 
 
 SETTINGS_LABEL = N_("⚙️ Settings")  # the collapsed panel that holds a page's settings in projector mode (shown _())

@@ -13,6 +13,7 @@ from transformer_core import divisors, positional
 from transformer_core.families import by_kind
 from transformer_core.presets import PRESETS
 from ui.common.urlstate import UrlParam, link_text, set_by_link, settle_choice
+from ui.positional import labels as encoding_labels
 
 KIND = "mb.kind"  # "encoder", "decoder", "seq2seq" or "vit"
 LAYERS = "mb.layers"  # blocks per stack
@@ -84,19 +85,8 @@ LIBRARY_TEXTS = frozenset(
         N_("encoder"),
         N_("decoder"),
         N_("enc–dec"),
-        N_("sinusoidal"),
-        N_("learned"),
-        N_("rotary (RoPE)"),
-        N_("none"),
-        N_("ALiBi"),
-        N_("adds a fixed row of sines and cosines to each token vector"),
-        N_("adds a trained vector per position to each token vector"),
-        N_("rotates each pair of numbers in the queries and keys by an angle proportional to the position"),
-        N_("leaves every token vector as it is, so all positions look the same"),
-        N_(
-            "adds nothing to the vectors; each head subtracts slope × distance from its attention scores, "
-            "so it works past max_len"
-        ),
+        *encoding_labels.TITLES.values(),
+        *encoding_labels.SUMMARIES.values(),
         N_(
             "6 encoder + 6 decoder post-norm blocks; one 37,000-token vocabulary shared by the source and target "
             "embeddings and the output projection."

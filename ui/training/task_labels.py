@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from explorer.i18n import N_, _, ngettext
+from ui.positional import labels as encoding_labels
 
 # Task name -> (title, description), exactly as the task registry's default build writes them.
 TASKS: dict[str, tuple[str, str]] = {
@@ -97,7 +98,7 @@ PATTERN_TITLES = (
     N_("on the object"),
 )
 # Positional encodings' menu titles (transformer_core.positional), by their English text.
-POSITIONAL_TITLES = (N_("sinusoidal"), N_("learned"), N_("rotary (RoPE)"), N_("none"), N_("ALiBi"))
+POSITIONAL_TITLES = tuple(encoding_labels.TITLES.values())
 # The Block menu's labels (explorer.lab.block_compare.BLOCKS), by their English text.
 BLOCK_TITLES = (N_("GPT-2 block"), N_("Llama block"))
 KNOWN = frozenset((*ATTENTION_TITLES, *PATTERN_TITLES, *POSITIONAL_TITLES, *BLOCK_TITLES, *OTHER_TITLES))
