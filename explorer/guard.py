@@ -16,7 +16,7 @@ import torch
 
 from explorer.host import HostProfile, Limits, host_profile, limits_for
 from explorer.i18n import N_, _, num
-from explorer.runs.message import Message, Num
+from explorer.i18n.message import Message, Num
 from transformer_core.config import ViTConfig
 from transformer_core.tasks.base import ModelConfig, Task
 from transformer_core.training import TrainConfig
@@ -35,7 +35,7 @@ FF_PER_WIDTH = 4  # the widest feed-forward layer offered is this many times the
 class GuardResult:
     """The resource guard's verdict on a run before it starts.
 
-    Its words are kept as :class:`~explorer.runs.message.Message` values (a verdict is remembered across sessions);
+    Its words are kept as :class:`~explorer.i18n.message.Message` values (a verdict is remembered across sessions);
     :attr:`reason` and :attr:`suggestion` say them in the language active where they are read.
     """
 

@@ -3,12 +3,13 @@
 Every failure raises :class:`ImageError` with a message a student can act on. The pixel count is checked from
 the header *before* any pixels are decoded (a "decompression bomb" is a tiny file that claims huge dimensions),
 large JPEGs are decoded at a reduced scale, and unusual colour modes are converted to 8-bit RGB with a note.
+Messages and notes are English (uploads are decoded in a cache every session shares); a page shows them in the
+reader's language with :func:`explorer.i18n.message.localized`.
 """
 
 from __future__ import annotations
 
 import io
-import re
 import struct
 import warnings
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from explorer.i18n import N_, _, num
+from explorer.i18n import N_
+from explorer.i18n.message import Message, Num
 
 # File formats accepted from uploads ("MPO" is how Pillow names many camera JPEGs).
 FORMATS = ("PNG", "JPEG", "MPO", "WEBP", "GIF", "BMP")
@@ -42,7 +44,7 @@ class LoadedImage:
     original_size: tuple[int, int]  # (width, height) stated by the file
     original_mode: str  # Pillow colour mode of the file, e.g. "RGBA", "CMYK", "I;16"
     file_format: str  # "PNG", "JPEG", ...
-    notes: tuple[str, ...] = ()  # conversions applied, in plain words (shown to the user)
+    notes: tuple[str, ...] = ()  # conversions applied, in plain English words (shown with i18n.message.localized)
 
 
 def read_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MAX_BYTES,
@@ -55,8 +57,8 @@ def read_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MA
     if not data:
         raise ImageError(N_("The file is empty (0 bytes). Please choose an image file."))
     if len(data) > max_bytes:
-        raise ImageError(N_("The file is {size} MB; the limit is {limit} MB.").format(
-            size=f"{len(data) / 2**20:.1f}", limit=f"{max_bytes / 2**20:.0f}"))
+        raise ImageError(Message(N_("The file is {size} MB; the limit is {limit} MB."),
+                                 {"size": Num(len(data) / 2**20, 1), "limit": Num(max_bytes / 2**20, 0)}))
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -69,7 +71,7 @@ def read_image(data: bytes, *, max_pixels: int = MAX_PIXELS, max_bytes: int = MA
             raise _bomb_error(None, max_pixels) from None
         except _DECODE_ERRORS as err:
             raise ImageError(
-                N_("The file looks damaged and cannot be opened ({detail}).").format(detail=_short(err))
+                Message(N_("The file looks damaged and cannot be opened ({detail})."), {"detail": _short(err)})
             ) from None
         return _decode(img, max_pixels=max_pixels, max_side=max_side)
 
@@ -84,8 +86,8 @@ def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
     size, mode, fmt = img.size, img.mode, img.format or "image"
     width, height = size
     if width < 1 or height < 1:
-        raise ImageError(N_("The image claims a size of {width}x{height} pixels, which is empty.").format(
-            width=width, height=height))
+        raise ImageError(Message(N_("The image claims a size of {width}x{height} pixels, which is empty."),
+                                 {"width": str(width), "height": str(height)}))
     if width * height > max_pixels:
         raise _bomb_error(size, max_pixels)
     notes: list[str] = []
@@ -93,7 +95,8 @@ def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
         frames = _frame_count(img)  # walks every frame header: a damaged later frame fails here
         if frames > 1:
             notes.append(
-                N_("This is an animation with {frames} frames; only the first frame is used.").format(frames=frames)
+                Message(N_("This is an animation with {frames} frames; only the first frame is used."),
+                        {"frames": str(frames)})
             )
         if fmt in ("JPEG", "MPO"):
             img.draft("RGB", (max_side, max_side))  # let the JPEG decoder shrink by 1/2, 1/4 or 1/8 for free
@@ -103,16 +106,17 @@ def _decode(img: Image.Image, *, max_pixels: int, max_side: int) -> LoadedImage:
             scale = (max_side**2 / (rgb.width * rgb.height)) ** 0.5  # keep the aspect ratio, cap the pixel count
             rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))),
                              Image.Resampling.LANCZOS)
-            notes.append(N_(
-                "Shrunk from {width}x{height} to {new_width}x{new_height} pixels to keep the page fast.").format(
-                width=width, height=height, new_width=rgb.width, new_height=rgb.height))
+            notes.append(Message(
+                N_("Shrunk from {width}x{height} to {new_width}x{new_height} pixels to keep the page fast."),
+                {"width": str(width), "height": str(height), "new_width": str(rgb.width),
+                 "new_height": str(rgb.height)}))
     except ImageError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise _bomb_error(size, max_pixels) from None
     except _DECODE_ERRORS as err:
         raise ImageError(
-            N_("The file is truncated or damaged and cannot be decoded ({detail}).").format(detail=_short(err))
+            Message(N_("The file is truncated or damaged and cannot be decoded ({detail})."), {"detail": _short(err)})
         ) from None
     return LoadedImage(rgb, size, mode, fmt, tuple(notes))
 
@@ -124,14 +128,14 @@ def _frame_count(img: Image.Image) -> int:
 
 def _bomb_error(size: tuple[int, int] | None, max_pixels: int) -> ImageError:
     if size:
-        return ImageError(N_(
+        return ImageError(Message(N_(
             "The image claims {width}x{height} = {pixels} pixels and is too large to decode safely (limit {limit} "
             "pixels). Small files that claim huge sizes are a known attack ('decompression bomb'); please use a "
-            "smaller image.").format(width=size[0], height=size[1], pixels=f"{size[0] * size[1]:,}",
-                                     limit=f"{max_pixels:,}"))
-    return ImageError(N_(
+            "smaller image."), {"width": str(size[0]), "height": str(size[1]), "pixels": Num(size[0] * size[1]),
+                                "limit": Num(max_pixels)}))
+    return ImageError(Message(N_(
         "The image is too large to decode safely (limit {limit} pixels). Small files that claim huge sizes are a "
-        "known attack ('decompression bomb'); please use a smaller image.").format(limit=f"{max_pixels:,}"))
+        "known attack ('decompression bomb'); please use a smaller image."), {"limit": Num(max_pixels)}))
 
 
 def _short(err: BaseException) -> str:
@@ -175,7 +179,8 @@ def to_rgb(img: Image.Image, notes: list[str] | None = None) -> Image.Image:
         return img.convert("RGB")
     except (ValueError, OSError):
         raise ImageError(
-            N_("The colour mode {mode} of this image is not supported; please save it as RGB.").format(mode=repr(mode))
+            Message(N_("The colour mode {mode} of this image is not supported; please save it as RGB."),
+                    {"mode": repr(mode)})
         ) from None
 
 
@@ -192,7 +197,8 @@ def _scale_wide(img: Image.Image, notes: list[str]) -> Image.Image:
         span = hi - lo if hi > lo else 1.0
         scaled = (np.nan_to_num(values, nan=lo) - lo) / span * 255.0
         notes.append(
-            N_("Pixel values from {low} to {high} were stretched to 0-255.").format(low=f"{lo:.3g}", high=f"{hi:.3g}")
+            Message(N_("Pixel values from {low} to {high} were stretched to 0-255."),
+                    {"low": f"{lo:.3g}", "high": f"{hi:.3g}"})
         )
     grey = Image.fromarray(np.clip(np.rint(scaled), 0, 255).astype(np.uint8))
     return grey.convert("RGB")
@@ -233,62 +239,3 @@ def image_to_tensor_array(pixels: np.ndarray, channels: int = 3) -> np.ndarray:
     elif channels != 3:
         raise ValueError(f"channels={channels} must be 1 (grey) or 3 (RGB).")
     return np.ascontiguousarray(x.transpose(2, 0, 1))  # HWC -> CHW
-
-
-# Every message above, as written in English: uploads are decoded in a cache shared by every session, so the
-# messages stay English there and :func:`translated_message` turns them into the reader's language at display.
-MESSAGES = (
-    N_("The file is empty (0 bytes). Please choose an image file."),
-    N_("The file is {size} MB; the limit is {limit} MB."),
-    N_("This file is not an image that can be read (PNG, JPEG, WebP, GIF or BMP are supported)."),
-    N_("The file looks damaged and cannot be opened ({detail})."),
-    N_("The image claims a size of {width}x{height} pixels, which is empty."),
-    N_("This is an animation with {frames} frames; only the first frame is used."),
-    N_("Shrunk from {width}x{height} to {new_width}x{new_height} pixels to keep the page fast."),
-    N_("The file is truncated or damaged and cannot be decoded ({detail})."),
-    N_("The image claims {width}x{height} = {pixels} pixels and is too large to decode safely (limit {limit} "
-       "pixels). Small files that claim huge sizes are a known attack ('decompression bomb'); please use a "
-       "smaller image."),
-    N_("The image is too large to decode safely (limit {limit} pixels). Small files that claim huge sizes are a "
-       "known attack ('decompression bomb'); please use a smaller image."),
-    N_("Rotated upright using the photo's orientation tag (EXIF)."),
-    N_("The photo's EXIF data is damaged and was ignored."),
-    N_("Transparent parts were placed on a white background."),
-    N_("Converted from CMYK (printing colours) to RGB; colours may look slightly different."),
-    N_("The colour mode {mode} of this image is not supported; please save it as RGB."),
-    N_("A 16-bit greyscale image was reduced to 8 bits per pixel."),
-    N_("Pixel values from {low} to {high} were stretched to 0-255."),
-    N_("The file could not be read."),
-)
-_FIELD = re.compile(r"\{(\w+)\}")
-_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})*(?:\.(\d+))?|-?\d+(?:\.(\d+))?")
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    """A regular expression that reads ``template``'s fields back out of a message made from it."""
-    parts = _FIELD.split(template)  # text, field, text, field, ..., text
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)),
-                      re.DOTALL)
-
-
-_AMOUNTS = {"size", "limit", "pixels"}  # fields that are amounts, written as the language writes numbers
-_PATTERNS = tuple((template, _pattern(template)) for template in MESSAGES)
-
-
-def _renumber(value: str) -> str:
-    """A number written in English ("40,000,000", "12.3") as the active language writes it; other text unchanged."""
-    match = _NUMBER.fullmatch(value)
-    if match is None:
-        return value
-    decimals = match.group(1) or match.group(2) or ""
-    return num(float(value.replace(",", "")), len(decimals))
-
-
-def translated_message(message: str) -> str:
-    """An English message of this module (an :class:`ImageError`'s or a note) in the active language."""
-    for template, pattern in _PATTERNS:
-        found = pattern.fullmatch(message)
-        if found is not None:
-            values = found.groupdict()
-            return _(template).format(**{k: _renumber(v) if k in _AMOUNTS else v for k, v in values.items()})
-    return message

@@ -6,7 +6,7 @@ import dataclasses
 import streamlit as st
 
 from explorer.i18n import _, num
-from explorer.runs.message import localized
+from explorer.i18n.message import localized
 from ui.common import theme
 from ui.pages import close_page, open_page, share_page
 from ui.training import containers, controls, interventions, io, line, replay, resume, run, share, text, views, watch

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from explorer.i18n import N_
+from explorer.i18n.message import Message, Num
 from explorer.runs import codec as run_codec
-from explorer.runs.message import Message, Num
 from explorer.runs.updates import READ_BYTES, UPDATE_BYTES, DamagedValue, Recording, RunUpdate, StoreUnavailable
 
 __all__ = ["check_cursor", "decoded_recording", "decoded_updates", "encoded_update", "page_length", "too_large"]

@@ -39,8 +39,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from explorer.i18n import N_
+from explorer.i18n.message import Message
 from explorer.runs import codec as run_codec
-from explorer.runs.message import Message
 from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
 from explorer.runs.redis_url import key_prefix, redact
 from explorer.runs.schema import ID_CHARS, check_pointer, check_watcher_id

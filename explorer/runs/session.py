@@ -34,11 +34,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from explorer.i18n import N_, _, num
+from explorer.i18n.message import localized
 from explorer.runs.channel import WatchChannel
 from explorer.runs.classes import ClassLink
 from explorer.runs.clients import Client
 from explorer.runs.live import LiveRun, RunSpec
-from explorer.runs.message import localized
 from explorer.runs.place import ThisThread, TrainingPlace
 from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry

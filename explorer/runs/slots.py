@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from explorer.i18n import N_
+from explorer.i18n.message import Message
 from explorer.runs.live import LiveRun
-from explorer.runs.message import Message
 from explorer.runs.pace import TICKET_STALE_S, UNDRIVEN_S
 
 __all__ = [

@@ -25,8 +25,8 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from explorer.i18n import N_
+from explorer.i18n.message import Message
 from explorer.runs.live import LiveRun
-from explorer.runs.message import Message
 from explorer.runs.store import RunStore, StoreUnavailable
 from explorer.runs.wire import load_weights_bytes, pack, unpack, weights_bytes
 from transformer_core.training import Trainer

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from explorer.i18n import N_
+from explorer.i18n.message import Message
 from explorer.runs.frame import SampleSet, thin_to
-from explorer.runs.message import Message
 from explorer.runs.pace import WATCHER_TTL_S
 from transformer_core.training import Snapshot
 

@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from explorer.i18n import N_
+from explorer.i18n.message import Message
 from explorer.runs.codec import decode_checkpoints, decode_update, encode_update
 from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
-from explorer.runs.message import Message
 from explorer.runs.store import LaneUpdate, RunStore, RunUpdate, StoreUnavailable
 from explorer.runs.trainer_link import RemoteLink, TrainerLink, TrainerLost, mark_unavailable, warm
 from explorer.runs.training_state import ParkedState

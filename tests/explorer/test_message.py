@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 
 from explorer.i18n import using_language
-from explorer.runs.message import Message, Num, localized, message_of
+from explorer.i18n.message import Message, Num, localized, message_of
 
 
 def test_a_message_is_its_english_text_and_says_itself_in_the_readers_language():

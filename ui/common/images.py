@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.i18n import _
+from explorer.i18n.message import message_of
 from explorer.images import ImageError, read_image
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "assets" / "samples"
@@ -44,7 +45,7 @@ def _decode(data: bytes) -> tuple[np.ndarray | None, tuple[str, ...], str | None
     try:
         loaded = read_image(data)
     except ImageError as err:
-        return None, (), str(err)
+        return None, (), message_of(err)  # a Message: said in each reader's language when shown
     return np.asarray(loaded.image, dtype=np.uint8), loaded.notes, None
 
 

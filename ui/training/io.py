@@ -19,10 +19,10 @@ import streamlit as st
 from explorer.guard import model_limit_problems
 from explorer.host import MIB, limits
 from explorer.i18n import _, num
+from explorer.i18n.message import localized, message_of
 from explorer.render.timelapse import snapshots_npy, snapshots_npz, timelapse_gif
 from explorer.runs.frame import RunFrame
 from explorer.runs.live import LiveRun
-from explorer.runs.message import localized, message_of
 from explorer.runs.recording import checkpoint_bytes
 from transformer_core.checkpoint import (
     CheckpointError,

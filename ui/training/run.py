@@ -33,9 +33,9 @@ import streamlit as st
 from explorer.guard import GuardResult
 from explorer.host import limits
 from explorer.i18n import _, num
+from explorer.i18n.message import localized, message_of
 from explorer.runs.frame import SAMPLE_SEED, SAMPLES
 from explorer.runs.live import LiveRun
-from explorer.runs.message import localized, message_of
 from explorer.runs.place import default_place
 from explorer.runs.recording import ReplayRun
 from explorer.runs.session import RunSession

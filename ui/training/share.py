@@ -22,8 +22,8 @@ from typing import Any
 import streamlit as st
 
 from explorer.i18n import N_, _, num
+from explorer.i18n.message import localized
 from explorer.runs.classes import ClassLink
-from explorer.runs.message import localized
 from explorer.runs.session import RunSession
 from explorer.runs.store import StoreUnavailable
 from ui.common import pace, theme

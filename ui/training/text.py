@@ -26,7 +26,7 @@ import streamlit as st
 
 from explorer.host import limits
 from explorer.i18n import N_, _, num
-from explorer.runs.message import localized, message_of
+from explorer.i18n.message import localized, message_of
 from transformer_core.tasks import Task, get_task
 from transformer_core.tasks.language import SAMPLE_TEMPERATURE, CharLMTask, clean_text, decode_text, show_char
 from ui.common.urlstate import UrlParam

@@ -22,8 +22,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.i18n import _, num
+from explorer.i18n.message import localized
 from explorer.runs.frame import RunFrame, SampleSet
-from explorer.runs.message import localized
 from transformer_core.families import family
 from transformer_core.training import Snapshot
 from ui.common import pace, state

@@ -20,8 +20,8 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer.i18n import _, num
+from explorer.i18n.message import localized
 from explorer.runs.classes import FollowedClass, class_for_code
-from explorer.runs.message import localized
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals

@@ -11,6 +11,7 @@ import torch
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
 from explorer.i18n import N_, _, ngettext, num, percent
+from explorer.i18n.message import localized
 from explorer.images import (
     FIT_MODES,
     MAX_BYTES,
@@ -18,7 +19,6 @@ from explorer.images import (
     ImageError,
     image_to_tensor_array,
     prepare_image,
-    translated_message,
 )
 from explorer.lab.vit_walkthrough import (
     MAX_PATCHES,
@@ -124,7 +124,7 @@ def _uploaded_picture() -> Picture | None:
         return decode_upload(name, data)
     except ImageError as err:
         st.error(_("**{name}**: {error} Showing the sample instead.").format(
-            name=name, error=translated_message(str(err))), icon="🖼️")
+            name=name, error=localized(err)), icon="🖼️")
         return None
 
 
@@ -152,7 +152,7 @@ def picture_controls(task: Any | None = None) -> Picture:
     if source == "upload":
         picture = _uploaded_picture() or picture
     for note in picture.notes:
-        st.caption(f"ℹ️ {translated_message(note)}")
+        st.caption(f"ℹ️ {localized(note)}")
     return picture
 
 

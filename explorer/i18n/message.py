@@ -1,4 +1,4 @@
-"""A sentence for the user made where no language is known (a trainer, a background thread, a cached verdict).
+"""A sentence for the user made where no language is known (a trainer, a background thread, a cached result).
 
 A :class:`Message` is the English sentence itself (a ``str``: logs, tests and stores see English), and it keeps its
 template (marked with ``N_``) and its values apart, so that the page that shows it can say it in the reader's
@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.i18n import _, ngettext, num, using_language
+from explorer.i18n.active import using_language
+from explorer.i18n.catalogs import _, ngettext
+from explorer.i18n.numbers import num
 
 
 @dataclass(frozen=True)
