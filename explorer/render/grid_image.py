@@ -21,6 +21,7 @@ import numpy as np
 from PIL import Image
 
 from explorer.i18n import _
+from explorer.i18n.numbers import separators
 from explorer.render.heatmap import colours
 
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens (the chart's own limit)
@@ -163,8 +164,9 @@ def _colour_bar(lay: GridLayout) -> str:
     """A vertical colour bar beside the grid, spanning its rows: "weight", then the range's top to its bottom."""
     height = max(60, min(lay.grid_h, 200) - lay.font - 8)
     bar = colours(np.linspace(lay.zmax, lay.zmin, BAR_STEPS), lay.scale, lay.zmin, lay.zmax)  # highest first
+    decimal = separators()[0]  # three significant digits never need a thousands separator
     ticks = "".join(f'<div style="position:absolute;left:{BAR_W + 6}px;top:{100 * k / 2:.0f}%;'
-                    f'transform:translateY(-50%)">{value:.3g}</div>'
+                    f'transform:translateY(-50%)">{f"{value:.3g}".replace(".", decimal)}</div>'
                     for k, value in enumerate((lay.zmax, (lay.zmin + lay.zmax) / 2, lay.zmin)))
     weight, scale = escape(_("weight")), escape(_("colour scale"))
     return (f'<div style="grid-row:span {lay.layers + 1};align-self:start">{weight}'

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from explorer.i18n.active import using_language
 from explorer.render.grid_image import MAX_TICK_LABELS, GridLayout, grid_html, tick_labels
 from explorer.render.heatmap import SCALES
 
@@ -52,6 +53,13 @@ def test_the_colour_bar_runs_from_the_top_of_the_range_down():
     assert np.abs(bar[0] - reference_rgb(1.0, "Viridis")).max() <= 1
     assert np.abs(bar[-1] - reference_rgb(0.0, "Viridis")).max() <= 1
     assert all(f">{v}</div>" in html for v in ("0.6", "0.4", "0.2")) and '">weight<div' in html
+
+
+@pytest.mark.parametrize(("code", "marks"), [("de", ("0,6", "0,4", "0,2")), ("zh-CN", ("0.6", "0.4", "0.2"))])
+def test_the_colour_bar_writes_its_numbers_as_the_reader_does(code, marks):
+    with using_language(code):
+        html = grid_html(np.full((1, 2, 3, 3), 1 / 3), layout(1, 2, 3, 3, zmin=0.2, zmax=0.6))
+    assert all(f">{v}</div>" in html for v in marks)
 
 
 def test_headers_name_every_layer_and_head_and_the_grid_says_what_it_shows():
