@@ -82,3 +82,21 @@ def test_a_picked_language_comes_back_into_an_address_that_lost_it():
 def test_the_browsers_own_language_needs_no_lang_in_the_address():
     at = _fresh(locale="de-DE")
     assert at.session_state[LANGUAGE] == "de" and LANG_PARAM not in at.query_params
+
+
+def _page_marks(at: AppTest) -> list[str]:
+    """The ``<html lang>`` the sidebar's scripts set."""
+    return [el.proto.body for el in at.sidebar.get("html") if "documentElement.lang" in el.proto.body]
+
+
+def _mark(code: str) -> list[str]:
+    return [f'<script>document.documentElement.lang = "{code}";</script>']
+
+
+def test_the_page_says_its_language_to_screen_readers_and_fonts():
+    assert _page_marks(_fresh(query={LANG_PARAM: "zh-CN"})) == _mark("zh-CN")
+    at = _fresh(locale="de-DE")
+    assert _page_marks(at) == _mark("de")
+    with using_language("de"):
+        at.sidebar.selectbox(key=LANGUAGE).set_value("en").run()
+    assert _page_marks(at) == _mark("en")

@@ -44,6 +44,7 @@ def test_the_browsers_language_opens_the_app_and_a_class_link_keeps_it(browser, 
             expect(nav.get_by_text(tr(code, title), exact=True)).to_be_visible()
         picker = teacher.get_by_test_id("stSidebar").get_by_role("combobox", name="🌐 " + tr(code, "Language"))
         expect(picker).to_have_value(get(code).name)
+        expect(teacher.locator("html")).to_have_attribute("lang", code)  # screen readers and CJK glyphs follow it
         assert_no_exception(teacher)
 
         teacher.goto(RUN)
@@ -59,6 +60,7 @@ def test_the_browsers_language_opens_the_app_and_a_class_link_keeps_it(browser, 
         student.goto(link[link.index("/training"):])
         heading = student.locator("[data-testid=stMain] h1").first
         expect(heading).to_contain_text(tr(code, "Live Training"))
+        expect(student.locator("html")).to_have_attribute("lang", code)
         assert_no_exception(student)
 
         if code == "de":  # the student picks English: the page follows, and a reload keeps it
@@ -66,6 +68,7 @@ def test_the_browsers_language_opens_the_app_and_a_class_link_keeps_it(browser, 
             student.get_by_role("option", name="English").click()
             expect(heading).to_contain_text("Live Training")
             expect(student).to_have_url(re.compile(r"[?&]lang=en(&|$)"))
+            expect(student.locator("html")).to_have_attribute("lang", "en")
             student.reload()
             expect(student.locator("[data-testid=stMain] h1").first).to_contain_text("Live Training")
     finally:

@@ -2,11 +2,14 @@
 
 Order: a link's ``lang=`` (a class link opens in the teacher's language), then the picker (a student may pick
 another; the choice goes into the address so a reload keeps it), then the browser's language
-(``st.context.locale``), then English. The router calls :func:`apply_language` before anything is drawn;
-:mod:`explorer.i18n` asks :func:`session_language` which catalogue each ``_()`` reads.
+(``st.context.locale``), then English. The router calls :func:`apply_language` before anything is drawn and the
+sidebar marks the page with it (:func:`mark_page_language`); :mod:`explorer.i18n` asks :func:`session_language`
+which catalogue each ``_()`` reads.
 """
 
 from __future__ import annotations
+
+import json
 
 import streamlit as st
 
@@ -75,6 +78,15 @@ def language_picker() -> None:
         on_change=_picked,
         help=_("The language of every page. Links you copy from the app open in it."),
     )
+
+
+def mark_page_language() -> None:
+    """Say the session's language on the page itself (``<html lang>``): screen readers then read German as
+    German, and the browser draws Chinese characters in their Simplified forms rather than the Japanese ones a
+    CJK font shows by default. Drawn in the sidebar, where its empty box takes no room in the page."""
+    tag = get(session_language() or SOURCE).code
+    script = f"<script>document.documentElement.lang = {json.dumps(tag)};</script>"
+    st.html(script, unsafe_allow_javascript=True, width="content")
 
 
 def link_language() -> dict[str, str]:

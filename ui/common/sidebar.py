@@ -16,7 +16,7 @@ from explorer.runs.slots import server_load
 from transformer_core import available_devices, configure_threads
 from ui.common import state
 from ui.common.charts import ATTENTION_SCALES
-from ui.common.language import language_picker
+from ui.common.language import language_picker, mark_page_language
 from ui.common.theme import apply_theme, projector
 from ui.common.urlstate import APP_PAGE, APP_PARAMS, bind_url, count_run, push_url
 
@@ -46,6 +46,7 @@ def app_settings() -> None:
     st.session_state[_COLLAPSED] = presentation
     with st.sidebar:
         language_picker()
+        mark_page_language()
         st.toggle(
             _("Projector mode"), key=state.PRESENTATION,
             help=_("Larger text, bigger charts and fewer controls, for showing the app on a projector. "
