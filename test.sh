@@ -11,6 +11,9 @@
 # Each pytest run ends with its 25 slowest tests. TE_TEST_PLAN=1 prints the pytest commands and runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
+# Keep compiled modules (and pytest's rewritten test modules) between processes: each pytest worker, app server and
+# benchmark otherwise compiles the project again, seconds of CPU each, where the environment turns this off.
+unset PYTHONDONTWRITEBYTECODE
 
 NO_BROWSER="not browser"  # the tests that need no Chromium and no app server
 QUICK_SELECTION="not browser and not slow"  # --quick leaves out the browser tests and those marked slow
