@@ -9,7 +9,21 @@ from explorer.i18n import _, num
 from explorer.i18n.message import localized
 from ui.common import theme
 from ui.pages import close_page, open_page, share_page
-from ui.training import containers, controls, interventions, io, line, replay, resume, run, share, text, views, watch
+from ui.training import (
+    containers,
+    controls,
+    interventions,
+    io,
+    line,
+    replay,
+    resume,
+    run,
+    share,
+    text,
+    views,
+    watch,
+    widgets,
+)
 from ui.training.status import STATUS_TEXT, kind_picker
 from ui.training.watchdog import live_watchdog
 
@@ -50,10 +64,10 @@ settings = (
     )
 )
 with settings:
-    task = controls.task_picker()
+    task = widgets.task_picker()
     text.text_panel(task.name)
-    controls.settings_panel(task)
-    controls.compare_panel(task)
+    widgets.settings_panel(task)
+    widgets.compare_panel(task)
 controls.save_settings()
 close_page(info)
 

@@ -7,6 +7,7 @@ from tests.app.conftest import assert_no_exception
 from tests.app.test_live_training import heatmap_maps, live_at, metric, run_of
 from ui.attention import controls as lab
 from ui.training import controls as tc
+from ui.training import specs as ts
 
 LLAMA = {"task": "induction", "d_model": "16", "heads": "4", "layers": "1", "d_ff": "32", "batch": "8",
          "steps": "10", "block": "llama", "kv_heads": "2"}
@@ -34,7 +35,7 @@ def test_the_block_and_kv_heads_follow_the_controls_and_the_url():
     assert_no_exception(at)
     assert at.query_params["block"] == "llama" and at.query_params["kv_heads"] == "1"
     assert run_of(at).specs[0].model_config.n_kv_heads == 1
-    assert "Llama block (1 K/V head)" in tc.describe(run_of(at).specs[0].model_config)
+    assert "Llama block (1 K/V head)" in ts.describe(run_of(at).specs[0].model_config)
 
 
 def test_kv_heads_that_do_not_divide_the_heads_are_settled_with_a_notice():

@@ -25,17 +25,18 @@ from ui.training import controls as tc
 from ui.training import io as tio
 from ui.training import line
 from ui.training import run as training_run
+from ui.training import specs as ts
 from ui.training import text as tt
 
 
 def test_guard_uses_the_pages_training_threads(monkeypatch):
     calls = []
-    monkeypatch.setattr(tc, "check_budget", lambda *args, **kwargs: calls.append(kwargs))
-    tc._verdict.cache_clear()
+    monkeypatch.setattr(ts, "check_budget", lambda *args, **kwargs: calls.append(kwargs))
+    ts._verdict.cache_clear()
     try:
-        tc._verdict("reverse", tc.load_task("reverse").default_model_config(), TrainConfig(), 2)
+        ts._verdict("reverse", tc.load_task("reverse").default_model_config(), TrainConfig(), 2)
     finally:
-        tc._verdict.cache_clear()  # forget the fake verdict
+        ts._verdict.cache_clear()  # forget the fake verdict
     assert calls == [{"lanes": 2, "threads": LIVE_THREADS, "process_bytes": 0}]
 
 

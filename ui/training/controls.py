@@ -1,26 +1,23 @@
-"""Live Training page: session-state keys, the settings widgets, and the run they describe.
+"""Live Training page: the settings' session-state keys, their URL form and tuned values, kept valid.
 
 Settings survive visits to other pages and projector mode (which hides them): their values are mirrored in
-``SAVED`` and put back before the widgets are drawn. Every widget is created without ``value=``/``index=``,
-so session state is the single source of its value.
+``SAVED`` and put back before the widgets (:mod:`ui.training.widgets`) are drawn, then settled into the choices
+this server offers. The keys live here, in one module, because the widgets, the run they describe
+(:mod:`ui.training.specs`), links, checkpoints and lessons all read and write them.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import replace
 from typing import Any
 
 import streamlit as st
 
-from explorer.guard import FF_PER_WIDTH, GuardResult, check_budget
+from explorer.guard import FF_PER_WIDTH
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.host import limits
 from explorer.i18n import _, num
-from explorer.lab.block_compare import BLOCKS, block_fields
-from explorer.runs.live import LIVE_THREADS, RunSpec
-from explorer.runs.place import default_place
+from explorer.lab.block_compare import BLOCKS
 from transformer_core import available_devices, divisors
 from transformer_core.config import NORM_POSITIONS, ViTConfig
 from transformer_core.families import family
@@ -30,7 +27,7 @@ from transformer_core.tasks import TASK_NAMES, Task, get_task, task_names
 from transformer_core.training import default_train_config
 from ui.common.urlstate import UrlParam, set_by_link, settle_choice
 from ui.training import interventions, text
-from ui.training.task_labels import known, task_description, task_title
+from ui.training.task_labels import known
 
 PAGE = "training"  # the page's url path and its name for ui.common.urlstate
 # Widget keys (also the URL settings, under the short names given in URL_PARAMS).
@@ -49,7 +46,6 @@ D_MODELS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 D_FFS = (32, 64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
 LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
 BATCHES = (8, 16, 32, 64, 128, 256)
-SNAPSHOTS_PER_RUN = 60  # attention snapshots a run aims for (the time-lapse frames)
 POSITIONALS = positional_kinds()
 
 URL_PARAMS = (
@@ -236,287 +232,3 @@ def head_options(d_model: int, positional: str) -> list[int]:
     """Head counts that divide ``d_model``, at most MAX_HEADS, with a head size the encoding accepts."""
     spec = positional_kind(positional)
     return [h for h in head_choices(d_model) if spec.head_ok(d_model // h)]
-
-
-def pos_title(kind: str) -> str:
-    """Menu label of a positional encoding."""
-    return known(positional_kind(kind).title)
-
-
-def norm_title(position: str) -> str:
-    """Menu label of a norm placement ("pre-norm")."""
-    return {"pre": _("pre-norm"), "post": _("post-norm")}.get(position, f"{position}-norm")
-
-
-def on_task_change() -> None:
-    """A new task brings its own recommended model and run."""
-    choose_task(st.session_state[TASK])
-
-
-def on_compare_change() -> None:
-    """Comparing starts from configuration A with the positional encoding switched off (or on)."""
-    if st.session_state[COMPARE]:
-        st.session_state[B_LAYERS] = st.session_state[LAYERS]
-        st.session_state[B_HEADS] = st.session_state[HEADS]
-        st.session_state[B_NORM] = st.session_state[NORM]
-        st.session_state[B_POSITIONAL] = "none" if st.session_state[POSITIONAL] != "none" else "sinusoidal"
-
-
-def settings_signature() -> tuple:
-    """All settings that shape a run (the user's text by its hash); a run built from other settings is out of date.
-
-    Sampling settings and the heads switched off are left out: they change only what is shown of the run.
-    """
-    keys = [k for k in (*DEFAULTS, DEVICE) if k not in (*text.SAMPLING_KEYS, *interventions.KEYS)]
-    return (*(st.session_state[k] for k in keys), text.text_signature(st.session_state[TASK]))
-
-
-def build_specs() -> tuple[Task, list[RunSpec]]:
-    """The task and one RunSpec per configuration from the current settings (ValueError if invalid)."""
-    s = st.session_state
-    task = text.user_task() if text.own_text_selected(s[TASK]) else load_task(s[TASK])
-    base = task.default_model_config()
-    arch = dict(n_layers=s[LAYERS], n_heads=s[HEADS], d_model=s[D_MODEL], d_ff=s[D_FF], dropout=s[DROPOUT])
-    is_vit = isinstance(base, ViTConfig)
-    llama = llama_block(task.family)
-    if not is_vit:
-        arch.update(norm_position=s[NORM], positional=s[POSITIONAL])
-    if llama:
-        arch.update(block_fields("llama", s[KV_HEADS]))
-    train = default_train_config(
-        task, steps=s[STEPS], batch_size=s[BATCH], lr=s[LR], seed=s[SEED], device=s[DEVICE], **cadence(s[STEPS])
-    )
-    model_a = replace(base, **arch)
-    if not s[COMPARE]:
-        return task, [RunSpec("A", model_a, train)]
-    b_arch = dict(arch, n_layers=s[B_LAYERS], n_heads=s[B_HEADS])
-    if llama:  # B keeps A's Llama block; its K/V heads are A's when they divide B's heads
-        b_arch.update(n_kv_heads=math.gcd(s[KV_HEADS], s[B_HEADS]))
-    elif not is_vit:
-        b_arch.update(norm_position=s[B_NORM], positional=s[B_POSITIONAL])
-    model_b = replace(base, **b_arch)
-    return task, [
-        RunSpec(f"A · {describe(model_a)}", model_a, train),
-        RunSpec(f"B · {describe(model_b)}", model_b, train),
-    ]
-
-
-def cadence(steps: int) -> dict[str, int]:
-    """Snapshot and evaluation intervals for a run of ``steps``.
-
-    About 60 time-lapse frames per run, and an evaluation every 25 steps (every tenth of a short run, but not
-    more often than every 5 steps: one evaluation costs about as much as a few training steps).
-    """
-    return {"snapshot_every": max(1, steps // SNAPSHOTS_PER_RUN), "eval_every": max(5, min(25, steps // 10))}
-
-
-def describe(config: Any) -> str:
-    """A short description of an architecture for legends, e.g. "2 layers, 4 heads, sinusoidal"."""
-    words = (
-        f"{config.n_layers} layer{'s' if config.n_layers != 1 else ''}, {config.n_heads} "
-        f"head{'s' if config.n_heads != 1 else ''}"
-    )
-    if getattr(config, "norm_type", "layernorm") == "rmsnorm":
-        kv = config.n_kv_heads or config.n_heads
-        words += f", Llama block ({kv} K/V head{'s' if kv != 1 else ''})"
-    elif not isinstance(config, ViTConfig):
-        spec = positional_kind(config.positional)
-        positions = "no positions" if spec.acts == "nothing" else f"{spec.title} positions"
-        words += f", {positions}, {config.norm_position}-norm"
-    return words
-
-
-def guard(task: Task, specs: list[RunSpec]) -> GuardResult:
-    """The resource guard's verdict for the largest configuration, counted once per lane."""
-    process = default_place().overhead_bytes
-    results = [_verdict(task.name, s.model_config, s.train_config, len(specs), process) for s in specs]
-    return max(results, key=lambda r: (not r.ok, r.memory_bytes))
-
-
-@functools.lru_cache(maxsize=256)
-def _verdict(task_name: str, model_config: Any, train_config: Any, lanes: int, process_bytes: int = 0) -> GuardResult:
-    """check_budget for a built-in task (a pure function of frozen settings, so it is remembered); its trainer
-    process, if runs train in one, counts too."""
-    # Estimate with the threads the page trains with, not all of the host's.
-    return check_budget(
-        load_task(task_name), model_config, train_config, lanes=lanes, threads=LIVE_THREADS, process_bytes=process_bytes
-    )
-
-
-def task_picker() -> Task:
-    """The task menu with the task's description beside it."""
-    c_task, c_text = st.columns([1, 2], vertical_alignment="center")
-    c_task.selectbox(
-        _("Task"),
-        task_names(),
-        key=TASK,
-        format_func=lambda n: task_title(load_task(n)),
-        on_change=on_task_change,
-        help=_("What the model learns. Each task needs its own attention pattern; watch it appear."),
-    )
-    task = load_task(st.session_state[TASK])
-    c_text.caption(_(text.OWN_DESCRIPTION) if text.own_text_selected(task.name) else task_description(task))
-    return task
-
-
-def settings_panel(task: Task) -> None:
-    """Architecture and training settings: six narrow columns of two controls each."""
-    c1, c2, c3, c4, c5, c6 = st.columns(6)
-    c1.select_slider(
-        _("Layers"),
-        list(range(1, limits().max_layers + 1)),
-        key=LAYERS,
-        help=_("Blocks stacked on top of each other (the encoder and the decoder each get this many)."),
-    )
-    c1.selectbox(
-        _("Heads"),
-        head_options(st.session_state[D_MODEL], "rope" if llama_block(task.family) else st.session_state[POSITIONAL]),
-        key=HEADS,
-        help=_(
-            "Attention heads per layer; each gets d_model / heads numbers and can learn its own "
-            "pattern. Only counts that divide d_model are offered."
-        ),
-    )
-    c2.selectbox(
-        "d_model",
-        d_model_choices(),
-        key=D_MODEL,
-        help=_("Width of every token vector. Wider models can learn more but train slower."),
-    )
-    c2.selectbox(
-        "d_ff",
-        d_ff_choices(),
-        key=D_FF,
-        help=_("Hidden width of the feed-forward network after each attention (often 4 × d_model)."),
-    )
-    if family(task.family).decoder_only:
-        c3.selectbox(
-            _("Block"),
-            list(BLOCKS),
-            key=BLOCK,
-            format_func=lambda b: known(BLOCKS[b]),
-            help=_(
-                "GPT-2's block (LayerNorm, a GELU/ReLU MLP, the positions chosen below) or a Llama "
-                "block as in Llama, Qwen and SmolLM: RMSNorm, a SwiGLU feed-forward of width d_ff, "
-                "rotary positions, no biases, and query heads sharing K/V heads."
-            ),
-        )
-    if llama_block(task.family):
-        c3.selectbox(
-            _("K/V heads"),
-            divisors(st.session_state[HEADS]),
-            key=KV_HEADS,
-            help=_(
-                "Key/value heads the query heads share (grouped-query attention): as many as the heads "
-                "gives each head its own; 1 is multi-query attention. Fewer make the KV cache smaller."
-            ),
-        )
-    elif family(task.family).reads_images:
-        c3.caption(_("The Vision Transformer always uses learned position embeddings and pre-norm blocks."))
-    else:
-        c3.selectbox(
-            _("Positional encoding"),
-            POSITIONALS,
-            key=POSITIONAL,
-            format_func=pos_title,
-            help=_(
-                "How the model knows token order. With 'none', attention cannot tell positions "
-                "apart, so reversing becomes impossible."
-            ),
-        )
-        c3.selectbox(
-            _("Norm placement"),
-            NORM_POSITIONS,
-            key=NORM,
-            format_func=norm_title,
-            help=_(
-                "Pre-norm puts LayerNorm before each sub-layer (trains stably); post-norm after the "
-                "residual add, as in the 2017 paper (may need a lower learning rate)."
-            ),
-        )
-    c4.slider(
-        _("Dropout"),
-        0.0,
-        0.5,
-        step=0.05,
-        key=DROPOUT,
-        help=_("Randomly zeroes this fraction of attention weights and activations while training."),
-    )
-    c4.select_slider(
-        _("Learning rate"),
-        LRS,
-        key=LR,
-        format_func=lambda v: f"{v:g}",
-        help=_("Size of each update. Too high and the loss jumps around or becomes NaN."),
-    )
-    c5.select_slider(
-        _("Batch size"),
-        batch_choices(),
-        key=BATCH,
-        help=_("Examples per step. Larger batches give smoother curves but slower steps."),
-    )
-    c5.number_input(
-        _("Steps"), 10, limits().max_steps, step=50, key=STEPS, help=_("Optimisation steps in the whole run.")
-    )
-    c6.number_input(
-        _("Seed"),
-        0,
-        2**31 - 1,
-        step=1,
-        key=SEED,
-        help=_("Fixes the initial weights and the training data: the same seed gives the same run."),
-    )
-    devices = available_devices()
-    c6.selectbox(
-        _("Device"),
-        devices,
-        key=DEVICE,
-        disabled=len(devices) == 1,
-        help=_("Where the model trains. Only devices found on this server are offered."),
-    )
-
-
-def compare_panel(task: Task) -> None:
-    """The Compare switch and, when on, what configuration B changes."""
-    st.toggle(
-        _("Compare two configurations"),
-        key=COMPARE,
-        on_change=on_compare_change,
-        help=_("Train a second configuration B on the same task, data and seed, side by side with A."),
-    )
-    if not st.session_state[COMPARE]:
-        return
-    c0, c1, c2, c3, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="center")
-    c0.caption(_("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:"))
-    c1.select_slider(
-        _("B · layers"), list(range(1, limits().max_layers + 1)), key=B_LAYERS, help=_("Layers of configuration B.")
-    )
-    llama = llama_block(task.family)
-    c2.selectbox(
-        _("B · heads"),
-        head_options(st.session_state[D_MODEL], "rope" if llama else st.session_state[B_POSITIONAL]),
-        key=B_HEADS,
-        help=_("Heads of configuration B (e.g. 1 head against A's 4)."),
-    )
-    if llama:
-        c3.caption(
-            _(
-                "B keeps A's Llama block (rotary positions, RMSNorm before each sub-layer) and A's K/V heads "
-                "when they divide B's heads."
-            )
-        )
-    elif not family(task.family).reads_images:
-        c3.selectbox(
-            _("B · positional encoding"),
-            POSITIONALS,
-            key=B_POSITIONAL,
-            format_func=pos_title,
-            help=_("Positional encoding of configuration B (e.g. none against A's sinusoidal)."),
-        )
-        c4.selectbox(
-            _("B · norm"),
-            NORM_POSITIONS,
-            key=B_NORM,
-            format_func=norm_title,
-            help=_("Norm placement of configuration B."),
-        )

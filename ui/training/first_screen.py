@@ -65,7 +65,7 @@ def status_line(run: RunFrame, status: str) -> str:
 
 
 def kind_select(run: RunFrame, kinds: list[str], key: str) -> str:
-    """The attention kind as a compact drop-down (its value is settled by ``views.kind_picker``)."""
+    """The attention kind as a compact drop-down (its value is settled by ``status.kind_picker``)."""
     if len(kinds) > 1:
         st.selectbox(
             _("Attention shown"),

@@ -36,6 +36,7 @@ from ui.common.exports import colormap
 from ui.training import controls
 from ui.training.charts import kind_title
 from ui.training.run import build_run, hand_over_model, session
+from ui.training.specs import build_specs, guard
 from ui.training.task_labels import shown_label, task_title
 from ui.training.views import PIN
 
@@ -226,7 +227,7 @@ def _check_fits(info: CheckpointInfo) -> None:
     _fill_settings(info.task_name, info.config)
     controls.restore_settings()
     try:
-        task, specs = controls.build_specs()
+        task, specs = build_specs()
     except ValueError as err:
         raise CheckpointError(message_of(err)) from err
     if specs[0].model_config != info.config:
@@ -236,7 +237,7 @@ def _check_fits(info: CheckpointInfo) -> None:
                 "(for example another vocabulary or sequence length)."
             )
         )
-    verdict = controls.guard(task, specs)
+    verdict = guard(task, specs)
     if not verdict.ok:
         raise CheckpointError(verdict.reason)
 

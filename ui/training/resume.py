@@ -27,7 +27,7 @@ from explorer.i18n import _
 from explorer.runs.registry import RunRegistry
 from explorer.runs.session import RunSession
 from ui.common import st_internals
-from ui.training import controls
+from ui.training.specs import settings_signature
 
 RUN_PARAM = "run"  # query parameter with the run's token
 
@@ -36,7 +36,7 @@ def take_back_from_address(held: RunSession, projector: bool) -> None:
     """Take back the run named by the address's ``?run=`` token (in projector mode: this browser's latest parked
     run), if this session does not show it already; then let the address name the session's run."""
     watch_sessions(held.registry)
-    held.take_back(st.query_params.get(RUN_PARAM), controls.settings_signature(), without_token=projector)
+    held.take_back(st.query_params.get(RUN_PARAM), settings_signature(), without_token=projector)
     show_token(held, projector)
 
 

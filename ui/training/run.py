@@ -5,7 +5,7 @@ browser session, in ``st.session_state``): one run per session, what a new run l
 recordings, parking and taking back. This module only reads the settings, calls the session and draws.
 
 How a setting reaches the model, e.g. the number of heads: the "Heads" select box (key
-:data:`~ui.training.controls.HEADS`) → :func:`ui.training.controls.build_specs` puts it into the
+:data:`~ui.training.controls.HEADS`) → :func:`ui.training.specs.build_specs` puts it into the
 ``ModelConfig`` of a :class:`~explorer.runs.live.RunSpec` → Start calls :func:`start`, which hands task, specs and
 settings to :meth:`RunSession.start <explorer.runs.session.RunSession.start>` → a
 :class:`~explorer.runs.live.LiveRun` builds one :class:`~transformer_core.training.Trainer` per spec → the trainer
@@ -43,6 +43,7 @@ from ui.common import pace, st_internals
 from ui.common.state import TrainedModel, publish_trained
 from ui.common.ticker import ticks
 from ui.training import controls, share, text
+from ui.training.specs import build_specs, guard, settings_signature
 from ui.training.views import PIN, LiveView
 from ui.training.visitor import visitor
 
@@ -116,10 +117,10 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
     Reset, or Start after it finished (both pass ``force``).
     """
     try:
-        task, specs = controls.build_specs()
+        task, specs = build_specs()
     except ValueError as err:
         return current_run(), None, message_of(err)
-    verdict = controls.guard(task, specs)
+    verdict = guard(task, specs)
     if not verdict.ok:
         return current_run(), verdict, None
     error = None
@@ -127,7 +128,7 @@ def build_run(force: bool = False) -> tuple[LiveRun | None, GuardResult | None, 
     def prepare(held: RunSession) -> None:
         nonlocal error
         try:
-            held.prepare(task, specs, controls.settings_signature(), force=force)
+            held.prepare(task, specs, settings_signature(), force=force)
         except ValueError as err:
             error = message_of(err)
 
@@ -139,15 +140,15 @@ def _settings() -> tuple | None:
     """(task, specs, signature) of the current settings, or ``None`` with the reason as the session's notice."""
     controls.restore_settings()
     try:
-        task, specs = controls.build_specs()
+        task, specs = build_specs()
     except ValueError as err:
         session().notice = ("error", message_of(err))
         return None
-    verdict = controls.guard(task, specs)
+    verdict = guard(task, specs)
     if not verdict.ok:
         session().notice = ("error", verdict.reason)
         return None
-    return task, specs, controls.settings_signature()
+    return task, specs, settings_signature()
 
 
 def _with_settings(action: Callable[..., object]) -> None:
@@ -189,7 +190,7 @@ def settings_changed_notice(run: LiveRun | None, ready: bool) -> None:
     Only when that button can be pressed: Reset while the run is running or paused (Start is off then), Start
     once it is over (Start makes a new run).
     """
-    if run is None or run.status == "ready" or not ready or session().signature == controls.settings_signature():
+    if run is None or run.status == "ready" or not ready or session().signature == settings_signature():
         return
     text = (
         _("The settings changed since this run started. Press **Start** to train with the new settings.")

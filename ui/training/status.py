@@ -1,10 +1,12 @@
-"""The live view's words and picks: the run's status, a metric as shown, which snapshot and which attention kind."""
+"""The live view's words and picks: the run's status and its status line's metrics, a metric as shown, which
+snapshot and which attention kind."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import streamlit as st
 
 from explorer.i18n import N_, _, num, percent
@@ -73,3 +75,44 @@ def status_text(run: RunFrame) -> str:
     if run.extra.get("replay") and run.status in ("running", "paused"):
         return _("Replaying a recorded run…") if run.status == "running" else _("Replay paused")
     return _(STATUS_TEXT[run.status])
+
+
+def status_metrics(run: RunFrame) -> list[tuple[str, str, str]]:
+    """(label, value, help) of every metric of the status line: step, speed, then each lane's loss and metric."""
+    task = run.task
+    metric_title = charts.metric_title(task.metric_name)
+    rate = run.steps_per_second
+    shown = [
+        (
+            _("Step"),
+            f"{num(run.step)} / {num(run.total_steps)}",
+            _("Optimisation steps done, out of the run's total."),
+        ),
+        (
+            _("Steps per second"),
+            num(rate, 1) if rate else "–",
+            _("How fast training runs (wall clock, page updates included)."),
+        ),
+    ]
+    for i, lane in enumerate(run.lanes):
+        recent = [r["loss"] for r in lane.history[-20:]]
+        loss = float(np.mean(recent)) if recent else math.nan
+        evaluated = eval_step(lane.history, task.metric_name)
+        shown.append(
+            (
+                _("Train loss{config}").format(config=charts.short_label(run, i)),
+                metric_text("loss", loss),
+                _("Mean training loss over the last 20 steps."),
+            )
+        )
+        shown.append(
+            (
+                f"{metric_title}{charts.short_label(run, i)}"
+                + (" · " + _("step {step}").format(step=num(evaluated)) if evaluated is not None else ""),
+                metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
+                _("On held-out data at the last evaluation; the task counts as learned at {target}.").format(
+                    target=metric_text(task.metric_name, task.metric_target)
+                ),
+            )
+        )
+    return shown

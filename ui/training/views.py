@@ -4,42 +4,35 @@
 run trains, so a refresh costs only what changed: the status line's metrics whose text changed and the curves
 every tick; the heatmaps and scores when a new snapshot arrives; the sample predictions after an evaluation.
 Chart keys carry a draw counter, because a chart redrawn unchanged in one script run would otherwise repeat an
-element id. Under the heatmaps, a layer and head picker with a "Numbers" button gives the shown attention as a
-table: the heatmaps' numeric alternative, drawn once per script run (a redrawn popover would close while being
-read).
+element id. The attention's drawings (heatmaps, head scores, their numbers) come from
+:class:`ui.training.attention_view.AttentionView`.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Hashable
 from functools import partial
 from typing import Any
 
-import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.i18n import _, num
 from explorer.i18n.message import localized
 from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
-from transformer_core.training import Snapshot
-from ui.common import pace, state
+from ui.common import pace
 from ui.common.chart_style import vega_locale
-from ui.common.charts import chart_config, layer_head_picker
-from ui.common.exports import numbers_popover
-from ui.training import charts, curves, drawn, first_screen, heatmaps, text
+from ui.training import charts, curves, drawn, first_screen, text
+from ui.training.attention_view import AttentionView
 from ui.training.samples import samples_html
-from ui.training.status import KIND, eval_step, metric_text, snapshot_at, status_text
-from ui.training.task_labels import shown_label
+from ui.training.status import KIND, status_metrics, status_text
 
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
 SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step), html): sample tables already made
 
 
-class LiveView:
+class LiveView(AttentionView):
     """The page's live part; create it where it should appear, then call :meth:`refresh` as often as needed.
 
     ``source`` gives the run's frame as it is now (the owner's run, a watched channel or a replay): every refresh
@@ -188,7 +181,7 @@ class LiveView:
         if self.compact:  # one line, read from the back of the room
             self._show("status", first_screen.status_line(run, status_text(run)), self.status.markdown)
         else:
-            metrics = self._status_metrics()
+            metrics = status_metrics(run)
             if len(self._metric_slots) != len(metrics):  # laid out once per script run (and per lane count)
                 with self.status.container():
                     self._metric_slots = [c.empty() for c in st.columns(len(metrics))]
@@ -214,46 +207,6 @@ class LiveView:
                 run.message,
                 lambda m: self.message.error(_("Training stopped: {reason}.").format(reason=localized(m)), icon="⚠️"),
             )
-
-    def _status_metrics(self) -> list[tuple[str, str, str]]:
-        """(label, value, help) of every metric of the status line: step, speed, then each lane's loss and metric."""
-        run, task = self.run, self.run.task
-        metric_title = charts.metric_title(task.metric_name)
-        rate = run.steps_per_second
-        shown = [
-            (
-                _("Step"),
-                f"{num(run.step)} / {num(run.total_steps)}",
-                _("Optimisation steps done, out of the run's total."),
-            ),
-            (
-                _("Steps per second"),
-                num(rate, 1) if rate else "–",
-                _("How fast training runs (wall clock, page updates included)."),
-            ),
-        ]
-        for i, lane in enumerate(run.lanes):
-            recent = [r["loss"] for r in lane.history[-20:]]
-            loss = float(np.mean(recent)) if recent else math.nan
-            evaluated = eval_step(lane.history, task.metric_name)
-            shown.append(
-                (
-                    _("Train loss{config}").format(config=charts.short_label(run, i)),
-                    metric_text("loss", loss),
-                    _("Mean training loss over the last 20 steps."),
-                )
-            )
-            shown.append(
-                (
-                    f"{metric_title}{charts.short_label(run, i)}"
-                    + (" · " + _("step {step}").format(step=num(evaluated)) if evaluated is not None else ""),
-                    metric_text(task.metric_name, (lane.last_eval or {}).get(task.metric_name)),
-                    _("On held-out data at the last evaluation; the task counts as learned at {target}.").format(
-                        target=metric_text(task.metric_name, task.metric_target)
-                    ),
-                )
-            )
-        return shown
 
     def _show(self, place: str, what: Hashable, draw: Callable[[Any], object]) -> None:
         """Draw ``what`` at ``place`` with ``draw``, unless it is already shown there."""
@@ -287,182 +240,6 @@ class LiveView:
         slot.vega_lite_chart(
             data, vega_locale(spec), width="stretch", height=height, key=f"live.curve{i}.{self._draws}"
         )
-
-    def draw_attention(self) -> None:
-        """Every lane's heatmaps and head scores at :attr:`shown_step`, and the time-lapse line that names it."""
-        if self.frame_label is not None and self.shown_step is not None:
-            self.frame_label.markdown(
-                "🎞️ "
-                + _(
-                    "**Time-lapse: attention at step {step}** · follows training; pause to scrub through the snapshots."
-                ).format(step=self.shown_step)
-            )
-        for i, lane in enumerate(self.run.lanes):
-            snap = snapshot_at(lane.snapshots, self.shown_step)
-            if snap is None or self.kind not in snap.attention:
-                continue
-            if self.heads:
-                self.draw_head(i, snap)
-            if not self.heatmaps:
-                continue
-            self._put(
-                f"title{i}",
-                ("title", i, snap.step, self.kind),
-                lambda i=i, snap=snap: heatmaps.attention_title(self.run, i, snap, self.kind),
-                self.heat_titles[i].markdown,
-            )
-            key = f"live.attn{i}.{self._draws}"
-            if family(self.run.task.family).reads_images:
-                self._put(
-                    f"attn{i}",
-                    ("vit", i, snap.step),
-                    lambda i=i, snap=snap: self._vit_figure(i, snap),
-                    lambda fig, i=i, key=key: self.heatmaps[i].plotly_chart(
-                        fig, width="stretch", config=chart_config(), key=key
-                    ),
-                )
-            elif self.follows_training:  # a picture: far cheaper for the browser than a chart to redraw
-                self._put(
-                    f"attn{i}",
-                    ("picture", i, snap.step, self.kind),
-                    lambda i=i, snap=snap: heatmaps.attention_picture(self.run, i, snap, self.kind)[0],
-                    self.heatmaps[i].html,
-                )
-            else:
-                self._put(
-                    f"attn{i}",
-                    ("chart", i, snap.step, self.kind),
-                    lambda i=i, snap=snap: heatmaps.attention_chart(self.run, i, snap, self.kind),
-                    lambda chart, i=i, key=key: self.heatmaps[i].vega_lite_chart(
-                        chart[0], vega_locale(chart[1]), key=key
-                    ),
-                )
-            self.draw_scores(i, snap)
-
-    def draw_head(self, lane: int, snap: Snapshot) -> None:
-        """Lane ``lane``'s chosen head at ``snap``, large, with the line that names it (the compact first screen)."""
-        heading, place = self.heads[lane]
-        chosen = first_screen.chosen_head(snap, self.kind, self.head_choice)
-        if chosen is None:
-            self._sent.pop(f"head{lane}", None)
-            heading.empty()
-            place.caption(_("{config} has no such layer and head.").format(config=shown_label(self.run.labels[lane])))
-            return
-        layer, head, note = chosen
-        self._put(
-            f"headline{lane}",
-            ("headline", lane, snap.step, layer, head, note),
-            lambda: first_screen.head_heading(self.run, lane, snap, note),
-            heading.markdown,
-        )
-        lanes = len(self.heads)
-        smaller = first_screen.SMALLER_LABELS_PX if lanes > 1 else 0
-        self._put(
-            f"head{lane}",
-            ("head", lane, snap.step, self.kind, layer, head),
-            lambda: heatmaps.head_picture(
-                self.run,
-                snap,
-                self.kind,
-                layer,
-                head,
-                width_px=first_screen.heat_width(lanes),
-                height_px=first_screen.HEAT_HEIGHT_PX,
-                smaller=smaller,
-            ),
-            place.html,
-        )
-
-    def _vit_figure(self, lane: int, snap: Snapshot) -> go.Figure:
-        """The ViT's picture view; shared, a copy: the session's own figure is updated in place by its next draw."""
-        fig = charts.vit_attention_figure(self.run, lane, snap)
-        return go.Figure(fig) if self._shared is not None else fig
-
-    def draw_scores(self, lane: int, snap: Snapshot) -> None:
-        """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
-        if self.scores[lane] is None:  # a lesson's compact view shows none
-            return
-        scored = heatmaps.scores_of_kind(snap, self.kind)
-        if scored is not None:
-            short = charts.short_kind_title(self.kind, self.run.task.family)  # fits half a page
-            live = self.follows_training
-            self._put(
-                f"scores{lane}",
-                ("scores", lane, snap.step, self.kind, live),
-                lambda: heatmaps.scores_chart(snap, scored, short, live=live),
-                lambda chart: self.scores[lane].vega_lite_chart(
-                    chart[0],
-                    vega_locale(chart[1]),
-                    width="stretch",
-                    height=heatmaps.scores_height(snap, chart[1]),
-                    key=f"live.scores{lane}.{self._draws}",
-                ),
-            )
-            return
-        self._sent.pop(f"scores{lane}", None)
-        if snap.scores and lane == 0:
-            key = next(iter(snap.scores))
-            where = charts.kind_name(key.split(":")[0], self.run.task.family)
-            self.scores[lane].caption(
-                _(
-                    "Head scores rate how {pattern} each head is in the {kind}, where this "
-                    "task's pattern lives: choose it above to see them."
-                ).format(pattern=charts.pattern_title(key), kind=where)
-            )
-        else:
-            self.scores[lane].empty()
-
-    def draw_numbers(self) -> None:
-        """Layer and head pickers and, per configuration, a "Numbers" table of that map at the shown step."""
-        snaps = [snapshot_at(lane.snapshots, self.shown_step) for lane in self.run.lanes]
-        if self.numbers is None or any(s is None or self.kind not in s.attention for s in snaps):
-            return
-        shapes = [s.attention[self.kind].shape for s in snaps]  # (layers, heads, queries, keys) per lane
-        rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
-        with self.numbers:
-            c_layer, c_head, *c_nums = st.columns([1, 1, *[1] * len(snaps), 3], vertical_alignment="bottom")
-            layer, head = (
-                i + 1
-                for i in layer_head_picker(
-                    max(s[0] for s in shapes),
-                    max(s[1] for s in shapes),
-                    columns=(c_layer, c_head),
-                    radio_max=0,
-                    keys=(state.LIVE_NUMBERS_LAYER, state.LIVE_NUMBERS_HEAD),
-                    helps=(
-                        _("Which layer's attention the Numbers table shows."),
-                        _("Which head's attention the Numbers table shows."),
-                    ),
-                )
-            )
-            for i, (snap, shape) in enumerate(zip(snaps, shapes, strict=True)):
-                lane = charts.short_label(self.run, i)
-                if layer > shape[0] or head > shape[1]:
-                    c_nums[i].caption(
-                        _("{config} has no layer {layer}, head {head}.").format(
-                            config=lane.strip(" ·") or _("This model"), layer=layer, head=head
-                        )
-                    )
-                    continue
-                z = snap.attention[self.kind][layer - 1, head - 1].astype(float)
-                fits = rows is not None and cols is not None and (len(rows), len(cols)) == z.shape
-                labels = (rows, cols) if fits else (None, None)
-                with c_nums[i]:
-                    numbers_popover(
-                        z,
-                        *labels,
-                        name=f"{self.run.task.name}-{self.kind}-step{snap.step}-layer{layer}-"
-                        f"head{head}{lane.replace(' · ', '-')}",
-                        key=f"live.numbers{i}",
-                        label=_("Numbers{config}").format(config=lane),
-                    )
-            if self.run.status == "running":
-                c_nums[-1].caption(
-                    _(
-                        "The table shows step {step}, the latest snapshot when the page was drawn; pause "
-                        "to read the newest."
-                    ).format(step=snaps[0].step)
-                )
 
     def draw_samples(self) -> None:
         """Each lane's latest sample predictions (made by the owner's run after its evaluations)."""
