@@ -5,12 +5,14 @@ mirror stays one: :meth:`~TrainerMirror._connected` starts a trainer with the ru
 state it left in the run store when it gave its last trainer back; :meth:`~TrainerMirror._ask` sends a command and
 waits for its answer, reading news meanwhile (a pause lands after the step in progress); :meth:`~TrainerMirror._read`
 and :meth:`~TrainerMirror._apply` bring the trainer's news into the lanes, in order, one reader at a time; and a
-trainer that crashes or is killed loses its run with a message (:meth:`~TrainerMirror._lose`). The server only ever
-reads bytes from a pipe.
+trainer that crashes or is killed loses its run with a message (:meth:`~TrainerMirror._lose`), unless no trainer
+ever held it and the run may fall back: then it trains on the calling thread. The server only ever reads bytes
+from a pipe.
 
 The mirror's state is the worker run's, set in its constructor: ``_link`` (the trainer, while one holds the run),
 ``_wire`` (the lock of the pipe), ``_parked`` (the training state of a run that gave its trainer back), ``_held``,
-``_status_seq``, ``_state_bytes``, ``_sampling``, ``_connect``, ``_fall_back`` and ``here``.
+``_status_seq``, ``_state_bytes``, ``_sampling``, ``_connect``, ``_fall_back``, ``_text``, ``nice``,
+``trainer_nice`` and ``here``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A session sharing its runs live: :class:`SessionSharing`, a part of :class:`~explorer.runs.session.RunSession`.
 
 While its owner shares, each of the session's runs goes out on a watch channel of its own
-(:class:`~explorer.runs.channel.WatchChannel`), published after every slice (:meth:`~SessionSharing.broadcast`),
+(:class:`~explorer.runs.channel.WatchChannel`), published as it goes (:meth:`~SessionSharing.broadcast`),
 and the class link (:class:`~explorer.runs.classes.ClassLink`) follows the channel of the run of the moment, so
 students who opened it see each new run. A shared run trains before visitors' own runs. A run on the user's own
 data goes out without its samples (no line of the text: :mod:`explorer.runs.private_text`) unless its owner agreed,
