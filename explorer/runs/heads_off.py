@@ -28,7 +28,7 @@ from torch import nn
 
 from explorer.i18n import _
 from explorer.runs.frame import SAMPLE_SEED, SAMPLES
-from explorer.runs.live import torch_threads
+from explorer.runs.threads import torch_threads
 from transformer_core.interventions import HeadRef, ablate_heads, attention_stacks, head_importance
 from transformer_core.tasks.base import Sample, Task
 from transformer_core.training import EVAL_SEED, Trainer

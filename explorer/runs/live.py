@@ -3,7 +3,9 @@
 A page (or any other driver) owns a :class:`LiveRun` and calls :meth:`LiveRun.advance` with a small time budget
 between redraws; the buttons map to :meth:`~LiveRun.start`, :meth:`~LiveRun.pause`, :meth:`~LiveRun.resume`,
 :meth:`~LiveRun.step_once`, :meth:`~LiveRun.stop` and :meth:`~LiveRun.reset`. Everything lives on the instance,
-so every browser session has its own run and nothing is shared between them.
+so every browser session has its own run and nothing is shared between them. What everyone reads from a run
+(where its lanes stand, its pace, the frame the live view draws) is its base,
+:class:`~explorer.runs.readout.RunReadout`.
 
 Status moves like this::
 
@@ -18,27 +20,23 @@ starts lives in :mod:`explorer.guard`.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import torch
-from torch import nn
-
 from explorer.i18n import _
-from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
-from explorer.runs.pace import UNDRIVEN_S
+from explorer.runs.frame import SampleSet
+from explorer.runs.readout import RunReadout
+from explorer.runs.threads import torch_threads
 from explorer.runs.user_data import user_data
 from transformer_core.device import trim_memory
 from transformer_core.tasks.base import ModelConfig, Task
 from transformer_core.training import TrainConfig, Trainer
 
-__all__ = ["LIVE_THREADS", "LiveRun", "RunSpec", "thin_series", "torch_threads"]
+__all__ = ["LIVE_THREADS", "LiveRun", "RunSpec"]
 
 # Torch threads per training session. Several sessions may train at once on a few cores; with one thread
 # each they run side by side, while more threads per session make OpenMP threads spin against each other
@@ -47,7 +45,6 @@ LIVE_THREADS = 1
 
 KEPT_WEIGHTS_BYTES = 8 * 2**20  # per lane: copies of the model at evaluation steps, so a replay is a model too
 MAX_LANES = 2  # a run trains one configuration, or two when comparing
-RATE_WINDOW_S = 5.0  # steps per second are measured over this many recent seconds
 STATUSES = ("ready", "running", "paused", "done", "stopped", "diverged")
 
 
@@ -60,7 +57,7 @@ class RunSpec:
     train_config: TrainConfig  # steps, batch size, learning rate, seed, device
 
 
-class LiveRun:
+class LiveRun(RunReadout):
     """One or two trainers on the same task, driven step by step; see the module docstring.
 
     Args:
@@ -135,60 +132,6 @@ class LiveRun:
         if trainer.config.snapshot_every:
             trainer.snapshot()
 
-    def model_at(self, lane: int) -> tuple[nn.Module, int]:
-        """Lane ``lane``'s model at the step the page shows, and that step (a replay's is a recorded model)."""
-        trainer = self.trainers[lane]
-        return trainer.model, trainer.step
-
-    @property
-    def labels(self) -> list[str]:
-        """The lanes' labels, in order."""
-        return [s.label for s in self.specs]
-
-    @property
-    def step(self) -> int:
-        """Steps completed by the furthest lane."""
-        return max(t.step for t in self.trainers)
-
-    @property
-    def total_steps(self) -> int:
-        """Steps of the longest lane's whole run."""
-        return max(t.config.steps for t in self.trainers)
-
-    @property
-    def progress(self) -> float:
-        """Fraction of all lanes' planned steps that are done (finished lanes count as complete)."""
-        planned = sum(t.config.steps for t in self.trainers)
-        done = sum(t.config.steps if t.done else t.step for t in self.trainers)
-        return min(1.0, done / planned)
-
-    @property
-    def finished(self) -> bool:
-        """Whether the run is over (done, stopped or diverged); only :meth:`reset` starts it again."""
-        return self.status in ("done", "stopped", "diverged")
-
-    @property
-    def steps_per_second(self) -> float:
-        """Wall-clock training speed over the last few seconds of running (steps of one lane per second).
-
-        0 until measured; after a pause or the end of the run it keeps the last value.
-        """
-        if len(self._rate) < 2:
-            return 0.0
-        (t0, s0), (t1, s1) = self._rate[0], self._rate[-1]
-        return (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
-
-    @property
-    def eta_s(self) -> float | None:
-        """Estimated seconds until the run ends at the current speed, or ``None`` when unknown."""
-        rate = self.steps_per_second
-        if self.finished:
-            return 0.0
-        if rate <= 0:
-            return None
-        remaining = max(t.config.steps - t.step for t in self.trainers if not t.done)
-        return remaining / rate
-
     def start(self) -> None:
         """Start (or resume) training; does nothing once the run is over."""
         if not self.finished:
@@ -199,15 +142,6 @@ class LiveRun:
     def resume(self) -> None:
         """Continue a paused run exactly where it stopped."""
         self.start()
-
-    def driven(self, within_s: float = UNDRIVEN_S) -> bool:
-        """Whether a page loop started or advanced this run within the last ``within_s`` seconds.
-
-        A run can say "running" with no loop left to train it: its page's script ended between a click's rerun
-        request and the rerun (a tab closed or navigated at that moment). Such a run trains nothing and must
-        not hold a place among the runs training at once.
-        """
-        return time.monotonic() - self.driven_at < within_s
 
     def pause(self) -> None:
         """Stop advancing until :meth:`resume`; the model, optimiser and history are kept."""
@@ -252,11 +186,6 @@ class LiveRun:
         """Give the run's trainer process back while it is paused, its state kept in ``store`` (see
         :meth:`WorkerRun.give_back <explorer.runs.worker.WorkerRun.give_back>`); a run on a thread has none."""
         return False
-
-    @property
-    def training_state_bytes(self) -> int:
-        """Bytes of gradients and optimiser state held by every lane (0 after :meth:`release`)."""
-        return sum(t.training_state_bytes for t in self.trainers)
 
     def step_once(self) -> int:
         """One optimisation step on every unfinished lane while not running; returns the steps taken."""
@@ -319,16 +248,6 @@ class LiveRun:
             statuses = {t.status for t in self.trainers}
             self.status = "diverged" if "diverged" in statuses else "stopped" if "stopped" in statuses else "done"
 
-    def _note_rate(self, now: float) -> None:
-        self._rate.append((now, self.step))
-        while len(self._rate) > 2 and now - self._rate[0][0] > RATE_WINDOW_S:
-            self._rate.popleft()
-
-    @property
-    def seconds_running(self) -> float:
-        """Seconds this run has spent running so far (pauses not counted)."""
-        return self.timeline[-1][0]
-
     def update_samples(
         self,
         sampling: dict[str, Any],
@@ -358,62 +277,3 @@ class LiveRun:
                 self._sample_marks[i] = mark
                 added = True
         return added
-
-    def frame(self) -> RunFrame:
-        """The run as the live view shows it now (the lists are the run's own, not copies)."""
-        lanes = tuple(
-            LaneFrame(s.label, t.history, t.snapshots, self.samples[i], t.last_eval, t.step, t.config.steps, t.done)
-            for i, (s, t) in enumerate(zip(self.specs, self.trainers, strict=True))
-        )
-        return RunFrame(self.task, lanes, self.status, self.message, self.steps_per_second, self.eta_s)
-
-    def snapshot_count(self) -> tuple[int, ...]:
-        """Snapshots held per lane, with their latest steps (changes exactly when a new snapshot arrives)."""
-        return tuple(x for t in self.trainers for x in (len(t.snapshots), t.snapshots[-1].step if t.snapshots else -1))
-
-    def config_dict(self) -> dict:
-        """The run's settings as plain JSON-ready data (task, its options, and every lane's configurations)."""
-        return {
-            "task": self.task.name,
-            "task_options": self.task.options(),
-            "runs": [
-                {
-                    "label": s.label,
-                    "model_type": type(s.model_config).__name__,
-                    "model": asdict(s.model_config),
-                    "training": asdict(s.train_config),
-                }
-                for s in self.specs
-            ],
-        }
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run a block with ``threads`` torch intra-op threads in the calling thread, then restore the setting.
-
-    The setting is per thread (and inherited by threads started meanwhile), so other sessions' script
-    threads keep theirs.
-    """
-    if threads is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def thin_series(xs: Sequence[float], ys: Sequence[float], max_points: int = 400) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``max_points`` points of a curve: each point is the mean of an equal run of neighbours.
-
-    Keeps redrawing a long loss curve cheap while preserving its shape (a plain stride would keep the noise).
-    """
-    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-    if len(x) <= max_points:
-        return x, y
-    edges = np.linspace(0, len(x), max_points + 1).astype(int)
-    counts = np.diff(edges)
-    return np.add.reduceat(x, edges[:-1]) / counts, np.add.reduceat(y, edges[:-1]) / counts

@@ -28,9 +28,10 @@ import torch
 from torch import nn
 
 from explorer.runs.frame import LaneFrame, RunFrame, SampleSet
-from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec, torch_threads
+from explorer.runs.live import LIVE_THREADS, LiveRun, RunSpec
 from explorer.runs.pace import REPLAY_WAIT_S
 from explorer.runs.store import LaneUpdate, Recording, RunStore
+from explorer.runs.threads import torch_threads
 from explorer.runs.watch import state_of
 from transformer_core.checkpoint import load_checkpoint, read_checkpoint_info, save_checkpoint
 from transformer_core.tasks.base import Task

@@ -18,13 +18,14 @@ A session shows at most one run. Its page calls the methods named for its button
 - What counts against the client's quota and the server's caps is what holds training state
   (:func:`~explorer.runs.slots.holds_training_state`): before refusing, the client's own paused runs, then the
   server's oldest, give their trainers back (:meth:`RunSession.give_back`).
-- Sharing live follows the session's runs, but a run on the user's own data is sent without its samples (no line
-  of the text: :mod:`explorer.runs.private_text`) unless its owner agreed, for that run, to show them
-  (:meth:`~RunSession.show_samples`); the next run asks again.
+- Sharing live follows the session's runs, but a run on the user's own data is sent without its samples unless
+  its owner agreed, for that run, to show them (:meth:`~RunSession.show_samples`); the next run asks again.
 
-Where the run trains is the :class:`~explorer.runs.place.TrainingPlace` given (this thread unless told; the served
-app gives a trainer process per run). The registry,
-the line, the store and the limit on runs training at once are given too, so tests build a session from fakes.
+The page's coming and going is :class:`~explorer.runs.page_life.PageLife`, sharing live
+:class:`~explorer.runs.sharing.SessionSharing`: a session is both. Where the run trains is the
+:class:`~explorer.runs.place.TrainingPlace` given (this thread unless told; the served app gives a trainer process
+per run). The registry, the line, the store and the limit on runs training at once are given too, so tests build
+a session from fakes.
 """
 
 from __future__ import annotations
@@ -33,18 +34,19 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from explorer.i18n import N_, _, num
+from explorer.i18n import N_
 from explorer.i18n.message import localized
 from explorer.runs.channel import WatchChannel
 from explorer.runs.classes import ClassLink
 from explorer.runs.clients import Client
 from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.page_life import PageLife
 from explorer.runs.place import ThisThread, TrainingPlace
 from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry
+from explorer.runs.sharing import SessionSharing
 from explorer.runs.slots import LINE, PER_CLIENT, QuotaExceeded, RunLine, take_place, track
 from explorer.runs.store import RunStore, StoreUnavailable, run_store
-from explorer.runs.user_data import private_data
 from transformer_core.tasks.base import Task
 
 __all__ = ["Notice", "RunSession"]
@@ -53,7 +55,7 @@ Notice = tuple[str, str]  # (level, text) for the page to show once: level "info
 LOG = logging.getLogger(__name__)
 
 
-class RunSession:
+class RunSession(PageLife, SessionSharing):
     """A browser session's run, its place in line, its reload token, its watch channel and its recordings.
 
     Args:
@@ -192,81 +194,6 @@ class RunSession:
         if run.training_state_bytes:
             run.release("finished")
 
-    # The page comes and goes.
-
-    def leave(self) -> None:
-        """Another page of the app opened: leave the line, and stop a running run and free its training memory
-        (a replay only pauses). A paused run stays as it is: the user may come back to resume it."""
-        self.leave_line()
-        run = self.run
-        if run is None or run.status != "running":
-            return
-        if isinstance(run, ReplayRun):
-            run.pause()
-            return
-        step = run.step
-        run.release("stopped when the Live Training page was left")
-        self.hand_over(run)
-        self.notice = (
-            "info",
-            _(
-                "Training stopped at step {step} when you left this page, and its training memory "
-                "was freed. The model trained so far is still used by the other pages; press Start "
-                "for a new run."
-            ).format(step=step),
-        )
-
-    def park(self) -> None:
-        """The page's connection ended: pause the run and keep it for a reload (the registry parks it, whatever
-        its state, when the page's session is gone)."""
-        run = self.run
-        step = self.registry.park(self.token, self.client.session) if self.token is not None else None
-        if step is None and run is not None:  # not registered (or taken over): never leave it running unwatched
-            with run.lock:
-                run.pause()
-            step = run.step
-        LOG.info("the connection ended; run paused and kept for a reload at step %s", step)
-
-    def take_back(self, token: str | None, signature: Any, *, without_token: bool = False) -> bool:
-        """A page opened with the reload ``token`` takes its run back (paused); returns whether it did.
-
-        ``without_token``: a page whose address carries no token (projector mode) takes back this browser's
-        latest parked run instead. A token this browser does not own finds nothing, and its run trains on.
-        """
-        self.registry.sweep()
-        if not token and without_token and self.run is None:
-            token = self.registry.latest_parked(self.client.browser)
-        if not token or token == self.token or token in self.dropped:
-            return False
-        claim = self.registry.claim(token, self.client.session, self.client.browser)
-        if claim is None:
-            self.notice = (
-                "info",
-                _(
-                    "The run this address pointed to is no longer on the server: it was not "
-                    "reopened within {minutes} minutes, or the server restarted (a run is only ever "
-                    "reopened in the browser that started it). Press Start for a new run."
-                ).format(minutes=num(self.registry.park_ttl_s / 60, 0)),
-            )
-            return False
-        if claim.run is not self.run:
-            self._replace(claim.run, signature)  # the session's own run, if any, is let go as for a new run
-        self.token, self.signature = token, signature
-        LOG.info("run taken back at step %d (%s)", claim.run.step, "moved" if claim.moved else "same page")
-        if claim.run.status == "paused":
-            self.notice = (
-                "success",
-                _(
-                    "Welcome back: your run was paused at step {step} when the connection to the "
-                    "page ended. Press **Resume** to continue exactly where it stopped."
-                ).format(step=num(claim.run.step)),
-            )
-        return True
-
-    def still_mine(self) -> bool:
-        """Whether this session still shows its run (False once another tab took it over); also a heartbeat."""
-        return self.token is None or self.registry.owns(self.token, self.client.session)
-
     # Places and the line.
 
     def poll_line(self) -> int | None:
@@ -318,15 +245,6 @@ class RunSession:
                 LOG.warning("a paused run keeps its trainer: %s", err)
                 return False
 
-    def _register(self) -> None:
-        """Enter the run in the registry under a reload token (once per run)."""
-        if self.token is not None and self.registry.owns(self.token, self.client.session):
-            return
-        self._forget_token()
-        self.token = self.registry.register(
-            self.run, self.client.session, browser=self.client.browser, client=self.client.key
-        )
-
     def _replace(self, new: LiveRun, signature: Any) -> None:
         old = self.run
         if old is not None and old.training_state_bytes:
@@ -335,12 +253,6 @@ class RunSession:
         self.leave_line()
         self._forget_token()
         self.run, self.signature, self.token, self.moved = new, signature, None, False
-
-    def _forget_token(self) -> None:
-        """Let go of the run's reload token; an address that still names it is this session's own, not a lost run."""
-        if self.token is not None:
-            self.registry.forget(self.token)
-            self.dropped = (*self.dropped[-7:], self.token)
 
     # The live loop.
 
@@ -377,58 +289,3 @@ class RunSession:
         self.broadcast(force=True)
         if why == "moved":
             self.moved, self.run, self.token = True, None, None
-
-    # Sharing live.
-
-    def broadcast(self, *, force: bool = False) -> str | None:
-        """Publish the run to its watch channel when sharing is on; returns why sharing stopped, if it did (the
-        store went away: sharing is then off)."""
-        if not self.sharing or self.run is None:
-            return None
-        try:
-            if self.channel is None or self.channel.run is not self.run:
-                self.end_channel(N_("Its owner started a new run."))
-                self.channel = WatchChannel(self.store(), self.run)
-                self.place.prioritize(self.run)  # others watch it: it comes before visitors' own runs
-            self.channel.send(query=self.share_query, downloads=self.downloads, private=self.private, force=force)
-            if self.class_link is None:
-                self.class_link = ClassLink()
-            self.class_link.follow(self.store(), self.channel.run_id)
-        except StoreUnavailable as err:
-            self.sharing, self.channel = False, None
-            return localized(err)  # shown on the owner's page, whose script run this is
-        return None
-
-    @property
-    def private(self) -> bool:
-        """Whether the run trains on the user's own data and its owner has not agreed to show its samples."""
-        run = self.run
-        return run is not None and self.samples_shown_for is not run and private_data(run.task)
-
-    def show_samples(self, run: LiveRun) -> None:
-        """The owner agreed that watchers see ``run``'s samples (lines of its text); only while it is the run."""
-        if run is self.run:
-            self.samples_shown_for = run
-            self.broadcast(force=True)
-
-    def stop_sharing(self) -> None:
-        """The owner stopped sharing: the run's channel ends and the class link leads nowhere any more."""
-        self.sharing = False
-        self.end_channel(N_("Its owner stopped sharing it."))
-        link, self.class_link = self.class_link, None
-        if link is not None:
-            try:
-                link.end(self.store())
-            except StoreUnavailable as err:
-                LOG.warning("could not end a class link: %s", err)
-
-    def end_channel(self, reason: str) -> None:
-        """Close the watch channel, if any: its link says ``reason`` (English, marked with ``N_``: the watcher's page
-        says it in its own language)."""
-        channel, self.channel = self.channel, None
-        if channel is None:
-            return
-        try:
-            channel.end(reason)
-        except StoreUnavailable as err:
-            LOG.warning("could not close a shared channel: %s", err)

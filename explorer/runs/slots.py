@@ -179,7 +179,7 @@ def _pause_undriven() -> None:
     a reload of its page finds it paused, with everything kept.
 
     Call it without ``_STARTED_LOCK``: it is taken only to pick the runs. Pausing a run that trains in a trainer
-    process waits for the trainer's answer (up to ``explorer.runs.worker.ANSWER_S``, from a low-priority process on
+    process waits for the trainer's answer (up to ``explorer.runs.mirror.ANSWER_S``, from a low-priority process on
     a busy host), and every page's sidebar reads the server's load under that lock, so the lock is never held while
     a run pauses. A run another thread is pausing already is left to it: no second page waits for the same answer.
     """

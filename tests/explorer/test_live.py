@@ -15,10 +15,12 @@ import torch
 from explorer.guard import check_budget, model_limit_problems
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from explorer.render.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
-from explorer.runs import live
 from explorer.runs import slots as run_slots
-from explorer.runs.live import LiveRun, RunSpec, thin_series, torch_threads
+from explorer.runs.curves import thin_series
+from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.pace import UNDRIVEN_S
 from explorer.runs.slots import running_count, start_if_free
+from explorer.runs.threads import torch_threads
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
 from transformer_core.tasks.sequences import SequenceTask
@@ -417,9 +419,9 @@ def test_a_run_no_page_drives_any_more_is_paused_and_frees_its_place(task, no_ot
     assert not start_if_free(runs[2], 2)
     runs[1].advance(0.01)  # the second run's page keeps training it
     clock = [time.monotonic()]
-    monkeypatch.setattr(live.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     runs[1].driven_at = clock[0]
-    clock[0] += live.UNDRIVEN_S - 1
+    clock[0] += UNDRIVEN_S - 1
     assert not start_if_free(runs[2], 2) and runs[0].status == "running"  # not yet: a rerun may be starting
     runs[1].driven_at = clock[0]
     clock[0] += 2

@@ -134,7 +134,7 @@ def test_a_paused_run_gives_its_trainer_back_and_resumes_from_the_store_bit_for_
 
 
 def test_a_trainer_too_busy_to_answer_in_time_is_given_back_later_and_its_late_answer_is_ignored(task, monkeypatch):
-    from explorer.runs import worker
+    from explorer.runs import mirror
 
     specs, store = specs_of(task), MemoryStore()
     run = WorkerRun(task, specs)
@@ -142,7 +142,7 @@ def test_a_trainer_too_busy_to_answer_in_time_is_given_back_later_and_its_late_a
     train_until(run, 15)
     run.pause()
     pid, step, rows = run.trainer_pid, run.step, len(run.trainers[0].history)
-    monkeypatch.setattr(worker, "ANSWER_S", 0.5)
+    monkeypatch.setattr(mirror, "ANSWER_S", 0.5)
     os.kill(pid, signal.SIGSTOP)  # a trainer starved of CPU (a loaded host, niceness +15) answers late
     try:
         assert not run.give_back(store, 60) and run.holds_trainer  # no answer in time: it keeps its trainer

@@ -103,11 +103,11 @@ def test_no_lock_is_held_while_a_run_no_page_drives_is_paused(task, monkeypatch)
     free meanwhile, and a second page asking at that moment does not wait for the same answer."""
     import threading
 
-    from explorer.runs import live
+    from explorer.runs.pace import UNDRIVEN_S
 
     run = make_run(task, lanes=1)
     assert start_if_free(run, 2)
-    run.driven_at -= live.UNDRIVEN_S + 1  # its page's loop is gone
+    run.driven_at -= UNDRIVEN_S + 1  # its page's loop is gone
     seen: dict[str, object] = {}
     real_pause = run.pause
 

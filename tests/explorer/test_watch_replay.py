@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from explorer.runs.frame import RunFrame
-from explorer.runs.live import LiveRun, RunSpec, torch_threads
+from explorer.runs.live import LiveRun, RunSpec
 from explorer.runs.recording import ReplayRun, find_replay, keep, record, recording_key
 from explorer.runs.store import DamagedValue, MemoryStore, RunStore
+from explorer.runs.threads import torch_threads
 from explorer.runs.watch import Publisher, WatchedRun, new_watcher_id
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task

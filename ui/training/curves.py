@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from explorer.i18n import N_, _, num, percent
+from explorer.runs.curves import thin_series
 from explorer.runs.frame import RunFrame
-from explorer.runs.live import thin_series
 from ui.common.charts import font_size, label_colour, title_lines
 from ui.common.theme import projector
 from ui.training.charts import LANE_COLOURS, metric_title, pattern_title
