@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.i18n import _, ngettext, num
-from ui.attention import controls
+from ui.attention import controls, keys, lab_run, labels
 from ui.attention import pretrained as lab_pretrained
 from ui.attention.beyond.context import LensContext
 from ui.attention.beyond.section import beyond_section
@@ -16,15 +16,15 @@ from ui.attention.writers import lab_writer
 from ui.common import state, theme
 from ui.pages import close_page, open_page, settings_panel, share_page
 
-info = open_page("attention", init=controls.init_page_state, kept=controls.KEPT,
+info = open_page("attention", init=keys.init_page_state, kept=keys.KEPT,
                  caption=_("Type a short sequence and watch one attention layer work, from the token vectors X to "
                            "the output, with the real numbers of a small transformer."))
 share_page(info)
 projector = theme.projector()
 
-trained = state.trained_models(*controls.LAB_FAMILIES)
+trained = state.trained_models(*keys.LAB_FAMILIES)
 entry = controls.trained_entry(trained)
-use_pretrained = st.session_state.get(controls.SOURCE) == "pretrained"
+use_pretrained = st.session_state.get(keys.SOURCE) == "pretrained"
 pre = None
 with settings_panel():
     text, kind = controls.input_controls(entry, pretrained=use_pretrained)
@@ -48,18 +48,18 @@ elif use_pretrained:
     st.warning(_("No pretrained model is loaded; showing random weights instead."), icon="⚠️")
 if entry is not None:
     try:
-        run, shown_trained = controls.run_trained(entry, text), entry
+        run, shown_trained = lab_run.run_trained(entry, text), entry
         heads = ngettext("{n} head", "{n} heads", run.n_heads).format(n=num(run.n_heads))
         if 0 < run.kv_heads < run.n_heads:
             heads = _("{heads} sharing {kv} K/V heads").format(heads=heads, kv=num(run.kv_heads))
         layers = ngettext("{n} layer", "{n} layers", len(run.steps)).format(n=num(len(run.steps)))
         about = _("Weights of **{title}**: d_model {d_model}, {heads}, {layers}, mask {mask}. Your text is read "
                   "character by character in its task's vocabulary.").format(
-            title=run.title, d_model=run.d_model, heads=heads, layers=layers, mask=controls.shown_mask(run.mask))
+            title=run.title, d_model=run.d_model, heads=heads, layers=layers, mask=labels.shown_mask(run.mask))
     except ValueError as err:
         st.warning(_("{error} Showing random weights instead.").format(error=err), icon="⚠️")
 if run is None:
-    run = controls.run_random(text, kind, s.d_model, s.heads, s.layers, s.mask, s.seed)
+    run = lab_run.run_random(text, kind, s.d_model, s.heads, s.layers, s.mask, s.seed)
 if about and not projector:
     st.caption(about)
 for notice in run.notices:

@@ -17,7 +17,7 @@ import streamlit as st
 
 from explorer.i18n import N_, _, ngettext, num
 from transformer_core import positional as encodings
-from ui.attention import controls as attention
+from ui.attention import keys as attention
 from ui.builder import controls as builder
 from ui.common import state
 from ui.common.router import ensure_router

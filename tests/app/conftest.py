@@ -72,7 +72,7 @@ def lab_with_trained(family: str, task_name: str, settings: dict | None = None, 
     import torch
 
     from transformer_core.tasks import get_task
-    from ui.attention.controls import SOURCE
+    from ui.attention.keys import SOURCE
     from ui.common import state
 
     task = get_task(task_name, **options)

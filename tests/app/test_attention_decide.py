@@ -15,7 +15,7 @@ from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, 
 from transformer_core.patching import direct_logit_attribution, logit_difference, patch_heads, patch_residual
 from transformer_core.pretrained import load_pretrained
 from transformer_core.tasks import get_task
-from ui.attention import controls as av
+from ui.attention import keys as av
 from ui.attention.beyond import decide as view
 
 PAGE = "pages/attention.py"

@@ -15,7 +15,7 @@ from explorer.lab.word_uses import compare_uses, pretrained_reader, word_token
 from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as lab_controls
+from ui.attention import keys as lab_keys
 from ui.attention.beyond import embedding_map as view
 
 PAGE = "pages/attention.py"
@@ -36,7 +36,7 @@ def _models_dir(models, monkeypatch):
 
 
 def _map(at):
-    at.session_state[lab_controls.BEYOND] = "map"
+    at.session_state[lab_keys.BEYOND] = "map"
     at.run()
     assert_no_exception(at)
     return at
@@ -44,8 +44,8 @@ def _map(at):
 
 def _pretrained(model: str):
     at = app_at(PAGE)
-    at.radio(key=lab_controls.SOURCE).set_value("pretrained").run()
-    menu = at.selectbox(key=lab_controls.PRETRAINED_MODEL)
+    at.radio(key=lab_keys.SOURCE).set_value("pretrained").run()
+    menu = at.selectbox(key=lab_keys.PRETRAINED_MODEL)
     menu.set_value(next(o for o in menu.options if o.startswith(model + " "))).run()
     return _map(at)
 
@@ -68,7 +68,7 @@ def _held(at, what: str):
 
 def test_gpt2_map_equals_the_library_and_changes_with_the_words(models):
     at = _pretrained("tiny-gpt2")
-    at.text_input(key=lab_controls.MAP_WORDS).set_value("cat, dog, mat, sat, far").run()
+    at.text_input(key=lab_keys.MAP_WORDS).set_value("cat, dog, mat, sat, far").run()
     assert_no_exception(at)
     pre = load_pretrained(models / "tiny-gpt2")
     reader = pretrained_reader(pre)
@@ -84,17 +84,17 @@ def test_gpt2_map_equals_the_library_and_changes_with_the_words(models):
     scatter = next(s for t, s in _charts(at).items() if "PCA" in t)
     assert "of the spread" in json.dumps(scatter["layout"]["xaxis"])
     assert any("spread" in c.value and "cosine" in c.value for c in at.caption)
-    at.text_input(key=lab_controls.MAP_WORDS).set_value("cat, dog, mat").run()
+    at.text_input(key=lab_keys.MAP_WORDS).set_value("cat, dog, mat").run()
     assert _held(at, "map").ids == tuple(ids[:3])
-    at.text_input(key=lab_controls.MAP_WORDS).set_value("cat, cat").run()  # too few: said, page keeps working
+    at.text_input(key=lab_keys.MAP_WORDS).set_value("cat, cat").run()  # too few: said, page keeps working
     assert_no_exception(at)
     assert any("at least three" in i.value for i in at.info)
 
 
 def test_gpt2_one_word_in_sentences_per_layer_and_bad_sentences(models):
     at = _pretrained("tiny-gpt2")
-    at.text_input(key=lab_controls.MAP_WORD).set_value("cat").run()
-    at.text_area(key=lab_controls.MAP_SENTENCES).set_value("the cat sat on the mat\na dog ran far away from the "
+    at.text_input(key=lab_keys.MAP_WORD).set_value("cat").run()
+    at.text_area(key=lab_keys.MAP_SENTENCES).set_value("the cat sat on the mat\na dog ran far away from the "
                                                             "cat").run()
     assert_no_exception(at)
     pre = load_pretrained(models / "tiny-gpt2")
@@ -106,7 +106,7 @@ def test_gpt2_one_word_in_sentences_per_layer_and_bad_sentences(models):
     rows = list(csv.reader(io.StringIO(view.uses_csv(shown))))
     assert rows[0] == ["layer", "sentence 1 vs 2"] and len(rows) == 4
     assert any("Layer 0 is the word's embedding row" in c.value for c in at.caption)
-    at.text_area(key=lab_controls.MAP_SENTENCES).set_value("the cat sat\na dog ran").run()
+    at.text_area(key=lab_keys.MAP_SENTENCES).set_value("the cat sat\na dog ran").run()
     assert_no_exception(at)
     assert any("is not in the sentence “a dog ran”" in i.value for i in at.info)
 
@@ -117,9 +117,9 @@ def test_gpt2_one_word_in_sentences_per_layer_and_bad_sentences(models):
 ])
 def test_llama_and_bert(models, model, word, sentences):
     at = _pretrained(model)
-    at.text_input(key=lab_controls.MAP_WORDS).set_value("cat, dog, mat, sat").run()
-    at.text_input(key=lab_controls.MAP_WORD).set_value(word).run()
-    at.text_area(key=lab_controls.MAP_SENTENCES).set_value(sentences).run()
+    at.text_input(key=lab_keys.MAP_WORDS).set_value("cat, dog, mat, sat").run()
+    at.text_input(key=lab_keys.MAP_WORD).set_value(word).run()
+    at.text_area(key=lab_keys.MAP_SENTENCES).set_value(sentences).run()
     assert_no_exception(at)
     pre = load_pretrained(models / model)
     shown = _held(at, "uses")
@@ -135,7 +135,7 @@ def test_the_random_encoder_says_its_weights_are_random():
     at = _map(app_at(PAGE))
     assert any("weights are random" in i.value for i in at.info)
     m = _held(at, "map")
-    assert set(m.labels) <= set(lab_controls.EXAMPLES["sentence"].split())  # the page's own words
+    assert set(m.labels) <= set(lab_keys.EXAMPLES["sentence"].split())  # the page's own words
     uses = _held(at, "uses")
     assert len(uses.uses) == 3 and np.allclose(uses.cosines[0], 1.0)  # "bank" is the same token every time
     assert {"PNG", "CSV"} <= {b.label for b in at.get("download_button")}

@@ -10,7 +10,7 @@ import pytest
 from tests.app.conftest import app_at
 from tests.pretrained.real_layouts import POSITIONS
 from tests.pretrained.tokenizer_folders import LONG, model_folder
-from ui.attention import controls as av
+from ui.attention import keys as av
 
 PAGE = "pages/attention.py"
 

@@ -13,7 +13,7 @@ import torch
 from tests.app.conftest import app_at, assert_no_exception, plotly_download_formats, vega_heatmaps
 from transformer_core import TransformerConfig, divisors
 from transformer_core.tasks import get_task
-from ui.attention import controls as lab_controls
+from ui.attention import lab_run
 from ui.common import charts, state
 
 PAGE = "pages/attention.py"
@@ -283,10 +283,10 @@ def test_trained_model_norm_placement_comes_from_its_config(norm: str) -> None:
 
 
 def test_random_model_norm_flags_come_from_its_config() -> None:
-    run = lab_controls.run_random("a b c", "sentence", 16, 2, 1, "none", 0)
+    run = lab_run.run_random("a b c", "sentence", 16, 2, 1, "none", 0)
     config = TransformerConfig(vocab_size=2, d_model=16, n_heads=2)  # the lab's model uses the defaults
     assert run.norm_first == (config.norm_position == "pre") and run.rotary == (config.positional == "rope")
-    assert lab_controls.run_random("", "sentence", 16, 2, 1, "none", 0).norm_first == run.norm_first
+    assert lab_run.run_random("", "sentence", 16, 2, 1, "none", 0).norm_first == run.norm_first
 
 
 def test_chart_downloads_follow_the_sidebar_format() -> None:

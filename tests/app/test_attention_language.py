@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from explorer.lab.internals import MASK_KINDS
 from transformer_core.families import FAMILIES
-from ui.attention import controls as av
+from ui.attention import labels as av
 from ui.attention.pretrained import MASKS
 
 
@@ -18,6 +19,6 @@ def test_every_family_mask_has_a_label() -> None:
 
 def test_shown_masks_read_as_before_in_english() -> None:
     """Every mask a run carries (random, trained, pretrained) reads unchanged in English."""
-    shown = [*av.MASK_KINDS, *av.FAMILY_MASKS.values(), *MASKS.values()]
+    shown = [*MASK_KINDS, *av.FAMILY_MASKS.values(), *MASKS.values()]
     assert all(av.shown_mask(mask) == mask for mask in shown)
     assert av.shown_mask("something else") == "something else"

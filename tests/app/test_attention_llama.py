@@ -12,8 +12,8 @@ from tests.app.test_switch_combinations import _chart_spec
 from tests.pretrained.hf_folders import llama_folder
 from transformer_core.interventions import ablate_heads, attention_stacks
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as lab
-from ui.attention.controls import VIEWS
+from ui.attention import keys as lab
+from ui.attention.keys import VIEWS
 
 PAGE = "pages/attention.py"
 TEXT = "the cat sat on the mat"

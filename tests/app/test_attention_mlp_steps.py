@@ -13,7 +13,8 @@ from tests.app.conftest import app_at, assert_no_exception
 from tests.app.test_switch_combinations import _pretrained, _trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as av
+from ui.attention import controls, lab_run
+from ui.attention import keys as av
 from ui.common import state
 
 PAGE = "pages/attention.py"
@@ -59,7 +60,7 @@ def test_random_weights_go_on_through_the_mlp() -> None:
     assert titles[9:] == ["**10. Residual add**", "**11. Norm (LN)**", "**12. Up projection**",
                           "**13. Activation (ReLU)**", "**14. Down projection**",
                           "**15. Residual add: the layer's output**"]
-    s = av.settings()
+    s = controls.settings()
     lab, _, model = random_lab(s.text, s.kind, d_model=s.d_model, heads=s.heads, layers=s.layers, mask=s.mask,
                                seed=s.seed)
     expected = _block_output(lab_stack(model, lab.ids, lab.tokens, s.mask, lab.valid))
@@ -77,7 +78,7 @@ def test_trained_models_go_on_through_the_mlp(family: str, task: str, text: str)
     titles, out = _steps(at)
     entry = at.session_state[state.TRAINED][family]
     model = entry.model
-    lab, _, _ = av.trained_input(entry, text)
+    lab, _, _ = lab_run.trained_input(entry, text)
     stack = trained_stack(model, lab.ids, lab.tokens)
     np.testing.assert_allclose(out, _block_output(stack), atol=2e-3)
     post = not model.config.pre_norm

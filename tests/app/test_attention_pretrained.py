@@ -7,7 +7,7 @@ import torch
 
 from tests.app.conftest import app_at
 from tests.pretrained.hf_folders import bad_folders, bert_folder, gpt2_folder, mark_special_tokens
-from ui.attention import controls as lab_controls
+from ui.attention import keys as lab_keys
 
 PAGE = "pages/attention.py"
 
@@ -29,11 +29,11 @@ def _models_dir(models, monkeypatch):
 
 def _pretrained(name: str, text: str, view: str = "grid"):
     at = app_at(PAGE)
-    at.radio(key=lab_controls.SOURCE).set_value("pretrained").run()
-    menu = at.selectbox(key=lab_controls.PRETRAINED_MODEL)
+    at.radio(key=lab_keys.SOURCE).set_value("pretrained").run()
+    menu = at.selectbox(key=lab_keys.PRETRAINED_MODEL)
     menu.set_value(next(o for o in menu.options if o.startswith(name + " "))).run()
-    at.text_input(key=lab_controls.TEXT).set_value(text).run()
-    at.radio(key=lab_controls.VIEW).set_value(view).run()
+    at.text_input(key=lab_keys.TEXT).set_value(text).run()
+    at.radio(key=lab_keys.VIEW).set_value(view).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
 
@@ -52,8 +52,8 @@ def test_gpt2_shows_its_subword_tokens_and_the_next_token_table(models):
     assert "Weights of **tiny-gpt2** (GPT2LMHeadModel)" in " ".join(c.value for c in at.caption)
     (table,) = _guess_tables(at)
     assert len(table) == 10 and table["probability"].is_monotonic_decreasing
-    at.slider(key=lab_controls.TOP_K).set_value(3).run()
-    at.slider(key=lab_controls.TEMPERATURE).set_value(0.5).run()
+    at.slider(key=lab_keys.TOP_K).set_value(3).run()
+    at.slider(key=lab_keys.TEMPERATURE).set_value(0.5).run()
     (sharp,) = _guess_tables(at)
     hf = models[1]["tiny-gpt2"]
     from transformer_core.pretrained import load_pretrained
@@ -65,10 +65,10 @@ def test_gpt2_shows_its_subword_tokens_and_the_next_token_table(models):
 
 def test_gpt2_step_by_step_and_lines_views_draw_with_the_models_numbers(models):
     at = _pretrained("tiny-gpt2", "the cat sat", view="steps")
-    at.radio(key=lab_controls.LAYER).set_value(2).run()
+    at.radio(key=lab_keys.LAYER).set_value(2).run()
     assert not at.exception, [e.message for e in at.exception]
-    at.radio(key=lab_controls.VIEW).set_value("lines").run()
-    at.radio(key=lab_controls.VIEW).set_value("head").run()
+    at.radio(key=lab_keys.VIEW).set_value("lines").run()
+    at.radio(key=lab_keys.VIEW).set_value("head").run()
     assert not at.exception, [e.message for e in at.exception]
 
 
@@ -78,7 +78,7 @@ def test_bert_fills_in_mask_and_shows_cls_and_sep(models):
     (table,) = _guess_tables(at)
     assert len(table) == 5 and table["probability"].sum() <= 1.0
     assert "Best fill-ins for [MASK] at position 2:" in [c.value for c in at.caption]
-    at.text_input(key=lab_controls.TEXT).set_value("the cat sat").run()
+    at.text_input(key=lab_keys.TEXT).set_value("the cat sat").run()
     assert any("[MASK]" in i.value for i in at.info)
 
 
@@ -100,5 +100,5 @@ def test_find_the_heads_maps_every_head_and_links_to_the_best_one(models):
     assert button.label.startswith(f"Best induction head: layer {best[0] + 1}, head {best[1] + 1}")
     button.click().run()
     assert not at.exception, [e.message for e in at.exception]
-    assert (at.radio(key=lab_controls.LAYER).value, at.radio(key=lab_controls.HEAD).value) == (best[0] + 1, best[1] + 1)
-    assert at.radio(key=lab_controls.VIEW).value == "head"
+    assert (at.radio(key=lab_keys.LAYER).value, at.radio(key=lab_keys.HEAD).value) == (best[0] + 1, best[1] + 1)
+    assert at.radio(key=lab_keys.VIEW).value == "head"

@@ -12,8 +12,8 @@ import torch
 from explorer.lab.generation import Writing
 from tests.app.conftest import app_at, assert_no_exception
 from tests.pretrained.hf_folders import gpt2_folder
-from ui.attention import controls as lab_controls
 from ui.attention import generation as gen
+from ui.attention import keys as lab_keys
 
 PAGE = "pages/attention.py"
 PROMPT = "the cat sat"
@@ -34,10 +34,10 @@ def _models_dir(models, monkeypatch):
 
 def _lab(text: str = PROMPT, model: str = "tiny-gpt2"):
     at = app_at(PAGE)
-    at.radio(key=lab_controls.SOURCE).set_value("pretrained").run()
-    menu = at.selectbox(key=lab_controls.PRETRAINED_MODEL)
+    at.radio(key=lab_keys.SOURCE).set_value("pretrained").run()
+    menu = at.selectbox(key=lab_keys.PRETRAINED_MODEL)
     menu.set_value(next(o for o in menu.options if o.startswith(model + " "))).run()
-    at.text_input(key=lab_controls.TEXT).set_value(text).run()
+    at.text_input(key=lab_keys.TEXT).set_value(text).run()
     assert_no_exception(at)
     return at
 
@@ -83,7 +83,7 @@ def test_same_seed_writes_the_same_text_and_the_result_stays(models):
     again = _write(at, 8)
     assert [t.token_id for t in again.written] == [t.token_id for t in first.written]
     assert "seed 3" in again.describe()
-    at.radio(key=lab_controls.VIEW).set_value("head").run()  # another click: the writing stays
+    at.radio(key=lab_keys.VIEW).set_value("head").run()  # another click: the writing stays
     assert at.session_state[gen.WRITING][1] is again
     assert_no_exception(at)
 
@@ -104,7 +104,7 @@ def test_writing_stops_at_the_models_position_limit_and_a_full_prompt_is_refused
     writing = _write(at, 20)
     assert writing.status == "full" and len(writing.written) == 10 - len(writing.prompt_ids)
     assert "position limit" in " ".join(c.value for c in at.caption)
-    at.text_input(key=lab_controls.TEXT).set_value("the cat sat on the mat").run()  # cut to the model's 10
+    at.text_input(key=lab_keys.TEXT).set_value("the cat sat on the mat").run()  # cut to the model's 10
     at.button(key="attn.gen.start").click().run()
     assert_no_exception(at)
     assert gen.WRITING not in at.session_state
@@ -155,8 +155,8 @@ def test_a_character_model_trained_in_this_session_writes_in_its_characters():
     at = app_at(None)
     at.session_state[state.TRAINED] = {"causal_lm": entry}
     at.switch_page(PAGE).run()
-    at.radio(key=lab_controls.SOURCE).set_value("causal_lm").run()
-    at.text_input(key=lab_controls.TEXT).set_value("the cat").run()
+    at.radio(key=lab_keys.SOURCE).set_value("causal_lm").run()
+    at.text_input(key=lab_keys.TEXT).set_value("the cat").run()
     writing = _write(at, 5)
     assert len(writing.written) == 5 and writing.status == "done"
     assert list(writing.prompt_ids) == task.encode("the cat").tolist()

@@ -14,7 +14,7 @@ from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.lens import follow_tokens
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as av
+from ui.attention import keys as av
 from ui.attention.beyond import follow_word as fw
 
 PAGE = "pages/attention.py"

@@ -12,7 +12,7 @@ from babel.messages.pofile import read_po
 from explorer.i18n import _, get, using_language
 from explorer.i18n.catalogs import catalogue_path
 from tests.app.conftest import app_at, assert_no_exception
-from ui.attention import controls as av
+from ui.attention import keys as av
 from ui.attention.beyond import mlp_half
 from ui.attention.beyond.registry import VIEWS
 

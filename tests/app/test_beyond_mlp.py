@@ -19,7 +19,8 @@ from tests.app.test_switch_combinations import _pretrained, _trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.neurons import neuron_activations
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as av
+from ui.attention import controls, lab_run
+from ui.attention import keys as av
 from ui.attention.beyond import mlp_half
 from ui.common import state
 
@@ -106,7 +107,7 @@ def _check_top_sentences(at, model, read, layer: int, neuron: int) -> None:
 
 def test_random_weights_neurons_and_top_sentences() -> None:
     at = _open(app_at(PAGE))
-    s = av.LabSettings(**{**av.settings().__dict__})
+    s = controls.LabSettings(**{**controls.settings().__dict__})
     lab, _, model = random_lab(s.text, s.kind, d_model=s.d_model, heads=s.heads, layers=s.layers, mask=s.mask,
                                seed=s.seed)
     acts = neuron_activations(model, list(lab.ids))
@@ -133,11 +134,11 @@ def test_random_weights_on_digits_say_the_corpus_cannot_apply() -> None:
 def test_trained_character_model_reads_the_corpus() -> None:
     at = _open(_trained("causal_lm", "char_lm", "the cat sat"))
     entry = at.session_state[state.TRAINED]["causal_lm"]
-    lab = av.trained_input(entry, "the cat sat")[0]
+    lab = lab_run.trained_input(entry, "the cat sat")[0]
     tops = _check_heatmap(at, neuron_activations(entry.model, list(lab.ids)))
     at.button(key=SCAN).click().run()
     assert_no_exception(at)
-    _check_top_sentences(at, entry.model, lambda t: av.trained_input(entry, t)[0].ids, 0, tops[0])
+    _check_top_sentences(at, entry.model, lambda t: lab_run.trained_input(entry, t)[0].ids, 0, tops[0])
 
 
 @pytest.mark.parametrize(("family", "task", "text"), [("seq2seq", "reverse", "31415"),
@@ -146,7 +147,7 @@ def test_trained_task_models_show_neurons_and_refuse_the_corpus(family: str, tas
     at = _open(_trained(family, task, text))
     assert any("cannot read the corpus" in i.value for i in at.info)
     entry = at.session_state[state.TRAINED][family]
-    ids = list(av.trained_input(entry, text)[0].ids)
+    ids = list(lab_run.trained_input(entry, text)[0].ids)
     acts = (neuron_activations(entry.model, (ids, [1]), stack="encoder") if family == "seq2seq" else
             neuron_activations(entry.model, ids))
     _check_heatmap(at, acts)

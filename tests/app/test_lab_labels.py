@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from tests.app.conftest import app_at, assert_no_exception
-from ui.attention import controls as av
+from ui.attention import keys as av
 from ui.attention.charts import line_opacity, lines_figure
 from ui.common.chart_style import STRONG_COLOURS
 

@@ -9,7 +9,7 @@ from transformer_core.interventions import ablate_heads
 from transformer_core.training import EVAL_SEED
 from ui.lessons import head_importance
 from ui.lessons import training as lesson_training
-from ui.lessons.texts import IMPORTANCE
+from ui.lessons.trained_texts import IMPORTANCE
 
 PAGE = "pages/lessons.py"
 OFF = "lessons.importance.off"

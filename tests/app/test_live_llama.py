@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.app.conftest import assert_no_exception
 from tests.app.test_live_training import heatmap_maps, live_at, metric, run_of
-from ui.attention import controls as lab
+from ui.attention import keys as lab
 from ui.training import controls as tc
 from ui.training import specs as ts
 

@@ -13,7 +13,7 @@ from tests.app.test_switch_combinations import _chart_spec
 from tests.pretrained.hf_folders import gpt2_folder
 from transformer_core.interventions import ablate_heads, attention_stacks
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as av
+from ui.attention import keys as av
 
 PAGE = "pages/attention.py"
 TEXT = "the cat sat on the mat"

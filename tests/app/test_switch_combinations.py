@@ -14,7 +14,7 @@ import pytest
 
 from tests.app.conftest import app_at, assert_no_exception, lab_with_trained
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, mark_special_tokens
-from ui.attention import controls as av
+from ui.attention import keys as av
 
 PAGE = "pages/attention.py"
 HEADS_OFF = {"none": {}, "one": {0: [1]}, "several": {0: [0, 1], 1: [0]}}  # layer -> heads (0-based)

@@ -18,7 +18,8 @@ from tests.app.test_attention_lab import _z
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, llama_folder, mark_special_tokens
 from transformer_core.attribution import token_attributions
 from transformer_core.pretrained import load_pretrained
-from ui.attention import controls as av
+from ui.attention import keys as av
+from ui.attention import lab_run
 from ui.common import state
 
 PAGE = "pages/attention.py"
@@ -159,7 +160,7 @@ def test_bert_without_mask_is_refused_and_a_fill_in_is_explained(models):
 
 
 def _lab_ids(at, family: str, text: str) -> list[int]:
-    return list(av.trained_input(at.session_state[state.TRAINED][family], text)[0].ids)
+    return list(lab_run.trained_input(at.session_state[state.TRAINED][family], text)[0].ids)
 
 
 def test_a_trained_decoder_explains_its_next_character():

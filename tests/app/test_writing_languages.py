@@ -16,8 +16,8 @@ from google.protobuf.message import Message
 from explorer.i18n import _, catalogs, using_language
 from tests.app.conftest import app_at, assert_no_exception
 from tests.pretrained.hf_folders import gpt2_folder
-from ui.attention import controls as lab_controls
 from ui.attention import generation as gen
+from ui.attention import keys as lab_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = catalogs.catalogue_path("de")
@@ -109,10 +109,10 @@ def test_watch_it_write_speaks_german():
     # AppTest formats the widgets' options in this thread (``format_func``): there too, in German
     with using_language("de"):
         at = app_at(PAGE, query={"lang": "de"})
-        at.radio(key=lab_controls.SOURCE).set_value("pretrained").run()
-        menu = at.selectbox(key=lab_controls.PRETRAINED_MODEL)
+        at.radio(key=lab_keys.SOURCE).set_value("pretrained").run()
+        menu = at.selectbox(key=lab_keys.PRETRAINED_MODEL)
         menu.set_value(next(o for o in menu.options if o.startswith("tiny-gpt2 "))).run()
-        at.text_input(key=lab_controls.TEXT).set_value(PROMPT).run()
+        at.text_input(key=lab_keys.TEXT).set_value(PROMPT).run()
         at.slider(key=gen.NEW_TOKENS).set_value(3).run()
         at.button(key="attn.gen.start").click().run()
     assert_no_exception(at)

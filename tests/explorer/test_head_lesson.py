@@ -8,7 +8,7 @@ import pytest
 from explorer.lessons.experiments import REVERSE_STEPS, train_reverse_lesson
 from explorer.lessons.head_importance import PATTERN, findings, head_lesson_probe
 from transformer_core.training import EVAL_SEED
-from ui.lessons.texts import IMPORTANCE
+from ui.lessons.trained_texts import IMPORTANCE
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import streamlit as st
 
 from explorer.i18n import _, num
 from explorer.render import heatmap as hm
-from ui.attention.controls import LabRun
+from ui.attention.lab_run import LabRun
 from ui.common import charts, exports
 from ui.common.chart_style import label_colour, strong_colour
 from ui.common.theme import projector

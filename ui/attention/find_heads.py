@@ -7,7 +7,7 @@ import streamlit as st
 from explorer.i18n import _, num, percent
 from explorer.pretrained.find_heads import SCORES, HeadScores, head_scores
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import FIND_SEED, HEAD, JUMP_TO_HEAD, LAYER, VIEW
+from ui.attention.keys import FIND_SEED, HEAD, JUMP_TO_HEAD, LAYER, VIEW
 from ui.common import charts
 from ui.common.pretrained import cache_key
 

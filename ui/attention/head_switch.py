@@ -31,20 +31,10 @@ from explorer.lab.text_input import MAX_TOKENS
 from explorer.pretrained.lab import CAUSAL_FAMILIES, encode, shown_token
 from transformer_core.models import CausalLM
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import (
-    HEAD_SCORES,
-    LENS,
-    OFF,
-    OFF_MODE,
-    OFF_MODES,
-    OFF_PICK,
-    OFF_SYNCED,
-    TEMPERATURE,
-    TOP_K,
-    LabSettings,
-    trained_input,
-)
+from ui.attention.controls import LabSettings
+from ui.attention.keys import HEAD_SCORES, LENS, OFF, OFF_MODE, OFF_MODES, OFF_PICK, OFF_SYNCED, TEMPERATURE, TOP_K
 from ui.attention.kv_heads import groups_off_note, layer_buttons
+from ui.attention.lab_run import trained_input
 from ui.common import charts, state
 from ui.common.pretrained import probability_table
 from ui.common.urlstate import add_link_notice

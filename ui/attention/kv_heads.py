@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.i18n import _
 from explorer.lab.kv_groups import groups_off, heads_text, kv_groups, with_groups
-from ui.attention.controls import OFF_KV, OFF_PICK
+from ui.attention.keys import OFF_KV, OFF_PICK
 
 
 def _kv_changed(layer: int, heads: int, kv: int) -> None:

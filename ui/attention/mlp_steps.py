@@ -15,7 +15,7 @@ import streamlit as st
 from explorer.i18n import _, num
 from explorer.lab.block_steps import ACTIVATIONS
 from ui.attention.charts import matrix, matrix_row
-from ui.attention.controls import LabRun
+from ui.attention.lab_run import LabRun
 
 SHOWN_NEURONS = 64  # neuron columns a heatmap shows (every one is in the numbers panel)
 Row = Callable[..., dict]  # steps._row: (number, title, formula, caption, draw, numbers) -> its named matrices

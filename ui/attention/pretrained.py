@@ -22,23 +22,16 @@ from explorer.pretrained.lab import (
 )
 from explorer.pretrained.similarity import embeds_sentences
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import (
-    LAYER,
-    PRETRAINED_MASKS,
-    PRETRAINED_MODEL,
-    TEMPERATURE,
-    TOP_K,
-    LabRun,
-    _arrays,
-    shown_mask,
-)
+from ui.attention.keys import LAYER, PRETRAINED_MODEL, TEMPERATURE, TOP_K
+from ui.attention.lab_run import LabRun, _arrays
+from ui.attention.labels import PRETRAINED_MASKS, shown_mask
 from ui.attention.similarity import similarity_section
 from ui.common.pretrained import cache_key, load_shared, models_on_offer, pick_model, probability_table
 
 TEXT_FAMILIES = (*CAUSAL_FAMILIES, *ENCODER_FAMILIES)  # the families the lab takes apart
 TITLES = {"gpt2": "GPT-2", "llama": "Llama", "qwen2": "Qwen2", "bert": "BERT", "distilbert": "DistilBERT",
           "roberta": "RoBERTa"}
-# English, as runs are cached for every visitor; shown through ui.attention.controls.shown_mask
+# English, as runs are cached for every visitor; shown through ui.attention.labels.shown_mask
 MASKS = {**{f: PRETRAINED_MASKS["causal"].format(model=TITLES[f]) for f in CAUSAL_FAMILIES},
          **{f: PRETRAINED_MASKS["none"].format(model=TITLES[f]) for f in ENCODER_FAMILIES}}
 # layer 1's input: tokens, positions and (BERT, RoBERTa) segments; a Llama-family model adds no positions (RoPE)

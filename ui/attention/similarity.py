@@ -16,7 +16,7 @@ from explorer.pretrained.similarity import (
 )
 from explorer.render import heatmap as hm
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import SIMILARITY_LINES
+from ui.attention.keys import SIMILARITY_LINES
 from ui.common import charts
 
 LABEL_CHARS = 28  # a line is labelled by its first characters

@@ -16,7 +16,9 @@ from explorer.i18n import _, num
 from explorer.lab.kv_groups import heads_text, kv_groups, kv_head_of
 from explorer.render import heatmap as hm
 from ui.attention.charts import dot_example, head_blocks, masked_matrix, matrix, matrix_row, softmax_example
-from ui.attention.controls import NUMBERS, LabRun, shown_mask
+from ui.attention.keys import NUMBERS
+from ui.attention.lab_run import LabRun
+from ui.attention.labels import shown_mask
 from ui.attention.mlp_steps import mlp_caption, mlp_half
 from ui.common import charts, exports
 from ui.common.chart_style import image_format

@@ -19,7 +19,8 @@ from ui.attention.charts import (
     lines_figure,
     numbers_table,
 )
-from ui.attention.controls import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, VIEW, VIEWS, LabRun
+from ui.attention.keys import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, VIEW, VIEWS
+from ui.attention.lab_run import LabRun
 from ui.common import charts, exports
 
 LINES_SCOPES = (N_("this head"), N_("all heads of this layer"))  # the lines view's choices (English values)

@@ -11,7 +11,7 @@ from explorer.lab.text_input import MAX_TOKENS
 from explorer.pretrained.lab import encode
 from transformer_core.models import CausalLM
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import trained_input
+from ui.attention.lab_run import trained_input
 from ui.common.state import TrainedModel
 
 

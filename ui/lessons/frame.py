@@ -2,7 +2,7 @@
 
 Each lesson follows the same rhythm: read the goal, **predict** the answer to a question, work through two or
 three steps that show the real thing (drawn by ``ui.lessons.views``), **reveal** whether the prediction was
-right and why, then read what to notice. The lessons' text lives in ``ui.lessons.texts``.
+right and why, then read what to notice. The lessons are listed in ``ui.lessons.texts``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import streamlit as st
 from explorer.i18n import _
 from ui.common.theme import projector
 from ui.common.urlstate import UrlParam
-from ui.lessons.texts import LESSON_KEYS, Lesson
+from ui.lessons.lesson import Lesson
+from ui.lessons.texts import LESSON_KEYS
 
 T = TypeVar("T")  # what a lesson's first step trains
 LESSON = "lessons.lesson"  # str: key of the lesson shown (in the URL as ?lesson=)

@@ -19,7 +19,7 @@ from ui.common.head_switches import head_switches
 from ui.common.theme import projector
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, model_steps
-from ui.lessons.texts import Lesson
+from ui.lessons.lesson import Lesson
 from ui.training.heatmaps import attention_picture, scores_chart, scores_height, scores_of_kind
 from ui.training.interventions import importance_caption, importance_spec, pattern_spec, points_text
 from ui.training.samples import samples_html

@@ -16,7 +16,7 @@ from explorer.lessons import not_explanation as ne
 from ui.common import charts
 from ui.common.theme import projector
 from ui.lessons.frame import key_of, step_intro
-from ui.lessons.texts import Lesson
+from ui.lessons.lesson import Lesson
 
 WORDS = ne.SENTENCE.split()
 LABELS = [f"{w} ({i + 1})" if WORDS.count(w) > 1 else w for i, w in enumerate(WORDS)]  # the two "the"s apart

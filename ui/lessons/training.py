@@ -18,7 +18,7 @@ from ui.common import charts
 from ui.common.theme import projector
 from ui.lessons import live_runs
 from ui.lessons.frame import key_of, model_steps, step_intro
-from ui.lessons.texts import Lesson
+from ui.lessons.lesson import Lesson
 
 RUNS = "lessons.runs"  # dict label -> VariantRun: this session's reverse-task runs, shared by two lessons
 RUN_SEED = "lessons.run_seed"  # int: seed of those runs; "train again" moves to the next seed

@@ -25,8 +25,8 @@ from ui.common.theme import projector
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, step_intro
 from ui.lessons.head_importance import importance_steps
+from ui.lessons.lesson import Lesson
 from ui.lessons.not_explanation import not_explanation_steps
-from ui.lessons.texts import Lesson
 from ui.vit.views import grid_overlay, sequence_strip
 
 IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from transformer_core.pretrained import Pretrained
-from ui.attention.controls import LabRun
 from ui.attention.head_switch import Shown
+from ui.attention.lab_run import LabRun
 from ui.common import state
 
 

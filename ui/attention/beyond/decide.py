@@ -23,7 +23,8 @@ from explorer.pretrained.lab import CAUSAL_FAMILIES, ENCODER_FAMILIES, encode, s
 from transformer_core.models import CausalLM, Seq2SeqTransformer
 from ui.attention.beyond import decide_charts as draw_
 from ui.attention.beyond.context import LensContext
-from ui.attention.controls import DECIDE_CLEAN, DECIDE_CORRUPT, DECIDE_STACK, DECIDE_WHAT, trained_input
+from ui.attention.keys import DECIDE_CLEAN, DECIDE_CORRUPT, DECIDE_STACK, DECIDE_WHAT
+from ui.attention.lab_run import trained_input
 
 EXAMPLE = "attn.decide.example"  # the curated pair picked ("own" for typed texts)
 ANSWER, OTHER = "attn.decide.answer", "attn.decide.other"  # the two answers compared (token ids)

@@ -25,7 +25,9 @@ from explorer.lab.word_uses import (
 )
 from explorer.render.plot_image import lines_png, scatter_png
 from ui.attention.beyond.context import LensContext
-from ui.attention.controls import MAP_SENTENCES, MAP_WORD, MAP_WORDS, settings, trained_input
+from ui.attention.controls import settings
+from ui.attention.keys import MAP_SENTENCES, MAP_WORD, MAP_WORDS
+from ui.attention.lab_run import trained_input
 from ui.common import charts
 from ui.common.chart_style import style
 

@@ -21,7 +21,8 @@ from explorer.lab.follow_word import (
 )
 from transformer_core.models import CausalLM
 from ui.attention.beyond.context import LensContext
-from ui.attention.controls import FOLLOW_POS, FOLLOW_WORDS, trained_input
+from ui.attention.keys import FOLLOW_POS, FOLLOW_WORDS
+from ui.attention.lab_run import trained_input
 from ui.common import charts
 from ui.common.exports import matrix_png
 

@@ -35,7 +35,9 @@ from explorer.render import heatmap as hm
 from transformer_core.tasks.base import evaluating
 from ui.attention.beyond.context import LensContext
 from ui.attention.charts import matrix
-from ui.attention.controls import MLP_NEURON, settings, trained_input
+from ui.attention.controls import settings
+from ui.attention.keys import MLP_NEURON
+from ui.attention.lab_run import trained_input
 from ui.attention.pretrained import cache_key
 from ui.common import exports
 from ui.common.chart_style import image_format

@@ -9,7 +9,7 @@ import streamlit as st
 from explorer.i18n import N_, _
 from ui.attention.beyond.context import LensContext
 from ui.attention.beyond.registry import VIEWS, view
-from ui.attention.controls import BEYOND
+from ui.attention.keys import BEYOND
 
 INTRO = N_("Attention shows where each token looks, not what the model needed to answer. These lenses ask the model "
            "itself: change the input or its insides and see how the answer moves.")

@@ -21,7 +21,8 @@ from transformer_core.models import CausalLM, Seq2SeqTransformer, SequenceRegres
 from transformer_core.tasks.sequences import BOS, EOS
 from ui.attention.beyond.context import LensContext
 from ui.attention.beyond.why_panel import why_panel
-from ui.attention.controls import WHY_HEADS, WHY_METHOD, WHY_STEPS, WHY_TARGET, trained_input
+from ui.attention.keys import WHY_HEADS, WHY_METHOD, WHY_STEPS, WHY_TARGET
+from ui.attention.lab_run import trained_input
 
 QUESTION = "attn.why.question"  # (what it depends on, Question): the outputs offered for the text shown
 
