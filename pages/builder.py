@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.i18n import _, num
-from ui.builder import controls, views
+from ui.builder import controls, views, widgets
 from ui.builder.blocks import block_comparison
 from ui.builder.diagram import architecture_svg
 from ui.builder.pretrained import loaded_model_sizes
@@ -25,7 +25,7 @@ projector = theme.projector()
 # In projector mode the settings fold away above the results; otherwise they stand beside them.
 settings_area, results = (settings_panel(), st.container()) if projector else st.columns([1, 1.6], gap="large")
 with settings_area:
-    settings = controls.builder_controls(projector)
+    settings = widgets.builder_controls(projector)
 try:
     breakdown, est = views.sizes(settings)
 except ValueError as err:

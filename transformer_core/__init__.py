@@ -17,8 +17,8 @@ Read in this order to follow one forward pass (``CausalLM.forward``):
    are the other encoders.
 7. ``generation.py`` — sampling token by token, with the key/value cache of ``kv_cache.py``.
 
-Then ``training.py`` (the step-by-step trainer), ``tasks/``, ``checkpoint.py`` and ``pretrained/`` (published
-weights onto these modules).
+Then ``training.py`` (the step-by-step trainer; its settings in ``train_config.py``), ``tasks/``,
+``checkpoint.py`` and ``pretrained/`` (published weights onto these modules).
 """
 
 from . import _env  # noqa: F401  (first: sets OpenMP's wait policy before torch is loaded)

@@ -27,7 +27,8 @@ from .device import configure_threads
 from .positional import sinusoidal_encoding
 from .tasks import get_task, task_names
 from .tasks.base import Task
-from .training import Trainer, default_train_config, make_optimizer
+from .train_config import make_optimizer
+from .training import Trainer, default_train_config
 
 SMOKE_STEPS = 2  # training steps per task in a --smoke run
 

@@ -21,8 +21,9 @@ from ui.attention import keys as attention
 from ui.builder import controls as builder
 from ui.common import state
 from ui.common.router import ensure_router
+from ui.common.sharelink import share_link
 from ui.common.theme import projector
-from ui.common.urlstate import UrlParam, bind_url, push_url, share_link
+from ui.common.urlstate import UrlParam, bind_url, push_url
 from ui.lessons import frame as lessons
 from ui.lessons.texts import LESSONS
 from ui.positional import labels as encoding_labels

@@ -14,7 +14,8 @@ PAGE = f"""
 import sys
 sys.path.insert(0, {str(REPO_ROOT)!r})
 import streamlit as st
-from ui.common.urlstate import UrlParam, bind_url, count_run, push_url, share_link
+from ui.common.sharelink import share_link
+from ui.common.urlstate import UrlParam, bind_url, count_run, push_url
 
 PARAMS = (
     UrlParam("heads", 4, choices=(1, 2, 4, 8)),

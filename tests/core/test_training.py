@@ -16,7 +16,8 @@ from transformer_core import attention as attention_module
 from transformer_core.config import TransformerConfig
 from transformer_core.optim import AdamW
 from transformer_core.tasks import get_task
-from transformer_core.training import TrainConfig, Trainer, default_train_config, learning_rate
+from transformer_core.train_config import learning_rate
+from transformer_core.training import TrainConfig, Trainer, default_train_config
 
 TINY = {"d_model": 32, "n_heads": 2, "n_layers": 1, "d_ff": 64}
 

@@ -1,7 +1,7 @@
 """Shareable views: a page's key settings round-trip through the URL's query parameters.
 
-A page declares its settings as :class:`UrlParam` s whose ``key`` is the widget's session-state key (and,
-unless ``name`` is given, the query-parameter name). The page then
+A page declares its settings as :class:`~ui.common.urlparam.UrlParam` s whose ``key`` is the widget's
+session-state key (and, unless ``name`` is given, the query-parameter name). The page then
 
 1. calls :func:`bind_url` before drawing its widgets: when the page is entered (from a link, the menu or a
    reload), the link's valid values go into the widgets' session state, settings the link leaves out go back
@@ -10,8 +10,8 @@ unless ``name`` is given, the query-parameter name). The page then
 2. draws its widgets with ``key=param.key`` (session state wins over a widget's ``value=``/``index=``);
 3. calls :func:`push_url` after them, which writes the settings that differ from their defaults into the
    address bar, so reloading or bookmarking keeps them; and
-4. puts :func:`share_link` near its top: a "Copy link to this view" control; its links carry the page's settings
-   and the app-wide ones (:data:`APP_PARAMS`).
+4. puts :func:`~ui.common.sharelink.share_link` near its top: a "Copy link to this view" control; its links
+   carry the page's settings and the app-wide ones (:data:`APP_PARAMS`).
 
 A link's value can pass :class:`UrlParam`'s checks and still not fit the other settings (5 heads with d_model 64).
 The widget group then calls :func:`settle_choice`, which moves it to the nearest offered choice and, when the value
@@ -26,15 +26,14 @@ visit to a page can be told apart from a rerun after a widget change.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
-from urllib.parse import urlencode
 
 import streamlit as st
 
-from explorer.i18n import _, num
+from explorer.i18n import _
 from ui.common import state
-from ui.common.language import LANG_PARAM, link_language
+from ui.common.language import LANG_PARAM
+from ui.common.urlparam import UrlParam
 
 _RUNS = "url.runs"  # int: script runs of this session so far (see count_run)
 _SEEN = "url.seen"  # dict page -> run number of the page's last bind_url
@@ -44,96 +43,6 @@ _SLOTS = "url.slots"  # dict page -> (run, st.empty) under the title where that 
 _LINKED = "url.linked"  # dict widget key -> _Linked: the settings a link set, kept for the run that applied it
 PRESENT = "present"  # query parameter that opens any page in projector mode (?present=true)
 APP_PAGE = "app"  # bind_url's page name for the app-wide settings (bound by the shared sidebar on every page)
-
-
-@dataclass(frozen=True)
-class UrlParam:
-    """One setting that can travel in the URL."""
-
-    key: str  # widget / session-state key
-    default: Any  # value when the URL has none or an invalid one; its type decides how the text is parsed
-    choices: tuple | None = None  # allowed values (of each item, for a list setting), if it is a choice
-    lo: float | None = None  # smallest allowed number
-    hi: float | None = None  # largest allowed number
-    max_chars: int = 300  # longest allowed text
-    name: str | None = None  # query-parameter name, when it should differ from ``key``
-
-    @property
-    def query_name(self) -> str:
-        """The name of this setting in the URL."""
-        return self.name or self.key
-
-    def parse(self, raw: str) -> Any:
-        """Convert the URL text to a value, raising ``ValueError`` if it is not allowed.
-
-        A list or tuple default makes a list setting, written as comma-separated items (``heads=0,2``).
-        """
-        if isinstance(self.default, list | tuple):
-            items = [item for item in raw.split(",") if item != ""]
-            return type(self.default)(self._parse_one(item, self._item_sample()) for item in items)
-        return self._parse_one(raw, self.default)
-
-    def _item_sample(self) -> Any:
-        for source in (self.choices, self.default):
-            if source:
-                return next(iter(source))
-        return ""
-
-    def _parse_one(self, raw: str, sample: Any) -> Any:
-        value = _convert(raw, sample, self.max_chars)
-        if self.choices is not None and value not in self.choices:
-            raise ValueError(_("must be one of {choices}").format(choices=", ".join(str(c) for c in self.choices)))
-        numeric = isinstance(value, int | float) and not isinstance(value, bool)
-        too_low = numeric and self.lo is not None and value < self.lo
-        if too_low or (numeric and self.hi is not None and value > self.hi):
-            raise ValueError(_("must be between {low} and {high}").format(low=_number(self.lo), high=_number(self.hi)))
-        return value
-
-    def format(self, value: Any) -> str:
-        """The URL text of ``value`` (``None``, a choice widget with nothing picked, is the empty text)."""
-        if value is None:
-            return ""
-        if isinstance(value, list | tuple):
-            return ",".join(self.format(v) for v in value)
-        if value is None:  # a choice left empty (a segmented control with nothing picked): no text
-            return ""
-        return str(value).lower() if isinstance(value, bool) else str(value)
-
-    def is_default(self, value: Any) -> bool:
-        """Whether ``value`` equals the default (as URL text, so ``[1, 2]`` equals ``(1, 2)``)."""
-        return self.format(value) == self.format(self.default)
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return _("any")
-    text = f"{value:g}"
-    return text if "e" in text else num(value)  # 1e-05 stays as it is; 1000 reads "1,000" in English
-
-
-def _convert(raw: str, sample: Any, max_chars: int) -> Any:
-    """Parse ``raw`` as the type of ``sample``."""
-    if isinstance(sample, bool):
-        if raw.lower() not in ("true", "false", "1", "0"):
-            raise ValueError(_("must be true or false"))
-        return raw.lower() in ("true", "1")
-    if isinstance(sample, int):
-        try:
-            return int(raw)
-        except ValueError:
-            raise ValueError(_("must be a whole number")) from None
-    if isinstance(sample, float):
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ValueError(_("must be a number")) from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(_("must be a finite number"))
-        return value
-    if len(raw) > max_chars:
-        raise ValueError(_("is longer than {n} characters").format(n=num(max_chars)))
-    return raw
-
 
 # Settings of every page (the shared sidebar binds them); share links carry them too.
 APP_PARAMS = (
@@ -347,46 +256,3 @@ def push_url(params: Sequence[UrlParam]) -> None:
             st.query_params[name] = value
     st.session_state.setdefault(_PUSHED, {})[_names_key(params)] = wanted
 
-
-def share_link(params: Sequence[UrlParam], *, url_path: str) -> str:
-    """A "Copy link to this view" control; returns the students' link (the projector's adds ``present``).
-
-    Both links carry the page's ``params`` and the app-wide settings (the heatmap colours) that differ from
-    their defaults. ``url_path`` is the page's url path, "" for the home page.
-    """
-    shared = [p for p in APP_PARAMS if p.query_name != PRESENT]
-    query = {**current_params(params), **current_params(shared)}
-    link = view_link(url_path, query)
-    projector = view_link(url_path, {**query, PRESENT: "true"})
-    tip = _("A link that reopens this page with the same settings.")
-    with st.popover("🔗 " + _("Copy link to this view"), help=tip):
-        st.caption(_("For your students — copy it with the button at the right of the box:"))
-        st.code(link, language=None, wrap_lines=True)
-        st.caption(_("For the projector — the same view with large fonts and fewer controls:"))
-        st.code(projector, language=None, wrap_lines=True)
-    return link
-
-
-def view_link(url_path: str, query: dict[str, str], *, shown_path: str | None = None) -> str:
-    """The absolute address of the page at ``url_path`` with ``query``, on the app's own host and base path.
-
-    ``shown_path`` is the url path of the page being shown now (by default ``url_path`` itself).
-    """
-    base = app_base_url(url_path if shown_path is None else shown_path)
-    text = urlencode({**query, **link_language()})  # a link opens in the language it was made in
-    address = f"{base}/{url_path}".rstrip("/") if url_path else f"{base}/"  # the home page keeps its slash
-    return address + (f"?{text}" if text else "")
-
-
-def app_base_url(shown_path: str = "") -> str:
-    """The app's root address, from the browser's address of the page at ``shown_path`` ("" = home page)."""
-    try:
-        url = st.context.url or ""
-    except AttributeError:
-        url = ""
-    url = url.split("?")[0].split("#")[0].rstrip("/")
-    if not url:
-        return "http://localhost:8501"
-    if shown_path and url.endswith("/" + shown_path):
-        return url[: -len(shown_path) - 1]
-    return url

@@ -12,7 +12,7 @@ from explorer.i18n import N_, _, num, percent
 from explorer.lessons.head_importance import findings, head_lesson_probe
 from explorer.runs.frame import LaneFrame, RunFrame
 from explorer.runs.heads_off import HeadProbe, head_label, refs_from_keys
-from transformer_core.training import take_snapshot
+from transformer_core.snapshots import take_snapshot
 from ui.common import charts
 from ui.common.chart_style import vega_locale
 from ui.common.head_switches import head_switches

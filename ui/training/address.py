@@ -18,7 +18,7 @@ from urllib.parse import urlencode, urlsplit
 from explorer.i18n import N_
 from ui.common import st_internals
 from ui.common.language import link_language
-from ui.common.urlstate import view_link
+from ui.common.sharelink import view_link
 
 PUBLIC_URL_ENV = "TE_PUBLIC_URL"  # the app's public root address, e.g. https://class.example.org/explorer
 LOCAL_NAMES = ("localhost", "0.0.0.0", "")  # hosts no other machine reaches (loopback addresses too)
