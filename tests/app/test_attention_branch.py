@@ -63,6 +63,7 @@ def test_a_branch_is_written_beside_the_first_text_and_matches_the_full_model(mo
     assert at.button(key="attn.gen.start").disabled is False and at.button(key="attn.gen.stop").disabled
 
 
+@pytest.mark.slow
 def test_the_steps_csv_holds_both_writings_and_a_new_writing_drops_the_branch(models):
     at = _lab()
     first = _write(at, 5)

@@ -117,6 +117,7 @@ def test_more_models_lists_the_curated_modern_models_with_their_sizes(models):
     assert "**Qwen/Qwen2.5-0.5B**: 494.0M parameters" in rows
 
 
+@pytest.mark.slow
 def test_find_the_heads_tells_two_models_of_one_name_apart(models, tmp_path, monkeypatch):
     """Another folder's ``tiny-llama`` with 4 heads, opened after this one in the same server: its own scores."""
     _chart_spec(_llama(), "attn.find_heads")  # this folder's model, scored and cached first

@@ -77,6 +77,7 @@ def test_greedy_writing_adds_one_heatmap_row_per_token_and_equals_the_models_arg
     assert at.button(key="attn.gen.start").disabled is False and at.button(key="attn.gen.stop").disabled
 
 
+@pytest.mark.slow
 def test_same_seed_writes_the_same_text_and_the_result_stays(models):
     at = _lab()
     first = _write(at, 8, **{gen.TEMPERATURE: 1.5, gen.SEED: 3})

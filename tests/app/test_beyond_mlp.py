@@ -154,6 +154,7 @@ def test_trained_task_models_show_neurons_and_refuse_the_corpus(family: str, tas
 
 
 @pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama", "tiny-bert"])
+@pytest.mark.slow
 def test_pretrained_models(folders, name: str) -> None:
     at = _open(_pretrained(name, "the cat sat on the mat"))
     pre = load_pretrained(folders / name)

@@ -24,6 +24,7 @@ def lesson(monkeypatch):
     return at
 
 
+@pytest.mark.slow
 def test_the_student_trains_picks_a_head_then_measures_every_head(lesson):
     at = lesson
     assert [s.value for s in at.subheader if s.value.startswith("Step")] == ["Step 1", "Step 2", "Step 3"]

@@ -101,6 +101,7 @@ def test_importance_map_measures_every_head_and_exports(monkeypatch):
     assert all(f"live.importance.dl0.{kind}" in ids for kind in ("png", "svg", "csv"))
 
 
+@pytest.mark.slow
 def test_compare_mode_switches_heads_per_configuration():
     at = trained(compare="true", b_heads="1")
     run = run_of(at)

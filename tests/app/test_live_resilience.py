@@ -69,6 +69,7 @@ def test_a_closed_connection_parks_the_run_paused_with_its_training_state(monkey
     REGISTRY.forget(token)
 
 
+@pytest.mark.slow
 def test_a_slow_browser_gets_no_frames_until_it_catches_up_but_training_goes_on(monkeypatch):
     backlog = {"n": 10_000}
     monkeypatch.setattr(st_internals, "send_backlog", lambda: backlog["n"])

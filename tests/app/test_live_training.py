@@ -293,6 +293,7 @@ def test_an_uploaded_text_file_fills_the_box_and_bad_files_are_explained():
     assert at.text_area(key=TEXT).value == OWN_TEXT  # the bad file changed nothing
 
 
+@pytest.mark.slow
 def test_top_k_one_gives_greedy_samples_whatever_the_temperature():
     at = live_at(task="char_lm")
     at.button(key="live.start").click().run()

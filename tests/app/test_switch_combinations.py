@@ -89,11 +89,13 @@ def test_random_weights_take_every_combination() -> None:
 
 @pytest.mark.parametrize(("family", "task", "text"), [("causal_lm", "induction", "ABCAB"),
                                                       ("seq2seq", "reverse", "31415")])
+@pytest.mark.slow
 def test_trained_models_take_every_combination(family: str, task: str, text: str) -> None:
     _every_combination(_trained(family, task, text), f"trained {family}")
 
 
 @pytest.mark.parametrize(("name", "text"), [("tiny-gpt2", "the cat sat on the"),
                                             ("tiny-bert", "the cat sat on the [MASK]")])
+@pytest.mark.slow
 def test_pretrained_models_take_every_combination(folders, name: str, text: str) -> None:
     _every_combination(_pretrained(name, text), name)

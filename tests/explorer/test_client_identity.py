@@ -83,6 +83,7 @@ def park(reg: RunRegistry, clock: FakeClock, client: Client) -> object:
     return run
 
 
+@pytest.mark.slow
 def test_twenty_rotated_cookies_release_none_of_the_honest_students_parked_runs() -> None:
     clock = FakeClock()
     reg = RunRegistry(clock=clock, sleep=clock.sleep, max_parked=12, max_parked_per_client=3)

@@ -109,6 +109,7 @@ def test_a_runs_training_state_round_trips_into_a_fresh_run(task):
         decode_state(encode_state(run).replace(b"te-training-state/1", b"te-training-state/9"))
 
 
+@pytest.mark.slow
 def test_a_paused_run_gives_its_trainer_back_and_resumes_from_the_store_bit_for_bit(task):
     specs, store = specs_of(task), MemoryStore()
     run = WorkerRun(task, specs)
@@ -133,6 +134,7 @@ def test_a_paused_run_gives_its_trainer_back_and_resumes_from_the_store_bit_for_
     run.release("test over")
 
 
+@pytest.mark.slow
 def test_a_trainer_too_busy_to_answer_in_time_is_given_back_later_and_its_late_answer_is_ignored(task, monkeypatch):
     from explorer.runs import mirror
 
@@ -162,6 +164,7 @@ def test_a_trainer_too_busy_to_answer_in_time_is_given_back_later_and_its_late_a
     run.release("test over")
 
 
+@pytest.mark.slow
 def test_without_room_for_the_optimiser_state_the_run_goes_on_from_its_weights(task):
     specs = specs_of(task)
     run = WorkerRun(task, specs)
@@ -337,6 +340,7 @@ def test_the_host_limits_set_the_caps():
     assert laptop.max_trainers == NORMAL_LIMITS.max_trainers and laptop.training_memory_bytes > 6 * GIB
 
 
+@pytest.mark.slow
 def test_the_trainer_release_delay_comes_from_the_environment():
     import subprocess
     import sys

@@ -49,6 +49,7 @@ def _train_until(run: WorkerRun, step: int, limit_s: float = 120.0) -> None:
         run.advance(0.2)
 
 
+@pytest.mark.slow
 def test_a_run_trains_in_a_trainer_on_another_host(redis, trainer):
     run = _run(redis.url, steps=30)
     run.start()
@@ -61,6 +62,7 @@ def test_a_run_trains_in_a_trainer_on_another_host(redis, trainer):
     run.release("finished")
 
 
+@pytest.mark.slow
 def test_a_killed_remote_trainer_loses_its_run(redis, trainer):
     run = _run(redis.url, steps=limits().max_steps)  # long enough, and within what a trainer accepts
     run.start()
@@ -77,6 +79,7 @@ def test_te_trainer_redis_picks_remote_trainers(monkeypatch):
     assert isinstance(place, InWorker) and place.remote and place.overhead_bytes == 0  # this server holds none
 
 
+@pytest.mark.slow
 def test_a_paused_run_gives_its_remote_trainer_back_and_resumes_from_the_store(redis, trainer):
     """A paused run must not hold one of the few remote trainers: its state waits in the store (under the store's
     prefix), the trainer takes the next job, and Resume goes on at the same step in whichever trainer is free."""

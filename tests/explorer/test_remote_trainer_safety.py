@@ -86,6 +86,7 @@ def _keys_holding(client, text: bytes) -> list[bytes]:
     return found
 
 
+@pytest.mark.slow
 def test_a_students_text_leaves_redis_with_its_run_and_lives_under_the_stores_prefix(redis, trainer, monkeypatch):
     monkeypatch.setenv("TE_REDIS_PREFIX", PREFIX)
     client = connect(redis.url)

@@ -216,6 +216,7 @@ def test_runs_that_cannot_be_replayed(task) -> None:
     assert recording_key(other) != recording_key(make_run(task, lanes=1))
 
 
+@pytest.mark.slow
 def test_the_lessons_live_run_trains_what_the_lessons_train() -> None:
     from explorer.lessons.experiments import train_reverse_lesson
     from explorer.lessons.runs import reverse_lesson_run, summaries

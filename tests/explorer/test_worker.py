@@ -52,6 +52,7 @@ def _trained_here(task, specs) -> LiveRun:
     return run
 
 
+@pytest.mark.slow
 def test_a_trainer_process_trains_the_run_a_thread_would(worker_run):
     """Bit for bit: both places train with LIVE_THREADS torch threads (the count decides the order of a matrix
     product's sums: 1 against 2 threads differ by about 3e-5 in the loss here)."""

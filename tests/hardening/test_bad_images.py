@@ -171,6 +171,7 @@ def _upload(at, file_name: str, data: bytes) -> None:
     at.run()
 
 
+@pytest.mark.slow
 def test_vit_page_survives_every_bad_upload() -> None:
     at = app_at("pages/vit.py")
     at.radio(key="vit.source").set_value("upload")

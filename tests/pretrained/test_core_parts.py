@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from transformer_core.bert import BertEncoder
@@ -60,6 +61,7 @@ def test_padding_is_hidden_from_every_query():
     torch.testing.assert_close(out[:, :3], model(ids[:, :3])[:, :3])  # same as without the padding token
 
 
+@pytest.mark.slow
 def test_the_library_never_imports_transformers_and_fetches_lazily(tmp_path):
     import subprocess
     import sys

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.pretrained.hf_folders import bert_folder, gpt2_folder, vit_folder
 from transformer_core.pretrained import (
     inspect_folder,
@@ -77,6 +79,7 @@ def _cached(cache: Path, model_id: str, make=gpt2_folder):
     return make(repo / "snapshots" / "0123abcd")
 
 
+@pytest.mark.slow
 def test_cached_models_are_listed_by_id_and_load_offline(tmp_path):
     cache = tmp_path / "hub"
     hf = _cached(cache, "someone/tiny-gpt2")
