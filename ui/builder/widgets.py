@@ -171,17 +171,20 @@ def builder_controls(projector: bool = False) -> BuilderSettings:
 
 
 def preset_buttons() -> None:
-    """One button per famous model, setting every control to its published sizes."""
+    """One button per famous model, setting every control to its published sizes.
+
+    The buttons take their names' width and wrap to a new row where the column is narrow (a 1024-pixel screen with
+    the sidebar open): a fixed grid cut "Transformer base" short there."""
     st.markdown(_("**Start from a famous model**"))
-    cols = st.columns(2)
+    row = st.container(horizontal=True)
     for i, (name, label) in enumerate(PRESET_LABELS.items()):
         preset = PRESETS[name]
-        cols[i % 2].button(
+        row.button(
             label,
             key=f"mb.preset.{i}",
             on_click=apply_preset,
             args=(name,),
-            width="stretch",
+            width="content",
             type="primary" if st.session_state.get(PRESET) == name else "secondary",
             help=_(
                 "Set every control to {name} ({paper}, {year}): {note} Change any control afterwards to build your own."
