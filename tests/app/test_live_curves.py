@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from explorer.i18n import LANGUAGES, using_language
 from tests.app.test_live_heatmaps import trained_run
 from ui.training import curves, heatmaps
 
@@ -57,3 +58,12 @@ def test_while_training_the_head_scores_change_their_rows_not_their_spec():
     (rows_a, live_a), (rows_b, live_b) = (heatmaps.scores_chart(s, key, "Cross", live=True) for s in (first, last))
     assert json.dumps(live_a) == json.dumps(live_b) and not rows_a.equals(rows_b)
     assert f"step {last.step}" in " ".join(heatmaps.scores_chart(last, key, "Cross")[1]["title"]["text"])
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in LANGUAGES])
+def test_the_first_screens_short_curves_keep_their_titles_to_one_line_in_every_language(code):
+    """A second title line would take the plot's height on the projector's first screen (175 px a chart)."""
+    run = trained_run("reverse", seq_len=5, eval_size=16).frame()
+    with using_language(code):
+        titles = [build(run, 3, compact=True)[1]["title"]["text"] for build in (curves.loss_chart, curves.metric_chart)]
+    assert all(len(lines) == 1 for lines in titles), titles

@@ -20,8 +20,9 @@ BUTTONS = """() => [...document.querySelectorAll('[data-testid=stMain] button')]
     .map(b => { const p = b.querySelector('p') || b; const style = getComputedStyle(p);
                 return {text: b.innerText.trim(), lines: p.getBoundingClientRect().height /
                         (parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.4)}; })"""
-# Widget labels cut off by their box (no ellipsis allowed on a label a class has to read).
-CUT_LABELS = """() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stWidgetLabel] p')]
+# Widget and metric labels cut off by their box (no ellipsis allowed on a label a class has to read).
+CUT_LABELS = """() => [...document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stWidgetLabel] p, [data-testid=stMain] [data-testid=stMetricLabel] *')]
     .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 2).map(p => p.innerText)"""
 
 
