@@ -70,15 +70,19 @@ def test_state_machine(task):
 
 
 def test_training_threads_apply_while_advancing_only(task):
-    before = torch.get_num_threads()
-    seen = []
-    run = LiveRun(task, [RunSpec("A", TINY, TRAIN)], threads=1,
-                  clock=lambda: seen.append(torch.get_num_threads()) or 0.0)
-    run.start()
-    run.advance(1.0)
-    assert seen[1:] == [1] * (len(seen) - 1) and torch.get_num_threads() == before
-    with torch_threads(None):
-        assert torch.get_num_threads() == before
+    outer = torch.get_num_threads()
+    torch.set_num_threads(2)  # not the run's one thread, so that the test sees it come back
+    try:
+        seen = []
+        run = LiveRun(task, [RunSpec("A", TINY, TRAIN)], threads=1,
+                      clock=lambda: seen.append(torch.get_num_threads()) or 0.0)
+        run.start()
+        run.advance(1.0)
+        assert seen[1:] == [1] * (len(seen) - 1) and torch.get_num_threads() == 2
+        with torch_threads(None):
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(outer)
 
 
 def test_step_once_from_ready_and_run_to_the_end(task):
