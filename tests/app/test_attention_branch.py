@@ -38,6 +38,7 @@ def _branch(at, step: int, rank: int = 0):
     return first, branch
 
 
+@pytest.mark.slow
 def test_a_branch_is_written_beside_the_first_text_and_matches_the_full_model(models):
     at = _lab()
     first = _write(at, 6)
@@ -91,6 +92,7 @@ def _running_branch(models, at, first, step):
     return running
 
 
+@pytest.mark.slow
 def test_a_running_branch_is_taken_up_by_the_next_page_run_and_stop_stops_it(models, monkeypatch):
     import streamlit as st
 

@@ -44,6 +44,7 @@ def test_the_panel_appears_only_when_the_run_is_not_training():
         <= {b.key for b in at.get("button_group")}
 
 
+@pytest.mark.slow
 def test_clicking_a_head_off_shows_the_metric_loss_and_samples_without_it():
     at = trained()
     run = run_of(at)
@@ -64,6 +65,7 @@ def test_clicking_a_head_off_shows_the_metric_loss_and_samples_without_it():
     assert run.status == "done" and run.trainers[0].step == 60  # measuring trained nothing
 
 
+@pytest.mark.slow
 def test_heads_off_travel_in_the_link_and_do_not_make_the_run_out_of_date():
     at = live_at(**SMALL, off="cross.2.1,encoder.1.2")
     at.button(key="live.start").click().run()
@@ -83,6 +85,7 @@ def test_a_link_to_a_head_this_model_lacks_is_ignored():
     assert metrics(at)["Accuracy · 0 heads off"] == "–"
 
 
+@pytest.mark.slow
 def test_importance_map_measures_every_head_and_exports(monkeypatch):
     at = trained()
     at.button(key="live.importance0").click().run()

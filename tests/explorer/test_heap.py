@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO_ROOT
 
 # In a fresh interpreter: the modules app.py imports (every page's ui package comes with ui.pages), then
@@ -20,6 +22,7 @@ print(tracked, gc.get_freeze_count(), len(gc.get_objects()), first, again)
 """
 
 
+@pytest.mark.slow
 def test_the_imports_leave_the_collectors_walks_once() -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=600, check=True)

@@ -80,6 +80,7 @@ def test_a_trainer_process_trains_the_run_a_thread_would(worker_run):
     assert run.training_state_bytes == 0 and run.trainer_pid is None
 
 
+@pytest.mark.slow
 def test_a_finished_runs_recording_holds_the_trainers_step_models(worker_run):
     """A replay of a run trained in a trainer process rests on the model of its step, as for one trained here."""
     from explorer.runs.recording import ReplayRun, record
