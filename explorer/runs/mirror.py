@@ -6,8 +6,8 @@ state it left in the run store when it gave its last trainer back; :meth:`~Train
 waits for its answer, reading news meanwhile (a pause lands after the step in progress); :meth:`~TrainerMirror._read`
 and :meth:`~TrainerMirror._apply` bring the trainer's news into the lanes, in order, one reader at a time; and a
 trainer that crashes or is killed loses its run with a message (:meth:`~TrainerMirror._lose`), unless no trainer
-ever held it and the run may fall back: then it trains on the calling thread. The server only ever reads bytes
-from a pipe.
+ever held it and the run may fall back: then it trains on the calling thread. A run that ends lets its trainer go
+as soon as the news of its end is applied. The server only ever reads bytes from a pipe.
 
 The mirror's state is the worker run's, set in its constructor: ``_link`` (the trainer, while one holds the run),
 ``_wire`` (the lock of the pipe), ``_parked`` (the training state of a run that gave its trainer back), ``_held``,
@@ -171,6 +171,11 @@ class TrainerMirror:
         if len(parts) > 2:  # the run ended: the models its lanes kept, which its recording holds for a replay
             for trainer, kept in zip(self.trainers, load_kept_weights(parts[2]), strict=True):
                 trainer.weights = kept
+        if self.finished:
+            # The last news came with the final weights and the kept models: the trainer has nothing left to do.
+            # It ends here, whoever read the news (the page's loop, a pause, a page drawing the run), so a run whose
+            # end no page loop saw does not keep its process.
+            self._close()
 
     def _lose(self, why: str) -> None:
         """The trainer is gone: the run ends, stopped, with a message (its weights are those of its last pause)."""

@@ -75,9 +75,26 @@ def test_a_trainer_process_trains_the_run_a_thread_would(worker_run):
         assert [s.step for s in mine.snapshots] == [s.step for s in theirs.snapshots]
         for a, b in zip(mine.model.parameters(), theirs.model.parameters(), strict=True):
             assert torch.equal(a, b)  # the weights came back with the end
-    assert run.training_state_bytes > 0
-    run.release("finished")
-    assert run.training_state_bytes == 0 and run.trainer_pid is None
+    assert run.trainer_pid is None and run.training_state_bytes == 0  # the trainer ended with the run
+
+
+def test_a_run_that_ends_lets_its_trainer_go_whoever_reads_its_last_news(worker_run):
+    """Not only the page's loop: here the news of the end comes with a pause's answer, and nobody calls
+    release; the trainer process still ends with the run."""
+    task, specs = _specs(steps=12)
+    run = worker_run(task, specs)
+    run.start()
+    run.advance(0.05)
+    process = run._link.process
+    deadline = time.monotonic() + 60
+    while run._link is not None and run._link.answered == 0 and time.monotonic() < deadline:
+        run.advance(0.05)
+    time.sleep(1.0)  # the trainer trains its twelve steps meanwhile: its news of the end waits in the pipe
+    run.pause()  # reads the pipe until the pause is answered: the end's news is applied on the way
+    assert run.status == "done" and run.step == 12
+    assert run.trainer_pid is None and run.training_state_bytes == 0
+    process.join(timeout=10)
+    assert not process.is_alive()
 
 
 @pytest.mark.slow
