@@ -123,8 +123,11 @@ def test_a_paused_run_gives_its_trainer_back_and_resumes_from_the_store_bit_for_
     assert run.step == step and len(run.trainers[0].history) == rows  # the page still shows its curves
     assert run.training_state_bytes == 0 and len(store._parked) == 1
     run.start()
+    run.advance(0.01)  # the first slice starts a new trainer from the stored state
+    again = run.trainer_pid
     train_to_end(run)
-    assert run.status == "done" and run.trainer_pid is not None and run.trainer_pid != pid
+    assert run.status == "done" and again is not None and again != pid
+    assert run.trainer_pid is None and exited(again)  # it ended with the run
     assert not store._parked  # taken back by the new trainer
     same = reference(task, specs)
     assert losses(run) == losses(same) and [r["step"] for r in run.trainers[0].history] == list(range(1, 41))
