@@ -16,7 +16,7 @@ A session shows at most one run. Its page calls the methods named for its button
   page whose connection ends parks its run, paused, for that reload (the registry parks a paused run whose tab
   closed, and has it give its trainer back to the run store; Resume after the reload starts from there).
 - What counts against the client's quota and the server's caps is what holds training state
-  (:func:`~explorer.runs.slots.holds_training_state`): before refusing, the client's own paused runs, then the
+  (:func:`~explorer.runs.load.holds_training_state`): before refusing, the client's own paused runs, then the
   server's oldest, give their trainers back (:meth:`RunSession.give_back`).
 - Sharing live follows the session's runs, but a run on the user's own data is sent without its samples unless
   its owner agreed, for that run, to show them (:meth:`~RunSession.show_samples`); the next run asks again.
@@ -39,13 +39,15 @@ from explorer.i18n.message import localized
 from explorer.runs.channel import WatchChannel
 from explorer.runs.classes import ClassLink
 from explorer.runs.clients import Client
+from explorer.runs.line import LINE, RunLine
 from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.load import track
 from explorer.runs.page_life import PageLife
 from explorer.runs.place import ThisThread, TrainingPlace
 from explorer.runs.recording import ReplayRun, find_replay, keep
 from explorer.runs.registry import REGISTRY, RunRegistry
 from explorer.runs.sharing import SessionSharing
-from explorer.runs.slots import LINE, PER_CLIENT, QuotaExceeded, RunLine, take_place, track
+from explorer.runs.slots import PER_CLIENT, QuotaExceeded, take_place
 from explorer.runs.store import RunStore, StoreUnavailable, run_store
 from transformer_core.tasks.base import Task
 

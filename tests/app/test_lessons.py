@@ -124,7 +124,7 @@ def test_a_lessons_run_waits_in_line_on_a_full_server_then_trains(monkeypatch):
     from dataclasses import replace
 
     from explorer.host import NORMAL_LIMITS
-    from explorer.runs.slots import LINE
+    from explorer.runs.line import LINE
     from ui.common import pace
     from ui.lessons import live_runs
 
@@ -171,7 +171,8 @@ def test_a_lessons_run_lives_in_a_run_session_beside_live_trainings(monkeypatch)
 def test_a_lessons_run_counts_against_the_browsers_limit_with_its_live_training_runs(monkeypatch):
     """Two Live Training entries of the same browser already wait in line: the lesson's run may not take a third
     place, and the page says why instead of training."""
-    from explorer.runs.slots import LINE, PER_CLIENT
+    from explorer.runs.line import LINE
+    from explorer.runs.slots import PER_CLIENT
     from ui.training import controls as tc
 
     monkeypatch.setattr(lesson_training, "REVERSE_STEPS", 12)

@@ -13,8 +13,8 @@ import pytest
 from explorer.guard import check_budget
 from explorer.host import MIB, NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from explorer.images import MAX_BYTES, ImageError, read_image
+from explorer.runs.line import LINE
 from explorer.runs.live import LIVE_THREADS
-from explorer.runs.slots import LINE
 from tests.app.conftest import ROOT, assert_no_exception
 from tests.app.test_live_training import live_at, run_of
 from transformer_core.checkpoint import save_checkpoint

@@ -8,8 +8,9 @@ import ipaddress
 import pytest
 
 from explorer.runs.clients import Client, ClientBook, client_address, trusted_proxies
+from explorer.runs.line import RunLine
 from explorer.runs.registry import RunRegistry
-from explorer.runs.slots import QuotaExceeded, RunLine, per_client_limit, take_place
+from explorer.runs.slots import QuotaExceeded, per_client_limit, take_place
 from tests.explorer import test_run_slots
 from tests.explorer.test_run_registry import FakeClock, tiny_run
 from tests.explorer.test_watch_replay import make_run

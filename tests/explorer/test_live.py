@@ -15,11 +15,12 @@ import torch
 from explorer.guard import check_budget, model_limit_problems
 from explorer.host import NORMAL_LIMITS, SMALL_LIMITS, HostProfile
 from explorer.render.timelapse import frame_pixels, snapshots_npy, snapshots_npz, timelapse_gif, viridis_lut
-from explorer.runs import slots as run_slots
+from explorer.runs import load as run_load
 from explorer.runs.curves import thin_series
 from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.load import running_count
 from explorer.runs.pace import UNDRIVEN_S
-from explorer.runs.slots import running_count, start_if_free
+from explorer.runs.slots import start_if_free
 from explorer.runs.threads import torch_threads
 from transformer_core.config import TransformerConfig
 from transformer_core.tasks import get_task
@@ -309,8 +310,8 @@ def test_model_limit_problems_name_what_is_too_big():
 @pytest.fixture
 def no_other_runs():
     """Forget runs that earlier tests started, so counts here see only this test's runs."""
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
+    with run_load.STARTED_LOCK:
+        run_load.STARTED.clear()
 
 
 def test_at_most_so_many_runs_train_at_once(task, no_other_runs):

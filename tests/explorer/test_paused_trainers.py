@@ -12,13 +12,16 @@ from dataclasses import replace
 import pytest
 import torch
 
+from explorer.runs import load as run_load
 from explorer.runs import slots as run_slots
 from explorer.runs.clients import Client
+from explorer.runs.line import RunLine
 from explorer.runs.live import LiveRun, RunSpec
+from explorer.runs.load import Capacity, server_load
 from explorer.runs.place import ThisThread
 from explorer.runs.registry import RunRegistry
 from explorer.runs.session import RunSession
-from explorer.runs.slots import Capacity, RunLine, held_by, server_load
+from explorer.runs.slots import held_by
 from explorer.runs.store import MemoryStore
 from explorer.runs.training_state import decode_state, encode_state, restore_state
 from explorer.runs.worker import InWorker, WorkerRun
@@ -40,13 +43,13 @@ def specs_of(task, steps: int = 40) -> list[RunSpec]:
 
 @pytest.fixture(autouse=True)
 def no_other_runs():
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
+    with run_load.STARTED_LOCK:
+        run_load.STARTED.clear()
     yield
-    for run in list(run_slots._STARTED):
+    for run in list(run_load.STARTED):
         run.release("test over")
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
+    with run_load.STARTED_LOCK:
+        run_load.STARTED.clear()
 
 
 def exited(pid: int | None) -> bool:
@@ -265,7 +268,7 @@ def test_the_servers_trainer_cap_is_kept_paused_runs_giving_theirs_back_first(ta
 
 
 def test_the_servers_memory_cap_holds_runs_paused_on_threads(task, monkeypatch):
-    one_run = run_slots.run_memory(LiveRun(task, specs_of(task)))
+    one_run = run_load.run_memory(LiveRun(task, specs_of(task)))
     monkeypatch.setattr(run_slots, "capacity", lambda: Capacity(max_trainers=100, memory_bytes=2 * one_run))
     registry, line, store = RunRegistry(), RunLine(), MemoryStore()
     a, b, c = (session(registry, line, store, f"tab-{n}", f"browser-{n}", ThisThread()) for n in "abc")

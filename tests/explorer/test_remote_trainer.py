@@ -84,10 +84,10 @@ def test_a_paused_run_gives_its_remote_trainer_back_and_resumes_from_the_store(r
     """A paused run must not hold one of the few remote trainers: its state waits in the store (under the store's
     prefix), the trainer takes the next job, and Resume goes on at the same step in whichever trainer is free."""
     from explorer.runs.clients import Client
+    from explorer.runs.line import RunLine
     from explorer.runs.redis_store import RedisStore
     from explorer.runs.registry import RunRegistry
     from explorer.runs.session import RunSession
-    from explorer.runs.slots import RunLine
 
     store = RedisStore(redis.url, prefix="class-a:")
     place = InWorker(remote=True)

@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 
 from explorer.runs.clients import Client, browser_id
+from explorer.runs.line import RunLine
 from explorer.runs.live import LiveRun, RunSpec
 from explorer.runs.recording import ReplayRun, recording_key
 from explorer.runs.registry import RunRegistry
 from explorer.runs.session import RunSession
-from explorer.runs.slots import RunLine
 from explorer.runs.store import MemoryStore
 from tests.explorer.test_run_slots import no_other_runs  # noqa: F401 - every test starts with no run training
 from transformer_core.tasks import get_task

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.runs import load as run_load
 from explorer.runs import slots as run_slots
-from explorer.runs.slots import RunLine, estimated_wait_s, start_if_free
+from explorer.runs.line import RunLine
+from explorer.runs.slots import estimated_wait_s, start_if_free
 from tests.explorer.test_watch_replay import make_run
 
 
@@ -18,11 +20,11 @@ def task():
 
 @pytest.fixture(autouse=True)
 def no_other_runs():
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
+    with run_load.STARTED_LOCK:
+        run_load.STARTED.clear()
     yield
-    with run_slots._STARTED_LOCK:
-        run_slots._STARTED.clear()
+    with run_load.STARTED_LOCK:
+        run_load.STARTED.clear()
 
 
 def test_line_is_first_come_first_served_and_forgets_closed_tabs() -> None:
@@ -113,10 +115,10 @@ def test_no_lock_is_held_while_a_run_no_page_drives_is_paused(task, monkeypatch)
 
     def pause() -> None:  # what a trainer's slow answer would be: look at the lock and the load from elsewhere
         def elsewhere() -> None:
-            seen["lock free"] = run_slots._STARTED_LOCK.acquire(blocking=False)
+            seen["lock free"] = run_load.STARTED_LOCK.acquire(blocking=False)
             if seen["lock free"]:
-                run_slots._STARTED_LOCK.release()
-            seen["load"] = run_slots.server_load()  # another page's sidebar, meanwhile
+                run_load.STARTED_LOCK.release()
+            seen["load"] = run_load.server_load()  # another page's sidebar, meanwhile
 
         other = threading.Thread(target=elsewhere)
         other.start()
@@ -125,7 +127,7 @@ def test_no_lock_is_held_while_a_run_no_page_drives_is_paused(task, monkeypatch)
         real_pause()
 
     monkeypatch.setattr(run, "pause", pause)
-    load = run_slots.server_load()
+    load = run_load.server_load()
     assert seen["lock free"] is True, "the places' lock was held while the run paused"
     assert seen["pauses"] == 1, "the other page left the run to the one pausing it"
     assert run.status == "paused" and load.running == 0 and load.paused >= 0

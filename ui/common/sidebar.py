@@ -12,7 +12,7 @@ import streamlit as st
 
 from explorer.host import GIB, MIB, host_profile, limits
 from explorer.i18n import _, ngettext, num
-from explorer.runs.slots import server_load
+from explorer.runs.load import server_load
 from transformer_core import available_devices, configure_threads
 from ui.common import state
 from ui.common.charts import ATTENTION_SCALES

@@ -1,7 +1,7 @@
 """Live Training page: wait in line for a place to train, first come, first served.
 
 When the server already trains as many runs as it allows, Start (or Resume) puts the session's run in the
-server's line (:data:`explorer.runs.slots.LINE`) instead of refusing. The page then shows its place and an
+server's line (:data:`explorer.runs.line.LINE`) instead of refusing. The page then shows its place and an
 estimated wait, renews its ticket every :data:`~ui.common.pace.LINE_POLL_S` seconds
 (:meth:`~explorer.runs.session.RunSession.poll_line`), and
 the run starts by itself when its turn comes and a place is free. Leaving the page, closing the tab or pressing
