@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from explorer.runs import codec as run_codec
-from explorer.runs.codec import MAGIC
+from explorer.runs.envelope import HEADER_BYTES, HEADER_ITEMS, MAGIC
 from explorer.runs.frame import SampleSet
 from explorer.runs.store import LaneUpdate, Recording, RunUpdate
 from tests.explorer.test_run_store import META, _same_update, _snapshot, _update
@@ -33,7 +33,7 @@ def _state(lanes: int = 1) -> dict:
 
 
 def _header(data: bytes) -> tuple[dict, memoryview]:
-    """Split encoded bytes by hand, as the module docstring describes them (an independent reader)."""
+    """Split encoded bytes by hand, as explorer.runs.envelope describes them (an independent reader)."""
     (length,) = struct.unpack(">I", data[len(MAGIC):len(MAGIC) + 4])
     start = len(MAGIC) + 4
     return json.loads(data[start:start + length]), memoryview(data)[start + length:]
@@ -234,13 +234,13 @@ def test_values_over_their_limit_are_refused_before_decoding() -> None:
 def test_headers_are_bounded_before_they_are_parsed() -> None:
     """JSON makes Python objects many times its size: a header too long, or of too many items, is refused."""
     long_text = _reencode(run_codec.encode_update(_update(1, 1, META)),
-                          lambda h: h["body"]["meta"]["config"].__setitem__("x", "y" * run_codec.HEADER_BYTES))
+                          lambda h: h["body"]["meta"]["config"].__setitem__("x", "y" * HEADER_BYTES))
     with pytest.raises(ValueError, match="header of .* bytes is over"):
         run_codec.decode_update(long_text)
-    empty_rows = run_codec.HEADER_ITEMS  # "{}," per row: 3 bytes, well within HEADER_BYTES, one item each
+    empty_rows = HEADER_ITEMS  # "{}," per row: 3 bytes, well within HEADER_BYTES, one item each
     many = _reencode(run_codec.encode_update(_update(1, 1, META)),
                      lambda h: h["body"]["lanes"][0].__setitem__("history", [{}] * empty_rows))
-    assert len(many) < run_codec.HEADER_BYTES
+    assert len(many) < HEADER_BYTES
     with pytest.raises(ValueError, match="items, over the"):
         run_codec.decode_update(many)
 
@@ -264,10 +264,10 @@ def test_decoding_takes_about_twice_a_value_at_most() -> None:
     big = [Snapshot(s, {"cross": np.ones((4, 4, 32, 32), np.float32)}, {}) for s in range(60)]  # ~4 MB of arrays
     arrays = run_codec.encode_update(RunUpdate(_state(), [LaneUpdate(history=[{"step": 1, "loss": 0.5}] * 2000,
                                                                      snapshots=big)]))
-    rows = (run_codec.HEADER_BYTES - 2000) // 4  # "{}, " each
+    rows = (HEADER_BYTES - 2000) // 4  # "{}, " each
     objects = _reencode(run_codec.encode_update(_update(1, 1, META)),
                         lambda h: h["body"]["lanes"][0].__setitem__("history", [{}] * rows))
-    assert len(objects) <= run_codec.HEADER_BYTES
+    assert len(objects) <= HEADER_BYTES
     for data in (arrays, objects):
         assert _peak_bytes(run_codec.decode_update, data) < 2.5 * len(data)
 

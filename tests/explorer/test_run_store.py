@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.runs import codec as run_codec
+from explorer.runs.envelope import MAGIC
 from explorer.runs.frame import SampleSet
 from explorer.runs.store import (
     WATCHER_TTL_S,
@@ -211,7 +212,7 @@ def _seconds_overflow() -> bytes:
     lambda: run_codec.encode_recording(_good_recording(timeline=[])),  # replaying it raised an IndexError
     _seconds_overflow,  # decoding it raised an OverflowError
     lambda: run_codec.encode_recording(_good_recording(key="another")),
-    lambda: run_codec.MAGIC + b"\x00\x00",
+    lambda: MAGIC + b"\x00\x00",
 ], ids=["garbage", "empty-timeline", "overflow", "other-key", "truncated"])
 def test_a_damaged_recording_is_deleted_so_the_next_start_records_a_good_one(store, damaged) -> None:
     store.save_recording(_good_recording())
