@@ -16,7 +16,8 @@
   ``te:rec-size`` (bytes per recording) let a save evict the least recently used until the total fits the budget.
 
 Values are written by :mod:`explorer.runs.codec` (JSON and raw arrays, never pickles). Steps that read and write
-several keys run as Lua scripts, which Redis runs atomically, so servers sharing one Redis never interleave them.
+several keys run as Lua scripts (:mod:`explorer.runs.redis_scripts`), which Redis runs atomically, so servers sharing
+one Redis never interleave them.
 
 Reading back (:mod:`explorer.runs.reading`): a value's size is checked inside Redis (``STRLEN``, or the length of
 each list item in a script) before it is sent, against the limits in :mod:`explorer.runs.updates` (a recording's
@@ -27,8 +28,9 @@ raises :class:`~explorer.runs.updates.DamagedValue`.
 Failures: every method raises :class:`~explorer.runs.store.StoreUnavailable`, with a message a page can show (never
 the address or its password: :mod:`explorer.runs.redis_url`), when Redis cannot be reached or refuses a command;
 connecting and reading time out after a second or two, and after a connection failure the store answers at once
-with the same exception for ``retry_after_s`` seconds, so a page never hangs on a Redis that is down. The ``redis``
-package is imported only when a :class:`RedisStore` is made.
+with the same exception for ``retry_after_s`` seconds, so a page never hangs on a Redis that is down. The client,
+its timeouts and those messages are in :mod:`explorer.runs.redis_connection`, which imports the ``redis`` package
+only when a :class:`RedisStore` is made.
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from explorer.i18n import N_
 from explorer.i18n.message import Message
 from explorer.runs import codec as run_codec
 from explorer.runs.reading import check_cursor, decoded_recording, decoded_updates, encoded_update, too_large
+from explorer.runs.redis_connection import DOWN, REFUSED, RETRY_AFTER_S, redis_client
+from explorer.runs.redis_scripts import DROP, GET_BOUNDED, IF_CHANNEL, LOAD, READ, SAVE
 from explorer.runs.redis_url import key_prefix, redact
 from explorer.runs.schema import ID_CHARS, check_pointer, check_watcher_id
 from explorer.runs.updates import (
@@ -59,95 +62,7 @@ from explorer.runs.updates import (
     StoreUnavailable,
 )
 
-__all__ = ["CONNECT_TIMEOUT_S", "RedisStore", "SOCKET_TIMEOUT_S"]
-
-CONNECT_TIMEOUT_S = 1.0  # a Redis that does not accept the connection by then counts as down
-SOCKET_TIMEOUT_S = 2.0  # longest wait for one reply (a recording of tens of MB still arrives well within it)
-RETRY_AFTER_S = 5.0  # after a connection failure, calls fail at once for this long instead of waiting again
-DOWN = N_("Redis, the run store the app servers share, does not answer; try again shortly.")
-REFUSED = N_("Redis, the run store the app servers share, refused the request ({error}).")
-NOT_AN_ADDRESS = (
-    "TE_REDIS_URL is not a Redis address: write redis://[user:password@]host[:port][/db] (or rediss://, "
-    "unix://), with any # / ? @ : in the password percent-encoded (%23 %2F %3F %40 %3A)."
-)
-
-# KEYS: recording, used, size, clock; ARGV: key, value, nbytes, budget, recording-key prefix.
-_SAVE = """
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
-redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
-local sizes, total = redis.call('HVALS', KEYS[3]), 0
-for _, size in ipairs(sizes) do total = total + tonumber(size) end
-while total > tonumber(ARGV[4]) do
-  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-  if not oldest then break end
-  total = total - tonumber(redis.call('HGET', KEYS[3], oldest) or '0')
-  redis.call('DEL', ARGV[5] .. oldest)
-  redis.call('HDEL', KEYS[3], oldest)
-  redis.call('ZREM', KEYS[2], oldest)
-end
-"""
-# KEYS: recording, used, size, clock; ARGV: key, size limit. A load is a use; a recording gone from Redis is
-# forgotten; one of the wrong kind or over the limit is deleted unread (its size is returned instead of it).
-_LOAD = """
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'string' and redis.call('STRLEN', KEYS[1]) <= tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[1])
-  return redis.call('GET', KEYS[1])
-end
-local size = kind == 'string' and redis.call('STRLEN', KEYS[1]) or -1
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-if kind == 'none' then return false end
-return size
-"""
-# KEYS: recording, used, size; ARGV: key. Forget a recording.
-_DROP = """
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-"""
-# KEYS: a string key; ARGV: size limit. Its value, false when missing, or (deleted unread) its size or -1 when it
-# is over the limit or not a string.
-_GET_BOUNDED = """
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return false end
-local size = kind == 'string' and redis.call('STRLEN', KEYS[1]) or -1
-if size < 0 or size > tonumber(ARGV[1]) then
-  redis.call('DEL', KEYS[1])
-  return size
-end
-return redis.call('GET', KEYS[1])
-"""
-# KEYS: channel; ARGV: cursor, update limit, read limit. {length, 0, values from the cursor while their total stays
-# within the read limit (one at least)}; {length, size, {}} when the first is over the update limit; {-1, -1, {}}
-# for a key that is not a list; {0, 0, {}} for none.
-_READ = """
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'none' then return {0, 0, {}} end
-if kind ~= 'list' then return {-1, -1, {}} end
-local n, values, total = redis.call('LLEN', KEYS[1]), {}, 0
-for _, value in ipairs(redis.call('LRANGE', KEYS[1], ARGV[1], -1)) do
-  if #value > tonumber(ARGV[2]) then
-    if #values == 0 then return {n, #value, {}} end
-    break
-  end
-  if #values > 0 and total + #value > tonumber(ARGV[3]) then break end
-  total = total + #value
-  values[#values + 1] = value
-end
-return {n, 0, values}
-"""
-# KEYS: channel, target. Writes to a channel's companion key only while the channel lives, and lets it expire
-# with the channel. ARGV[1] = 'zadd' (ARGV[2] score, ARGV[3] member) or 'set' (ARGV[2] value).
-_IF_CHANNEL = """
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl == -2 then return 0 end
-if ARGV[1] == 'zadd' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3]) else redis.call('SET', KEYS[2], ARGV[2]) end
-if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
-return 1
-"""
+__all__ = ["RedisStore"]
 
 
 class RedisStore:
@@ -195,17 +110,17 @@ class RedisStore:
         self._broken: str | None = None  # why this store cannot work at all (its configuration), told by every call
         self._url = url  # only to take its secrets out of messages
         try:
-            self._redis, self._down_errors, self._errors = _client(url)
+            self._redis, self._down_errors, self._errors = redis_client(url)
         except StoreUnavailable as err:
             self._broken, self._redis = redact(str(err), url), None
             return
         if wrong_prefix is not None:
             self._broken, self._redis = wrong_prefix, None
             return
-        self._save, self._load = self._redis.register_script(_SAVE), self._redis.register_script(_LOAD)
-        self._if_channel = self._redis.register_script(_IF_CHANNEL)
-        self._drop, self._read = self._redis.register_script(_DROP), self._redis.register_script(_READ)
-        self._get_bounded = self._redis.register_script(_GET_BOUNDED)
+        self._save, self._load = self._redis.register_script(SAVE), self._redis.register_script(LOAD)
+        self._if_channel = self._redis.register_script(IF_CHANNEL)
+        self._drop, self._read = self._redis.register_script(DROP), self._redis.register_script(READ)
+        self._get_bounded = self._redis.register_script(GET_BOUNDED)
 
     def publish(self, run_id: str, update: RunUpdate) -> None:
         value, ttl_ms = encoded_update(update, self.limits.update_bytes), self._ttl_ms()
@@ -369,27 +284,3 @@ class RedisStore:
             with self._reach():
                 self._redis.delete(key)
             return None
-
-
-def _client(url: str) -> tuple[Any, tuple[type[Exception], ...], type[Exception]]:
-    """A Redis client for ``url`` with short timeouts and one quick retry, the errors that mean Redis is down, and
-    the base of all its errors; :class:`StoreUnavailable` saying why there can be none."""
-    try:
-        import redis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-    except ImportError as err:
-        raise StoreUnavailable(
-            "TE_REDIS_URL is set but the redis package is missing: install requirements.txt."
-        ) from err
-    try:
-        client = redis.Redis.from_url(
-            url,
-            socket_connect_timeout=CONNECT_TIMEOUT_S,
-            socket_timeout=SOCKET_TIMEOUT_S,
-            retry=Retry(NoBackoff(), 1),
-            health_check_interval=30,
-        )
-    except ValueError:
-        raise StoreUnavailable(NOT_AN_ADDRESS) from None  # the parser's error may quote a piece of the password
-    return client, (redis.ConnectionError, redis.TimeoutError), redis.RedisError

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from explorer.runs.redis_store import RETRY_AFTER_S
+from explorer.runs.redis_connection import RETRY_AFTER_S
 from tests.conftest import REPO_ROOT
 from tests.e2e.actions import metric
 from tests.e2e.conftest import new_tab, save_screenshot, serve_app, wait_for_app

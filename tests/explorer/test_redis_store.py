@@ -10,7 +10,8 @@ import pytest
 
 from explorer.runs import codec as run_codec
 from explorer.runs import store as run_store
-from explorer.runs.redis_store import DOWN, RedisStore
+from explorer.runs.redis_connection import DOWN
+from explorer.runs.redis_store import RedisStore
 from explorer.runs.redis_url import redact
 from explorer.runs.store import CHANNEL_TTL_S, DamagedValue, Recording, StoreUnavailable
 from tests.explorer.test_run_store import META, _same_update, _update
