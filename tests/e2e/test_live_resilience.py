@@ -62,11 +62,14 @@ def test_character_lm_with_compare_trains_to_the_end_on_busy_cores(page, busy_co
 
 
 def test_a_silent_server_shows_the_banner_and_reconnect_brings_the_run_back_paused(page):
-    silent = {"on": False}
+    opened: list[int] = []  # the page's connections, numbered in the order they opened
+    silenced: set[int] = set()
 
     def proxy(ws) -> None:
         server = ws.connect_to_server()
-        server.on_message(lambda message: None if silent["on"] else ws.send(message))
+        number = len(opened)
+        opened.append(number)
+        server.on_message(lambda message: None if number in silenced else ws.send(message))
         ws.on_message(lambda message: server.send(message))
 
     page.route_web_socket(re.compile(r".*/_stcore/stream"), proxy)
@@ -75,15 +78,16 @@ def test_a_silent_server_shows_the_banner_and_reconnect_brings_the_run_back_paus
     page.get_by_role("button", name="Start", exact=True).click()
     page.wait_for_function("() => (document.querySelector('[data-testid=stMetricValue]')?.textContent ?? '0')"
                            ".replace(/,/g, '').split(' ')[0] * 1 >= 20", timeout=120_000)
-    silent["on"] = True  # the server keeps sending; nothing reaches the page any more, the socket stays open
+    # The server keeps sending; nothing reaches the page any more, the socket stays open. It stays silent: a
+    # connection heard again would let the page change, and the watchdog take its banner away, before the click.
+    silenced.update(opened)
     frozen_at = step_shown(page)
     banner = page.locator(f"#{BANNER_ID}")
     banner.wait_for(timeout=40_000)
     assert "connection to the server was lost" in banner.inner_text()
     save_screenshot(page, "live_training_stalled.png")
 
-    silent["on"] = False
-    banner.get_by_role("button", name="Reconnect").click()
+    banner.get_by_role("button", name="Reconnect").click()  # a reload: the page's new connection is heard
     page.get_by_role("button", name="Resume", exact=True).wait_for(timeout=60_000)
     wait_for_app(page)
     welcome = page.get_by_text(re.compile("Welcome back")).first
