@@ -173,8 +173,8 @@ class TrainerMirror:
                 trainer.weights = kept
         if self.finished:
             # The last news came with the final weights and the kept models: the trainer has nothing left to do.
-            # It ends here, whoever read the news (the page's loop, a pause, a page drawing the run), so a run whose
-            # end no page loop saw does not keep its process.
+            # It ends here, whoever read the news (the page's loop, a pause, a park), so a run whose end no page
+            # loop saw does not keep its process.
             self._close()
 
     def _lose(self, why: str) -> None:
