@@ -33,10 +33,13 @@ Usage::
     python benchmarks/classroom.py --seconds 60 --small
     python benchmarks/classroom.py --trainer both  # runs on the server's threads (the old path), then in processes
     python benchmarks/classroom.py --normal --stall-dumps /tmp/stalls  # py-spy dumps of the server's threads
+    python benchmarks/classroom.py --normal --profile /tmp/profiles      # py-spy record of each loaded phase
 
 ``--stall-dumps DIR`` writes ``py-spy dump`` of the server's threads (``--nonblocking``: the server is not paused)
 whenever an explorer's rerun has waited :data:`STALL_S` seconds, so a stall is caught while it lasts; it needs py-spy
-(requirements-dev.txt). Every target is printed with PASS or FAIL beside its phase's figure, and each scenario ends
+(requirements-dev.txt). ``--profile DIR`` samples the server and its trainer processes with ``py-spy record``
+(``--subprocesses``, collapsed stacks, one file per loaded phase) for a flame graph of where each phase's CPU went.
+Every target is printed with PASS or FAIL beside its phase's figure, and each scenario ends
 with the list of its targets and how many passed.
 
 ``--trainer`` picks where runs train (``TE_TRAINER``): ``process`` (the app's default: a trainer process per run),
@@ -178,9 +181,8 @@ class StallDumps:
                 return
             self._last = time.perf_counter()
         path = self.folder / f"{time.strftime('%H%M%S')}-{page}.txt"
-        spy = Path(sys.executable).with_name("py-spy")  # the virtual environment's, else the one on PATH
         with path.open("w") as out:
-            subprocess.run([str(spy) if spy.exists() else "py-spy", "dump", "--nonblocking", "--pid", str(self.pid)],
+            subprocess.run([py_spy(), "dump", "--nonblocking", "--pid", str(self.pid)],
                            stdout=out, stderr=subprocess.STDOUT, timeout=60, check=False)
         self.written.append(path)
 
@@ -247,9 +249,25 @@ class Phase:
         self.name, self.rate, self.clients, self.cpu, self.seconds = name, rate, clients, cpu, seconds
 
 
+def py_spy() -> str:
+    """The virtual environment's py-spy, else the one on PATH."""
+    spy = Path(sys.executable).with_name("py-spy")
+    return str(spy) if spy.exists() else "py-spy"
+
+
+def record(pid: int, path: Path, seconds: float) -> subprocess.Popen:
+    """Start ``py-spy record`` of process ``pid`` and its children for ``seconds``, collapsed stacks into ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([py_spy(), "record", "--nonblocking", "--subprocesses", "--format", "raw", "--rate", "50",
+                             "--duration", str(max(1, round(seconds))), "--pid", str(pid), "--output", str(path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def under_load(teacher: Teacher, server: ServerProcess, name: str, seed: int, seconds: float,
-               memory: list[int], stalls: StallDumps | None = None, **load: int) -> tuple[Phase, str]:
-    """Run ``load`` (see :func:`class_load`) on a fresh teacher run for ``seconds``; the phase and its link."""
+               memory: list[int], stalls: StallDumps | None = None, spied: Path | None = None,
+               **load: int) -> tuple[Phase, str]:
+    """Run ``load`` (see :func:`class_load`) on a fresh teacher run for ``seconds``; the phase and its link (with
+    ``spied``, a folder: the phase's ``py-spy record`` in it)."""
     link = teacher.start(seed)
     teacher.page.wait_for_timeout(2000)  # settle
     result: dict = {}
@@ -260,10 +278,13 @@ def under_load(teacher: Teacher, server: ServerProcess, name: str, seed: int, se
     outside_before = _outside_cpu()
     samples = [(time.perf_counter(), teacher.step())]
     thread.start()
+    spy = record(server.proc.pid, spied / (re.sub(r"\W+", "-", name) + ".txt"), seconds) if spied else None
     while thread.is_alive():
         teacher.page.wait_for_timeout(2000)
         samples.append((time.perf_counter(), teacher.step()))
         memory.append(tree_pss_bytes(server.proc.pid))
+    if spy is not None:
+        spy.wait()
     cpu_after = thread_cpu(server.proc.pid)
     cpu = {k: v - cpu_before.get(k, 0.0) for k, v in cpu_after.items()}
     cpu.update({k: v - outside_before[k] for k, v in _outside_cpu().items()})
@@ -277,7 +298,8 @@ def _outside_cpu() -> dict[str, float]:
             "outside:the clients (this process)": time.process_time()}
 
 
-def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path | None = None) -> None:
+def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path | None = None,
+             spied: Path | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
     limits = SMALL_LIMITS if small else NORMAL_LIMITS
@@ -296,13 +318,15 @@ def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path 
             memory: list[int] = []
             alone = teacher.alone(seed=1)
             memory.append(tree_pss_bytes(server.proc.pid))
-            watchers, _ = under_load(teacher, server, "30 watchers only", 2, seconds, memory, watchers=30,
-                                     students=0, explorers=0)
+            profiles = spied / f"{'small' if small else 'normal'}-{trainer}" if spied is not None else None
+            watchers, _ = under_load(teacher, server, "30 watchers only", 2, seconds, memory, spied=profiles,
+                                     watchers=30, students=0, explorers=0)
             teacher.stop()
             between = teacher.alone(seed=5)  # each loaded phase is judged against the alone runs either side
             folder = dumps / f"{'small' if small else 'normal'}-{trainer}" if dumps is not None else None
             stalls = StallDumps(server.proc.pid, folder) if folder is not None else None
-            full, link = under_load(teacher, server, "the whole class", 3, seconds, memory, stalls=stalls)
+            full, link = under_load(teacher, server, "the whole class", 3, seconds, memory, stalls=stalls,
+                                    spied=profiles)
             result: dict = {}
             arriving = threading.Thread(target=lambda: result.update(arrivals=asyncio.run(
                 class_arriving(server.base, link))))
@@ -436,12 +460,14 @@ def main() -> None:
                         help="where runs train: trainer processes (the default), the server's threads, or both")
     parser.add_argument("--stall-dumps", type=Path, metavar="DIR",
                         help=f"py-spy dumps of the server's threads whenever an explorer rerun waits {STALL_S:.0f} s")
+    parser.add_argument("--profile", type=Path, metavar="DIR",
+                        help="py-spy record of the server and its trainers during each loaded phase (collapsed stacks)")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start")
     trainers = ("thread", "process") if args.trainer == "both" else (args.trainer,)
     for small in ((True,) if args.small else (False,) if args.normal else (False, True)):
         for trainer in trainers:
-            scenario(small, args.seconds, trainer, args.stall_dumps)
+            scenario(small, args.seconds, trainer, args.stall_dumps, args.profile)
             print(f"load average {os.getloadavg()[0]:.1f}")
 
 

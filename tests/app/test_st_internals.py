@@ -30,6 +30,27 @@ def test_a_pending_click_is_seen(monkeypatch):
     assert not st_internals.click_pending()
 
 
+def test_a_click_or_a_stop_sets_the_request_signal_and_still_reaches_the_script_runner(monkeypatch):
+    requests = ScriptRequests()
+    monkeypatch.setattr(st_internals, "get_script_run_ctx", lambda **_: SimpleNamespace(script_requests=requests))
+    signal = st_internals.request_signal()
+    assert signal is not None and not signal.is_set(), VERSION
+    assert st_internals.request_signal() is signal  # wrapped once per script runner
+    requests.request_rerun(RerunData())
+    assert signal.is_set() and st_internals.click_pending()
+    signal.clear()
+    requests.request_rerun_batch([RerunData(), RerunData()])  # several widgets at once
+    assert signal.is_set()
+    signal.clear()
+    requests.request_stop()  # the tab closed
+    assert signal.is_set() and requests._state.name == "STOP"
+    other = ScriptRequests()  # another session's runner has its own signal
+    monkeypatch.setattr(st_internals, "get_script_run_ctx", lambda **_: SimpleNamespace(script_requests=other))
+    assert st_internals.request_signal() is not signal
+    monkeypatch.setattr(st_internals, "get_script_run_ctx", lambda **_: None)  # outside a script run: poll
+    assert st_internals.request_signal() is None
+
+
 class _StuckSocket:
     """A websocket whose browser never reads: every send waits for ever."""
 

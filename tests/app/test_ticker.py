@@ -33,6 +33,7 @@ def clock(monkeypatch) -> _Clock:
     fake = _Clock()
     monkeypatch.setattr(ticker, "time", fake)
     monkeypatch.setattr(st_internals, "click_pending", lambda: False)
+    monkeypatch.setattr(st_internals, "request_signal", lambda: None)  # no script run: the loop polls
     return fake
 
 
@@ -67,7 +68,7 @@ def test_the_period_is_asked_after_every_tick(clock):
     assert _starts(clock, ticker.ticks(lambda: next(periods)), [0.0, 0.0, 0.0]) == [0.0, 0.1, 1.1, 1.6]
 
 
-def test_waiting_wakes_often_so_a_click_lands_within_a_wake(clock, monkeypatch):
+def test_without_a_request_signal_waiting_wakes_often_so_a_click_lands_within_a_wake(clock, monkeypatch):
     """A click 0.33 s into a 1 s wait interrupts it by 0.33 s + WAKE_S, not at the next tick."""
     def pending() -> bool:
         return clock.now >= 100.33
@@ -103,6 +104,80 @@ def test_a_waiting_click_is_let_through_between_ticks_that_never_wait(clock, mon
             clicked["at"] -= 1
             clock.now += 0.25
     assert done == [0, 1, 2] and not clock.sleeps
+
+
+class _Signal:
+    """A fake request signal on the fake clock: ``wait`` sleeps until ``set_at`` (the click) or its timeout."""
+
+    def __init__(self, clock: _Clock, set_at: float) -> None:
+        self.clock, self.set_at, self.waits, self.flag = clock, set_at, [], False
+
+    def clear(self) -> None:
+        self.flag = False
+
+    def wait(self, timeout: float) -> bool:
+        self.waits.append(timeout)
+        if self.clock.now < self.set_at <= self.clock.now + timeout:
+            self.clock.now, self.flag = self.set_at, True
+        else:
+            self.clock.now += timeout
+        return self.flag
+
+
+def test_a_waiting_loop_sleeps_until_its_tick_or_a_click_without_polling(clock, monkeypatch):
+    """Two quiet ticks cost two waits (no wake-ups in between); a click 0.33 s into the third wakes it at 0.33 s."""
+    signal = _Signal(clock, set_at=102.33)
+    monkeypatch.setattr(st_internals, "request_signal", lambda: signal)
+    monkeypatch.setattr(st_internals, "click_pending", lambda: clock.now >= signal.set_at)  # Streamlit's state
+
+    def act() -> None:
+        raise _Click
+
+    monkeypatch.setattr(st_internals, "yield_to_streamlit", act)
+    with pytest.raises(_Click):
+        for _ in ticker.ticks(1.0):
+            pass
+    assert clock.now == pytest.approx(102.33)
+    assert signal.waits == pytest.approx([1.0, 1.0, 1.0]) and not clock.sleeps
+
+
+def test_a_real_click_wakes_a_long_wait_at_once(monkeypatch):
+    """Streamlit's own request (from the server's event loop thread) ends a 60 s wait in another thread."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+
+    requests = ScriptRequests()
+    monkeypatch.setattr(st_internals, "get_script_run_ctx", lambda **_: SimpleNamespace(script_requests=requests))
+    looks = []
+
+    def pending() -> bool:
+        looks.append(requests._state.name)
+        return requests._state.name != "CONTINUE"
+
+    def act() -> None:
+        raise _Click
+
+    monkeypatch.setattr(st_internals, "click_pending", pending)
+    monkeypatch.setattr(st_internals, "yield_to_streamlit", act)
+    outcome = []
+
+    def wait() -> None:
+        try:
+            ticker.wait_until(time.monotonic() + 60.0)
+        except _Click:
+            outcome.append(time.monotonic())
+
+    waiter = threading.Thread(target=wait, daemon=True)
+    waiter.start()
+    time.sleep(0.3)
+    clicked = time.monotonic()
+    requests.request_rerun(RerunData())
+    waiter.join(30.0)
+    assert outcome and outcome[0] - clicked < 30.0, "the click did not end the wait"
+    assert looks[-1] == "RERUN" and looks.count("CONTINUE") <= 2, f"the wait polled: {len(looks)} looks"
 
 
 def test_yield_to_streamlit_runs_the_script_runners_own_check(monkeypatch):

@@ -15,8 +15,9 @@ every timing constant of a run's way from its trainer to a watcher's screen. How
 - A page waiting in line renews its ticket every :data:`LINE_POLL_S`, well within
   ``explorer.runs.pace.TICKET_STALE_S``; a lesson's run redraws its progress every :data:`LESSON_TICK_S`; the
   Attention Lab's writing shows each token for at least :data:`WRITING_TICK_S`.
-- Every one of these loops is a :func:`ui.common.ticker.tick_every` loop: between two ticks it wakes every
-  :data:`WAKE_S` to let a click (Pause, Stop, any widget) or a closed tab through at once.
+- Every one of these loops is a :func:`ui.common.ticker.ticks` loop: between two ticks it sleeps until its next
+  tick or until Streamlit receives a click (Pause, Stop, any widget) or a closed tab, which it lets through at once;
+  only outside a script run does it look every :data:`WAKE_S` instead.
 - The browser-side watchdog (:mod:`ui.training.watchdog`) calls a page stalled after :data:`STALL_S` without any
   change — many times the slowest tick — and a run's page ended after :data:`ENDED_S` with the bar still
   saying "Training…" (longer than a rerun's gap).
@@ -36,7 +37,7 @@ WATCH_IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its
 LINE_POLL_S = 0.5  # a page waiting in line renews its ticket and asks for a place this often
 LESSON_TICK_S = 0.2  # a lesson's run trains (or reads its trainer's news) this long between two progress updates
 WRITING_TICK_S = 0.1  # each written token stays on screen at least this long (a tiny model writes faster than eyes)
-WAKE_S = 0.05  # a loop waiting for its next tick looks this often for a click or a closed tab
+WAKE_S = 0.05  # a loop waiting for its next tick without a request signal looks this often for a click
 HEATMAP_INTERVAL_S = 0.5  # while training, the live view's heatmaps are redrawn at most this often
 CURVES_INTERVAL_S = 0.5  # ... and the curves (the status above them follows every redraw)
 VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (Plotly: the browser draws them afresh each time)

@@ -21,7 +21,10 @@ The live loop also tells a click's rerun (:class:`RerunException`) from the end 
 (:class:`StopException`), the exceptions Streamlit raises at the loop's next redraw, and logs through Streamlit's
 own logger (:func:`logger`) so its lines appear in the server's log with Streamlit's level and format. A loop that
 waits between two redraws lets a waiting click through at once with :func:`yield_to_streamlit`, the check
-Streamlit itself makes at every message a script sends and every read of ``st.session_state``.
+Streamlit itself makes at every message a script sends and every read of ``st.session_state``; it sleeps on
+:func:`request_signal`, an event set the moment Streamlit receives a click or a stop for the script run
+(``ScriptRequests.request_rerun`` / ``request_stop``), so a class of waiting pages wakes only when it has
+something to do instead of polling.
 
 Each function says "nothing known" (``False`` / ``0``) where the private state is missing, which only makes
 the loop less responsive, never wrong; ``tests/app/test_st_internals.py`` fails, naming the Streamlit
@@ -30,7 +33,11 @@ version, if an upgrade moves any of it.
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
+import weakref
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -39,10 +46,15 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 __all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
-           "network_url", "runs_pages_directory", "send_backlog", "session_connected", "session_id",
-           "streamlit_version", "yield_to_streamlit"]
+           "network_url", "request_signal", "runs_pages_directory", "send_backlog", "session_connected",
+           "session_id", "streamlit_version", "yield_to_streamlit"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
+# ScriptRequests' methods through which a click (a rerun) or a closed tab (a stop) reaches a running script; the
+# first two must exist (the batch, for several widget changes at once, is newer)
+REQUEST_METHODS = ("request_rerun", "request_stop", "request_rerun_batch")
+_SIGNALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # ScriptRequests -> its threading.Event
+_SIGNALS_LOCK = threading.Lock()
 
 
 def streamlit_version() -> str:
@@ -96,6 +108,40 @@ def click_pending() -> bool:
     requests = getattr(get_script_run_ctx(suppress_warning=True), "script_requests", None)
     state = getattr(requests, "_state", ScriptRequestType.CONTINUE)
     return state != ScriptRequestType.CONTINUE
+
+
+def request_signal() -> threading.Event | None:
+    """An event set whenever Streamlit receives a rerun or stop request for this script run (a click, the tab
+    closing); ``None`` outside a script run or where Streamlit's request methods moved (the caller then polls).
+
+    The script runner's ``ScriptRequests`` gets its request methods wrapped once (the first call for it): each
+    still does what it did, then sets the event. The waiting loop clears the event before it looks at
+    :func:`click_pending`, so a request that arrives in between is never missed.
+    """
+    requests = getattr(get_script_run_ctx(suppress_warning=True), "script_requests", None)
+    if requests is None or not all(callable(getattr(requests, name, None)) for name in REQUEST_METHODS[:2]):
+        return None
+    with _SIGNALS_LOCK:
+        signal = _SIGNALS.get(requests)
+        if signal is None:
+            signal = threading.Event()
+            for name in REQUEST_METHODS:
+                method = getattr(requests, name, None)
+                if callable(method):
+                    setattr(requests, name, _signalling(method, signal))
+            _SIGNALS[requests] = signal
+    return signal
+
+
+def _signalling(method: Callable, signal: threading.Event) -> Callable:
+    @functools.wraps(method)
+    def request(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        finally:
+            signal.set()
+
+    return request
 
 
 def yield_to_streamlit() -> None:

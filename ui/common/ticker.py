@@ -5,10 +5,14 @@ writing — loops in its own script: do a little, redraw, wait, again. Streamlit
 widget) or a closed tab only where the script sends a message or reads ``st.session_state``: there it raises
 ``RerunException`` (the click's rerun; this needs ``runner.fastReruns = false``, see ``.streamlit/config.toml``) or
 ``StopException`` (the connection ended). :func:`ticks` paces such a loop and, while it waits for the next tick,
-looks every :data:`~ui.common.pace.WAKE_S` for a waiting request and lets Streamlit act on it at once
+sleeps on the script run's request signal (:func:`~ui.common.st_internals.request_signal`), which Streamlit's
+click or stop sets, and lets Streamlit act on the request at once
 (:func:`~ui.common.st_internals.yield_to_streamlit`), so a click lands within a tick's own work even when the
-tick draws nothing. The loop's owner catches those exceptions as before: to park its run when the tab closed, to
-leave the line.
+tick draws nothing. A waiting page so wakes only for its ticks and its clicks: thirty watchers of a class make
+sixty wake-ups a second, not six hundred, each of which would take a turn of the server's interpreter lock and
+of a core from the teacher's run. Where there is no signal (outside a script run) it looks every
+:data:`~ui.common.pace.WAKE_S`. The loop's owner catches those exceptions as before: to park its run when the tab
+closed, to leave the line.
 
     for _ in ticks(pace.WATCH_TICK_S):
         if not read_news():
@@ -52,13 +56,19 @@ def wait_until(due: float, *, rest_s: float = 0.0) -> None:
     raises Streamlit's ``RerunException`` / ``StopException`` at once (a click already waiting raises even when
     there is no time to wait)."""
     end = max(due, time.monotonic() + rest_s)
+    signal = st_internals.request_signal()
     while True:
+        if signal is not None:
+            signal.clear()  # before the look: a request arriving after it sets the signal again
         if st_internals.click_pending():
             st_internals.yield_to_streamlit()
         left = end - time.monotonic()
         if left <= 0:
             return
-        time.sleep(min(pace.WAKE_S, left))
+        if signal is None:
+            time.sleep(min(pace.WAKE_S, left))
+        else:
+            signal.wait(left)
 
 
 def _period(period_s: float | Callable[[], float]) -> float:
