@@ -66,7 +66,7 @@ def _vega_screen(spec: hm.HeatmapSpec) -> bytes:
 
     data, chart = vega_heatmap(spec, height=spec.values.shape[0] * CELL)
     chart = chart | {"width": spec.values.shape[1] * CELL,
-                     "data": {"values": json.loads(data.to_json(orient="records"))}}
+                     "data": {"values": data.to_pylist()}}
     return vl_convert.vegalite_to_png(chart, scale=1)
 
 

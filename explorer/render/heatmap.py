@@ -34,6 +34,7 @@ SCALES: dict[str, tuple[str, ...]] = {
 DIVERGING = "RdBu_r"  # the scale of signed values (scores, embeddings)
 NAN_RGB = (220, 220, 220)  # NaN (masked) cells are light grey in every renderer
 NAN_HEX = "#dcdcdc"
+INK_LUMA = 140  # a cell whose luma (0.299 R + 0.587 G + 0.114 B) is above this gets black text, else white
 NEAR_UNIFORM = 0.05  # a map is "nearly uniform" when in every row the weights lie closer together than this
 
 
@@ -64,7 +65,13 @@ def colours(values: np.ndarray, scale: str, zmin: float, zmax: float) -> np.ndar
 
 def ink(rgb: Sequence[int]) -> tuple[int, int, int]:
     """Black or white text, whichever reads better on a cell of colour ``rgb``."""
-    return (0, 0, 0) if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140 else (255, 255, 255)
+    return (0, 0, 0) if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > INK_LUMA else (255, 255, 255)
+
+
+def dark_ink(rgb: np.ndarray) -> np.ndarray:
+    """For colours ``rgb`` (..., 3), whether :func:`ink` writes black on each (the same sum, for many at once)."""
+    rgb = np.asarray(rgb, dtype=float)
+    return 0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2] > INK_LUMA
 
 
 def percent_text(value: float) -> str:

@@ -12,6 +12,7 @@ from ui.common.vega_heatmap import text_fits, vega_heatmap, vega_row
 def test_colours_are_the_specs_scale_blended_in_rgb() -> None:
     spec = hm.attention_spec(np.array([[0.2, 0.8], [0.5, 0.5]]), ["a", "b"], ["c", "d"], scale="Cividis")
     data, chart = vega_heatmap(spec, height=200)
+    data = data.to_pandas()
     colour = chart["layer"][0]["encoding"]["color"]
     assert colour["field"] == "n" and data["n"].tolist() == [0.2, 0.8, 0.5, 0.5]  # the place in 0..1
     assert colour["scale"] == {"domain": [0, 1], "range": list(hm.SCALES["Cividis"]), "interpolate": "rgb",
@@ -22,10 +23,23 @@ def test_colours_are_the_specs_scale_blended_in_rgb() -> None:
     assert chart["layer"][1]["encoding"]["text"] == {"field": "t"}  # the numbers are printed in the cells
 
 
+def test_the_ink_of_every_cell_is_the_per_colour_rule() -> None:
+    """The data's ink, worked out for all cells at once, is :func:`hm.ink` of each cell's colour, on every grey and
+    on random colours (the rule's own edge, luma 140, included)."""
+    greys = np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, axis=1)
+    colours = np.concatenate([greys, np.random.default_rng(0).integers(0, 256, size=(2000, 3), dtype=np.uint8)])
+    assert hm.dark_ink(colours).tolist() == [hm.ink(tuple(int(v) for v in c)) == (0, 0, 0) for c in colours]
+    spec = hm.attention_spec(np.linspace(0, 1, 64).reshape(8, 8), list("abcdefgh"), list("abcdefgh"))
+    data, _ = vega_heatmap(spec, height=200)
+    assert data.column("ink").to_pylist() == ["black" if hm.ink(c) == (0, 0, 0) else "white"
+                                              for c in spec.colours().reshape(-1, 3)]
+
+
 def test_masked_cells_are_grey_and_say_minus_infinity() -> None:
     z = np.array([[0.5, np.nan], [0.1, -0.2]])
     text = np.array([["0.50", "-∞"], ["0.10", "-0.20"]], dtype=object)
     data, chart = vega_heatmap(hm.matrix_spec(z, diverging=True, hover_name="score", text=text), height=200)
+    data = data.to_pandas()
     assert data["v"].isna().tolist() == [False, True, False, False]
     colour = chart["layer"][0]["encoding"]["color"]
     assert colour["condition"] == {"test": "!isValid(datum.n)", "value": hm.NAN_HEX}
@@ -47,11 +61,13 @@ def test_the_chart_spec_stays_when_only_the_numbers_change() -> None:
     first, second = (vega_heatmap(hm.matrix_spec(rng.normal(size=(4, 4)), diverging=True), height=200)
                      for _ in range(2))
     assert first[1] == second[1] and not first[0]["v"].equals(second[0]["v"])
+    assert first[0].schema == second[0].schema
 
 
 def test_row_of_maps_keeps_each_panel_apart() -> None:
     specs = [hm.matrix_spec(np.full((2, 3), k), diverging=True, zmin=-2, zmax=2) for k in (-1.0, 1.0)]
     data, chart = vega_row(specs, ["Q", "K"], height=100, width=120)
+    data = data.to_pandas()
     assert data.groupby("p")["v"].first().tolist() == [-1.0, 1.0]
     assert [p["title"]["text"] for p in chart["hconcat"]] == ["Q", "K"]
     assert chart["hconcat"][1]["layer"][0]["transform"][0] == {"filter": "datum.p == 1"}

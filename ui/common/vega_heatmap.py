@@ -14,31 +14,38 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from explorer.i18n import _
 from explorer.render import heatmap as hm
 from ui.common.chart_style import font_size, label_colour, vega_locale
 
-Chart = tuple[pd.DataFrame, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
+Chart = tuple[pa.Table, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
 MAX_TEXT_CELLS = 16  # print the cell text when both sides are at most this long...
 MAX_TEXT_CELLS_PROJECTOR = 10  # ...or this long in projector mode
 MAX_TICK_LABELS = 40  # label every row and column up to this many
 
 
-def _frame(spec: hm.HeatmapSpec, panel: int = 0) -> pd.DataFrame:
-    """One row per cell: position, labels, value (None when NaN), its place in the colour range, text and the ink
-    that reads on its colour."""
+def _frame(spec: hm.HeatmapSpec, panel: int = 0) -> pa.Table:
+    """One row per cell: position, labels, value (null when NaN), its place in the colour range, text and the ink
+    that reads on its colour.
+
+    Built as an Arrow table, the form Streamlit sends a chart's data in: a page of many maps (the Attention Lab's
+    step-by-step view) would otherwise spend most of its rerun building pandas frames and converting them.
+    """
     z = spec.values
     r, c = (a.ravel() for a in np.indices(z.shape))
-    ink = np.where(np.array([hm.ink(rgb) == (0, 0, 0) for rgb in spec.colours().reshape(-1, 3)]), "black", "white")
-    values = z.ravel()
+    values = z.ravel().astype(float)
     finite = np.isfinite(values)
     place = np.clip((np.where(finite, values, spec.zmin) - spec.zmin) / (spec.zmax - spec.zmin), 0.0, 1.0)
-    return pd.DataFrame({"p": panel, "r": r, "c": c, "row": np.asarray(spec.rows)[r], "col": np.asarray(spec.cols)[c],
-                         "v": np.where(finite, values, None), "n": np.where(finite, place, None),
-                         "t": spec.text.ravel().astype(str), "ink": ink})
+    ink = np.where(hm.dark_ink(spec.colours().reshape(-1, 3)), "black", "white")
+    return pa.table({"p": np.full(values.size, panel), "r": r, "c": c,
+                     "row": pa.array(np.asarray(spec.rows)[r].tolist()),
+                     "col": pa.array(np.asarray(spec.cols)[c].tolist()),
+                     "v": pa.array(values, mask=~finite), "n": pa.array(place, mask=~finite),
+                     "t": pa.array(spec.text.ravel().astype(str).tolist(), pa.string()),
+                     "ink": pa.array(ink.tolist(), pa.string())})
 
 
 def _axis(labels: Sequence[str], title: str, room_px: int = 480, *, rows: bool = False) -> dict[str, Any]:
@@ -133,7 +140,7 @@ def vega_row(specs: Sequence[hm.HeatmapSpec], titles: Sequence[str], *, height: 
              projector: bool = False, stacked: bool = False) -> Chart:
     """Several titled heatmaps, each ``width`` pixels wide, side by side (row labels on the first only) or
     ``stacked`` one above the other; each keeps its own colour range (one colour bar when they share it)."""
-    data = pd.concat([_frame(s, k) for k, s in enumerate(specs)], ignore_index=True)
+    data = pa.concat_tables([_frame(s, k) for k, s in enumerate(specs)])
     size = font_size() - (1 if stacked else 3)  # side by side, the cells are narrower
     panels = []
     for k, (spec, title) in enumerate(zip(specs, titles, strict=True)):
