@@ -63,15 +63,20 @@ def colours(values: np.ndarray, scale: str, zmin: float, zmax: float) -> np.ndar
     return out
 
 
+def _luma(red, green, blue):
+    """ITU-R 601 luma of a colour (numbers) or of many (arrays), 0..255."""
+    return 0.299 * red + 0.587 * green + 0.114 * blue
+
+
 def ink(rgb: Sequence[int]) -> tuple[int, int, int]:
     """Black or white text, whichever reads better on a cell of colour ``rgb``."""
-    return (0, 0, 0) if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > INK_LUMA else (255, 255, 255)
+    return (0, 0, 0) if _luma(*rgb[:3]) > INK_LUMA else (255, 255, 255)
 
 
 def dark_ink(rgb: np.ndarray) -> np.ndarray:
-    """For colours ``rgb`` (..., 3), whether :func:`ink` writes black on each (the same sum, for many at once)."""
+    """For colours ``rgb`` (..., 3), whether :func:`ink` writes black on each (for many colours at once)."""
     rgb = np.asarray(rgb, dtype=float)
-    return 0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2] > INK_LUMA
+    return _luma(rgb[..., 0], rgb[..., 1], rgb[..., 2]) > INK_LUMA
 
 
 def percent_text(value: float) -> str:
