@@ -318,12 +318,13 @@ def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path 
             memory: list[int] = []
             alone = teacher.alone(seed=1)
             memory.append(tree_pss_bytes(server.proc.pid))
-            profiles = spied / f"{'small' if small else 'normal'}-{trainer}" if spied is not None else None
+            run_name = f"{'small' if small else 'normal'}-{trainer}"  # each scenario's own folder of dumps and profiles
+            profiles = spied / run_name if spied is not None else None
             watchers, _ = under_load(teacher, server, "30 watchers only", 2, seconds, memory, spied=profiles,
                                      watchers=30, students=0, explorers=0)
             teacher.stop()
             between = teacher.alone(seed=5)  # each loaded phase is judged against the alone runs either side
-            folder = dumps / f"{'small' if small else 'normal'}-{trainer}" if dumps is not None else None
+            folder = dumps / run_name if dumps is not None else None
             stalls = StallDumps(server.proc.pid, folder) if folder is not None else None
             full, link = under_load(teacher, server, "the whole class", 3, seconds, memory, stalls=stalls,
                                     spied=profiles)
