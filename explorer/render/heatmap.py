@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -165,22 +166,33 @@ class HeatmapSpec:
     scale: str  # a key of SCALES
     zmin: float  # the value coloured as the scale's first stop...
     zmax: float  # ...and as its last; values outside are clipped
-    text: np.ndarray  # (rows, columns) the text of each cell ("31%", "-0.42", "-∞"), shown in cells and on hover
+    given_text: np.ndarray | None  # (rows, columns) the text of each cell ("-∞" for a masked score); None: the
+    # values as numbers (see decimals, percent), written only when read, because a large map never prints them
     title: str = ""  # the heading; a nearly uniform map says so in it
     hover_name: str = N_("value")  # what a cell's number is called on hover ("weight", "score")
     uniform: bool = False  # attention whose every row is nearly uniform (see NEAR_UNIFORM)
+    decimals: int = 2  # the numbers' decimals, when the text is not given...
+    percent: bool = False  # ...or rounded percentages instead (weights)
 
     def __post_init__(self) -> None:
         shape = np.shape(self.values)
         if len(shape) != 2:
             raise ValueError(f"A heatmap needs a 2-D matrix, got shape {shape}.")
-        if (len(self.rows), len(self.cols)) != shape or np.shape(self.text) != shape:
+        text_shape = shape if self.given_text is None else np.shape(self.given_text)
+        if (len(self.rows), len(self.cols)) != shape or text_shape != shape:
             raise ValueError(f"A {shape[0]} × {shape[1]} heatmap needs {shape[0]} row labels, {shape[1]} column "
                              f"labels and a text per cell; got {len(self.rows)}, {len(self.cols)} and "
-                             f"{np.shape(self.text)}.")
+                             f"{text_shape}.")
         stops(self.scale)
         if not self.zmax > self.zmin:
             raise ValueError(f"The colour range must grow: got {self.zmin} to {self.zmax}.")
+
+    @cached_property
+    def text(self) -> np.ndarray:
+        """``(rows, columns)`` the text of each cell ("31%", "-0.42", "-∞"), shown in cells and on hover."""
+        if self.given_text is not None:
+            return np.asarray(self.given_text, dtype=object)
+        return cell_texts(self.values, decimals=self.decimals, percent=self.percent)
 
     def colours(self) -> np.ndarray:
         """The RGB colour ``(rows, columns, 3)`` of every cell."""
@@ -200,22 +212,21 @@ def attention_spec(weights: np.ndarray, rows: Sequence[str] | None = None, cols:
     uniform = nearly_uniform(w)
     note = uniform_note() if uniform else ""
     zmin, zmax = attention_range(w, stretch=stretch)
-    return HeatmapSpec(w, labels(rows, w.shape[0]), labels(cols, w.shape[1]), scale, zmin, zmax,
-                       cell_texts(w, percent=True), f"{title} — {note}" if title and note else title or note,
-                       _("weight"), uniform)
+    return HeatmapSpec(w, labels(rows, w.shape[0]), labels(cols, w.shape[1]), scale, zmin, zmax, None,
+                       f"{title} — {note}" if title and note else title or note, _("weight"), uniform, percent=True)
 
 
 def matrix_spec(z: np.ndarray, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *,
                 scale: str = "Viridis", diverging: bool = False, zmin: float | None = None, zmax: float | None = None,
                 decimals: int = 2, title: str = "", hover_name: str | None = None,
-                text: np.ndarray | None = None) -> HeatmapSpec:
-    """Any matrix: diverging colours centred on 0 for signed values, else ``scale``; numbers in the cells
-    (``text`` replaces them, e.g. "-∞" for masked scores). NaN cells are grey."""
+                text: np.ndarray | None = None, percent: bool = False) -> HeatmapSpec:
+    """Any matrix: diverging colours centred on 0 for signed values, else ``scale``; numbers in the cells, or
+    rounded percentages with ``percent`` (``text`` replaces them, e.g. "-∞" for masked scores). NaN cells are grey."""
     z = _matrix(z)
     low, high = value_range(z, diverging=diverging, zmin=zmin, zmax=zmax)
-    cells = cell_texts(z, decimals=decimals) if text is None else np.asarray(text, dtype=object)
     return HeatmapSpec(z, labels(rows, z.shape[0]), labels(cols, z.shape[1]), DIVERGING if diverging else scale,
-                       low, high, cells, title, _("value") if hover_name is None else hover_name)
+                       low, high, text, title, _("value") if hover_name is None else hover_name, decimals=decimals,
+                       percent=percent)
 
 
 def _matrix(z: np.ndarray) -> np.ndarray:

@@ -30,7 +30,8 @@ from transformer_core.sizing import (
 )
 from ui.builder.controls import TIMINGS, library_text
 from ui.common import state
-from ui.common.charts import style
+from ui.common.chart_style import style_layout
+from ui.common.figure_dict import figure, shows_legend
 
 COMPONENT_TITLES = {
     "embeddings": N_("Embeddings"),
@@ -117,45 +118,50 @@ def breakdown_figure(breakdown: dict[str, int]) -> go.Figure:
     total = max(sum(breakdown.values()), 1)
     names = [_(COMPONENT_TITLES[c]) for c in COMPONENTS]
     values = [breakdown[c] for c in COMPONENTS]
-    fig = go.Figure(
-        go.Bar(
-            x=values,
-            y=names,
-            orientation="h",
-            marker_color=[COMPONENT_COLOURS[c] for c in COMPONENTS],
-            text=[f"{human(v)} ({percent(v / total)})" for v in values],
-            textposition="auto",
-            hovertemplate=_("%{y}: %{x:,} parameters") + "<extra></extra>",
-        )
+    bars = dict(
+        type="bar",
+        x=values,
+        y=names,
+        orientation="h",
+        marker=dict(color=[COMPONENT_COLOURS[c] for c in COMPONENTS]),
+        text=[f"{human(v)} ({percent(v / total)})" for v in values],
+        textposition="auto",
+        hovertemplate=_("%{y}: %{x:,} parameters") + "<extra></extra>",
     )
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title=_("parameters"))
-    return style(fig, title=_("Parameters by component — {total} in total").format(total=human(total)), height=280)
+    title = _("Parameters by component — {total} in total").format(total=human(total))
+    layout = style_layout(title=title, height=280, legend=shows_legend([bars])) | dict(
+        yaxis=dict(autorange="reversed"), xaxis=dict(title=dict(text=_("parameters")))
+    )
+    return figure([bars], layout)
 
 
 def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
     """Training memory split into weights, gradients, optimizer states and activations."""
-    fig = go.Figure()
     colours = ("#56B4E9", "#009E73", "#E69F00", "#CC79A7")
+    data = []
     for (field, name), colour in zip(MEMORY_PARTS, colours, strict=True):
         value = getattr(est, field)
-        fig.add_trace(
-            go.Bar(
+        data.append(
+            dict(
+                type="bar",
                 x=[value],
                 y=["memory"],
                 orientation="h",
                 name=_(name),
-                marker_color=colour,
+                marker=dict(color=colour),
                 hovertemplate=f"{_(name)}: {human_bytes(value)}<extra></extra>",
             )
         )
-    fig.update_layout(barmode="stack", showlegend=True)
-    fig.update_yaxes(showticklabels=False)
-    fig.update_xaxes(title=_("bytes (float32 + AdamW)"))
     title = _("Training memory at batch {batch}: {memory}").format(
         batch=num(batch_size), memory=human_bytes(est.total_bytes)
     )
-    return style(fig, title=title, height=210)
+    layout = style_layout(title=title, height=210, legend=shows_legend(data)) | dict(
+        barmode="stack",
+        showlegend=True,
+        yaxis=dict(showticklabels=False),
+        xaxis=dict(title=dict(text=_("bytes (float32 + AdamW)"))),
+    )
+    return figure(data, layout)
 
 
 def comparison_table(
@@ -229,29 +235,33 @@ def share_figure(settings: BuilderSettings, breakdown: dict[str, int], loaded: L
     if loaded is not None:
         models[loaded.title] = loaded.breakdown
     models.update({name: preset_sizes(name, settings.batch_size)[1] for name in PRESETS})
-    fig = go.Figure()
+    data = []
     for comp in COMPONENTS:
         shares = [m[comp] / max(sum(m.values()), 1) for m in models.values()]
-        fig.add_trace(
-            go.Bar(
+        data.append(
+            dict(
+                type="bar",
                 y=list(models),
                 x=shares,
                 name=_(COMPONENT_TITLES[comp]),
                 orientation="h",
-                marker_color=COMPONENT_COLOURS[comp],
+                marker=dict(color=COMPONENT_COLOURS[comp]),
                 customdata=[m[comp] for m in models.values()],
                 hovertemplate="%{y}<br>" + _(COMPONENT_TITLES[comp]) + ": %{x:.1%} (%{customdata:,})<extra></extra>",
             )
         )
     totals = [human(sum(m.values())) for m in models.values()]
-    fig.update_layout(barmode="stack")
-    fig.update_yaxes(
-        autorange="reversed",
-        ticktext=[f"{n} · {t}" for n, t in zip(models, totals, strict=True)],
-        tickvals=list(models),
+    height = max(330, 110 + 45 * len(models))
+    layout = style_layout(title=_("Where the parameters are"), height=height, legend=shows_legend(data)) | dict(
+        barmode="stack",
+        yaxis=dict(
+            autorange="reversed",
+            ticktext=[f"{n} · {t}" for n, t in zip(models, totals, strict=True)],
+            tickvals=list(models),
+        ),
+        xaxis=dict(tickformat=".0%", title=dict(text=_("share of the model's parameters"))),
     )
-    fig.update_xaxes(tickformat=".0%", title=_("share of the model's parameters"))
-    return style(fig, title=_("Where the parameters are"), height=max(330, 110 + 45 * len(models)))
+    return figure(data, layout)
 
 
 def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:

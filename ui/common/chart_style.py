@@ -69,15 +69,22 @@ def series_style(i: int) -> tuple[str, str]:
 
 
 def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
-    """Common layout: readable fonts (larger in projector mode) and tight margins.
+    """Common layout: readable fonts (larger in projector mode) and tight margins (see :func:`style_layout`).
 
     No plotly template is set: Streamlit's chart theme then follows the app's light or dark theme, and figures
     build several times faster (a named template costs ~40 ms per figure).
     """
     shown = sum(getattr(trace, "showlegend", False) is not False for trace in fig.data)  # images have no legend
     legend = shown > 1 and fig.layout.showlegend is not False
+    fig.update_layout(**style_layout(title=title, height=height, legend=legend))
+    return fig
+
+
+def style_layout(*, title: str = "", height: int = 360, legend: bool = False) -> dict[str, Any]:
+    """The layout keys :func:`style` sets, as a dict: the title below the toolbar, the height, tight margins with
+    room for a ``legend`` on top, the font and the page language's number separators."""
     top = _top_margin(titled=bool(title), legend=legend)
-    fig.update_layout(
+    return dict(
         title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
                    pad=dict(t=TOOLBAR_PX[projector()] + 6))
         if title else None,
@@ -86,7 +93,6 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
         separators="".join(separators()),  # axis and hover numbers as the page's language writes them
     )
-    return fig
 
 
 def vega_locale(spec: dict[str, Any]) -> dict[str, Any]:

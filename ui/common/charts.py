@@ -27,10 +27,11 @@ from ui.common.chart_style import CATEGORICAL as CATEGORICAL
 from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
 from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
 from ui.common.chart_style import chart_config as chart_config
-from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style, top_margin
+from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style, style_layout
 from ui.common.chart_style import move_legend as move_legend
 from ui.common.chart_style import series_style as series_style
 from ui.common.chart_style import title_lines as title_lines
+from ui.common.figure_dict import figure, panel_look, shows_legend
 from ui.common.theme import projector
 from ui.common.urlstate import settle_choice
 
@@ -81,26 +82,29 @@ def hover_template(name: str) -> str:
     return f"{row} %{{y}}<br>{column} %{{x}}<br>{name} %{{z:.4f}}<extra></extra>"
 
 
-def spec_trace(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: bool = True) -> go.Heatmap:
-    """One Plotly heatmap trace of ``spec``: its colours, its cell text (printed when ``numbers``, or by default
-    when both sides are at most :func:`cells_with_text`) and its values on hover."""
+def spec_heatmap(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: bool = True) -> dict[str, Any]:
+    """One Plotly heatmap trace of ``spec``, as a dict: its colours, its cell text (printed when ``numbers``, or by
+    default when both sides are at most :func:`cells_with_text`) and its values on hover."""
     z = spec.values
-    printed = max(z.shape) <= cells_with_text() if numbers is None else numbers
-    text = np.asarray(spec.text, dtype=object) if printed else None
-    return go.Heatmap(
-        z=z, x=_labels(spec.cols, z.shape[1]), y=_labels(spec.rows, z.shape[0]), zmin=spec.zmin, zmax=spec.zmax,
-        colorscale=plotly_scale(spec.scale), showscale=showscale,
-        text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=font_size()),
-        hovertemplate=hover_template(_(spec.hover_name)),
-    )
+    trace = dict(type="heatmap", z=z, x=_labels(spec.cols, z.shape[1]), y=_labels(spec.rows, z.shape[0]),
+                 zmin=spec.zmin, zmax=spec.zmax, colorscale=plotly_scale(spec.scale), showscale=showscale,
+                 textfont=dict(size=font_size()), hovertemplate=hover_template(_(spec.hover_name)))
+    if (max(z.shape) <= cells_with_text()) if numbers is None else numbers:
+        trace |= dict(text=np.asarray(spec.text, dtype=object), texttemplate="%{text}")
+    return trace
 
 
-def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
-                  zmin: float | None = None, zmax: float | None = None, diverging: bool = False,
-                  decimals: int = 2, showscale: bool = True, hover_name: str | None = None,
-                  numbers: bool | None = None, scale: str | list | None = None,
-                  percent: bool | None = None) -> go.Heatmap:
-    """One heatmap trace with values on hover (and in the cells when the matrix is small).
+def spec_trace(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale: bool = True) -> go.Heatmap:
+    """:func:`spec_heatmap` as a Plotly trace object (for figures built with Plotly's own methods)."""
+    return go.Heatmap(spec_heatmap(spec, numbers=numbers, showscale=showscale))
+
+
+def heatmap_dict(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
+                 zmin: float | None = None, zmax: float | None = None, diverging: bool = False,
+                 decimals: int = 2, showscale: bool = True, hover_name: str | None = None,
+                 numbers: bool | None = None, scale: str | list | None = None,
+                 percent: bool | None = None) -> dict[str, Any]:
+    """One heatmap trace, as a dict, with values on hover (and in the cells when the matrix is small).
 
     Args:
         numbers: print the values in the cells; ``None`` does so when both sides are at most cells_with_text().
@@ -113,22 +117,29 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
         percent = not diverging and zmin == 0 and zmax == 1 and decimals > 0
     named = scale if isinstance(scale, str) else None
     spec = hm.matrix_spec(z, y, x, scale=named or colorscale(), diverging=diverging and named is None, zmin=zmin,
-                          zmax=zmax, decimals=decimals, hover_name=hover_name or _("value"),
-                          text=hm.cell_texts(z, decimals=decimals, percent=percent))
-    trace = spec_trace(spec, numbers=numbers, showscale=showscale)
-    return trace.update(colorscale=scale) if isinstance(scale, list) else trace
+                          zmax=zmax, decimals=decimals, hover_name=hover_name or _("value"), percent=percent)
+    trace = spec_heatmap(spec, numbers=numbers, showscale=showscale)
+    return trace | {"colorscale": scale} if isinstance(scale, list) else trace
+
+
+def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None,
+                  **options: Any) -> go.Heatmap:
+    """:func:`heatmap_dict` as a Plotly trace object (for figures built with Plotly's own methods)."""
+    return go.Heatmap(heatmap_dict(z, x, y, **options))
 
 
 def spec_figure(spec: hm.HeatmapSpec, *, x_title: str = "", y_title: str = "", height: int | None = None,
                 numbers: bool | None = None) -> go.Figure:
     """A single heatmap figure of ``spec``, rows top to bottom (matrix layout, like the attention matrix in the
     paper)."""
-    fig = go.Figure(spec_trace(spec, numbers=numbers))
+    data = [spec_heatmap(spec, numbers=numbers)]
     ticks = dict(color=label_colour())
-    fig.update_yaxes(autorange="reversed", title=y_title, type="category", tickfont=ticks)
-    fig.update_xaxes(title=x_title, type="category", side="bottom", tickfont=ticks)
     side = max(260, min(720, 40 + round(2.2 * font_size()) * spec.values.shape[0]))  # rows as tall as their text
-    return style(fig, title=spec.title, height=height or side)
+    layout = style_layout(title=spec.title, height=height or side, legend=shows_legend(data)) | dict(
+        yaxis=dict(autorange="reversed", title=dict(text=y_title), type="category", tickfont=ticks),
+        xaxis=dict(title=dict(text=x_title), type="category", side="bottom", tickfont=ticks),
+    )
+    return figure(data, layout)
 
 
 def heatmap(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
@@ -139,8 +150,7 @@ def heatmap(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | No
     z = np.asarray(z, dtype=float)
     percent = not diverging and zmin == 0 and zmax == 1 and decimals > 0
     spec = hm.matrix_spec(z, y, x, scale=colorscale(), diverging=diverging, zmin=zmin, zmax=zmax, decimals=decimals,
-                          title=title, hover_name=hover_name or _("value"),
-                          text=hm.cell_texts(z, decimals=decimals, percent=percent))
+                          title=title, hover_name=hover_name or _("value"), percent=percent)
     return spec_figure(spec, x_title=x_title, y_title=y_title, height=height, numbers=numbers)
 
 
@@ -206,10 +216,9 @@ def panel_titles(fig: go.Figure, *, titled: bool, row_titles: bool) -> None:
     Call it after :func:`style`; ``titled``: the figure has a title of its own; ``row_titles``: it has row titles
     on the right, which need room in the margin.
     """
-    size = font_size() + 1
-    fig.update_annotations(font=dict(size=size, color=label_colour()))
-    top = (top_margin(titled=True) + 6 if titled else 38) + size + 12  # below the toolbar and the chart's title
-    fig.update_layout(margin=dict(t=top, r=10 + (size + 12 if row_titles else 0)))
+    font, margin = panel_look(titled=titled, row_titles=row_titles)
+    fig.update_annotations(font=font)
+    fig.update_layout(margin=margin)
 
 
 def attention_spec(weights: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | None = None, *,
@@ -259,12 +268,12 @@ def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[s
 def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str = "",
                x_title: str = "", y_title: str = "", height: int = 320, log_y: bool = False) -> go.Figure:
     """Curves from ``{name: (xs, ys)}``."""
-    fig = go.Figure()
-    for name, (xs, ys) in series.items():
-        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name=name))
-    fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title=y_title, type="log" if log_y else "linear")
-    return style(fig, title=title, height=height)
+    data = [dict(type="scatter", x=list(xs), y=list(ys), mode="lines", name=name) for name, (xs, ys) in series.items()]
+    layout = style_layout(title=title, height=height, legend=shows_legend(data)) | dict(
+        xaxis=dict(title=dict(text=x_title)),
+        yaxis=dict(title=dict(text=y_title), type="log" if log_y else "linear"),
+    )
+    return figure(data, layout)
 
 
 def side_by_side(mats: Sequence[np.ndarray], titles: Sequence[str], rows: Sequence[str], cols: Sequence[str], *,

@@ -10,22 +10,21 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image, ImageDraw, ImageFont
-from plotly.subplots import make_subplots
 
 from explorer.i18n import N_, _, num, percent
 from explorer.lab.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
+from ui.common.chart_style import style_layout
 from ui.common.charts import (
     attention_range,
     colorscale,
     font_size,
-    heatmap_trace,
+    heatmap_dict,
     nearly_uniform,
-    panel_titles,
     show,
     stretch_attention,
-    style,
 )
 from ui.common.exports import colormap
+from ui.common.figure_dict import axes_of, each_axis, figure, panel_titles, shows_legend, subplot_row
 
 DISPLAY_PX = 384  # pictures are enlarged by a whole factor to about this many pixels per side
 SMALL_PX = 160  # side of the per-head attention pictures
@@ -150,25 +149,26 @@ def patch_matrix_figure(patches: np.ndarray, *, channels: int, patch: int) -> go
     values = np.rint(np.asarray(patches) * 255).astype(np.int16)  # (N, C*p*p) pixel values 0..255
     n, area = values.shape[0], patch * patch
     names = ["R", "G", "B"] if channels == 3 else ["grey"] * channels
-    fig = go.Figure()
+    data = []
     for ch, name in enumerate(names):
         # One label per column (not per cell) keeps the figure small: the hover reads it from the axis.
         shown = _(CHANNEL_NAMES[name])
         columns = [_("{channel} pixel (row {row}, column {column})").format(channel=shown, row=k // patch,
                                                                            column=k % patch) for k in range(area)]
-        trace = heatmap_trace(values[:, ch * area:(ch + 1) * area], columns, [str(i) for i in range(1, n + 1)],
-                              zmin=0, zmax=255, decimals=0, showscale=False,
-                              scale=[[0, "black"], [1, CHANNEL_COLOURS[name]]])
-        fig.add_trace(trace.update(name=shown,
-                                   hovertemplate=_("patch %{y}<br>%{x}<br>value %{z}") + "<extra></extra>"))
-    fig.update_yaxes(autorange="reversed", title=_("patch (N = {n} rows)").format(n=num(n)))
+        trace = heatmap_dict(values[:, ch * area:(ch + 1) * area], columns, [str(i) for i in range(1, n + 1)],
+                             zmin=0, zmax=255, decimals=0, showscale=False,
+                             scale=[[0, "black"], [1, CHANNEL_COLOURS[name]]])
+        data.append(trace | dict(name=shown, hovertemplate=_("patch %{y}<br>%{x}<br>value %{z}") + "<extra></extra>"))
     if channels == 3:
         title = _("{channels}·{patch}·{patch} = {numbers} numbers per patch (red, then green, then blue)")
     else:
         title = _("{channels}·{patch}·{patch} = {numbers} numbers per patch")
-    fig.update_xaxes(title=title.format(channels=channels, patch=patch, numbers=num(channels * area)),
-                     showticklabels=False, type="category")
-    return style(fig, height=max(260, min(560, 120 + 6 * n)))
+    layout = style_layout(height=max(260, min(560, 120 + 6 * n)), legend=shows_legend(data)) | dict(
+        yaxis=dict(autorange="reversed", title=dict(text=_("patch (N = {n} rows)").format(n=num(n)))),
+        xaxis=dict(title=dict(text=title.format(channels=channels, patch=patch, numbers=num(channels * area))),
+                   showticklabels=False, type="category"),
+    )
+    return figure(data, layout)
 
 
 def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray) -> go.Figure:
@@ -182,19 +182,23 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     names = (_("[CLS; patches] × projection"), _("+ position embeddings"), _("= input of block 1"))
     titles = [name + "<br><sup>" + _("colours span ±{bound}").format(bound=_two_digits(b)) + "</sup>"
               for name, b in zip(names, bounds, strict=True)]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.05)
+    layout = subplot_row(titles, spacing=0.05)
+    data = []
     for k, (m, bound) in enumerate(zip(mats, bounds, strict=True)):
-        trace = heatmap_trace(m, None, None, zmin=-bound, zmax=bound, diverging=True, showscale=k == 2)
-        fig.add_trace(trace.update(
+        trace = heatmap_dict(m, None, None, zmin=-bound, zmax=bound, diverging=True, showscale=k == 2)
+        data.append(trace | axes_of(k) | dict(
             colorbar=dict(tickvals=[-bound, 0, bound], ticktext=["−max", "0", "+max"]),
             hovertemplate=_("token %{y}<br>feature %{x}<br>value %{z:.3f}") + "<extra></extra>",
-        ), row=1, col=k + 1)
-    fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title=_("token (0 = CLS)"), col=1)
-    fig.update_xaxes(title=_("feature (d_model)"))
-    fig = style(fig, height=max(300, min(540, 160 + 4 * mats[0].shape[0])))
-    panel_titles(fig, titled=False, row_titles=False)
-    return fig.update_layout(margin=dict(t=80))
+        ))
+    for axis in each_axis(layout, "y"):
+        axis["autorange"] = "reversed"
+    each_axis(layout, "y")[0]["title"] = dict(text=_("token (0 = CLS)"))
+    for axis in each_axis(layout, "x"):
+        axis["title"] = dict(text=_("feature (d_model)"))
+    layout |= style_layout(height=max(300, min(540, 160 + 4 * mats[0].shape[0])), legend=shows_legend(data))
+    panel_titles(layout, titled=False, row_titles=False)
+    layout["margin"]["t"] = 80
+    return figure(data, layout)
 
 
 def _two_digits(value: float) -> str:
@@ -208,14 +212,17 @@ def _two_digits(value: float) -> str:
 def patch_count_figure(image_size: int, patch_sizes: list[int], current: int) -> go.Figure:
     """N and the attention cost (N+1)² for every valid patch size, the current one marked."""
     ns = [num_patches(image_size, p) for p in patch_sizes]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=patch_sizes, y=ns, mode="lines+markers", name=_("patches N")))
-    fig.add_trace(go.Scatter(x=patch_sizes, y=[attention_scores(n) for n in ns], mode="lines+markers",
-                             name=_("attention scores (N+1)² per head")))
-    fig.add_vline(x=current, line=dict(color="#D55E00", dash="dot"))
-    fig.update_xaxes(title=_("patch size P (pixels)"), type="log", tickvals=patch_sizes)
-    fig.update_yaxes(title=_("count (log scale)"), type="log")
-    return style(fig, height=300)
+    data = [dict(type="scatter", x=patch_sizes, y=ns, mode="lines+markers", name=_("patches N")),
+            dict(type="scatter", x=patch_sizes, y=[attention_scores(n) for n in ns], mode="lines+markers",
+                 name=_("attention scores (N+1)² per head"))]
+    mark = dict(type="line", x0=current, x1=current, xref="x", y0=0, y1=1, yref="y domain",
+                line=dict(color="#D55E00", dash="dot"))
+    layout = style_layout(height=300, legend=shows_legend(data)) | dict(
+        shapes=[mark],
+        xaxis=dict(title=dict(text=_("patch size P (pixels)")), type="log", tickvals=patch_sizes),
+        yaxis=dict(title=dict(text=_("count (log scale)")), type="log"),
+    )
+    return figure(data, layout)
 
 
 MAX_NUMBERS = 32  # the CLS attention of up to this many patches a side is drawn page-wide, a number per patch
@@ -226,17 +233,18 @@ def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
     grid = weights.shape[0]
     zmin, zmax = attention_range(weights)
     names = [str(i + 1) for i in range(grid)]
-    trace = heatmap_trace(weights, names, names, zmin=zmin, zmax=zmax, numbers=True).update(
+    trace = heatmap_dict(weights, names, names, zmin=zmin, zmax=zmax, numbers=True) | dict(
         customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
         hovertemplate=_("patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}") + "<extra></extra>",
         # many patches share the attention (1/196 = 0.5% each): one decimal tells them apart
         text=np.vectorize(lambda w: num(100 * w, 1, group=False))(weights).astype(object),
         textfont=dict(size=max(9, min(font_size(), 600 // grid))))
-    fig = go.Figure(trace)
-    fig.update_yaxes(autorange="reversed", scaleanchor="x", type="category", showticklabels=False,
-                     title=_("patch row"))
-    fig.update_xaxes(type="category", showticklabels=False, title=_("patch column"))
-    return style(fig, title=title, height=min(1100, 140 + 48 * grid))
+    layout = style_layout(title=title, height=min(1100, 140 + 48 * grid)) | dict(
+        yaxis=dict(autorange="reversed", scaleanchor="x", type="category", showticklabels=False,
+                   title=dict(text=_("patch row"))),
+        xaxis=dict(type="category", showticklabels=False, title=dict(text=_("patch column"))),
+    )
+    return figure([trace], layout)
 
 
 def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head: int, *,
