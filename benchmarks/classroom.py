@@ -34,6 +34,7 @@ Usage::
     python benchmarks/classroom.py --trainer both  # runs on the server's threads (the old path), then in processes
     python benchmarks/classroom.py --normal --stall-dumps /tmp/stalls  # py-spy dumps of the server's threads
     python benchmarks/classroom.py --normal --profile /tmp/profiles      # py-spy record of each loaded phase
+    python benchmarks/classroom.py --normal --event-loop both  # asyncio's own event loop, then uvloop's
 
 ``--stall-dumps DIR`` writes ``py-spy dump`` of the server's threads (``--nonblocking``: the server is not paused)
 whenever an explorer's rerun has waited :data:`STALL_S` seconds, so a stall is caught while it lasts; it needs py-spy
@@ -44,6 +45,8 @@ with the list of its targets and how many passed.
 
 ``--trainer`` picks where runs train (``TE_TRAINER``): ``process`` (the app's default: a trainer process per run),
 ``thread`` (the server's script threads, as before trainer processes) or ``both``, to compare them in one run.
+``--event-loop`` picks the server's event loop: ``installed`` (uvloop, which requirements.txt installs and Streamlit
+then uses), ``asyncio`` (Python's own loop, uvloop hidden from the server) or ``both``, to compare them in one run.
 """
 
 from __future__ import annotations
@@ -299,7 +302,7 @@ def _outside_cpu() -> dict[str, float]:
 
 
 def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path | None = None,
-             spied: Path | None = None) -> None:
+             spied: Path | None = None, event_loop: str = "installed") -> None:
     from playwright.sync_api import sync_playwright
 
     limits = SMALL_LIMITS if small else NORMAL_LIMITS
@@ -313,12 +316,14 @@ def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path 
         host = detect_host(environ=env)
         title = (f"small-host limits (found from a cgroup folder: {host.memory_bytes / GB:.1f} GB, {host.cores} "
                  f"cores, small={host.small})" if small else "normal limits") + f", runs train in {trainer}"
-        with ServerProcess(env) as server, sync_playwright() as playwright:
+        title += ", asyncio's own event loop (uvloop hidden)" if event_loop == "asyncio" else ""
+        with ServerProcess(env, event_loop) as server, sync_playwright() as playwright:
             teacher = Teacher(playwright, server.base, limits.max_steps)
             memory: list[int] = []
             alone = teacher.alone(seed=1)
             memory.append(tree_pss_bytes(server.proc.pid))
-            run_name = f"{'small' if small else 'normal'}-{trainer}"  # each scenario's own folder of dumps and profiles
+            # each scenario's own folder of dumps and profiles
+            run_name = f"{'small' if small else 'normal'}-{trainer}" + ("-asyncio" if event_loop == "asyncio" else "")
             profiles = spied / run_name if spied is not None else None
             watchers, _ = under_load(teacher, server, "30 watchers only", 2, seconds, memory, spied=profiles,
                                      watchers=30, students=0, explorers=0)
@@ -459,6 +464,8 @@ def main() -> None:
     parser.add_argument("--normal", action="store_true", help="only the normal limits")
     parser.add_argument("--trainer", choices=("process", "thread", "both"), default="process",
                         help="where runs train: trainer processes (the default), the server's threads, or both")
+    parser.add_argument("--event-loop", choices=("installed", "asyncio", "both"), default="installed",
+                        help="the server's event loop: uvloop when installed (as the app runs), asyncio's own, or both")
     parser.add_argument("--stall-dumps", type=Path, metavar="DIR",
                         help=f"py-spy dumps of the server's threads whenever an explorer rerun waits {STALL_S:.0f} s")
     parser.add_argument("--profile", type=Path, metavar="DIR",
@@ -466,10 +473,12 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start")
     trainers = ("thread", "process") if args.trainer == "both" else (args.trainer,)
+    loops = ("asyncio", "installed") if args.event_loop == "both" else (args.event_loop,)
     for small in ((True,) if args.small else (False,) if args.normal else (False, True)):
         for trainer in trainers:
-            scenario(small, args.seconds, trainer, args.stall_dumps, args.profile)
-            print(f"load average {os.getloadavg()[0]:.1f}")
+            for loop in loops:
+                scenario(small, args.seconds, trainer, args.stall_dumps, args.profile, loop)
+                print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -155,11 +155,23 @@ class Client:
             await self.ws.close()
 
 
-class ServerProcess:
-    """The app on a free port (``with ServerProcess(env) as server: server.base``), with its memory and log."""
+# ``python -c`` that starts the app as ``python -m streamlit`` does, with uvloop hidden: Streamlit then runs on
+# asyncio's own event loop (to compare the two loops on one machine in one run)
+WITHOUT_UVLOOP = ("import sys; sys.modules['uvloop'] = None; sys.argv[0] = 'streamlit'; "
+                  "from streamlit.web.cli import main; main(prog_name='streamlit')")
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+
+class ServerProcess:
+    """The app on a free port (``with ServerProcess(env) as server: server.base``), with its memory and log.
+
+    ``event_loop``: ``"installed"`` (uvloop when it is installed, as the app runs) or ``"asyncio"`` (uvloop hidden).
+    """
+
+    def __init__(self, env: dict[str, str] | None = None, event_loop: str = "installed") -> None:
+        if event_loop not in ("installed", "asyncio"):
+            raise ValueError(f"event_loop is 'installed' or 'asyncio', not {event_loop!r}")
         self.env = env or {}
+        self.event_loop = event_loop
         self.peak_rss = 0
 
     def __enter__(self) -> ServerProcess:
@@ -169,7 +181,8 @@ class ServerProcess:
         self.base = f"http://127.0.0.1:{port}"
         self._logdir = tempfile.TemporaryDirectory(prefix="classroom-")
         self.log_path = Path(self._logdir.name) / "server.log"
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        start = ["-c", WITHOUT_UVLOOP] if self.event_loop == "asyncio" else ["-m", "streamlit"]
+        command = [sys.executable, *start, "run", "app.py", "--server.headless", "true",
                    "--server.fileWatcherType", "none", "--server.port", str(port),
                    "--browser.gatherUsageStats", "false"]
         with self.log_path.open("w") as log:

@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext, ForkServerProcess, set_spawning_popen
 from typing import Any
 
+from explorer.heap import LAZY_MODULES
 from explorer.runs.redis_url import redact
 from explorer.runs.wire import pack, unpack
 
@@ -48,7 +49,9 @@ def context() -> BaseContext:
     with _CONTEXT_LOCK:
         if _CONTEXT is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["explorer.runs.trainer_process"])
+            # torch._dynamo too: PyTorch imports it on a trainer's first optimiser step (2.5 s of CPU and 70 MB
+            # each); imported once in the fork server, every trainer starts with it (see explorer/heap.py)
+            ctx.set_forkserver_preload(["explorer.runs.trainer_process", *LAZY_MODULES])
             _CONTEXT = ctx
         return _CONTEXT
 

@@ -151,3 +151,20 @@ def test_a_sessions_connection_is_read_from_streamlits_session_manager(monkeypat
     assert st_internals.session_connected("closed-tab") is False
     monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: False))
     assert st_internals.session_connected("open-tab") is None
+
+
+def test_the_server_runs_on_uvloop_where_the_requirements_install_it():
+    """Streamlit picks uvloop for its event loop when it can import it; requirements.txt installs it (not on
+    Windows, which uvloop does not support). See docs/performance.md, "The server's event loop"."""
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    pins = [line for line in (REPO_ROOT / "requirements.txt").read_text().splitlines() if line.startswith("uvloop==")]
+    assert len(pins) == 1 and pins[0].endswith('; sys_platform != "win32"')
+    if sys.platform == "win32":
+        pytest.skip("uvloop does not run on Windows; Streamlit uses asyncio's own loop there")
+    import uvloop
+    from streamlit.web import bootstrap
+
+    assert bootstrap._get_uvloop_loop_factory() is uvloop.new_event_loop, VERSION

@@ -359,3 +359,16 @@ def test_news_older_than_a_start_does_not_undo_it(worker_run):
     for _ in range(20):
         assert run.status == "running"
         run.advance(0.02)
+
+
+def test_trainers_start_with_pytorchs_first_use_modules_imported():
+    """The fork server imports what PyTorch imports on a first optimiser step, so that no trainer spends ~2 s of
+    CPU on it (benchmarks/first_use.py)."""
+    from multiprocessing import forkserver
+
+    from explorer.heap import LAZY_MODULES
+    from explorer.runs.trainer_link import context
+
+    context()
+    preload = forkserver._forkserver._preload_modules  # what set_forkserver_preload keeps
+    assert "explorer.runs.trainer_process" in preload and set(LAZY_MODULES) <= set(preload)
