@@ -8,7 +8,7 @@ from ui.common import theme
 from ui.common.charts import show
 from ui.common.exports import tensor_downloads
 from ui.pages import close_page, open_page, settings_panel, share_page
-from ui.vit import controls, views
+from ui.vit import controls, pictures, views
 from ui.vit.pretrained import pretrained_section
 from ui.vit.why_label import trained_label_section
 
@@ -56,17 +56,17 @@ if not projector:
 st.subheader(_("1 · Cut the picture into patches"))
 left, right = st.columns(2, gap="large")
 grid_caption = (_("{picture}, {fit} to {size}×{size}, {patch}-pixel grid — numbers give each patch's token position")
-                if n <= views.MAX_NUMBERED else _("{picture}, {fit} to {size}×{size}, {patch}-pixel grid"))
-left.image(views.grid_overlay(pixels, patch), caption=grid_caption.format(
+                if n <= pictures.MAX_NUMBERED else _("{picture}, {fit} to {size}×{size}, {patch}-pixel grid"))
+pictures.show(left, "grid", pixels, patch=patch, caption=grid_caption.format(
     picture=picture.label, fit=_(controls.FIT_LABELS.get(fit, fit)), size=size, patch=patch))
-right.image(views.patch_mosaic(pixels, patch),
-            caption=_("The {n} patches pulled apart: the model sees separate tiles.").format(n=num(n)))
+pictures.show(right, "mosaic", pixels, patch=patch,
+              caption=_("The {n} patches pulled apart: the model sees separate tiles.").format(n=num(n)))
 
 st.subheader(_("2 · Flatten in reading order"))
 st.markdown(_("Patches are read **left to right, then top to bottom**, and each is unrolled into one row of numbers. "
               "Token 0 is the learned **CLS** token that is put in front."))
-st.image(views.sequence_strip(pixels, patch),
-         caption=_("The sequence the transformer reads (long ones shortened with …)."))
+pictures.show(st, "strip", pixels, patch=patch,
+              caption=_("The sequence the transformer reads (long ones shortened with …)."))
 walk = controls.run_walkthrough(config, fixed, pixels, task)
 show(views.patch_matrix_figure(walk.patches.numpy(), channels=channels, patch=patch), key="vit.patch_matrix")
 

@@ -27,7 +27,7 @@ from ui.lessons.frame import key_of, step_intro
 from ui.lessons.head_importance import importance_steps
 from ui.lessons.lesson import Lesson
 from ui.lessons.not_explanation import not_explanation_steps
-from ui.vit.views import grid_overlay, sequence_strip
+from ui.vit.pictures import grid_overlay, sequence_strip
 
 IMAGE_SIZE = 64  # pixels per side of the picture in "Patches are tokens"
 DEFAULT_SENTENCE = "the cat sat on the mat"

@@ -1,7 +1,7 @@
-"""Pictures and charts of the ViT page: grid overlay, patch mosaic, token sequence, attention overlays, matrices.
+"""Charts and sections of the ViT page: the patch matrix, the tokens, the patch counts, the CLS token's attention.
 
-The pictures are drawn with Pillow (fast, crisp pixels) and shown with ``st.image``; the matrices are plotly
-heatmaps so every number can be read on hover.
+The matrices are Plotly heatmaps so every number can be read on hover; the pictures come from
+:mod:`ui.vit.pictures`.
 """
 
 from __future__ import annotations
@@ -9,126 +9,22 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-from PIL import Image, ImageDraw, ImageFont
 
 from explorer.i18n import N_, _, num, percent
 from explorer.lab.vit_walkthrough import ViTWalkthrough, attention_scores, num_patches
 from ui.common.chart_style import style_layout
 from ui.common.charts import (
     attention_range,
-    colorscale,
     font_size,
     heatmap_dict,
     nearly_uniform,
     show,
     stretch_attention,
 )
-from ui.common.exports import colormap
 from ui.common.figure_dict import axes_of, each_axis, figure, panel_titles, shows_legend, subplot_row
+from ui.vit import pictures
 
-DISPLAY_PX = 384  # pictures are enlarged by a whole factor to about this many pixels per side
-SMALL_PX = 160  # side of the per-head attention pictures
 HEADS_PER_ROW = 8  # per-head pictures per row
-MAX_NUMBERED = 64  # patches are numbered on the grid when there are at most this many
-GRID_COLOUR = (255, 255, 255)
-OUTLINE = (20, 20, 20)
-
-
-def display_scale(size: int, target: int = DISPLAY_PX) -> int:
-    """Whole enlargement factor that brings a ``size``-pixel picture close to ``target`` pixels."""
-    return max(1, round(target / size))
-
-
-def enlarge(pixels: np.ndarray, scale: int) -> Image.Image:
-    """Nearest-neighbour enlargement, so each model pixel stays a visible square."""
-    img = Image.fromarray(pixels)
-    return img.resize((img.width * scale, img.height * scale), Image.Resampling.NEAREST)
-
-
-def _font(px: float) -> ImageFont.ImageFont:
-    return ImageFont.load_default(size=max(8, int(px)))
-
-
-def _draw_grid(img: Image.Image, cell: int, colour: tuple[int, int, int] = GRID_COLOUR) -> None:
-    draw = ImageDraw.Draw(img)
-    width = max(1, cell // 24)
-    for k in range(0, img.width + 1, cell):
-        x = min(k, img.width - 1)
-        draw.line([(x, 0), (x, img.height)], fill=colour, width=width)
-        draw.line([(0, x), (img.width, x)], fill=colour, width=width)
-
-
-def grid_overlay(pixels: np.ndarray, patch: int, *, numbers: bool = True) -> Image.Image:
-    """The picture with the patch grid; when there are few, patches carry their token number (1..N, CLS is 0)."""
-    size = pixels.shape[0]
-    scale = display_scale(size)
-    img = enlarge(pixels, scale)
-    cell, grid = patch * scale, size // patch
-    _draw_grid(img, cell)
-    if numbers and grid * grid <= MAX_NUMBERED:
-        draw, font = ImageDraw.Draw(img), _font(cell * 0.38)
-        for i in range(grid * grid):
-            r, c = divmod(i, grid)
-            draw.text(((c + 0.5) * cell, (r + 0.5) * cell), str(i + 1), fill="white", font=font, anchor="mm",
-                      stroke_width=max(1, cell // 20), stroke_fill=OUTLINE)
-    return img
-
-
-def patch_mosaic(pixels: np.ndarray, patch: int) -> Image.Image:
-    """The patches pulled apart with white gaps: the picture is now a set of separate tiles."""
-    size = pixels.shape[0]
-    scale = display_scale(size)
-    cell, grid = patch * scale, size // patch
-    gap = max(3, cell // 8)
-    img = enlarge(pixels, scale)
-    out = Image.new("RGB", (grid * cell + (grid + 1) * gap,) * 2, "white")
-    for r in range(grid):
-        for c in range(grid):
-            tile = img.crop((c * cell, r * cell, (c + 1) * cell, (r + 1) * cell))
-            out.paste(tile, (gap + c * (cell + gap), gap + r * (cell + gap)))
-    return out
-
-
-def sequence_strip(pixels: np.ndarray, patch: int, *, max_items: int = 16, tile: int = 40) -> Image.Image:
-    """The token sequence the transformer reads: ``[CLS]``, then the patches in reading order (long ones elided)."""
-    grid = pixels.shape[0] // patch
-    n = grid * grid
-    shown = list(range(n)) if n <= max_items else [*range(max_items - 1), -1, n - 1]
-    gap, label_h = 6, 18
-    out = Image.new("RGB", ((len(shown) + 1) * (tile + gap) + gap, tile + label_h + 2 * gap), "white")
-    draw, font = ImageDraw.Draw(out), _font(13)
-    draw.rectangle([gap, gap, gap + tile, gap + tile], fill=(213, 94, 0))
-    draw.text((gap + tile / 2, gap + tile / 2), "CLS", fill="white", font=_font(12), anchor="mm")
-    draw.text((gap + tile / 2, gap + tile + label_h / 2 + 2), "0", fill="black", font=font, anchor="mm")
-    for k, i in enumerate(shown, start=1):
-        x = gap + k * (tile + gap)
-        if i < 0:
-            draw.text((x + tile / 2, gap + tile / 2), "…", fill="black", font=_font(22), anchor="mm")
-            continue
-        r, c = divmod(i, grid)
-        piece = Image.fromarray(pixels[r * patch:(r + 1) * patch, c * patch:(c + 1) * patch])
-        out.paste(piece.resize((tile, tile), Image.Resampling.NEAREST), (x, gap))
-        draw.rectangle([x, gap, x + tile - 1, gap + tile - 1], outline=(160, 160, 160))
-        draw.text((x + tile / 2, gap + tile + label_h / 2 + 2), str(i + 1), fill="black", font=font, anchor="mm")
-    return out
-
-
-def attention_overlay(pixels: np.ndarray, weights: np.ndarray, *, scale_name: str | None = None,
-                      alpha: float = 0.6, target: int = DISPLAY_PX) -> Image.Image:
-    """Blend a ``(grid, grid)`` attention map over the picture, coloured on the attention range
-    (:func:`~ui.common.charts.attention_range`: 0 to 1, or the map's own lowest to highest weight)."""
-    size, grid = pixels.shape[0], weights.shape[0]
-    patch = size // grid
-    low, high = attention_range(weights)
-    w = np.clip((np.asarray(weights, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
-    heat = np.kron(w, np.ones((patch, patch)))  # (H, W), one flat value per patch
-    coloured = colormap(scale_name or colorscale())[np.clip(np.rint(heat * 255), 0, 255).astype(int)]
-    grey = pixels.astype(np.float64).mean(axis=2, keepdims=True)  # a grey picture keeps the colours readable
-    blend = (1 - alpha) * grey + alpha * coloured
-    scale = display_scale(size, target)
-    img = enlarge(np.clip(np.rint(blend), 0, 255).astype(np.uint8), scale)
-    _draw_grid(img, patch * scale, colour=(235, 235, 235))
-    return img
 
 
 def weight_range(weights: np.ndarray) -> str:
@@ -257,13 +153,13 @@ def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head
     own = walk.cls_self_attention(layer, head)
     big = st.columns(2, gap="medium")
     chosen, rollout = walk.cls_attention(layer, head).numpy(), walk.cls_rollout().numpy()
-    big[0].image(attention_overlay(pixels, chosen),
-                 caption=_("Layer {layer}, head {head}: CLS → each patch, {range} ({share} stays on CLS "
-                           "itself)").format(layer=layer + 1, head=head + 1, range=weight_range(chosen),
-                                             share=percent(own)))
-    big[1].image(attention_overlay(pixels, rollout),
-                 caption=_("Attention rollout through all {layers} layers (heads averaged), {range}").format(
-                     layers=walk.num_layers, range=weight_range(rollout)))
+    pictures.show(big[0], "attention", pixels, weights=chosen,
+                  caption=_("Layer {layer}, head {head}: CLS → each patch, {range} ({share} stays on CLS "
+                            "itself)").format(layer=layer + 1, head=head + 1, range=weight_range(chosen),
+                                              share=percent(own)))
+    pictures.show(big[1], "attention", pixels, weights=rollout,
+                  caption=_("Attention rollout through all {layers} layers (heads averaged), {range}").format(
+                      layers=walk.num_layers, range=weight_range(rollout)))
     if walk.grid_size <= MAX_NUMBERS:
         title = _("CLS attention of layer {layer}, head {head}, per patch (%)").format(layer=layer + 1, head=head + 1)
         show(cls_weights_figure(chosen, title), key=key)
@@ -283,8 +179,8 @@ def attention_section(pixels: np.ndarray, walk: ViTWalkthrough, layer: int, head
         cols = st.columns(per_row)
         for h in range(start, min(start + per_row, walk.num_heads)):
             weights = walk.cls_attention(layer, h).numpy()
-            cols[h - start].image(attention_overlay(pixels, weights, target=SMALL_PX),
-                                  caption=_("head {head}: {range}").format(head=h + 1, range=weight_range(weights)))
+            pictures.show(cols[h - start], "attention", pixels, weights=weights, target=pictures.SMALL_PX,
+                          caption=_("head {head}: {range}").format(head=h + 1, range=weight_range(weights)))
 
 
 def attention_array(walk: ViTWalkthrough, layer: int) -> np.ndarray:

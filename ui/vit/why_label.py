@@ -21,7 +21,7 @@ from explorer.lab.why_label import attribution_overlay, label_question, pictures
 from explorer.lab.why_reading import disagreement, why_csv
 from ui.attention.beyond.why_panel import METHODS, attribution, caption, gap_sentence
 from ui.common.pretrained import cache_key
-from ui.vit.views import attention_overlay
+from ui.vit.pictures import attention_overlay
 
 RANDOM = N_("Random weights predict no class worth explaining: the scores are noise. Train a ViT on the Live Training "
           "page (then choose its weights above), or load a pretrained ViT in section 5, to ask which patches "
