@@ -4,6 +4,7 @@ series colours, the common Plotly layout and legend places, and the modebar that
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -74,10 +75,17 @@ def style(fig: go.Figure, *, title: str = "", height: int = 360) -> go.Figure:
     No plotly template is set: Streamlit's chart theme then follows the app's light or dark theme, and figures
     build several times faster (a named template costs ~40 ms per figure).
     """
-    shown = sum(getattr(trace, "showlegend", False) is not False for trace in fig.data)  # images have no legend
-    legend = shown > 1 and fig.layout.showlegend is not False
+    traces = [{"type": t.type, "showlegend": getattr(t, "showlegend", None)} for t in fig.data]
+    legend = shows_legend(traces) and fig.layout.showlegend is not False
     fig.update_layout(**style_layout(title=title, height=height, legend=legend))
     return fig
+
+
+def shows_legend(traces: Sequence[dict[str, Any]]) -> bool:
+    """Whether a figure of ``traces`` (trace dicts) needs room for a legend: more than one trace that can be listed
+    (an image cannot, and neither can a trace with ``showlegend`` off)."""
+    listed = sum(t.get("type") != "image" and t.get("showlegend", True) is not False for t in traces)
+    return listed > 1
 
 
 def style_layout(*, title: str = "", height: int = 360, legend: bool = False) -> dict[str, Any]:

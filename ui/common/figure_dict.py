@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.common.chart_style import font_size, label_colour, top_margin
+from ui.common.chart_style import shows_legend as shows_legend
 
 CHECK_ENV = "TE_CHECK_FIGURES"  # "1": validate every figure built here (the tests do)
 
@@ -35,13 +36,6 @@ def figure(data: Sequence[Trace], layout: Layout) -> go.Figure:
     checked = os.environ.get(CHECK_ENV) == "1"
     layout = {key: value for key, value in layout.items() if value is not None}
     return go.Figure({"data": list(data), "layout": layout}, _validate=checked)
-
-
-def shows_legend(data: Sequence[Trace]) -> bool:
-    """Whether a figure of ``data`` needs room for a legend, as :func:`ui.common.chart_style.style` decides it:
-    more than one trace that can be listed (an image cannot, and neither can a trace with ``showlegend`` off)."""
-    listed = sum(t.get("type") != "image" and t.get("showlegend", True) is not False for t in data)
-    return listed > 1
 
 
 @lru_cache(maxsize=32)
