@@ -1,0 +1,108 @@
+"""Streamlit's options read without its process-wide lock (ui.common.st_internals.read_config_without_lock): the
+same values as Streamlit's own reads, no wait while another thread holds the lock, and every change seen at once."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from streamlit import config
+from streamlit.testing.v1.util import patch_config_options
+
+from ui.common import st_internals
+
+VERSION = f"Streamlit {st_internals.streamlit_version()} changed an internal that ui/common/st_internals.py reads"
+NAMES = ("get_option", "get_options_for_section", "_set_option")
+# Streamlit's own functions, taken when this module is imported (before any test's patch of them is in place)
+GENUINE = {name: getattr(config, name) for name in NAMES}
+PER_ELEMENT = "global.minCachedMessageSize"  # read for every element a page sends (forward_msg_cache)
+
+
+@pytest.fixture
+def lock_free(monkeypatch):
+    """Streamlit's own functions while the test runs (not the tests' patched ones), lock-free reads installed, and
+    everything as it was afterwards."""
+    for name, function in GENUINE.items():
+        monkeypatch.setattr(config, name, function)
+    saved = {name: config.get_option(name) for name in (PER_ELEMENT, "server.port")}
+    assert st_internals.read_config_without_lock(), VERSION
+    yield
+    for name, value in saved.items():
+        config.set_option(name, value)
+    config._on_config_parsed.disconnect(st_internals._forget)
+    st_internals._GENUINE.clear()
+    st_internals._forget()
+
+
+def _every_section() -> set[str]:
+    return {option.section for option in config.get_config_options().values()}
+
+
+def _in_a_thread(read, timeout_s: float = 10.0):
+    """``read()`` in another thread; what it returned, or ``"waited"`` if it did not return within ``timeout_s``."""
+    result: list = []
+    thread = threading.Thread(target=lambda: result.append(read()), daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return result[0] if result else "waited"
+
+
+def test_the_reads_give_what_streamlits_own_give(monkeypatch):
+    for name, function in GENUINE.items():
+        monkeypatch.setattr(config, name, function)
+    before = {key: config.get_option(key) for key in config.get_config_options()}
+    sections = {section: config.get_options_for_section(section) for section in _every_section()}
+    assert st_internals.read_config_without_lock(), VERSION
+    try:
+        assert config.get_option is not GENUINE["get_option"]
+        assert {key: config.get_option(key) for key in before} == before
+        assert {section: config.get_options_for_section(section) for section in sections} == sections
+        assert "theme" in st_internals._current().sections, VERSION  # every script run reads its theme sections
+        assert st_internals.read_config_without_lock()  # twice is once
+    finally:
+        config._on_config_parsed.disconnect(st_internals._forget)
+        st_internals._GENUINE.clear()
+        st_internals._forget()
+
+
+def test_no_read_waits_while_another_thread_holds_the_config_lock(lock_free):
+    expected = config.get_option(PER_ELEMENT)  # the first read after a change makes the copy, under the lock
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with config._config_lock:
+            held.set()
+            release.wait()
+
+    threading.Thread(target=hold, daemon=True).start()
+    assert held.wait(10)
+    try:
+        assert _in_a_thread(lambda: config.get_option(PER_ELEMENT)) == expected
+        assert isinstance(_in_a_thread(lambda: config.get_options_for_section("theme")), dict)
+    finally:
+        release.set()
+
+
+def test_a_set_option_and_a_new_parse_are_seen_at_once(lock_free):
+    config.set_option(PER_ELEMENT, 4321)
+    assert config.get_option(PER_ELEMENT) == 4321
+    config.set_option("theme.primaryColor", "#123456")
+    assert config.get_options_for_section("theme")["primaryColor"] == "#123456"
+    config.get_config_options(force_reparse=True)  # the files read again: what set_option set is gone
+    assert config.get_option(PER_ELEMENT) == GENUINE["get_option"](PER_ELEMENT) != 4321
+    assert config.get_options_for_section("theme")["primaryColor"] != "#123456"
+
+
+def test_an_option_worked_out_on_each_read_is_still_worked_out(lock_free):
+    assert not st_internals._stored(config.get_config_options()["browser.serverPort"]), VERSION
+    config.set_option("server.port", 8765)
+    assert config.get_option("browser.serverPort") == 8765  # Streamlit works it out from server.port
+
+
+def test_nothing_is_replaced_while_a_test_patches_streamlits_options(monkeypatch):
+    for name, function in GENUINE.items():
+        monkeypatch.setattr(config, name, function)
+    with patch_config_options({PER_ELEMENT: 1}):
+        assert not st_internals.read_config_without_lock()
+        assert config.get_option(PER_ELEMENT) == 1
+    assert config.get_option is GENUINE["get_option"]  # the patch put Streamlit's own back, as it found it
