@@ -177,3 +177,13 @@ def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch
         assert whole.count("columns") == 1 and len([s for s in whole if s.startswith("metric:")]) == 4, whole
     # Then only what changed: the step, the loss and the progress (the speed and the held-out metric stayed).
     assert sorted(more[1:]) == ["metric:Step", "metric:Train loss", "progress"], more
+
+
+def test_a_shared_drawings_tables_are_written_to_arrow_bytes_once_for_all_watchers() -> None:
+    import pandas as pd
+
+    from ui.common import st_costs
+
+    table, spec = drawn.frozen((pd.DataFrame({"step": [1, 2], "loss": [0.5, 0.4]}), {"mark": "line"}))
+    assert isinstance(table, pa.Table) and spec == {"mark": "line"}
+    assert id(table) in st_costs._ARROW  # every watcher's chart sends the same bytes (tests/app/test_st_costs.py)

@@ -26,14 +26,6 @@ Streamlit itself makes at every message a script sends and every read of ``st.se
 (``ScriptRequests.request_rerun`` / ``request_stop``), so a class of waiting pages wakes only when it has
 something to do instead of polling.
 
-Every element a page sends reads one of Streamlit's options (``config.get_option``), and every script run
-reads its theme sections (``config.get_options_for_section``), through one process-wide lock
-(``streamlit.config._config_lock``). Under a class a thread that loses the interpreter lock while it holds that lock
-(a theme section walks all ~260 options) keeps every other session's elements waiting: measured at 2,200 waits
-and 64 thread-seconds in one class benchmark. :func:`read_config_without_lock` makes both reads look in a copy of
-the stored values instead, made under the lock and dropped whenever an option is set or the files are parsed
-again; options Streamlit works out on each read are still read under its lock.
-
 Each function says "nothing known" (``False`` / ``0``) where the private state is missing, which only makes
 the loop less responsive, never wrong; ``tests/app/test_st_internals.py`` fails, naming the Streamlit
 version, if an upgrade moves any of it.
@@ -48,15 +40,14 @@ import weakref
 from collections.abc import Callable
 
 import streamlit as st
-from streamlit import config
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 __all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
-           "network_url", "read_config_without_lock", "request_signal", "runs_pages_directory", "send_backlog",
-           "session_connected", "session_id", "streamlit_version", "yield_to_streamlit"]
+           "network_url", "request_signal", "runs_pages_directory", "send_backlog", "session_connected",
+           "session_id", "streamlit_version", "yield_to_streamlit"]
 
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 # ScriptRequests' methods through which a click (a rerun) or a closed tab (a stop) reaches a running script; the
@@ -206,82 +197,3 @@ def send_backlog() -> int:
     except (AttributeError, TypeError, ValueError):
         return 0
 
-
-class _StoredOptions:
-    """A copy of Streamlit's stored option values: ``values`` by key, ``sections`` by section name (only the
-    sections whose every option is stored). Made under Streamlit's config lock; never changed once made."""
-
-    def __init__(self, options: dict) -> None:
-        self.values = {key: option.value for key, option in options.items() if _stored(option)}
-        sections: dict[str, dict] = {}
-        computed: set[str] = set()
-        for option in options.values():
-            if _stored(option):
-                sections.setdefault(option.section, {})[option.name] = option.value
-            else:
-                computed.add(option.section)
-        self.sections = {name: values for name, values in sections.items() if name not in computed}
-
-
-_STORED_LAMBDA = "ConfigOption.set_value.<locals>.<lambda>"  # how a stored value's getter is named (set_value)
-_GENUINE: dict[str, Callable] = {}  # Streamlit's own get_option, get_options_for_section and _set_option
-_copy: list[_StoredOptions | None] = [None]  # the current copy; None: make one at the next read
-
-
-def _stored(option) -> bool:
-    """Whether ``option``'s value is stored (set from a default, a file, a flag or ``set_option``) rather than
-    worked out by a function on each read (``server.address``, ``logger.level``, ...)."""
-    getter = getattr(option, "_get_val_func", None)
-    return getter is None or getattr(getter, "__qualname__", "") == _STORED_LAMBDA
-
-
-def _current() -> _StoredOptions:
-    made = _copy[0]
-    if made is None:
-        with config._config_lock:  # set_option and a parse hold it, so the copy is of one consistent state
-            made = _copy[0] = _StoredOptions(config.get_config_options())
-    return made
-
-
-def _forget(*_sender) -> None:
-    _copy[0] = None
-
-
-def _get_option(key: str):
-    values = _current().values
-    return values[key] if key in values else _GENUINE["get_option"](key)
-
-
-def _get_options_for_section(section: str) -> dict:
-    values = _current().sections.get(section)
-    return dict(values) if values is not None else _GENUINE["get_options_for_section"](section)
-
-
-def _set_option(key: str, value, where_defined: str) -> None:
-    _GENUINE["_set_option"](key, value, where_defined)
-    _forget()
-
-
-def read_config_without_lock() -> bool:
-    """Make ``config.get_option`` and ``config.get_options_for_section`` read a copy of the stored values (see the
-    module docstring); once per process. Returns whether the reads are lock-free now.
-
-    Does nothing while someone has replaced Streamlit's functions (a test's ``patch_config_options``, AppTest's
-    own run), so that putting theirs back never leaves this module's in place of the real ones, or the reverse.
-    """
-    if config.get_option is _get_option:
-        return True
-    names = ("get_option", "get_options_for_section", "_set_option")
-    genuine = {name: getattr(config, name, None) for name in names}
-    if not all(getattr(f, "__module__", "") == config.__name__ and getattr(f, "__name__", "") == name
-               for name, f in genuine.items()):
-        return False
-    if not hasattr(config, "_config_lock") or not hasattr(config, "_on_config_parsed"):
-        return False
-    _GENUINE.update(genuine)
-    _forget()
-    config._on_config_parsed.connect(_forget, weak=False)
-    config._set_option = _set_option
-    config.get_options_for_section = _get_options_for_section
-    config.get_option = _get_option
-    return True

@@ -5,7 +5,8 @@ head scores, the sample table) by the channel and everything the drawing shows â
 was made from, the step it marks, the attention kind, and the look (colour scale, colour range, projector mode,
 light or dark theme) â€” and keeps it in one process-wide :class:`~explorer.render.shared.SharedRenders`. The first
 watcher to need a drawing builds it; the others get the same object. Chart data is kept as an Arrow table, which
-Streamlit sends without converting it again (a pandas frame is converted on every send: ~3 ms for a curve).
+Streamlit sends without converting it again (a pandas frame is converted on every send: ~3 ms for a curve), written
+to Arrow bytes once for all the watchers (:func:`ui.common.st_costs.send_once`).
 
 Nothing per session goes in: no session id, no widget value other than the view itself, and values are never
 changed once made.
@@ -23,6 +24,7 @@ import streamlit as st
 
 from explorer.i18n import language
 from explorer.render.shared import SharedRenders
+from ui.common import st_costs
 from ui.common.chart_style import colorscale, label_colour, stretch_attention
 from ui.common.theme import projector
 
@@ -40,7 +42,7 @@ def weigh(value: Any) -> int:
     if isinstance(value, str | bytes):
         return len(value)
     if isinstance(value, pa.Table):
-        return value.nbytes
+        return 2 * value.nbytes  # the table and the Arrow bytes written once from it (st_costs.send_once)
     if isinstance(value, tuple | list):
         return 64 + sum(weigh(v) for v in value)
     if isinstance(value, dict):
@@ -56,9 +58,12 @@ def look() -> tuple[Hashable, ...]:
 
 
 def frozen(value: Any) -> Any:
-    """``value`` with its pandas frames as Arrow tables (in tuples too): what the cache keeps and charts send."""
+    """``value`` with its pandas frames as Arrow tables (in tuples too), each written to bytes once for every send:
+    what the cache keeps and charts send."""
     if isinstance(value, pd.DataFrame):
-        return pa.Table.from_pandas(value)
+        value = pa.Table.from_pandas(value)
+    if isinstance(value, pa.Table):
+        return st_costs.send_once(value)
     if isinstance(value, tuple):
         return tuple(frozen(v) for v in value)
     return value
