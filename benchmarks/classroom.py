@@ -429,6 +429,11 @@ def report(title: str, kind: str, alones: tuple[float, float, float], phases: li
           f"earlier: {earlier['explorer response p95']}")
     slowest = sorted(((t, c.page) for c in clients["explorers"] for t in c.rerun_times), reverse=True)[:4]
     print(f"[{full.name}] slowest explorer reruns: " + ", ".join(f"{page} {t:.2f} s" for t, page in slowest))
+    opened = [c.open_s for group in clients.values() for c in group]
+    print(f"[{full.name}] {len(opened)} pages opening together as the class arrives: p50 "
+          f"{percentile(opened, 50):.2f} s, p95 {percentile(opened, 95):.2f} s, max "
+          f"{max(opened, default=float('nan')):.2f} s (explorers: to the end of their first script run; "
+          f"watchers: to their first heading)")
     lost = [c.name for c in clients["students"] if c.lost()]
     waited = sum(c.waited for c in clients["students"])
     started = sum(c.max_step > 0 for c in clients["students"])

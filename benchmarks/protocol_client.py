@@ -48,6 +48,7 @@ class Client:
         self.ws = None
         self.started = 0.0
         self.first_heading_s = float("nan")
+        self.open_s = float("nan")  # how long open() took: to the end of the first script run, or the first heading
         self.steps: list[tuple[float, int]] = []  # (time, step) for every new Step value
         self.max_step, self.went_back, self.waited, self.exceptions = 0, False, False, 0
         self.buttons: dict[str, str] = {}  # label -> widget id
@@ -65,10 +66,11 @@ class Client:
         deadline = time.perf_counter() + timeout_s
         while time.perf_counter() < deadline:
             await self._receive(deadline)
-            if self.finishes and self._finished.is_set():
-                return
-            if not self.finishes and self.first_heading_s == self.first_heading_s:
-                return
+            if (self.finishes and self._finished.is_set()) or (
+                not self.finishes and self.first_heading_s == self.first_heading_s
+            ):
+                break
+        self.open_s = time.perf_counter() - self.started
 
     async def _rerun(self, triggers: tuple[str, ...] = ()) -> None:
         msg = BackMsg()
