@@ -196,4 +196,3 @@ def send_backlog() -> int:
         return int(queue.qsize()) if queue is not None else 0
     except (AttributeError, TypeError, ValueError):
         return 0
-
