@@ -22,19 +22,26 @@ PER_ELEMENT = "global.minCachedMessageSize"  # read for every element a page sen
 
 
 @pytest.fixture
-def lock_free(monkeypatch):
-    """Streamlit's own functions while the test runs (not the tests' patched ones), lock-free reads installed, and
-    everything as it was afterwards."""
+def genuine_config(monkeypatch):
+    """Streamlit's own functions while the test runs (not the tests' patched ones), and afterwards everything as it
+    was: the lock-free reads undone if the test installed them (the Arrow writer stays as it is)."""
     for name, function in GENUINE.items():
         monkeypatch.setattr(config, name, function)
+    yield
+    config._on_config_parsed.disconnect(st_costs._forget)
+    for name in NAMES:
+        st_costs._GENUINE.pop(name, None)
+    st_costs._forget()
+
+
+@pytest.fixture
+def lock_free(genuine_config):
+    """Lock-free reads installed, and the options the tests set put back afterwards."""
     saved = {name: config.get_option(name) for name in (PER_ELEMENT, "server.port")}
     assert st_costs.read_config_without_lock(), VERSION
     yield
     for name, value in saved.items():
         config.set_option(name, value)
-    config._on_config_parsed.disconnect(st_costs._forget)
-    st_costs._GENUINE.clear()
-    st_costs._forget()
 
 
 def _every_section() -> set[str]:
@@ -50,22 +57,15 @@ def _in_a_thread(read, timeout_s: float = 10.0):
     return result[0] if result else "waited"
 
 
-def test_the_reads_give_what_streamlits_own_give(monkeypatch):
-    for name, function in GENUINE.items():
-        monkeypatch.setattr(config, name, function)
+def test_the_reads_give_what_streamlits_own_give(genuine_config):
     before = {key: config.get_option(key) for key in config.get_config_options()}
     sections = {section: config.get_options_for_section(section) for section in _every_section()}
     assert st_costs.read_config_without_lock(), VERSION
-    try:
-        assert config.get_option is not GENUINE["get_option"]
-        assert {key: config.get_option(key) for key in before} == before
-        assert {section: config.get_options_for_section(section) for section in sections} == sections
-        assert "theme" in st_costs._current().sections, VERSION  # every script run reads its theme sections
-        assert st_costs.read_config_without_lock()  # twice is once
-    finally:
-        config._on_config_parsed.disconnect(st_costs._forget)
-        st_costs._GENUINE.clear()
-        st_costs._forget()
+    assert config.get_option is not GENUINE["get_option"]
+    assert {key: config.get_option(key) for key in before} == before
+    assert {section: config.get_options_for_section(section) for section in sections} == sections
+    assert "theme" in st_costs._current().sections, VERSION  # every script run reads its theme sections
+    assert st_costs.read_config_without_lock()  # twice is once
 
 
 def test_no_read_waits_while_another_thread_holds_the_config_lock(lock_free):
@@ -102,9 +102,7 @@ def test_an_option_worked_out_on_each_read_is_still_worked_out(lock_free):
     assert config.get_option("browser.serverPort") == 8765  # Streamlit works it out from server.port
 
 
-def test_nothing_is_replaced_while_a_test_patches_streamlits_options(monkeypatch):
-    for name, function in GENUINE.items():
-        monkeypatch.setattr(config, name, function)
+def test_nothing_is_replaced_while_a_test_patches_streamlits_options(genuine_config):
     with patch_config_options({PER_ELEMENT: 1}):
         assert not st_costs.read_config_without_lock()
         assert config.get_option(PER_ELEMENT) == 1
