@@ -205,3 +205,5 @@ def test_the_clocks_fit_together():
     assert services.UNDRIVEN_S >= 40 * pace.OWNER_TICK_S and services.UNDRIVEN_S >= 40 * pace.LESSON_TICK_S
     assert pace.STALL_S >= 8 * pace.WATCH_IDLE_TICK_S and pace.ENDED_S > pace.WATCH_IDLE_TICK_S
     assert pace.HEATMAP_INTERVAL_S >= pace.OWNER_TICK_S and pace.CURVES_INTERVAL_S >= pace.OWNER_TICK_S
+    # the status line's figures but the Step wait for a watcher's next tick or two, never for the watchdog
+    assert pace.WATCH_TICK_S <= pace.FIGURES_INTERVAL_S <= 4 * pace.WATCH_TICK_S < pace.STALL_S

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+import types
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +29,7 @@ def _count_builds(monkeypatch) -> dict[str, int]:
     """Count the live view's builders (heatmaps, curves) as they are called."""
     counts: dict[str, int] = {}
     for module, name in ((heatmaps, "attention_chart"), (heatmaps, "scores_chart"), (curves, "loss_chart"),
-                         (curves, "metric_chart"), (curves, "pattern_chart")):
+                         (curves, "metric_chart"), (curves, "pattern_chart"), (views, "status_metrics")):
         monkeypatch.setattr(module, name, _counted(counts, name, getattr(module, name)))
     return counts
 
@@ -49,7 +50,7 @@ def test_the_watchers_of_one_view_share_its_drawings(monkeypatch) -> None:
     run_store().publish("chan", _paused(_update(1, 5, META)))
     pages = [opened_from_link("pages/training.py", {"watch": "chan"}) for _ in range(3)]
     assert counts == {"attention_chart": 1, "scores_chart": 1, "loss_chart": 1, "metric_chart": 1,
-                      "pattern_chart": 1}, "the second and third watchers built nothing"
+                      "pattern_chart": 1, "status_metrics": 1}, "the second and third watchers built nothing"
     charts = [[(c.proto.spec, c.proto.data.data) for c in at.get("vega_lite_chart")] for at in pages]
     assert len(charts[0]) == 4 and charts[0] == charts[1] == charts[2]  # the same charts (no metric yet)
     loss = pa.ipc.open_stream(charts[0][0][1]).read_all().to_pandas()  # sent as Arrow, read as before
@@ -114,14 +115,14 @@ def test_the_watchers_of_a_vit_share_a_copy_of_its_picture_view(monkeypatch) -> 
     assert figures[0] == figures[1]
 
 
-def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch) -> None:
-    """The status line (step, speed, loss, metric, progress) is laid out once; a refresh sends only the parts whose
-    text changed, not the whole block (a dozen elements per watcher per tick, all through one event loop)."""
+def _status_sends(monkeypatch) -> tuple[list[list[str]], threading.Event]:
+    """Per refresh of a watcher's live view: the view, then what its status line sent; and an event set at the
+    first refresh."""
     from streamlit.delta_generator import DeltaGenerator
 
     monkeypatch.setattr(pace, "WATCH_TICK_S", 0.2)
     monkeypatch.setattr(pace, "WATCH_IDLE_TICK_S", 0.2)
-    sent: list[list[str]] = []  # per refresh: the view, then what its status line sent
+    sent: list[list[str]] = []
     inside = threading.local()
     real_status = views.LiveView.draw_status
 
@@ -154,6 +155,14 @@ def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch
         first.set()
 
     monkeypatch.setattr(views.LiveView, "refresh", refresh)
+    return sent, first
+
+
+def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch) -> None:
+    """The status line (step, speed, loss, metric, progress) is laid out once; a refresh sends only the parts whose
+    text changed, not the whole block (a dozen elements per watcher per tick, all through one event loop)."""
+    monkeypatch.setattr(pace, "FIGURES_INTERVAL_S", 0.0)  # every figure as soon as it changes (paced: next test)
+    sent, first = _status_sends(monkeypatch)
     store = run_store()
     store.publish("status", _update(1, 5, META))
 
@@ -177,6 +186,43 @@ def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch
         assert whole.count("columns") == 1 and len([s for s in whole if s.startswith("metric:")]) == 4, whole
     # Then only what changed: the step, the loss and the progress (the speed and the held-out metric stayed).
     assert sorted(more[1:]) == ["metric:Step", "metric:Train loss", "progress"], more
+
+
+def test_while_the_run_trains_the_step_follows_every_refresh_and_the_other_figures_each_second(monkeypatch) -> None:
+    """A smoothed figure (speed, loss, metric, the progress bar) is redrawn at most every ``FIGURES_INTERVAL_S``
+    while the run trains: each redraw is a message to every watcher and a render in every browser."""
+    clock = [100.0]
+    monkeypatch.setattr(views, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))  # the view's own clock
+    sent, first = _status_sends(monkeypatch)
+    store = run_store()
+    store.publish("paced", _update(1, 5, META))
+    refreshed = threading.Event()
+    real_status = views.LiveView.draw_status
+
+    def draw_status(self) -> None:
+        real_status(self)
+        refreshed.set()
+
+    monkeypatch.setattr(views.LiveView, "draw_status", draw_status)
+
+    def owner() -> None:
+        first.wait(60)
+        for step_from, now in ((6, 100.0 + pace.FIGURES_INTERVAL_S / 2), (11, 100.0 + 2 * pace.FIGURES_INTERVAL_S)):
+            clock[0] = now
+            refreshed.clear()
+            store.publish("paced", _update(step_from, 5))  # a new step, loss and progress
+            refreshed.wait(60)
+        store.end("paced", "released by its owner")
+
+    thread = threading.Thread(target=owner)
+    thread.start()
+    opened_from_link("pages/training.py", {"watch": "paced"})
+    thread.join()
+    assert len(sent) == 3, sent
+    whole, soon, later = sent
+    assert len([s for s in whole if s.startswith("metric:")]) == 4 and "progress" in whole, whole
+    assert soon[1:] == ["metric:Step"], "within the interval only the Step moves"
+    assert sorted(later[1:]) == ["metric:Step", "metric:Train loss", "progress"], "then what changed since"
 
 
 def test_a_shared_drawings_tables_are_written_to_arrow_bytes_once_for_all_watchers() -> None:

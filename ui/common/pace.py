@@ -8,7 +8,10 @@ every timing constant of a run's way from its trainer to a watcher's screen. How
   then redraws and publishes to the watch channel; a trainer process sends news every
   ``explorer.runs.pace.TRAINER_SLICE_S`` (0.1 s), so each tick brings two or three messages. Inside a redraw the
   heatmaps and the curves are drawn anew at most every :data:`HEATMAP_INTERVAL_S` / :data:`CURVES_INTERVAL_S`
-  (the status line follows every tick), and the watcher count every :data:`WATCHER_COUNT_S`.
+  (the status line's Step follows every tick, its other figures and the progress bar at most every
+  :data:`FIGURES_INTERVAL_S`: each redraw is a message to every watcher and a render in every browser, and a
+  smoothed figure redrawn four times a second shows the eye nothing new), and the watcher count every
+  :data:`WATCHER_COUNT_S`.
 - A watcher's page (:mod:`ui.training.watch`) reads the channel every :data:`WATCH_TICK_S` while the run trains
   and every :data:`WATCH_IDLE_TICK_S` while it rests: a step reaches a watcher's screen at most about
   0.1 + 0.25 + 0.5 s after it was trained. Its reads keep it counted (``explorer.runs.pace.WATCHER_TTL_S``).
@@ -27,9 +30,9 @@ every timing constant of a run's way from its trainer to a watcher's screen. How
 
 from __future__ import annotations
 
-__all__ = ["CURVES_INTERVAL_S", "ENDED_S", "HEATMAP_INTERVAL_S", "LESSON_TICK_S", "LINE_POLL_S", "OWNER_TICK_S",
-           "STALL_S", "VIT_INTERVAL_S", "WAKE_S", "WATCHER_COUNT_S", "WATCH_IDLE_TICK_S", "WATCH_TICK_S",
-           "WRITING_TICK_S"]
+__all__ = ["CURVES_INTERVAL_S", "ENDED_S", "FIGURES_INTERVAL_S", "HEATMAP_INTERVAL_S", "LESSON_TICK_S", "LINE_POLL_S",
+           "OWNER_TICK_S", "STALL_S", "VIT_INTERVAL_S", "WAKE_S", "WATCHER_COUNT_S", "WATCH_IDLE_TICK_S",
+           "WATCH_TICK_S", "WRITING_TICK_S"]
 
 OWNER_TICK_S = 0.25  # the owner's page trains (or reads its trainer's news) this long between two redraws
 WATCH_TICK_S = 0.5  # a watcher reads and redraws twice a second while the run trains (its drawings are shared)
@@ -39,7 +42,8 @@ LESSON_TICK_S = 0.2  # a lesson's run trains (or reads its trainer's news) this 
 WRITING_TICK_S = 0.1  # each written token stays on screen at least this long (a tiny model writes faster than eyes)
 WAKE_S = 0.05  # a loop waiting for its next tick without a request signal looks this often for a click
 HEATMAP_INTERVAL_S = 0.5  # while training, the live view's heatmaps are redrawn at most this often
-CURVES_INTERVAL_S = 0.5  # ... and the curves (the status above them follows every redraw)
+CURVES_INTERVAL_S = 1.0  # ... and the curves (and with every redraw of the heatmaps: their step marker moves)
+FIGURES_INTERVAL_S = 1.0  # ... and the status line's figures but the Step (speed, loss, metric, progress bar)
 VIT_INTERVAL_S = 1.5  # ... and the ViT's picture overlays (Plotly: the browser draws them afresh each time)
 WATCHER_COUNT_S = 2.0  # the owner's page redraws how many watch this often
 STALL_S = 10  # seconds without any change on a live page before the watchdog's banner shows

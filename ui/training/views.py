@@ -1,10 +1,10 @@
 """Live Training page: the live view — status, curves, attention heatmaps, head scores, sample predictions.
 
 :class:`LiveView` lays out ``st.empty`` placeholders once per script run and redraws them in place while the
-run trains, so a refresh costs only what changed: the status line's metrics whose text changed and the curves
-every tick; the heatmaps and scores when a new snapshot arrives; the sample predictions after an evaluation.
-Chart keys carry a draw counter, because a chart redrawn unchanged in one script run would otherwise repeat an
-element id. The attention's drawings (heatmaps, head scores, their numbers) come from
+run trains, so a refresh costs only what changed: the Step every tick, the status line's other figures and the
+curves at most every second; the heatmaps and scores when a new snapshot arrives; the sample predictions after an
+evaluation. Chart keys carry a draw counter, because a chart redrawn unchanged in one script run would otherwise
+repeat an element id. The attention's drawings (heatmaps, head scores, their numbers) come from
 :class:`ui.training.attention_view.AttentionView`.
 """
 
@@ -61,6 +61,7 @@ class LiveView(AttentionView):
         self.head_choice: Any = first_screen.BEST
         self._shared = shared
         self._sent: dict[str, Hashable] = {}  # place -> what was last drawn there
+        self._sent_at: dict[str, float] = {}  # place -> when it was last drawn (time.monotonic)
         self._metric_slots: list[Any] = []  # the status line's metrics, one placeholder each (laid out once)
         self.run, self.projector, self.kind, self.pinned_step = source(), projector, kind, pinned_step
         self._draws = 0
@@ -164,9 +165,19 @@ class LiveView(AttentionView):
         """Draw ``build()`` (the drawing named ``what``) at ``place``, unless that drawing is already there."""
         if self._sent.get(place) == what:
             return
-        value = drawn.shared(self._shared, what, build) if self._shared is not None else build()
-        draw(value)
+        draw(self._built(what, build))
         self._sent[place] = what
+
+    def _built(self, what: tuple[Hashable, ...], build: Callable[[], Any]) -> Any:
+        """``build()``, the drawing named ``what``: made once for every watcher of the channel (see :mod:`drawn`)."""
+        return drawn.shared(self._shared, what, build) if self._shared is not None else build()
+
+    def _status_marks(self) -> tuple[Hashable, ...]:
+        """What the status line's figures are made from: the run's status, step, speed and time left, every lane's
+        rows (its losses and evaluations)."""
+        run = self.run
+        rows = tuple(self._lane_marks(i)[0] for i in range(len(run.lanes)))
+        return run.status, run.step, run.total_steps, run.steps_per_second, run.eta_s, rows
 
     def _lane_marks(self, i: int) -> tuple[Hashable, ...]:
         """What lane ``i``'s drawings are made from: its rows, snapshot steps and sample sets so far."""
@@ -179,16 +190,21 @@ class LiveView(AttentionView):
         it shows changed (a watcher's refresh used to send the whole block, a dozen elements, every tick)."""
         run = self.run
         if self.compact:  # one line, read from the back of the room
-            self._show("status", first_screen.status_line(run, status_text(run)), self.status.markdown)
+            said = status_text(run)
+            marks = ("status line", said, *self._status_marks())
+            self._show("status", self._built(marks, lambda: first_screen.status_line(run, said)), self.status.markdown)
         else:
-            metrics = status_metrics(run)
+            metrics = self._built(("status", *self._status_marks()), lambda: tuple(status_metrics(run)))
             if len(self._metric_slots) != len(metrics):  # laid out once per script run (and per lane count)
                 with self.status.container():
                     self._metric_slots = [c.empty() for c in st.columns(len(metrics))]
                 self._sent = {k: v for k, v in self._sent.items() if not k.startswith("metric")}
             for i, (slot, (label, value, help_text)) in enumerate(zip(self._metric_slots, metrics, strict=True)):
                 self._show(
-                    f"metric{i}", (label, value, help_text), lambda m, slot=slot: slot.metric(m[0], m[1], help=m[2])
+                    f"metric{i}",
+                    (label, value, help_text),
+                    lambda m, slot=slot: slot.metric(m[0], m[1], help=m[2]),
+                    every=pace.FIGURES_INTERVAL_S if i else 0.0,  # the Step follows every redraw
                 )
             eta = run.eta_s
             left = (
@@ -200,6 +216,7 @@ class LiveView(AttentionView):
                 "progress",
                 (run.progress, f"{status_text(run)}{left}"),
                 lambda p: self.progress.progress(p[0], text=p[1]),
+                every=pace.FIGURES_INTERVAL_S,
             )
         if run.message:
             self._show(
@@ -208,11 +225,17 @@ class LiveView(AttentionView):
                 lambda m: self.message.error(_("Training stopped: {reason}.").format(reason=localized(m)), icon="⚠️"),
             )
 
-    def _show(self, place: str, what: Hashable, draw: Callable[[Any], object]) -> None:
-        """Draw ``what`` at ``place`` with ``draw``, unless it is already shown there."""
-        if self._sent.get(place) != what:
-            draw(what)
-            self._sent[place] = what
+    def _show(self, place: str, what: Hashable, draw: Callable[[Any], object], every: float = 0.0) -> None:
+        """Draw ``what`` at ``place`` with ``draw``, unless it is already shown there; while the run trains, a place
+        with ``every`` is redrawn at most that often (its figure moves smoothly: a redraw each tick shows nothing
+        new to the eye, and costs the server a message per watcher and every browser a render)."""
+        if self._sent.get(place) == what:
+            return
+        now = time.monotonic()
+        if every and place in self._sent and self.run.status == "running" and now - self._sent_at[place] < every:
+            return
+        draw(what)
+        self._sent[place], self._sent_at[place] = what, now
 
     def draw_curves(self) -> None:
         compact = partial(curves.loss_chart, compact=True), partial(curves.metric_chart, compact=True)
