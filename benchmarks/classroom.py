@@ -61,6 +61,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -345,10 +346,20 @@ def scenario(small: bool, seconds: float, trainer: str = "process", dumps: Path 
             report(title, "small" if small else "normal", (alone, between, after), [watchers, full],
                    result["arrivals"],
                    max(memory), server.logged_exceptions(), teacher.shown_exceptions)
+            _exceptions_said([c for phase in (watchers, full) for group in phase.clients.values() for c in group],
+                             server.tracebacks())
             if stalls is not None:
                 print(f"stall dumps (an explorer rerun waiting {STALL_S:.0f} s): {len(stalls.written)} in "
                       f"{stalls.folder}")
             teacher.close()
+
+
+def _exceptions_said(clients: list[Client], logged: list[str]) -> None:
+    """What the exceptions were, each kind once with how often: those the clients' pages showed, those logged."""
+    for where, texts in (("shown on the clients' pages", [t for c in clients for t in c.exception_texts]),
+                         ("in the server's log", logged)):
+        for text, times in Counter(texts).most_common(5):
+            print(f"  exception {where} ({times}×): {text[:300]}")
 
 
 def _rate(samples: list[tuple[float, int]]) -> float:

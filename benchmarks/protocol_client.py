@@ -51,6 +51,7 @@ class Client:
         self.open_s = float("nan")  # how long open() took: to the end of the first script run, or the first heading
         self.steps: list[tuple[float, int]] = []  # (time, step) for every new Step value
         self.max_step, self.went_back, self.waited, self.exceptions = 0, False, False, 0
+        self.exception_texts: list[str] = []  # each exception the page showed: its type and message
         self.buttons: dict[str, str] = {}  # label -> widget id
         self.rerun_times: list[float] = []
         self._finished = asyncio.Event()
@@ -133,6 +134,7 @@ class Client:
             self.max_step = max(self.max_step, step)
         elif kind == "exception":
             self.exceptions += 1
+            self.exception_texts.append(f"{element.exception.type}: {element.exception.message}")
         elif kind == "button":
             self.buttons[element.button.label] = element.button.id
         elif kind == "alert":
@@ -219,6 +221,17 @@ class ServerProcess:
     def logged_exceptions(self) -> int:
         """Tracebacks in the server's log."""
         return self.log_path.read_text(errors="replace").count("Traceback")
+
+    def tracebacks(self) -> list[str]:
+        """Each traceback in the server's log, in short: where it was raised (its innermost frame) and what."""
+        chunks = self.log_path.read_text(errors="replace").split("Traceback")[1:]
+        said = []
+        for chunk in chunks:
+            lines = [line.strip() for line in chunk.splitlines() if line.strip()]
+            last = max((i for i, line in enumerate(lines) if line.startswith('File "')), default=-1)
+            after = [line for line in lines[last + 2:] if not line.startswith(("^", "~"))]  # past its code line
+            said.append(f"{lines[last] if last >= 0 else '?'} -> {after[0] if after else '?'}")
+        return said
 
     def __exit__(self, *exc) -> None:
         self.proc.terminate()

@@ -28,6 +28,7 @@ the fused kernel keeps no ``(B, H, T, S)`` weights and so needs less (10-30% les
 from __future__ import annotations
 
 import copy
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -288,6 +289,7 @@ def build_preset(name: str) -> nn.Module:
         return preset.factory(preset.config)
 
 
+@functools.cache  # a preset is a constant: its count is worked out once per process
 def preset_parameter_count(name: str) -> int:
     """Exact parameter count of a preset (tied weights once)."""
     return count_parameters(build_preset(name))
@@ -314,8 +316,10 @@ def preset_info(name: str) -> dict[str, Any]:
     }
 
 
-def estimate_preset(name: str, *, batch_size: int, seq_len: int | None = None) -> StepEstimate:
-    """:func:`estimate_training_step` for a preset, counting the preset's own parameters."""
+def estimate_preset(name: str, *, batch_size: int, seq_len: int | None = None,
+                    model: nn.Module | None = None) -> StepEstimate:
+    """:func:`estimate_training_step` for a preset, counting the preset's own parameters (of ``model``, its
+    :func:`build_preset` module when the caller has one already: building a large preset takes a while)."""
     preset = _preset(name)
     return estimate_training_step(preset.config, kind=preset.kind, batch_size=batch_size, seq_len=seq_len,
-                                  model=build_preset(name))
+                                  model=model if model is not None else build_preset(name))

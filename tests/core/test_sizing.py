@@ -210,6 +210,23 @@ def test_gpt2_small_step_is_within_15_percent_of_6n():
     assert estimate.params == PUBLISHED["GPT-2 small"] and estimate.tokens_per_step == 1024
 
 
+def test_a_preset_built_once_serves_its_estimate_and_its_count_is_worked_out_once(monkeypatch):
+    """The Model Builder builds each famous model once per batch size (its breakdown and its estimate share the
+    module) and counts its parameters once per process: GPT-2 XL's 48 blocks take a while on the meta device."""
+    from transformer_core import sizing
+
+    model = build_preset("BERT-base")
+    expected = estimate_preset("BERT-base", batch_size=4)
+    preset_parameter_count("BERT-base")
+
+    def refused(name: str):
+        raise AssertionError(f"{name} built again")
+
+    monkeypatch.setattr(sizing, "build_preset", refused)
+    assert estimate_preset("BERT-base", batch_size=4, model=model) == expected
+    assert preset_parameter_count("BERT-base") == PUBLISHED["BERT-base"]
+
+
 def test_memory_parts_add_up_and_activations_grow_with_the_batch():
     small = estimate_training_step(SMALL, kind="decoder", batch_size=4, seq_len=8)
     large = estimate_training_step(SMALL, kind="decoder", batch_size=8, seq_len=8)

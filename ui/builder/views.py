@@ -104,7 +104,8 @@ def sizes(settings: BuilderSettings) -> tuple[dict[str, int], StepEstimate]:
 @st.cache_data(show_spinner=False)
 def preset_sizes(name: str, batch_size: int) -> tuple[dict, dict[str, int], StepEstimate]:
     """A famous model's summary, parameter breakdown and step estimate at ``batch_size``."""
-    return preset_info(name), parameter_breakdown(build_preset(name)), estimate_preset(name, batch_size=batch_size)
+    model = build_preset(name)  # once, on the meta device: GPT-2 XL's 48 blocks take a while to build
+    return preset_info(name), parameter_breakdown(model), estimate_preset(name, batch_size=batch_size, model=model)
 
 
 @st.cache_data(ttl=600, show_spinner=False)
