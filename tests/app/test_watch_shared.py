@@ -7,6 +7,7 @@ import dataclasses
 import threading
 import time
 import types
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -158,6 +159,14 @@ def _status_sends(monkeypatch) -> tuple[list[list[str]], threading.Event]:
     return sent, first
 
 
+def _watch_while(owner: Callable[[], None], channel: str) -> None:
+    """Watch ``channel`` on Live Training while ``owner`` publishes to it (and ends it) from another thread."""
+    thread = threading.Thread(target=owner)
+    thread.start()
+    opened_from_link("pages/training.py", {"watch": channel})
+    thread.join()
+
+
 def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch) -> None:
     """The status line (step, speed, loss, metric, progress) is laid out once; a refresh sends only the parts whose
     text changed, not the whole block (a dozen elements per watcher per tick, all through one event loop)."""
@@ -175,10 +184,7 @@ def test_a_watchers_refresh_sends_only_the_status_parts_that_changed(monkeypatch
         time.sleep(1.0)
         store.end("status", "released by its owner")
 
-    thread = threading.Thread(target=owner)
-    thread.start()
-    opened_from_link("pages/training.py", {"watch": "status"})
-    thread.join()
+    _watch_while(owner, "status")
     assert len(sent) == 3, sent
     first, more, paused = sent  # each starts with the view that drew it
     assert first[0] == more[0] != paused[0], "a pause reruns the page: a new script run, a new view"
@@ -206,10 +212,7 @@ def test_while_the_run_trains_the_step_follows_every_refresh_and_the_other_figur
             first.wait(60)
         store.end("paced", "released by its owner")
 
-    thread = threading.Thread(target=owner)
-    thread.start()
-    opened_from_link("pages/training.py", {"watch": "paced"})
-    thread.join()
+    _watch_while(owner, "paced")
     assert len(sent) == 3, sent
     whole, soon, later = sent
     assert len([s for s in whole if s.startswith("metric:")]) == 4 and "progress" in whole, whole
