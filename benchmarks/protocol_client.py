@@ -220,7 +220,7 @@ class ServerProcess:
 
     def logged_exceptions(self) -> int:
         """Tracebacks in the server's log."""
-        return self.log_path.read_text(errors="replace").count("Traceback")
+        return len(self.tracebacks())
 
     def tracebacks(self) -> list[str]:
         """Each traceback in the server's log, in short: where it was raised (its innermost frame) and what."""
