@@ -228,3 +228,20 @@ def test_a_shared_drawings_tables_are_written_to_arrow_bytes_once_for_all_watche
     table, spec = drawn.frozen((pd.DataFrame({"step": [1, 2], "loss": [0.5, 0.4]}), {"mark": "line"}))
     assert isinstance(table, pa.Table) and spec == {"mark": "line"}
     assert id(table) in st_costs._ARROW  # every watcher's chart sends the same bytes (tests/app/test_st_costs.py)
+
+
+def test_with_two_lanes_the_step_and_speed_have_a_row_above_each_lanes_figures() -> None:
+    """Six metrics in one row cut "454 / 2,000" short at 1024 pixels: the step (wide) and the speed go above."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        from ui.training.views import _metric_places
+
+        for i, slot in enumerate(_metric_places(6)):
+            slot.metric(f"m{i}", i)
+
+    at = AppTest.from_function(script).run()
+    rows = [[[m.label for m in column.get("metric")] for column in row.children.values()]
+            for row in at.main.children.values()]
+    assert rows == [[["m0"], ["m1"], []], [["m2"], ["m3"], ["m4"], ["m5"]]]
+    assert at.columns[0].weight == 2 * at.columns[1].weight  # the step's column is the wide one

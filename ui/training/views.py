@@ -197,7 +197,7 @@ class LiveView(AttentionView):
             metrics = self._built(("status", *self._status_marks()), lambda: tuple(status_metrics(run)))
             if len(self._metric_slots) != len(metrics):  # laid out once per script run (and per lane count)
                 with self.status.container():
-                    self._metric_slots = [c.empty() for c in st.columns(len(metrics))]
+                    self._metric_slots = _metric_places(len(metrics))
                 self._sent = {k: v for k, v in self._sent.items() if not k.startswith("metric")}
             for i, (slot, (label, value, help_text)) in enumerate(zip(self._metric_slots, metrics, strict=True)):
                 self._show(
@@ -288,3 +288,11 @@ class LiveView(AttentionView):
             )
             shown[lane] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
         return shown[lane][1]
+
+
+def _metric_places(count: int) -> list[Any]:
+    """A placeholder per status metric: one row of up to four; with more (two lanes: six), the step and the speed on
+    a row of their own above each lane's loss and metric, so that "454 / 2,000" is not cut short at 1024 pixels."""
+    if count <= 4:
+        return [c.empty() for c in st.columns(count)]
+    return [c.empty() for c in st.columns([2, 1, 1])[:2]] + [c.empty() for c in st.columns(count - 2)]
