@@ -42,6 +42,27 @@ def test_the_log_range_covers_the_data_with_room_and_holds_still_while_the_loss_
     assert curves._log_domain(pd.Series([2.30, 0.41]))["domain"] == [lo, hi]
 
 
+@pytest.mark.parametrize(("domain", "most", "ticks"), [
+    ((0.0562, 3.16), 6, [0.1, 0.2, 0.5, 1.0, 2.0]),  # 1-2-5 where 1-2-3-5-7 would give nine lines
+    ((0.0562, 3.16), 3, [0.1, 1.0]),
+    ((1.78, 5.62), 6, [2.0, 3.0, 5.0]),  # half a decade still has three lines
+    ((1e-9, 10.0), 6, [1e-9, 1e-7, 1e-5, 1e-3, 0.1, 10.0]),  # every second decade
+])
+def test_the_log_axis_draws_a_few_round_grid_lines_not_one_per_digit(domain, most, ticks):
+    assert curves._log_ticks(domain, most) == {"values": ticks}
+
+
+def test_the_loss_charts_axis_ticks_lie_in_its_range_and_the_short_chart_has_fewer():
+    run = trained_run("reverse", seq_len=5, eval_size=16).frame()
+    for compact, most in ((False, curves.LOG_TICKS), (True, curves.LOG_TICKS_COMPACT)):
+        _, spec = curves.loss_chart(run, None, compact=compact)
+        y = next(layer["encoding"]["y"] for layer in spec["layer"] if "y" in layer.get("encoding", {})
+                 and layer["encoding"]["y"].get("field") == "loss")
+        lo, hi = y["scale"]["domain"]
+        assert 2 <= len(y["axis"]["values"]) <= most
+        assert all(lo <= tick <= hi for tick in y["axis"]["values"])
+
+
 def test_the_linear_range_covers_the_data_with_room_and_holds_still_while_it_moves_a_little():
     lo, hi = curves._linear_domain([0.93, 2.41, 0.75])["domain"]
     spread = 2.41 - 0.75

@@ -36,6 +36,8 @@ MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
 CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
 COMPACT_TITLE_CHARS = 40  # characters per title line of a first-screen curve (half the projector's width)
 AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a screen and on a projector
+LOG_TICKS = 6  # the most ticks (and grid lines) on the loss's log axis
+LOG_TICKS_COMPACT = 3  # ... on the first screen's short loss chart
 MARKER_COLOUR = "#6B7280"  # the dotted line at the step the heatmaps show
 TARGET_COLOUR = "#009E73"  # Okabe-Ito bluish green: the metric's target
 Chart = tuple[pa.Table, dict[str, Any]]  # (data, Vega-Lite spec) for st.vega_lite_chart
@@ -161,8 +163,8 @@ def loss_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> C
             "field": "loss",
             "type": "quantitative",
             "title": None,
-            "scale": _log_domain(data["loss"]),
-            "axis": {"format": "~g"},
+            "scale": (scale := _log_domain(data["loss"])),
+            "axis": {"format": "~g", **_log_ticks(scale.get("domain"), LOG_TICKS_COMPACT if compact else LOG_TICKS)},
         },
         "strokeDash": {
             "field": "curve",
@@ -195,6 +197,23 @@ def _log_domain(values: Sequence[float]) -> dict[str, Any]:
         return {"type": "log", "nice": False}
     lo, hi = np.log10(float(min(values)) / 1.15), np.log10(float(max(values)) * 1.15)
     return {"type": "log", "domain": [10 ** (math.floor(4 * lo) / 4), 10 ** (math.ceil(4 * hi) / 4)], "nice": False}
+
+
+def _log_ticks(domain: Sequence[float] | None, most: int) -> dict[str, Any]:
+    """The loss axis's ticks (and so its grid lines) on a log ``domain``: Vega draws one at every 1–9 × 10^k, a
+    hatching of lines, for a few labels. These are the finest of 1-2-3-5-7, 1-2-5, 1-3 and 1 per decade (then every
+    second, third, ... decade) that gives at most ``most`` ticks."""
+    if domain is None:
+        return {}
+    lo, hi = domain
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mantissas in ((1, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,)):
+        ticks = [float(f"{m}e{k}") for k in range(first, last + 1) for m in mantissas]
+        ticks = [t for t in ticks if lo <= t <= hi]
+        if len(ticks) <= most:
+            return {"values": ticks}
+    every = math.ceil(len(ticks) / most)  # whole decades, ``every``-th of them, the largest kept
+    return {"values": ticks[::-1][::every][::-1]}
 
 
 def _linear_domain(values: list[float]) -> dict[str, Any]:
