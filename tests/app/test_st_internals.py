@@ -168,3 +168,29 @@ def test_the_server_runs_on_uvloop_where_the_requirements_install_it():
     from streamlit.web import bootstrap
 
     assert bootstrap._get_uvloop_loop_factory() is uvloop.new_event_loop, VERSION
+
+
+def _widgets_script():
+    import streamlit as st
+
+    from ui.common import st_internals
+
+    st.session_state["seen"] = sorted(st_internals.labelled_widget_keys())  # the widgets of the last run
+    st.radio("Scale", ["fixed", "stretch"], key="radio", format_func=str.title)
+    st.selectbox("Colours", ["a", "b"], key="select")
+    st.pills("Heads", [1, 2], key="pills", selection_mode="multi")
+    st.slider("Layers", 1, 4, key="slider")
+    st.checkbox("Compare", key="check")
+    st.button("Start", key="button")
+    st.file_uploader("Picture", key="upload")
+    st.radio("Unkeyed", ["x", "y"])
+
+
+def test_the_widgets_whose_browser_value_is_their_label_are_found_by_key():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_widgets_script).run()
+    assert at.session_state["seen"] == []  # nothing drawn before the first run
+    at.run()
+    # Buttons and uploads may not be given a value; sliders and checkboxes keep no label
+    assert at.session_state["seen"] == ["pills", "radio", "select"], VERSION

@@ -1,6 +1,7 @@
 """A class in its own language, in the browser: a browser set to German, Spanish or Chinese opens the app in that
 language; the teacher's class link carries it, and a student whose browser is English follows the link into the
-teacher's language; the student may still pick another in the sidebar, and a reload keeps that choice."""
+teacher's language; the student may still pick another in the sidebar, and a reload keeps that choice; a choice
+made before the language changes stays chosen, shown in the new language, and a later click keeps it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from playwright.sync_api import expect
 
 from explorer.i18n import _, get, using_language
 from tests.e2e.conftest import APP_RUN_TIMEOUT_MS, assert_no_exception, wait_for_app
+from ui.common.charts import ATTENTION_SCALES
 
 pytestmark = pytest.mark.browser
 
@@ -74,3 +76,22 @@ def test_the_browsers_language_opens_the_app_and_a_class_link_keeps_it(browser, 
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_choice_stays_chosen_when_the_language_changes(page):
+    page.goto("/attention")
+    wait_for_app(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text(ATTENTION_SCALES["stretch"], exact=True).click()
+    wait_for_app(page)
+    sidebar.get_by_role("combobox", name="🌐 Language").click()
+    page.get_by_role("option", name=get("de").name).click()
+    wait_for_app(page)
+    # The browser keeps a radio's choice as its label: the English one is among none of the German labels.
+    stretch = sidebar.get_by_role("radio", name=tr("de", ATTENTION_SCALES["stretch"]))
+    expect(stretch).to_be_checked()
+    sidebar.get_by_text("SVG", exact=True).click()  # any click sends every choice back to the server
+    wait_for_app(page)
+    expect(sidebar.get_by_role("radio", name="SVG")).to_be_checked()
+    expect(stretch).to_be_checked()
+    assert_no_exception(page)

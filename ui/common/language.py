@@ -14,10 +14,11 @@ import json
 import streamlit as st
 
 from explorer.i18n import LANGUAGES, SOURCE, _, get, match, set_language_source
-from ui.common.st_internals import session_id
+from ui.common.st_internals import labelled_widget_keys, session_id
 
 LANGUAGE = "app.language"  # str: the session's language code ("en", "de", "es", "zh-CN"); the picker's key
 _LINKED = "app.language_link"  # str: the last ``lang=`` text applied, so that a link is applied once
+_SHOWN = "app.language_shown"  # str: the language the last run drew its widgets in
 LANG_PARAM = "lang"  # the query parameter every link the app makes carries
 
 
@@ -56,7 +57,19 @@ def apply_language() -> str:
     if link is None and code != browser_language():  # a page change dropped the address's lang=: put it back
         st.session_state[_LINKED] = code
         st.query_params[LANG_PARAM] = code
+    if st.session_state.get(_SHOWN, code) != code:
+        _resend_choices()
+    st.session_state[_SHOWN] = code
     return code
+
+
+def _resend_choices() -> None:
+    """Send every choice on the page to the browser again, in its new language: a radio or select box keeps the
+    label of its option in the browser, and a label the browser cannot find among the translated ones shows as no
+    choice at all, then falls back to the default at the next click (``ui.common.st_internals``)."""
+    for key in labelled_widget_keys():
+        if key != LANGUAGE and key in st.session_state:
+            st.session_state[key] = st.session_state[key]  # a value set this run is sent with its new label
 
 
 def _picked() -> None:

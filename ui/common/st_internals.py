@@ -26,6 +26,12 @@ Streamlit itself makes at every message a script sends and every read of ``st.se
 (``ScriptRequests.request_rerun`` / ``request_stop``), so a class of waiting pages wakes only when it has
 something to do instead of polling.
 
+When the session's language changes, the choices on the page must be sent to the browser again
+(:func:`labelled_widget_keys`): a radio's or a select box's browser-side value is the *label* of its option, so
+after the labels are translated the browser finds its old label among none of the new ones, shows nothing chosen
+and, at the next click, sends the old label, which Streamlit answers with the widget's default. Which keyed widgets
+hold such a value is in their metadata (``WidgetMetadata.value_type``).
+
 Each function says "nothing known" (``False`` / ``0``) where the private state is missing, which only makes
 the loop less responsive, never wrong; ``tests/app/test_st_internals.py`` fails, naming the Streamlit
 version, if an upgrade moves any of it.
@@ -45,10 +51,14 @@ from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, Stop
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-__all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "leave_pages_directory", "logger",
+__all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "labelled_widget_keys",
+           "leave_pages_directory", "logger",
            "network_url", "request_signal", "runs_pages_directory", "send_backlog", "session_connected",
            "session_id", "streamlit_version", "yield_to_streamlit"]
 
+# The browser-side values that are the text a widget shows: a radio's, select box's, select slider's, pills' or
+# multiselect's chosen labels (and a text box's text, which re-sending leaves as it is)
+LABEL_VALUE_TYPES = frozenset({"string_value", "string_array_value"})
 SEND_QUEUE_LIMIT = 500  # Streamlit's WEBSOCKET_MAX_SEND_QUEUE_SIZE: one message more and the session is dropped
 # ScriptRequests' methods through which a click (a rerun) or a closed tab (a stop) reaches a running script; the
 # first two must exist (the batch, for several widget changes at once, is newer)
@@ -98,6 +108,20 @@ def session_id() -> str | None:
     """This browser session's id (public through the script-run context), or ``None`` outside a script run."""
     ctx = get_script_run_ctx(suppress_warning=True)
     return getattr(ctx, "session_id", None)
+
+
+def labelled_widget_keys() -> list[str]:
+    """The keys of this session's keyed widgets whose browser-side value is the label they show (empty when
+    unknown). Reads ``SessionState._key_id_mapper`` (key → widget id) and the widgets' metadata
+    (``_new_widget_state.widget_metadata``), which Streamlit keeps from the last run for every widget it drew."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    state = getattr(getattr(ctx, "session_state", None), "_state", None)
+    mapping = getattr(getattr(state, "_key_id_mapper", None), "_key_id_mapping", None)
+    metadata = getattr(getattr(state, "_new_widget_state", None), "widget_metadata", None)
+    if not isinstance(mapping, dict) or not isinstance(metadata, dict):
+        return []
+    return [key for key, widget_id in mapping.items()
+            if getattr(metadata.get(widget_id), "value_type", None) in LABEL_VALUE_TYPES]
 
 
 def click_pending() -> bool:
