@@ -4,6 +4,7 @@ whenever the spec changes, so the step marker travels in the data and the y rang
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -89,3 +90,16 @@ def test_the_first_screens_short_curves_keep_their_titles_to_one_line_in_every_l
             titles = [build(run, 3, compact=True)[1]["title"]["text"]
                       for build in (curves.loss_chart, curves.metric_chart)]
         assert all(len(lines) == 1 for lines in titles), (lang.code, titles)
+
+
+def test_the_head_scores_keep_their_heads_and_layers_in_number_order_and_name_their_colours():
+    snap = SimpleNamespace(scores={"cross:anti_diagonal": np.linspace(0, 1, 12 * 11).reshape(11, 12)}, step=5)
+    rows, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross")
+    x, y = spec["layer"][0]["encoding"]["x"], spec["layer"][0]["encoding"]["y"]
+    assert x["sort"] == [f"head {n}" for n in range(1, 13)]  # "head 10" after "head 9", not after "head 1"
+    assert y["sort"] == [f"layer {n}" for n in range(1, 12)]
+    assert set(rows["head"]) == set(x["sort"]) and set(rows["layer"]) == set(y["sort"])
+    with using_language("de"):
+        _, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Kreuz")
+    assert spec["layer"][0]["encoding"]["color"]["title"] == "Wert"
+    assert spec["layer"][0]["encoding"]["x"]["sort"][0] != "head 1"  # the heads are named in the page's language

@@ -298,16 +298,19 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
     z = snap.scores[key]
     layers, heads = z.shape
     layer, head = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
+    layer_names = [_("layer {n}").format(n=i + 1) for i in range(layers)]
+    head_names = [_("head {n}").format(n=j + 1) for j in range(heads)]
     data = pd.DataFrame(
         {
-            "layer": [_("layer {n}").format(n=i + 1) for i in layer.ravel()],
-            "head": [_("head {n}").format(n=j + 1) for j in head.ravel()],
+            "layer": [layer_names[i] for i in layer.ravel()],
+            "head": [head_names[j] for j in head.ravel()],
             "score": np.round(z.ravel(), 2),
         }
     )
+    # In number order: Vega sorts the names as text, which puts "head 10" before "head 2"
     encoding = {
-        "x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}},
-        "y": {"field": "layer", "type": "ordinal", "title": None},
+        "x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}, "sort": head_names},
+        "y": {"field": "layer", "type": "ordinal", "title": None, "sort": layer_names},
     }
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if colorscale() in ("Blues", "Greys") else ("black", "white")
@@ -328,7 +331,7 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
                 "mark": "rect",
                 "encoding": {
                     **encoding,
-                    "color": {"field": "score", "type": "quantitative", "scale": _colours([0, 1])},
+                    "color": {"field": "score", "type": "quantitative", "scale": _colours([0, 1]), "title": _("score")},
                 },
             },
             {
