@@ -47,6 +47,11 @@ class LabInput:
         """True when nothing is left to show."""
         return not self.tokens
 
+    @property
+    def real_count(self) -> int:
+        """How many of :attr:`tokens` are the input's own (padding left out)."""
+        return len(self.tokens) if self.valid is None else sum(self.valid)
+
     def notices(self) -> list[str]:
         """Friendly sentences about dropped characters and cut inputs (empty when nothing changed)."""
         out = []
@@ -58,9 +63,10 @@ class LabInput:
             else:
                 out.append(_("Dropped characters this vocabulary does not contain: {shown}.").format(shown=shown))
         if self.original_length is not None:
+            kept = self.real_count
             out.append(ngettext("The input has {total} tokens; only the first {n} is used.",
                                 "The input has {total} tokens; only the first {n} are used.",
-                                len(self.tokens)).format(total=num(self.original_length), n=num(len(self.tokens))))
+                                kept).format(total=num(self.original_length), n=num(kept)))
         return out
 
 

@@ -68,6 +68,13 @@ def test_padding() -> None:
     assert lab.valid == (True,) * 3 + (False,) * 5
 
 
+def test_a_cut_input_padded_for_the_padding_mask_counts_only_its_own_tokens() -> None:
+    lab = tokenize(" ".join(["word"] * 105))
+    padded = pad_input(lab, padded_length(len(lab.tokens)))
+    assert len(padded.tokens) > MAX_TOKENS and padded.real_count == lab.real_count == MAX_TOKENS
+    assert padded.notices() == lab.notices() and f"only the first {MAX_TOKENS} are used" in padded.notices()[0]
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="Input kind"):
         tokenize("x", "music")
