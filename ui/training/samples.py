@@ -18,6 +18,7 @@ from html import escape
 from explorer.i18n import _, num
 from transformer_core.families import family as model_family
 from transformer_core.tasks import Sample
+from ui.training.remarks import remark_text, sample_input_text
 
 WRONG = "background:#FAD4C0;color:#8A2C00;border-radius:2px"  # light vermillion: a wrong character or answer (6.2:1)
 RIGHT = "background:#D4F2E4;color:#00573D;border-radius:2px"  # light bluish green: a correct answer (7.3:1)
@@ -60,7 +61,8 @@ def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> s
     head = "".join(f'<th style="{HEAD}">{escape(h)}</th>' for h in (_("input"), _("expected"), _("predicted"), ""))
     rows = []
     for s in samples:
-        cells = (escape(_cut(s.input)), escape(_cut(s.target)), _prediction_cell(s, family), escape(s.detail))
+        cells = (escape(_cut(sample_input_text(s.input))), escape(_cut(s.target)), _prediction_cell(s, family),
+                 escape(remark_text(s.detail)))
         styles = (INPUT, CELL, CELL, CELL)
         rows.append(
             "<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True)) + "</tr>"

@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from explorer.i18n import _, num
+from explorer.i18n import _, language, num
 from explorer.i18n.message import localized
 from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
@@ -29,7 +29,7 @@ from ui.training.samples import samples_html
 from ui.training.status import KIND, status_metrics, status_text
 
 PIN = "live.pin"  # step chosen on the time-lapse slider; None follows the latest snapshot
-SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step), html): sample tables already made
+SAMPLES_SHOWN = "live.samples"  # dict lane -> ((sample set id, step, language), html): sample tables already made
 
 
 class LiveView(AttentionView):
@@ -280,13 +280,14 @@ class LiveView(AttentionView):
 
     def _samples_table(self, shown: dict, lane: int, latest: SampleSet) -> str:
         """Lane ``lane``'s sample table, made once per sample set in this session (see :data:`SAMPLES_SHOWN`)."""
-        if shown.get(lane, (None, ""))[0] != (id(latest), latest.step):
+        made_of = (id(latest), latest.step, language())  # a language switch makes it anew
+        if shown.get(lane, (None, ""))[0] != made_of:
             caption = _("Sample predictions{config} · step {step}{sampling}").format(
                 config=charts.short_label(self.run, lane),
                 step=num(latest.step),
                 sampling=text.caption_shown(latest.caption),
             )
-            shown[lane] = ((id(latest), latest.step), samples_html(latest.items, self.run.task.family, caption))
+            shown[lane] = (made_of, samples_html(latest.items, self.run.task.family, caption))
         return shown[lane][1]
 
 
