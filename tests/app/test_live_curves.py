@@ -11,7 +11,10 @@ import pandas as pd
 import pytest
 
 from explorer.i18n import LANGUAGES, using_language
+from explorer.runs.live import LiveRun, RunSpec
 from tests.app.test_live_heatmaps import trained_run
+from transformer_core.tasks import get_task
+from transformer_core.training import default_train_config
 from ui.training import curves, heatmaps
 
 BUILDERS = (curves.loss_chart, curves.metric_chart, curves.pattern_chart)
@@ -103,3 +106,20 @@ def test_the_head_scores_keep_their_heads_and_layers_in_number_order_and_name_th
         _, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Kreuz")
     assert spec["layer"][0]["encoding"]["color"]["title"] == "Wert"
     assert spec["layer"][0]["encoding"]["x"]["sort"][0] != "head 1"  # the heads are named in the page's language
+
+
+def test_on_a_first_screen_two_lanes_put_their_legend_beside_the_curves_and_wrap_the_title_narrower():
+    task = get_task("reverse", seq_len=5, eval_size=16)
+    config, train = task.default_model_config(), default_train_config(task, steps=4)
+    run = LiveRun(task, [RunSpec("A", config, train), RunSpec("B", config, train)])
+    run.start()
+    while run.status == "running":
+        run.advance(1.0)
+    for build in (curves.loss_chart, curves.metric_chart):
+        _, spec = build(run.frame(), None, compact=True)
+        legend = next(layer["encoding"]["color"]["legend"] for layer in spec["layer"] if "color" in layer["encoding"])
+        assert legend["orient"] == "right"  # a legend row above would take the short chart's height
+        assert all(len(line) <= curves.COMPARE_TITLE_CHARS for line in spec["title"]["text"])
+        _, wide = build(run.frame(), None)
+        assert next(layer["encoding"]["color"]["legend"] for layer in wide["layer"]
+                    if "color" in layer["encoding"])["orient"] == "top"

@@ -35,6 +35,7 @@ from ui.training.charts import LANE_COLOURS, metric_title, pattern_title
 MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
 CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
 COMPACT_TITLE_CHARS = 40  # characters per title line of a first-screen curve (half the projector's width)
+COMPARE_TITLE_CHARS = 30  # ... beside two heatmaps (Compare on), where the curves have a third of the width
 AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a screen and on a projector
 LOG_TICKS = 6  # the most ticks (and grid lines) on the loss's log axis
 LOG_TICKS_COMPACT = 3  # ... on the first screen's short loss chart
@@ -57,9 +58,12 @@ def _lanes(run: RunFrame) -> list[str]:
     return [label.split(" · ")[0] for label in run.labels]
 
 
-def _colour(run: RunFrame) -> dict[str, Any]:
+def _colour(run: RunFrame, compact: bool = False) -> dict[str, Any]:
+    """Each lane's colour; with two lanes a legend above the chart, or beside it on a first screen's short chart,
+    whose few pixels of height a legend row would take from the curves."""
     lanes = _lanes(run)
-    legend = {"title": None, "orient": "top", "direction": "horizontal"} if len(lanes) > 1 else None
+    orient = {"orient": "right", "direction": "vertical"} if compact else {"orient": "top", "direction": "horizontal"}
+    legend = {"title": None, **orient} if len(lanes) > 1 else None
     return {
         "field": "run",
         "type": "nominal",
@@ -78,14 +82,16 @@ def _x(run: RunFrame, compact: bool = False) -> dict[str, Any]:
 
 
 def _chart(
-    data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None, compact: bool = False
+    data: dict[str, list[Any]], title: str, layers: list[dict[str, Any]], marker: int | None, compact: bool = False,
+    lanes: int = 1,
 ) -> Chart:
     """The chart of ``data`` (its columns) and ``layers``, with a dotted line at step ``marker``: one row more in
     the data (``marker`` true), which the data layers leave out, so the spec is the same whatever step it marks.
 
     The rows go straight into an Arrow table, the form Streamlit sends: the curves are rebuilt twice a second on
     every training page, and a pandas frame cost several milliseconds more to build and to convert each time.
-    ``compact`` (the first screen's short curves) keeps the title to one line of a half-wide chart."""
+    ``compact`` (the first screen's short curves) keeps the title to one line of a half-wide chart, or of a third
+    of the width with two ``lanes``."""
     for layer in layers:
         if "data" not in layer:  # a layer with rows of its own (the target line) needs no filter
             layer["transform"] = [{"filter": "!datum.marker"}, *layer.get("transform", [])]
@@ -105,7 +111,7 @@ def _chart(
     size = font_size()
     return pa.table(columns), {
         "title": {
-            "text": title_lines(title, COMPACT_TITLE_CHARS if compact else None),
+            "text": title_lines(title, _title_chars(compact, lanes)),
             "anchor": "start",
             "fontSize": size + 2,
             "color": label_colour(),
@@ -122,6 +128,13 @@ def _chart(
             "legend": {"labelFontSize": size - 1, "symbolStrokeWidth": 3},
         },
     }
+
+
+def _title_chars(compact: bool, lanes: int) -> int | None:
+    """Characters per title line: a first screen's curve is narrower beside two heatmaps than beside one."""
+    if not compact:
+        return None
+    return COMPARE_TITLE_CHARS if lanes > 1 else COMPACT_TITLE_CHARS
 
 
 def waiting_chart(text: str, height: int = CURVE_HEIGHT) -> Chart:
@@ -157,7 +170,7 @@ def loss_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> C
         data["run"] += [lane] * (len(xs) + len(held))
     encoding = {
         "x": _x(run, compact),
-        "color": _colour(run),
+        "color": _colour(run, compact),
         "detail": {"field": "run", "type": "nominal"},
         "y": {
             "field": "loss",
@@ -186,7 +199,7 @@ def loss_chart(run: RunFrame, marker: int | None, *, compact: bool = False) -> C
     ]
     # The title names the two line styles, so no legend takes height from this chart alone.
     title = _("Loss · train · held-out (dots)") if compact else _("Loss · train (thin) · held-out (dots)")
-    return _chart(data, title, layers, marker, compact)
+    return _chart(data, title, layers, marker, compact, len(run.lanes))
 
 
 def _log_domain(values: Sequence[float]) -> dict[str, Any]:
@@ -250,7 +263,7 @@ def metric_chart(run: RunFrame, marker: int | None, *, compact: bool = False) ->
     layers = [
         {
             "mark": {"type": "line", "strokeWidth": 2.5, "point": True},
-            "encoding": {"x": _x(run, compact), "y": y, "color": _colour(run)},
+            "encoding": {"x": _x(run, compact), "y": y, "color": _colour(run, compact)},
         },
         {
             "data": {"values": [{"value": task.metric_target}]},
@@ -260,7 +273,7 @@ def metric_chart(run: RunFrame, marker: int | None, *, compact: bool = False) ->
     ]
     target = percent_text(task.metric_target) if is_percent else num(task.metric_target)
     title = _("{metric} (held-out) · target {target}").format(metric=metric_title(task.metric_name), target=target)
-    return _chart(data, title, layers, marker, compact)
+    return _chart(data, title, layers, marker, compact, len(run.lanes))
 
 
 def pattern_chart(run: RunFrame, marker: int | None) -> Chart:
