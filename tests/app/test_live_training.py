@@ -122,6 +122,17 @@ def test_compare_mode_trains_two_configurations():
     assert len(at.get("vega_lite_chart")) == 3 + 4  # curves; heatmaps and head scores side by side
 
 
+def test_compare_on_a_vision_transformer_starts_b_one_layer_apart_and_says_when_b_is_a():
+    at = live_at(task="vit_shapes", steps="4")
+    assert not any("same as A" in i.value for i in at.info)
+    at.toggle(key=tc.COMPARE).set_value(True).run()  # a ViT has no positional encoding for B to change
+    assert_no_exception(at)
+    a, b = (spec.model_config for spec in run_of(at).specs)
+    assert b.n_layers != a.n_layers and not any("same as A" in i.value for i in at.info)
+    at.select_slider(key=tc.B_LAYERS).set_value(a.n_layers).run()  # now B is A again: the page says so
+    assert any("same as A" in i.value for i in at.info)
+
+
 def test_two_sessions_keep_their_own_runs():
     first, second = live_at(seed="1"), live_at(seed="2")
     first.button(key="live.start").click().run()

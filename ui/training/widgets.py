@@ -68,12 +68,30 @@ def on_task_change() -> None:
 
 
 def on_compare_change() -> None:
-    """Comparing starts from configuration A with the positional encoding switched off (or on)."""
-    if st.session_state[COMPARE]:
-        st.session_state[B_LAYERS] = st.session_state[LAYERS]
-        st.session_state[B_HEADS] = st.session_state[HEADS]
-        st.session_state[B_NORM] = st.session_state[NORM]
-        st.session_state[B_POSITIONAL] = "none" if st.session_state[POSITIONAL] != "none" else "sinusoidal"
+    """Comparing starts from configuration A with the positional encoding switched off (or on); where B has no
+    positional encoding of its own to change (a Vision Transformer, a Llama block), with one layer fewer (or more)."""
+    state = st.session_state
+    if state[COMPARE]:
+        state[B_LAYERS] = state[LAYERS]
+        state[B_HEADS] = state[HEADS]
+        state[B_NORM] = state[NORM]
+        state[B_POSITIONAL] = "none" if state[POSITIONAL] != "none" else "sinusoidal"
+        if not _b_has_positions(load_task(state[TASK])):
+            state[B_LAYERS] = state[LAYERS] - 1 if state[LAYERS] > 1 else 2
+
+
+def _b_has_positions(task: Task) -> bool:
+    """Whether configuration B chooses its own positional encoding and norm (not a ViT's, not a Llama block's)."""
+    return not (family(task.family).reads_images or llama_block(task.family))
+
+
+def b_same_as_a(task: Task) -> bool:
+    """Whether configuration B, as its widgets stand, is configuration A: the two lanes would train alike."""
+    state = st.session_state
+    same = state[B_LAYERS] == state[LAYERS] and state[B_HEADS] == state[HEADS]
+    if _b_has_positions(task):
+        same = same and state[B_POSITIONAL] == state[POSITIONAL] and state[B_NORM] == state[NORM]
+    return same
 
 
 def task_picker() -> Task:
@@ -238,7 +256,7 @@ def compare_panel(task: Task) -> None:
                 "when they divide B's heads."
             )
         )
-    elif not family(task.family).reads_images:
+    elif _b_has_positions(task):
         c3.selectbox(
             _("B · positional encoding"),
             POSITIONALS,
@@ -253,3 +271,6 @@ def compare_panel(task: Task) -> None:
             format_func=norm_title,
             help=_("Norm placement of configuration B."),
         )
+    if b_same_as_a(task):
+        st.info(_("Configuration B is the same as A: the two lanes would train alike. Change what B should try."),
+                icon="⚖️")
