@@ -178,7 +178,9 @@ class AttentionView:
         shapes = [s.attention[self.kind].shape for s in snaps]  # (layers, heads, queries, keys) per lane
         rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
         with self.numbers:
-            c_layer, c_head, *c_nums = st.columns([1, 1, *[1] * len(snaps), 3], vertical_alignment="bottom")
+            # A Numbers button per configuration, wide enough for "Numbers · A" whole beside a second one
+            widths = [1, 1, *[1] * len(snaps), 3] if len(snaps) == 1 else [1, 1, 1.6, 1.6, 2.2]
+            c_layer, c_head, *c_nums = st.columns(widths, vertical_alignment="bottom")
             layer, head = (
                 i + 1
                 for i in layer_head_picker(
