@@ -128,6 +128,16 @@ def test_url_param_parsing_rules():
     assert view.format(None) == "" and view.is_default(None)  # a segmented control with nothing picked
 
 
+def test_a_refused_value_names_its_range_and_choices_as_a_person_reads_them():
+    seed = UrlParam("seed", 0, lo=0, hi=2**31 - 1)
+    with pytest.raises(ValueError, match="must be between 0 and 2,147,483,647$"):  # not 2.14748e+09
+        seed.parse("99999999999999999999")
+    with pytest.raises(ValueError, match="must be between 1e-05 and 1$"):
+        UrlParam("lr", 0.003, lo=1e-5, hi=1.0).parse("2")
+    with pytest.raises(ValueError, match="must be one of why, decide$"):  # the empty choice (none) goes unsaid
+        UrlParam("beyond", "", choices=("", "why", "decide")).parse("zzz")
+
+
 def test_present_in_the_url_turns_on_projector_mode():
     at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=60)
     at.query_params.update({"present": "true", "colors": "Rainbow"})

@@ -48,7 +48,8 @@ class UrlParam:
     def _parse_one(self, raw: str, sample: Any) -> Any:
         value = _convert(raw, sample, self.max_chars)
         if self.choices is not None and value not in self.choices:
-            raise ValueError(_("must be one of {choices}").format(choices=", ".join(str(c) for c in self.choices)))
+            shown = ", ".join(str(c) for c in self.choices if c != "")  # an empty choice (none picked) goes unsaid
+            raise ValueError(_("must be one of {choices}").format(choices=shown))
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
         too_low = numeric and self.lo is not None and value < self.lo
         if too_low or (numeric and self.hi is not None and value > self.hi):
@@ -73,8 +74,10 @@ class UrlParam:
 def _number(value: float | None) -> str:
     if value is None:
         return _("any")
+    if float(value).is_integer():
+        return num(value)  # 2147483647 reads "2,147,483,647" in English, not "2.14748e+09"
     text = f"{value:g}"
-    return text if "e" in text else num(value)  # 1e-05 stays as it is; 1000 reads "1,000" in English
+    return text if "e" in text else num(value)  # 1e-05 stays as it is; 0.5 reads "0,5" in German
 
 
 def _convert(raw: str, sample: Any, max_chars: int) -> Any:
