@@ -179,6 +179,10 @@ def test_the_neuron_travels_in_the_link_and_a_bad_one_falls_back_to_the_top_neur
     assert_no_exception(at)
     assert at.number_input(key=av.MLP_NEURON).value == 5
     assert any(m.value.startswith("Neuron **5** of layer 1") for m in at.markdown)
+    assert not any(av.MLP_NEURON in i.value for i in at.info)
     at = app_at(PAGE, query={**VIEW, av.MLP_NEURON: "99999"})  # beyond the layer's 64 neurons
     assert_no_exception(at)
-    assert 0 <= at.session_state[av.MLP_NEURON] < 64
+    top = at.session_state[av.MLP_NEURON]
+    assert 0 <= top < 64
+    assert any(f"{av.MLP_NEURON}='99999' was changed to {top}: this layer's neurons are 0 to 63" in i.value
+               for i in at.info)

@@ -41,6 +41,7 @@ from ui.attention.lab_run import trained_input
 from ui.attention.pretrained import cache_key
 from ui.common import exports
 from ui.common.chart_style import image_format
+from ui.common.urlstate import add_link_notice
 
 PICK = "attn.mlp.pick"  # the top-neuron buttons (a click copies the neuron into MLP_NEURON)
 SCANS = "attn.mlp.scans"  # this session's corpus results for models trained in it, by model
@@ -159,7 +160,10 @@ def _neuron(tops: list[int], width: int) -> int:
     """The chosen neuron: the link's or typed one, else the text's top neuron."""
     chosen = st.session_state.get(MLP_NEURON, -1)
     if not isinstance(chosen, int) or not 0 <= chosen < width:
-        st.session_state[MLP_NEURON] = chosen = tops[0]
+        st.session_state[MLP_NEURON] = tops[0]
+        add_link_notice(MLP_NEURON, _("was changed to {value}: this layer's neurons are 0 to {last}.").format(
+            value=tops[0], last=num(width - 1)))
+        chosen = tops[0]
     return chosen
 
 
