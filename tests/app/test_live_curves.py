@@ -123,3 +123,12 @@ def test_on_a_first_screen_two_lanes_put_their_legend_beside_the_curves_and_wrap
         _, wide = build(run.frame(), None)
         assert next(layer["encoding"]["color"]["legend"] for layer in wide["layer"]
                     if "color" in layer["encoding"])["orient"] == "top"
+
+
+def test_head_scores_write_their_numbers_only_where_the_cells_have_room_for_them():
+    snap = SimpleNamespace(scores={"cross:anti_diagonal": np.linspace(0, 1, 8 * 16).reshape(8, 16)}, step=5)
+    marks = [[layer["mark"] if isinstance(layer["mark"], str) else layer["mark"]["type"] for layer in
+              heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross", lanes=lanes)[1]["layer"]] for lanes in (1, 2)]
+    assert marks == [["rect", "text"], ["rect"]]  # 16 heads across the page fit "0.42"; 32 (Compare on) do not
+    tooltip = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross", lanes=2)[1]["layer"][0]["encoding"]["tooltip"]
+    assert [t["field"] for t in tooltip] == ["layer", "head", "score"]  # the numbers are still there on hover

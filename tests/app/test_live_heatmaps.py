@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -84,3 +85,25 @@ def test_the_running_grid_fits_one_configuration_or_two_side_by_side():
         layers, heads, t, s = snap.attention["decoder"].shape
         assert html.count('<img src="data:image/png') == layers * heads + 1  # the maps and the colour bar
         assert f"{layers} layers × {heads} heads" in html and f"{t} × {s}" in html and f"step {snap.step}" in html
+
+
+def _grid_spec(layers: int, heads: int, lanes: int) -> dict:
+    task = get_task("reverse")
+    config = dataclasses.replace(task.default_model_config(), n_layers=layers, n_heads=heads, d_model=32, d_ff=64)
+    run = LiveRun(task, [RunSpec(name, config, default_train_config(task, steps=2)) for name in "AB"[:lanes]])
+    run.step_once()
+    snap = run.trainers[0].snapshots[-1]
+    return heatmaps.attention_chart(run.frame(), 0, snap, "cross")[1]
+
+
+def test_a_grid_too_narrow_for_its_names_numbers_its_heads_under_one_title_and_drops_token_labels():
+    small = _grid_spec(2, 4, 1)
+    assert small["facet"]["column"]["title"] is None and "head" in small["facet"]["column"]["header"]["labelExpr"]
+    assert small["spec"]["encoding"]["x"]["axis"].get("labels") is not False  # four wide maps: every token named
+    big = _grid_spec(8, 16, 2)  # 16 heads in half the width: maps about 14 pixels wide
+    column, row = big["facet"]["column"], big["facet"]["row"]
+    assert column["title"] == "head" and row["title"] == "layer"
+    assert "head" not in column["header"]["labelExpr"] and "layer" not in row["header"]["labelExpr"]
+    assert "% 2 == 0" in column["header"]["labelExpr"]  # every second number: two digits would touch
+    assert big["spec"]["encoding"]["x"]["axis"]["labels"] is False
+    assert big["spec"]["encoding"]["y"]["axis"]["labels"] is False

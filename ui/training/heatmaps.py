@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +45,8 @@ COLUMN_PX = 940  # the page's main column, in the wide layout and on a 1024-wide
 COLUMN_GAP_PX = 32  # ... and the gap between its two columns when comparing (st.columns gap="medium")
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
+FACET_SPACING_PX = 8  # between two heatmaps of the grid
+HEADER_CHAR_PX = 0.6  # a header character's width, as a share of its font size (bold sans-serif, generous)
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
 
 
@@ -58,10 +61,10 @@ def _axis(labels: Sequence[str] | None, n: int, title: str, cell: int, *, x: boo
 
     ``cell`` is the side of a heatmap along this axis in pixels; x labels turn upright when they do not fit across.
     """
-    if n > MAX_TICK_LABELS:
+    size = max(11, font_size() - 2)
+    if n > MAX_TICK_LABELS or cell < n * size:  # more tokens than a label's height each: they would overlap
         return {"title": title, "labels": False, "ticks": False}
     texts = list(labels) if labels is not None and len(labels) == n else [str(i) for i in range(n)]
-    size = max(11, font_size() - 2)
     upright = not x or cell / n >= size * max(len(t) for t in texts) * 0.6  # the widest label fits across
     return {
         "title": title,
@@ -83,6 +86,21 @@ def _header(name: str) -> dict[str, Any]:
         "labelColor": label_colour(),
         "labelFontWeight": "bold",
     }
+
+
+def _facet(field: str, name: str, word: str, count: int, room: int) -> dict[str, Any]:
+    """The facet ``field`` ("layer" or "head") over ``count`` maps ``room`` pixels wide (or high): each header
+    names its map ("head 2"); where a map is narrower than that (many heads, Compare on), one title (``word``)
+    stands over numbers only, every k-th of them where even the numbers would touch."""
+    size = font_size() + 1
+    if room >= HEADER_CHAR_PX * size * (len(name) - 1):  # "head {n}" less the braces: "head 12"
+        return {"field": field, "type": "ordinal", "title": None, "header": _header(name)}
+    pitch = room + FACET_SPACING_PX
+    every = math.ceil(HEADER_CHAR_PX * size * (len(str(count)) + 1) / pitch)
+    shown = "datum.value" if every == 1 else f"(datum.value - 1) % {every} == 0 ? datum.value : ''"
+    header = {**_header("{n}"), "labelExpr": f"'' + ({shown})", "titleFontSize": size, "titleColor": label_colour(),
+              "titleFontWeight": "normal"}
+    return {"field": field, "type": "ordinal", "title": word, "header": header}
 
 
 def attention_title(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> str:
@@ -142,10 +160,10 @@ def attention_chart(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> Char
     spec = {
         "transform": transform,
         "facet": {
-            "row": {"field": "layer", "type": "ordinal", "title": None, "header": _header(_("layer {n}"))},
-            "column": {"field": "head", "type": "ordinal", "title": None, "header": _header(_("head {n}"))},
+            "row": _facet("layer", _("layer {n}"), names["layer"], layers, cell_h),
+            "column": _facet("head", _("head {n}"), names["head"], heads, cell),
         },
-        "spacing": 8,
+        "spacing": FACET_SPACING_PX,
         "padding": {"left": 8, "top": 4, "right": 4, "bottom": 4},  # room for the rotated "layer" headers
         "spec": {
             "width": cell,
@@ -271,6 +289,7 @@ def head_picture(
     return grid_html(one, lay, label=label)
 
 
+SCORE_TEXT_HEADS = 16  # heads across the page whose cells still fit their score written out ("0.42")
 SCORE_ROW_PX = 40  # height of one layer's row in the scores chart: labels at the projector's size never overlap
 
 
@@ -289,11 +308,13 @@ def scores_of_kind(snap: Snapshot, kind: str) -> str | None:
     return next((key for key in snap.scores if key.split(":")[0] == kind), None)
 
 
-def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False) -> Chart:
+def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False, lanes: int = 1) -> Chart:
     """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it.
 
     ``live`` (while training) leaves the step out of the title, which the heading above the heatmaps names: the
     spec then stays the same from one snapshot to the next, and the browser only swaps the chart's rows.
+    Each cell writes its score while the chart has room for it: :data:`SCORE_TEXT_HEADS` heads across the page,
+    shared by ``lanes`` charts side by side; more heads show the colours alone (the tooltip still says each).
     """
     z = snap.scores[key]
     layers, heads = z.shape
@@ -314,6 +335,19 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
     }
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
     light_high = ("white", "black") if colorscale() in ("Blues", "Greys") else ("black", "white")
+    score = {"field": "score", "type": "quantitative", "title": _("score")}
+    tooltip = [{"field": "layer", "title": _("layer")}, {"field": "head", "title": _("head")},
+               {**score, "format": ".2f"}]
+    colour = {**score, "scale": _colours([0, 1])}
+    cells = {"mark": "rect", "encoding": {**encoding, "color": colour, "tooltip": tooltip}}
+    written = {
+        "mark": {"type": "text", "fontSize": font_size()},
+        "encoding": {
+            **encoding,
+            "text": {**score, "format": ".2f"},
+            "color": {"condition": {"test": "datum.score > 0.6", "value": light_high[0]}, "value": light_high[1]},
+        },
+    }
     spec = {
         "title": {
             "text": title_lines(
@@ -326,25 +360,6 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
             "limit": 0,
         },
         "height": SCORE_ROW_PX * layers,
-        "layer": [
-            {
-                "mark": "rect",
-                "encoding": {
-                    **encoding,
-                    "color": {"field": "score", "type": "quantitative", "scale": _colours([0, 1]), "title": _("score")},
-                },
-            },
-            {
-                "mark": {"type": "text", "fontSize": font_size()},
-                "encoding": {
-                    **encoding,
-                    "text": {"field": "score", "type": "quantitative", "format": ".2f"},
-                    "color": {
-                        "condition": {"test": "datum.score > 0.6", "value": light_high[0]},
-                        "value": light_high[1],
-                    },
-                },
-            },
-        ],
+        "layer": [cells, written] if heads * lanes <= SCORE_TEXT_HEADS else [cells],
     }
     return data, spec
