@@ -29,6 +29,7 @@ GAP = 8  # pixels between two panels
 BAR_W = 14  # width of the colour bar
 BAR_STEPS = 256  # colours in the colour bar
 HEADER_GROWTH = 3  # "head j" and "layer i" are this many pixels larger than the token labels
+MIN_HEADER_FONT = 9  # the smallest "head j" header; panels too small for it are numbered under one title
 CHAR_W = 0.62  # width of a character, in font sizes (DejaVu Sans and Source Sans are narrower on average)
 
 
@@ -50,23 +51,43 @@ class GridLayout:
     first_head: int = 0  # ...and the 0-based head of the first column
 
     @property
+    def numbered(self) -> bool:
+        """Whether the panels are too small for "head j" / "layer i" even at the smallest header size: then a
+        title ("head", "layer") stands once over the rows' and columns' numbers alone."""
+        longest = max(len(_head(self.first_head + self.heads)), len(_layer(self.first_layer + self.layers)))
+        return (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest) < MIN_HEADER_FONT
+
+    @property
     def header_font(self) -> int:
         """The bold "head j" / "layer i" size: as large as allowed, smaller where it would not fit a panel."""
+        if self.numbered:
+            return self.font
         longest = max(len(_head(self.first_head + self.heads)), len(_layer(self.first_layer + self.layers)))
         fits = (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest)  # it may reach into the gaps
-        return int(max(9, min(self.font + HEADER_GROWTH, fits)))
+        return int(max(MIN_HEADER_FONT, min(self.font + HEADER_GROWTH, fits)))
+
+    @property
+    def shown_rows(self) -> tuple[str, ...]:
+        """The query tokens written beside the rows: none where a row of cells is lower than a line of text."""
+        return self.rows if self.rows and self.panel_h / len(self.rows) >= self.font else ()
+
+    @property
+    def shown_cols(self) -> tuple[str, ...]:
+        """The key tokens written under the columns: none where a column of cells is narrower than a line."""
+        return self.cols if self.cols and self.panel_w / len(self.cols) >= self.font else ()
 
     @property
     def left(self) -> int:
         """Room for the "layer i" headers and the query tokens (the first grid column and its gap)."""
-        widest = max((len(r) for r in self.rows), default=0)
+        widest = max((len(r) for r in self.shown_rows), default=0)
         return self.font + HEADER_GROWTH + 10 + (int(widest * CHAR_W * self.font) + 8 if widest else 0)
 
     @property
     def upright(self) -> bool:
         """Whether the key tokens fit across their cells; otherwise they are turned on their side."""
-        widest = max((len(c) for c in self.cols), default=0)
-        return not self.cols or self.panel_w / len(self.cols) >= CHAR_W * self.font * widest
+        cols = self.shown_cols
+        widest = max((len(c) for c in cols), default=0)
+        return not cols or self.panel_w / len(cols) >= CHAR_W * self.font * widest
 
     @property
     def bar(self) -> int:
@@ -120,15 +141,21 @@ def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
                          f"{heads}.")
     rgb = colours(maps, lay.scale, lay.zmin, lay.zmax)  # (L, H, T, S, 3)
     bold = f"font-weight:700;font-size:{lay.header_font}px"
-    cells = ["<div></div>", *(f'<div style="text-align:center;{bold}">{escape(_head(lay.first_head + j + 1))}</div>'
-                              for j in range(heads)), _colour_bar(lay)]
+    head = str if lay.numbered else _head
+    cells = []
+    if lay.numbered:  # one title over the numbered columns, one over the numbered rows
+        cells += [f'<div style="{bold}">{escape(_("layer"))}</div>',
+                  f'<div style="grid-column:span {heads};text-align:center;{bold}">{escape(_("head"))}</div>',
+                  "<div></div>"]
+    cells += ["<div></div>", *(f'<div style="text-align:center;{bold}">{escape(head(lay.first_head + j + 1))}</div>'
+                               for j in range(heads)), _colour_bar(lay)]
     for i in range(layers):
         cells.append(_row_labels(lay, i, bold))
         alts = [escape(_alt(lay.first_layer + i + 1, lay.first_head + j + 1)) for j in range(heads)]
         cells += [f'<img src="{png_url(rgb[i, j])}" alt="{alts[j]}" '
                   f'width="{lay.panel_w}" height="{lay.panel_h}" '
                   'style="display:block;image-rendering:pixelated">' for j in range(heads)]
-    if lay.cols:
+    if lay.shown_cols:
         cells += ["<div></div>", *(_column_labels(lay) for _i in range(heads))]
     columns = f"{lay.left - GAP}px repeat({heads}, {lay.panel_w}px) {lay.bar - GAP}px"
     return (f'<div role="img" aria-label="{escape(label)}" style="display:grid;grid-template-columns:{columns};'
@@ -143,11 +170,13 @@ def _alt(layer: int, head: int) -> str:
 
 def _row_labels(lay: GridLayout, i: int, bold: str) -> str:
     """"layer i" on its side, and the query tokens, one per row of cells."""
-    side = (f'<div style="writing-mode:vertical-rl;transform:rotate(180deg);text-align:center;{bold}">'
-            f'{escape(_layer(lay.first_layer + i + 1))}</div>')
-    step = lay.panel_h / max(len(lay.rows), 1)
+    n = lay.first_layer + i + 1
+    turn = "" if lay.numbered else "writing-mode:vertical-rl;transform:rotate(180deg);"
+    name = str(n) if lay.numbered else _layer(n)
+    side = f'<div style="{turn}text-align:center;align-self:center;{bold}">{escape(name)}</div>'
+    step = lay.panel_h / max(len(lay.shown_rows), 1)
     tokens = "".join(f'<div style="height:{step:.2f}px;line-height:{step:.2f}px;white-space:nowrap">{escape(r)}</div>'
-                     for r in lay.rows)
+                     for r in lay.shown_rows)
     return (f'<div style="display:flex;justify-content:space-between;height:{lay.panel_h}px">{side}'
             f'<div style="text-align:right">{tokens}</div></div>')
 
@@ -156,8 +185,8 @@ def _column_labels(lay: GridLayout) -> str:
     """The key tokens under one column of heatmaps, across or (when they do not fit) on their side."""
     turn = "" if lay.upright else "writing-mode:vertical-rl;transform:rotate(180deg);margin:0 auto;"
     return ('<div style="display:flex;align-self:start">'
-            + "".join(f'<div style="width:{lay.panel_w / len(lay.cols):.2f}px;text-align:center;{turn}'
-                      f'white-space:nowrap">{escape(c)}</div>' for c in lay.cols) + "</div>")
+            + "".join(f'<div style="width:{lay.panel_w / len(lay.shown_cols):.2f}px;text-align:center;{turn}'
+                      f'white-space:nowrap">{escape(c)}</div>' for c in lay.shown_cols) + "</div>")
 
 
 def _colour_bar(lay: GridLayout) -> str:

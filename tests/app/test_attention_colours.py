@@ -81,6 +81,9 @@ def test_live_training_names_the_nearly_uniform_maps():
     assert th.uniform_maps(maps).endswith(": layer 1 · head 1")
     assert th.uniform_maps(maps[:, 1:]) == ""
     assert "all maps" in th.uniform_maps(maps[:, :1])
+    many = np.stack([np.stack([np.full((3, 3), 1 / 3)] * 15 + [np.eye(3)])] * 2)  # 30 of 32 maps uniform
+    said = th.uniform_maps(many)
+    assert said.count(" · head ") == th.MAX_NAMED_MAPS and said.endswith("and 24 more")
 
 
 def test_vit_random_attention_is_flagged_and_coloured_from_zero():

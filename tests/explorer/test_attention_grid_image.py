@@ -93,6 +93,17 @@ def test_headers_shrink_to_fit_narrow_panels():
     assert layout(2, 4, 3, 3, font=16, panel_w=40).header_font < 19
 
 
+def test_panels_too_small_for_their_names_are_numbered_under_one_title_without_token_labels():
+    tiny = layout(8, 16, 7, 7, panel_w=14, panel_h=14)  # 16 heads in half a page (Compare on)
+    assert tiny.numbered and tiny.shown_rows == tiny.shown_cols == ()
+    html = grid_html(np.full((8, 16, 7, 7), 0.5), tiny)
+    assert ">head</div>" in html and ">layer</div>" in html and "head 16</div>" not in html and ">16</div>" in html
+    assert "white-space:nowrap" not in html  # seven tokens in 14 pixels: no labels
+    roomy = layout(2, 4, 7, 7, panel_w=120, panel_h=120)
+    assert not roomy.numbered and roomy.shown_cols == roomy.cols
+    assert "head 4</div>" in grid_html(np.full((2, 4, 7, 7), 0.5), roomy)
+
+
 def test_a_layout_for_other_maps_is_refused():
     with pytest.raises(ValueError, match="2 layers × 3 heads"):
         grid_html(np.zeros((1, 3, 4, 5)), layout(2, 3, 4, 5))

@@ -45,6 +45,7 @@ COLUMN_PX = 940  # the page's main column, in the wide layout and on a 1024-wide
 COLUMN_GAP_PX = 32  # ... and the gap between its two columns when comparing (st.columns gap="medium")
 MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
+MAX_NAMED_MAPS = 6  # nearly uniform maps named above the heatmaps; more are counted
 FACET_SPACING_PX = 8  # between two heatmaps of the grid
 HEADER_CHAR_PX = 0.6  # a header character's width, as a share of its font size (bold sans-serif, generous)
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
@@ -120,7 +121,13 @@ def uniform_maps(maps: np.ndarray) -> str:
     ]
     if not flat:
         return ""
-    named = _("all maps") if len(flat) == maps.shape[0] * maps.shape[1] else ", ".join(flat)
+    if len(flat) == maps.shape[0] * maps.shape[1]:
+        named = _("all maps")
+    elif len(flat) > MAX_NAMED_MAPS:  # a large grid would list a paragraph of them above its heatmaps
+        named = _("{items} and {n} more").format(items=", ".join(flat[:MAX_NAMED_MAPS]),
+                                                  n=num(len(flat) - MAX_NAMED_MAPS))
+    else:
+        named = ", ".join(flat)
     return "  \n" + _("Nearly uniform (max − min < {limit} in every row): {maps}").format(
         limit=num(NEAR_UNIFORM), maps=named
     )
