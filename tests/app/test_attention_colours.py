@@ -70,6 +70,8 @@ def test_grid_marks_nearly_uniform_maps_only():
     fig = charts.attention_grid([[uniform, sharp], [sharp, uniform]], col_titles=["Head 1", "Head 2"])
     marked = sorted((a.xref, a.yref) for a in fig.layout.annotations if a.text == charts.UNIFORM_MARK)
     assert marked == [("x domain", "y domain"), ("x4 domain", "y4 domain")]
+    wide = charts.attention_grid([[uniform] * 16], col_titles=[f"H{n}" for n in range(1, 17)])
+    assert [a.text for a in wide.layout.annotations if "≈" in a.text] == ["≈"] * 16  # "≈ uniform" would overlap
     titled = charts.spec_figure(charts.attention_spec(uniform, title="Layer 1 · head 1"))
     assert "nearly uniform: max − min < 0.05 in every row" in titled.layout.title.text
     plain = charts.spec_figure(charts.attention_spec(sharp, title="Layer 1"))

@@ -43,6 +43,7 @@ RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of 
 # flat; the sidebar can stretch the colours to each map's own range instead.
 ATTENTION_SCALES = {"fixed": N_("Fixed 0 to 1"), "stretch": N_("Stretch to each map")}  # shown through _()
 UNIFORM_MARK = N_("≈ uniform")  # the mark on a nearly uniform panel of a grid
+UNIFORM_MARK_COLUMNS = 8  # ... of up to this many columns; wider grids' panels are too narrow for more than "≈"
 
 
 def attention_range(weights: np.ndarray) -> tuple[float, float]:
@@ -233,13 +234,14 @@ def attention_grid(grid: Sequence[Sequence[np.ndarray]], **options: Any) -> go.F
     zmin, zmax = attention_range(np.concatenate([np.ravel(m) for row in grid for m in row]))
     fig = heatmap_grid(grid, zmin=zmin, zmax=zmax, **options)
     cols = max(len(r) for r in grid)
+    mark = _(UNIFORM_MARK) if cols <= UNIFORM_MARK_COLUMNS else "≈"  # narrow panels: the sign, which the caption says
     for r, row in enumerate(grid):
         for c, weights in enumerate(row):
             if nearly_uniform(weights):
                 k = r * cols + c + 1
                 axis = "" if k == 1 else str(k)
                 fig.add_annotation(xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5, showarrow=False,
-                                   text=_(UNIFORM_MARK), bgcolor="rgba(255,255,255,0.8)", font=dict(color="#222"))
+                                   text=mark, bgcolor="rgba(255,255,255,0.8)", font=dict(color="#222"))
     return fig
 
 
