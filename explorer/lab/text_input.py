@@ -25,9 +25,12 @@ SENTENCE_BUCKETS = 1023  # words are hashed into this many ids (after the paddin
 _VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}  # labels of whitespace tokens in a character vocabulary
 
 # A word, a flag (two regional indicators), or one symbol with its emoji modifiers and zero-width-joined parts.
+# Invisible format characters (zero-width spaces and joiners, direction marks, a lone variation selector, a
+# byte-order mark) start no token: a text of them alone is as empty as one of spaces.
 _MODS = "\ufe0f\U0001f3fb-\U0001f3ff"
+_INVISIBLE = "\u200b-\u200f\u2060-\u2064\ufe0f\ufeff"
 _SENTENCE = re.compile(
-    rf"\w+|[\U0001f1e6-\U0001f1ff]{{2}}|[^\w\s][{_MODS}]*(?:\u200d[^\w\s][{_MODS}]*)*"
+    rf"\w+|[\U0001f1e6-\U0001f1ff]{{2}}|[^\w\s{_INVISIBLE}][{_MODS}]*(?:\u200d[^\w\s][{_MODS}]*)*"
 )
 
 

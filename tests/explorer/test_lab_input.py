@@ -27,6 +27,12 @@ def test_sentence_words_punctuation_and_emoji() -> None:
     assert not lab.notices()
 
 
+def test_invisible_characters_make_no_tokens() -> None:
+    assert tokenize("\u200b\u200b\u200b").empty  # three zero-width spaces: nothing to show, as for spaces
+    assert tokenize("a\u200bb \ufeffc \u200e\ufe0f").tokens == ("a", "b", "c")
+    assert tokenize("🏽 👨\u200d👩\u200d👧").tokens == ("🏽", "👨\u200d👩\u200d👧")  # visible ones stay
+
+
 def test_same_word_same_id_whatever_its_case() -> None:
     lab = tokenize("The cat saw the dog")
     assert lab.ids[0] == lab.ids[3]
