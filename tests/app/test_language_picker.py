@@ -49,6 +49,19 @@ def test_the_browsers_language_is_the_default():
     assert _fresh(locale="fr-FR").session_state[LANGUAGE] == "en"  # a language the app does not speak: English
 
 
+def test_a_link_in_a_language_the_app_does_not_speak_says_so_in_the_browsers_language_and_leaves_the_address():
+    at = _fresh(locale="de-DE", query={LANG_PARAM: "xx**bold**"})
+    assert at.session_state[LANGUAGE] == "de"
+    said = [t.value for t in at.toast]
+    assert len(said) == 1 and "„xxbold“" in said[0] and "English, Deutsch, Español, 简体中文" in said[0], said
+    assert at.query_params.get(LANG_PARAM) in (None, [], ["de"])  # the unknown code is gone from the address
+    english = _fresh(query={LANG_PARAM: "fr"})
+    assert [t.value for t in english.toast] == ["The link asks for the language “fr”, which this app does not have; "
+                                                "it speaks English, Deutsch, Español, 简体中文."]
+    english.run()
+    assert not english.toast  # said once
+
+
 def test_a_link_wins_over_the_browser():
     assert _fresh(locale="de-DE", query={LANG_PARAM: "es"}).session_state[LANGUAGE] == "es"
 

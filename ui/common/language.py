@@ -10,6 +10,7 @@ which catalogue each ``_()`` reads.
 from __future__ import annotations
 
 import json
+import re
 
 import streamlit as st
 
@@ -46,17 +47,24 @@ def apply_language() -> str:
     """Settle this run's language (link, then picker, then browser) and return its code."""
     set_language_source(session_language)
     link = st.query_params.get(LANG_PARAM)
+    refused = None
     if link is not None and link != st.session_state.get(_LINKED):
         st.session_state[_LINKED] = link
         linked = match(link)
         if linked is not None:
             st.session_state[LANGUAGE] = linked.code
+        else:  # a link in a language the app does not speak: said once (below), taken out of the address
+            del st.query_params[LANG_PARAM]
+            refused, link = link, None
     if st.session_state.get(LANGUAGE) not in {lang.code for lang in LANGUAGES}:
         st.session_state[LANGUAGE] = browser_language()
     code = st.session_state[LANGUAGE]
     if link is None and code != browser_language():  # a page change dropped the address's lang=: put it back
         st.session_state[_LINKED] = code
         st.query_params[LANG_PARAM] = code
+    if refused is not None:  # in the language the page opens in
+        st.toast(_("The link asks for the language “{code}”, which this app does not have; it speaks {names}.")
+                 .format(code=_shown_code(refused), names=", ".join(lang.name for lang in LANGUAGES)), icon="🌐")
     if st.session_state.get(_SHOWN, code) != code:
         _resend_choices()
     st.session_state[_SHOWN] = code
@@ -70,6 +78,12 @@ def _resend_choices() -> None:
     for key in labelled_widget_keys():
         if key != LANGUAGE and key in st.session_state:
             st.session_state[key] = st.session_state[key]  # a value set this run is sent with its new label
+
+
+def _shown_code(text: str) -> str:
+    """A link's language text as a notice may quote it: letters, digits and dashes only (never markup), short."""
+    kept = re.sub(r"[^\w-]", "", text)
+    return kept if len(kept) <= 20 else kept[:19] + "…"
 
 
 def _picked() -> None:
