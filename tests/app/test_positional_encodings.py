@@ -61,6 +61,14 @@ def test_table_follows_max_len_d_model_and_dims(page) -> None:
         assert widget.help
 
 
+def test_the_tables_axes_number_the_middles_of_their_cells(page) -> None:
+    page.select_slider(key="pe.d_model").set_value(8).run()
+    (chart,) = [m["spec"] for m in vega_heatmaps(page) if "Sinusoidal table" in json.dumps(m["spec"])]
+    x, y = (chart["layer"][0]["encoding"][axis]["axis"] for axis in ("x", "y"))
+    assert x["values"] == [k + 0.5 for k in range(8)] and x["labelExpr"] == "datum.value - 0.5"  # 0 … 7, no 8
+    assert y["values"] == [k + 0.5 for k in range(0, 64, 10)]  # every tenth of 64 positions
+
+
 def test_every_section_renders(page) -> None:
     for section in ("relative", "beyond", "compare", "shuffle"):
         page.radio(key="pe.section").set_value(section).run()

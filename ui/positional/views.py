@@ -143,6 +143,15 @@ VEGA_TABLE_CELLS = 16_384  # up to this many cells the table is a Vega-Lite char
 # Plotly's library loads first (a grey box for a second); beyond, Plotly's one-image heatmap draws them faster
 
 
+def centred_ticks(count: int, most: int = 12) -> list[float]:
+    """Ticks at the middles of cells 0, k, 2k, … of ``count`` cells (cell ``i`` spans ``i`` to ``i + 1`` on the
+    axis), ``k`` the smallest of 1, 2, 5, 10, 20, 50, … that makes at most ``most`` of them."""
+    step = 1
+    while count / step > most:
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2  # 1, 2, 5, 10, 20, 50, ...
+    return [k + 0.5 for k in range(0, count, step)]
+
+
 def _table_chart(table: np.ndarray) -> None:
     """The sinusoidal table as a heatmap, positions down and dimensions across, the value on hover."""
     max_len, d_model = table.shape
@@ -156,11 +165,12 @@ def _table_chart(table: np.ndarray) -> None:
     spec = hm.matrix_spec(table, diverging=True, title=title, hover_name="PE")
     data, chart = vega_heatmap(spec, height=height - 80, x_title=_("dimension"), y_title=_("position"),
                                projector=charts.projector())
-    # numbers on the axes, not one label per cell
-    for axis, title_text in (("x", _("dimension")), ("y", _("position"))):
+    # numbers on the axes, not one label per cell: each under the middle of its cell (cell k spans k to k + 1)
+    for axis, title_text, count in (("x", _("dimension"), d_model), ("y", _("position"), max_len)):
         chart["layer"][0]["encoding"][axis]["axis"] = {
-            "title": title_text, "grid": False, "tickMinStep": 1, "format": "d", "labelColor": charts.label_colour(),
-            "labelFontSize": max(11, charts.font_size() - 2), "titleColor": charts.label_colour()}
+            "title": title_text, "grid": False, "values": centred_ticks(count), "labelExpr": "datum.value - 0.5",
+            "labelColor": charts.label_colour(), "labelFontSize": max(11, charts.font_size() - 2),
+            "titleColor": charts.label_colour()}
     show_vega((data, chart), key="pe.table")
 
 
