@@ -77,7 +77,7 @@ def on_compare_change() -> None:
         state[B_NORM] = state[NORM]
         state[B_POSITIONAL] = "none" if state[POSITIONAL] != "none" else "sinusoidal"
         if not _b_has_positions(load_task(state[TASK])):
-            state[B_LAYERS] = state[LAYERS] - 1 if state[LAYERS] > 1 else 2
+            state[B_LAYERS] = state[LAYERS] - 1 if state[LAYERS] > 1 else min(2, limits().max_layers)
 
 
 def _b_has_positions(task: Task) -> bool:
