@@ -51,20 +51,23 @@ class GridLayout:
     first_head: int = 0  # ...and the 0-based head of the first column
 
     @property
+    def _header_fits(self) -> float:
+        """The largest font at which the longest "head j" / "layer i" fits a panel (it may reach into the gaps)."""
+        longest = max(len(_head(self.first_head + self.heads)), len(_layer(self.first_layer + self.layers)))
+        return (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest)
+
+    @property
     def numbered(self) -> bool:
         """Whether the panels are too small for "head j" / "layer i" even at the smallest header size: then a
         title ("head", "layer") stands once over the rows' and columns' numbers alone."""
-        longest = max(len(_head(self.first_head + self.heads)), len(_layer(self.first_layer + self.layers)))
-        return (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest) < MIN_HEADER_FONT
+        return self._header_fits < MIN_HEADER_FONT
 
     @property
     def header_font(self) -> int:
         """The bold "head j" / "layer i" size: as large as allowed, smaller where it would not fit a panel."""
         if self.numbered:
             return self.font
-        longest = max(len(_head(self.first_head + self.heads)), len(_layer(self.first_layer + self.layers)))
-        fits = (min(self.panel_w, self.panel_h) + GAP) / (CHAR_W * longest)  # it may reach into the gaps
-        return int(max(MIN_HEADER_FONT, min(self.font + HEADER_GROWTH, fits)))
+        return int(min(self.font + HEADER_GROWTH, self._header_fits))
 
     @property
     def shown_rows(self) -> tuple[str, ...]:

@@ -52,9 +52,8 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 __all__ = ["SEND_QUEUE_LIMIT", "RerunException", "StopException", "click_pending", "labelled_widget_keys",
-           "leave_pages_directory", "logger",
-           "network_url", "request_signal", "runs_pages_directory", "send_backlog", "session_connected",
-           "session_id", "streamlit_version", "yield_to_streamlit"]
+           "leave_pages_directory", "logger", "network_url", "request_signal", "runs_pages_directory", "send_backlog",
+           "session_connected", "session_id", "streamlit_version", "yield_to_streamlit"]
 
 # The browser-side values that are the text a widget shows: a radio's, select box's, select slider's, pills' or
 # multiselect's chosen labels (and a text box's text, which re-sending leaves as it is)

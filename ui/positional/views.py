@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -146,9 +148,7 @@ VEGA_TABLE_CELLS = 16_384  # up to this many cells the table is a Vega-Lite char
 def centred_ticks(count: int, most: int = 12) -> list[float]:
     """Ticks at the middles of cells 0, k, 2k, … of ``count`` cells (cell ``i`` spans ``i`` to ``i + 1`` on the
     axis), ``k`` the smallest of 1, 2, 5, 10, 20, 50, … that makes at most ``most`` of them."""
-    step = 1
-    while count / step > most:
-        step = step * 5 // 2 if str(step)[0] == "2" else step * 2  # 1, 2, 5, 10, 20, 50, ...
+    step = next(m * 10**k for k in itertools.count() for m in (1, 2, 5) if count / (m * 10**k) <= most)
     return [k + 0.5 for k in range(0, count, step)]
 
 

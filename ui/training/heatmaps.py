@@ -21,7 +21,7 @@ import pandas as pd
 
 from explorer.i18n import _, ngettext, num
 from explorer.render import heatmap as hm
-from explorer.render.grid_image import GAP, GridLayout, grid_html, tick_labels
+from explorer.render.grid_image import CHAR_W, GAP, GridLayout, grid_html, tick_labels
 from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
 from ui.common import theme
@@ -47,7 +47,6 @@ MAX_CELL_PX = 200  # largest heatmap side
 MAX_TICK_LABELS = 24  # token labels on the axes up to this many tokens
 MAX_NAMED_MAPS = 6  # nearly uniform maps named above the heatmaps; more are counted
 FACET_SPACING_PX = 8  # between two heatmaps of the grid
-HEADER_CHAR_PX = 0.6  # a header character's width, as a share of its font size (bold sans-serif, generous)
 WEIGHT_SCALE = 1000  # weights travel as whole thousandths (int16), the precision the tooltip shows
 
 
@@ -94,10 +93,10 @@ def _facet(field: str, name: str, word: str, count: int, room: int) -> dict[str,
     names its map ("head 2"); where a map is narrower than that (many heads, Compare on), one title (``word``)
     stands over numbers only, every k-th of them where even the numbers would touch."""
     size = font_size() + 1
-    if room >= HEADER_CHAR_PX * size * (len(name) - 1):  # "head {n}" less the braces: "head 12"
+    if room >= CHAR_W * size * (len(name) - 1):  # "head {n}" less the braces: "head 12"
         return {"field": field, "type": "ordinal", "title": None, "header": _header(name)}
     pitch = room + FACET_SPACING_PX
-    every = math.ceil(HEADER_CHAR_PX * size * (len(str(count)) + 1) / pitch)
+    every = math.ceil(CHAR_W * size * (len(str(count)) + 1) / pitch)
     shown = "datum.value" if every == 1 else f"(datum.value - 1) % {every} == 0 ? datum.value : ''"
     header = {**_header("{n}"), "labelExpr": f"'' + ({shown})", "titleFontSize": size, "titleColor": label_colour(),
               "titleFontWeight": "normal"}
