@@ -17,7 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from explorer.i18n import _, num
+from explorer.i18n import _
+from explorer.i18n.quantities import duration, human_bytes
 from transformer_core.config import TransformerConfig, ViTConfig
 from transformer_core.families import FAMILIES, KINDS, by_kind
 from transformer_core.models import Seq2SeqTransformer, SequenceRegressor
@@ -198,15 +199,15 @@ def measure_plan(
             seconds,
             _(
                 "Too big to run here: training needs about {memory} of memory, the budget on this machine is {budget}."
-            ).format(memory=_bytes(est.total_bytes), budget=_bytes(memory_budget_bytes)),
+            ).format(memory=human_bytes(est.total_bytes), budget=human_bytes(memory_budget_bytes)),
         )
     if seconds > time_budget_seconds:
         return MeasurePlan(
             False,
             seconds,
             _(
-                "Too big to run here: one step would take about {seconds} s; the budget on this machine is {budget} s."
-            ).format(seconds=num(float(f"{seconds:.3g}")), budget=num(time_budget_seconds)),
+                "Too big to run here: one step would take about {time}; the budget on this machine is {budget}."
+            ).format(time=duration(seconds), budget=duration(time_budget_seconds)),
         )
     return MeasurePlan(True, seconds, "")
 
@@ -223,8 +224,3 @@ def measure(settings: BuilderSettings, device: torch.device | str, repeats: int 
     )
 
 
-def _bytes(n: float) -> str:
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{num(float(f'{n / size:.3g}'))} {unit}"
-    return f"{num(n, 0)} B"

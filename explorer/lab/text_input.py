@@ -21,6 +21,9 @@ DIGITS = "0123456789"
 PAD_TOKEN = "<pad>"
 PAD_ID = 0  # id of PAD_TOKEN in every lab vocabulary
 MAX_TOKENS = 48  # longest input the lab shows; longer ones are cut
+# Characters a box of one text takes: far more than MAX_TOKENS tokens need, because the browser drops a paste
+# longer than a box's limit without a word; a pasted paragraph is taken and cut to its first tokens with a notice.
+MAX_TEXT_CHARS = 2_000
 SENTENCE_BUCKETS = 1023  # words are hashed into this many ids (after the padding id)
 _VISIBLE = {" ": "␣", "\n": "↵", "\t": "⇥"}  # labels of whitespace tokens in a character vocabulary
 

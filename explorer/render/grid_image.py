@@ -7,7 +7,8 @@ it pauses. Each heatmap is a PNG with one pixel per cell, in the colours of the 
 (``image-rendering: pixelated``); encoding eight of them takes about a millisecond, where one picture of the whole
 grid with its text took ten. The text stays page text, in the theme's own colour: "head j" above each column,
 "layer i" beside each row, the tokens along the outer axes (up to :data:`MAX_TICK_LABELS`), and a colour bar with
-the range's ends and the word "weight".
+the range's ends and the word "weight". A column narrower than the grid's layout shrinks it as a whole
+(:func:`_fitted`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ BAR_W = 14  # width of the colour bar
 BAR_STEPS = 256  # colours in the colour bar
 HEADER_GROWTH = 3  # "head j" and "layer i" are this many pixels larger than the token labels
 MIN_HEADER_FONT = 9  # the smallest "head j" header; panels too small for it are numbered under one title
+FIT_STEP = 0.9  # a grid wider than its column shrinks in steps of this factor ...
+MIN_FIT = 0.3  # ... down to this share of its size
 CHAR_W = 0.62  # width of a character, in font sizes (DejaVu Sans and Source Sans are narrower on average)
 
 
@@ -161,9 +164,26 @@ def grid_html(maps: np.ndarray, lay: GridLayout, *, label: str = "") -> str:
     if lay.shown_cols:
         cells += ["<div></div>", *(_column_labels(lay) for _i in range(heads))]
     columns = f"{lay.left - GAP}px repeat({heads}, {lay.panel_w}px) {lay.bar - GAP}px"
-    return (f'<div role="img" aria-label="{escape(label)}" style="display:grid;grid-template-columns:{columns};'
-            f'gap:{GAP}px;align-items:end;font-size:{lay.font}px;line-height:1.15;width:{lay.width}px">'
-            + "".join(cells) + "</div>")
+    return _fitted(f'<div role="img" aria-label="{escape(label)}" style="display:grid;grid-template-columns:{columns};'
+                   f'gap:{GAP}px;align-items:end;font-size:{lay.font}px;line-height:1.15;width:{lay.width}px">'
+                   + "".join(cells) + "</div>", lay.width)
+
+
+def _fitted(grid: str, width: int) -> str:
+    """``grid`` (``width`` pixels across) shrunk as a whole, text and pictures alike, where its column is narrower:
+    a page 1024 pixels wide with the sidebar open leaves about 680 of the 940 the grid is laid out for.
+
+    The server cannot know the column's width, so the browser picks the size: the wrapper is a CSS container, and
+    one container query per :data:`FIT_STEP` zooms the grid to the next size that fits (down to :data:`MIN_FIT`).
+    """
+    name = f"te-fit-{width}"
+    rules, zoom = [], 1.0
+    while zoom > MIN_FIT:
+        narrower = width * zoom  # a column narrower than the grid at this zoom gets the next one
+        zoom *= FIT_STEP
+        rules.append(f"@container (max-width:{narrower - 0.5:.1f}px){{.{name}{{zoom:{zoom:.4f}}}}}")
+    return (f'<div style="container-type:inline-size"><style>{"".join(rules)}</style>'
+            f'<div class="{name}">{grid}</div></div>')
 
 
 def _alt(layer: int, head: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -121,7 +122,7 @@ def test_softmax_example_matches_the_drawn_weight(lab) -> None:
 
 BAD_TEXT = [
     ("sentence", "   ", "Type a few words"),
-    ("sentence", " ".join(["word"] * 60), "only the first 48"),
+    ("sentence", " ".join(["pasted paragraph"] * 60), "only the first 48"),  # 1,019 characters
     ("digits", "31a4b", "'a' 'b'"),
     ("protein", "MKT*AY", "'*'"),
 ]
@@ -131,6 +132,7 @@ def test_bad_text_gets_a_friendly_message() -> None:
     at = app_at(PAGE)
     for kind, text, expected in BAD_TEXT:
         at.selectbox(key="attn.kind").set_value(kind)
+        assert at.text_input(key="attn.text").proto.max_chars >= len(text)  # the browser drops a longer paste
         at.text_input(key="attn.text").set_value(text).run()
         assert_no_exception(at)
         assert any(expected in i.value for i in at.info), (kind, text)
@@ -138,6 +140,10 @@ def test_bad_text_gets_a_friendly_message() -> None:
     at.text_input(key="attn.text").set_value("naïve café 👍🏽 日本").run()
     assert_no_exception(at)
     assert "2·👍🏽" in _markdown(at) and "3·日本" in _markdown(at)
+    words = ["القطة", "جلست", "على", "السجادة"]
+    at.text_input(key="attn.text").set_value(" ".join(words)).run()
+    chips = re.findall(r"`([^`]*)`", _markdown(at))  # each chip isolated: right-to-left words keep their numbers
+    assert chips == [f"\u2066{i}·{word}\u2069" for i, word in enumerate(words)]
 
 
 def test_settings_round_trip_through_the_url() -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from explorer.i18n.quantities import human_bytes
 from explorer.lab.block_compare import compare_blocks
 from tests.app.conftest import app_at, assert_no_exception, opened_from_link
 from ui.builder import controls as bc
-from ui.builder.views import human_bytes
 
 PAGE = "pages/builder.py"
 

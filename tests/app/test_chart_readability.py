@@ -55,6 +55,15 @@ def test_grid_puts_token_labels_on_the_outer_row_and_column():
     assert list(fig.data[0].x) == tokens and list(fig.data[0].y) == tokens
 
 
+@pytest.mark.parametrize(("tokens", "labelled"), [(["a", "cat", "sat"], ["yaxis", "yaxis2", "yaxis3", "yaxis4"]),
+                                                  (["internationalization", "is", "long"], ["yaxis", "yaxis3"]),
+                                                  (["日本", "a", "b"], ["yaxis", "yaxis3"])])
+def test_a_small_grid_labels_every_panels_rows_only_where_the_labels_fit_between_them(tokens, labelled):
+    fig = charts.heatmap_grid([[np.full((3, 3), 1 / 3)] * 2 for _ in range(2)], col_titles=["head 1", "head 2"],
+                              x=tokens, y=tokens, row_titles=["layer 1", "layer 2"])
+    assert sorted(name for name, shown in _shown(fig, "yaxis").items() if shown) == labelled
+
+
 def test_panel_titles_are_large_dark_and_below_the_toolbar(projector_mode):
     fig = charts.heatmap_grid([[np.eye(2)] * 3], col_titles=["head 1", "head 2", "head 3"], title="A grid")
     for note in fig.layout.annotations:
@@ -84,3 +93,9 @@ def test_a_moved_legend_leaves_no_empty_line_under_the_title(where):
     moved = charts.move_legend(two, where)
     assert moved.layout.margin.t == one.layout.margin.t
     assert moved.layout.legend.orientation == ("h" if where == "below" else "v")
+
+
+def test_a_log_axis_labels_a_few_round_ticks_in_full():
+    fig = charts.line_chart({"a": ([1, 2, 3], [2.4, 0.3, 0.013]), "b": ([1, 2], [1.1, 0.02])}, log_y=True)
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.tickformat == "~g"  # 0.05, never a bare 5
+    assert list(fig.layout.yaxis.tickvals) == [0.03, 0.1, 0.3, 1.0]  # 1-2-5 would give seven, more than six

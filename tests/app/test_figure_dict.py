@@ -127,7 +127,7 @@ def test_a_heatmap_and_a_line_chart_are_the_ones_plotly_builds(shape):
     series = {"a": ([1, 2, 3], [0.5, 0.25, 0.125]), "b": ([1, 2, 3], [1.0, 2.0, 4.0])}
     lines = go.Figure([go.Scatter(x=xs, y=ys, mode="lines", name=name) for name, (xs, ys) in series.items()])
     lines.update_xaxes(title="step")
-    lines.update_yaxes(title="loss", type="log")
+    lines.update_yaxes(title="loss", type="log", tickmode="array", tickvals=[0.2, 0.5, 1, 2], tickformat="~g")
     reference = style(lines, title="curves", height=320)
     assert _json(charts.line_chart(series, title="curves", x_title="step", y_title="loss", log_y=True)) == _json(
         reference)

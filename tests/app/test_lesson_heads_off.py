@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from tests.app.conftest import app_at, assert_no_exception
@@ -36,8 +39,10 @@ def test_the_student_trains_picks_a_head_then_measures_every_head(lesson):
     # before the bet: the cross-attention heads and how anti-diagonal each one is, drawn at the step trained
     assert any("How anti-diagonal is each head?" in c.proto.spec and "step 30" in c.proto.spec
                for c in at.get("vega_lite_chart"))
-    assert any('aria-label="Cross-attention' in h.proto.body and "2 layers × 4 heads" in h.proto.body
-               for h in at.get("html"))
+    picture = next(h.proto.body for h in at.get("html") if 'aria-label="Cross-attention' in h.proto.body)
+    assert "2 layers × 4 heads" in picture
+    width = int(re.search(r'width:(\d+)px">', picture).group(1))
+    assert 300 < width <= 560  # in its 3/5 of the ~940-pixel column, not under the scores beside it
     at.button_group(key=f"{OFF}.cross.0").set_value([1]).run()
     assert at.session_state[OFF] == ["cross.1.2"]
     with ablate_heads(probe.model, [("cross", 0, 1)]):
@@ -46,7 +51,9 @@ def test_the_student_trains_picks_a_head_then_measures_every_head(lesson):
     assert shown == f"{reference:.1%}"
     at.button(key="lessons.importance.measure").click().run()
     assert_no_exception(at)
-    assert any("Head importance" in c.proto.spec for c in at.get("plotly_chart"))
+    title = next(json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")
+                 if "Head importance" in c.proto.spec).split("<br>")
+    assert max(len(line) for line in title) <= 44 and title[-1].endswith("step 30")  # wrapped in its half column
     assert any("Pattern score" in c.proto.spec for c in at.get("plotly_chart"))
     line = next(c.value for c in at.caption if "clearest anti-diagonal" in c.value)
     assert "cross L" in line and "together" in line

@@ -4,11 +4,13 @@ button, and shows the model's own numbers (answer, attention, attribution, patch
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.i18n import using_language
 from explorer.lessons import not_explanation as ne
 from tests.app.conftest import app_at, assert_no_exception
 from tests.app.test_attention_lab import _z
@@ -99,3 +101,15 @@ def test_projector_mode_keeps_the_pictures_and_drops_the_long_captions():
     assert _figure(at, "patching")["data"][0]
     assert not any("Integrated gradients' values add up" in c.value for c in at.caption)
     assert any("Only changing “key” flips the answer" in s.value for s in at.success)
+
+
+def test_the_lessons_numbers_are_written_as_the_language_writes_them():
+    at = app_at(PAGE, query={"lang": "de"})
+    with using_language("de"):  # AppTest formats picked values outside the session's run
+        at.segmented_control(key=LESSON).set_value(KEY).run()
+        _reveal(at, 3, 1)
+        _reveal(at, 4, 0)
+    scores = list(at.dataframe[-1].value.iloc[:, -1])
+    assert all(re.fullmatch(r"-?\d+,\d\d", s) for s in scores), scores  # "8,20" as the caption writes it
+    captions = [c.value for c in at.caption]
+    assert not [c for c in captions if re.search(r"\d\.\d|\de-\d", c)], captions  # no "2.4e-05", no "8.2"

@@ -7,12 +7,12 @@ import re
 import pytest
 
 from explorer.host import ENV_OVERRIDE, host_profile, limits
+from explorer.i18n.quantities import human
 from explorer.lab.builder import EFFICIENCY, BuilderSettings, build, estimate
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core.sizing import PRESETS, parameter_breakdown, preset_parameter_count
 from ui.builder import controls as bc
 from ui.builder.diagram import architecture_svg
-from ui.builder.views import human
 
 PAGE = "pages/builder.py"
 
@@ -66,7 +66,8 @@ def normal_host(monkeypatch):
 
 
 UNITS = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-SECONDS = {"ms": 1e-3, "s": 1.0, "min": 60.0, "hours": 3600.0, "days": 86_400.0, "years": 31_557_600.0}
+SECONDS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "hours": 3600.0, "days": 86_400.0,
+           "years": 31_557_600.0}
 
 
 def _flop(text: str) -> float:
@@ -94,7 +95,21 @@ def test_measure_a_small_step(page, normal_host):
     assert_no_exception(page)
     measured_step = metric(page, "Measured time per step")
     value, unit = measured_step.split()
-    assert unit == "ms" and float(value) > 0
+    assert unit in SECONDS and float(value) > 0
+
+
+def test_the_largest_settings_give_numbers_a_student_can_read():
+    at = app_at(None)
+    at.query_params.update({bc.KIND: "decoder", bc.LAYERS: "128", bc.HEADS: "128", bc.D_MODEL: "12288",
+                            bc.D_FF: "98304", bc.VOCAB: "1000000", bc.SEQ: "1000000", bc.BATCH: "65536"})
+    at.switch_page(PAGE).run()
+    assert_no_exception(at)
+    shown = [m.value for m in at.metric] + [w.value for w in at.warning]
+    shown += [c.value for c in at.caption if c.value.startswith("Estimate:")]
+    assert metric(at, "FLOPs per step").endswith("·10²⁴")  # not "1390000000 P"
+    assert metric(at, "Training memory").endswith("·10²¹ B")
+    assert not [text for text in shown if re.search(r"\d{5,}|\d,\d{3},\d{3}", text)], shown  # no long digit runs
+    assert any(re.search(r"about [\d.]+·10[⁰-⁹]+ years per step", c.value) for c in at.caption)
 
 
 def test_huge_config_is_estimated_only(page):

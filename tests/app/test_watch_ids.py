@@ -22,3 +22,13 @@ def test_a_watcher_is_counted_under_a_random_id_kept_for_its_session(monkeypatch
     at.run()
     assert at.session_state[twatch.WATCHED].watcher_id == watcher
     assert any("has ended" in i.value for i in at.info)
+
+
+def test_a_pasted_class_or_watch_link_is_read_for_its_id() -> None:
+    link = "https://explorer.example.org/training?class=Ab3_-x9QzQ1w2e3r4t5y6u&lang=en"
+    assert twatch.linked_query(link) == {"class": "Ab3_-x9QzQ1w2e3r4t5y6u"}
+    assert twatch.linked_query("  http://10.0.0.5:8501/training?watch=Zz9-Zz9_Zz9-Zz9_Zz9-Zz  ") == {
+        "watch": "Zz9-Zz9_Zz9-Zz9_Zz9-Zz"}
+    for typed in ("K7M3QX", "", "https://x.org/training?class=<script>", "https://x.org/training?run=abcdefghij"):
+        assert twatch.linked_query(typed) is None, typed
+    assert len(link) < twatch.MAX_TYPED  # the box takes the whole link (Streamlit drops a longer paste unseen)

@@ -90,12 +90,13 @@ def test_a_class_link_follows_three_new_runs_with_three_students(tabs) -> None:
     if importlib.util.find_spec("segno") is not None:  # the server runs with the same packages
         expect(teacher.get_by_test_id("stImage").filter(has_text="Scan to watch")).to_be_visible()
     path = link[link.index("/training"):]
-    students = [tabs(path, finishes=False) for _ in range(2)]
-    joining = tabs("/training")
-    joining.get_by_text("👀 Join a class").first.click()
-    joining.get_by_label("Class code", exact=True).and_(joining.get_by_test_id("stTextInputField")).fill(code.lower())
-    joining.get_by_role("button", name="👀 Join a class").click()
-    students.append(joining)
+    students = [tabs(path, finishes=False)]
+    for typed in (code.lower(), link):  # the code as typed, or the whole link pasted into its box
+        joining = tabs("/training")
+        joining.get_by_text("👀 Join a class").first.click()
+        joining.get_by_label("Class code", exact=True).and_(joining.get_by_test_id("stTextInputField")).fill(typed)
+        joining.get_by_role("button", name="👀 Join a class").click()
+        students.append(joining)
     for student in students:
         expect(student.get_by_text("Watching a live run, read-only")).to_be_visible()
     _watching(teacher, 3)  # ready, not training: the count is current all the same

@@ -15,7 +15,7 @@ import streamlit as st
 from explorer.heads import MAX_HEADS, head_choices
 from explorer.i18n import _, num
 from explorer.lab.internals import MASK_KINDS
-from explorer.lab.text_input import INPUT_KINDS, MAX_TOKENS
+from explorer.lab.text_input import INPUT_KINDS, MAX_TEXT_CHARS, MAX_TOKENS
 from ui.attention.keys import (
     D_MODEL,
     D_MODELS,
@@ -72,7 +72,7 @@ def input_controls(trained: state.TrainedModel | None = None, *, pretrained: boo
                           "it was trained with. Choose random weights to cut the text into words, amino acids "
                           "or digits.").format(task=trained.task_title))
     with right:
-        text = st.text_input(_("Text"), key=TEXT, max_chars=400, placeholder=EXAMPLES[kind],
+        text = st.text_input(_("Text"), key=TEXT, max_chars=MAX_TEXT_CHARS, placeholder=EXAMPLES[kind],
                              help=_("The sequence the model reads (at most {n} tokens). Every token attends to "
                                     "the others; the heatmaps show how much.").format(n=num(MAX_TOKENS)))
     return text, kind

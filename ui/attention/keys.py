@@ -13,7 +13,7 @@ import streamlit as st
 from explorer.heads import head_choices
 from explorer.i18n import N_
 from explorer.lab.internals import MASK_KINDS
-from explorer.lab.text_input import INPUT_KINDS
+from explorer.lab.text_input import INPUT_KINDS, MAX_TEXT_CHARS
 from transformer_core.families import FAMILIES
 from ui.attention.beyond.registry import VIEWS as BEYOND_VIEWS
 from ui.common.urlstate import UrlParam
@@ -78,7 +78,7 @@ VIEWS = {"steps": N_("Step by step"), "head": N_("One head"), "grid": N_("All la
          "lines": N_("Token lines")}
 
 URL_PARAMS = (
-    UrlParam(TEXT, EXAMPLES["sentence"], max_chars=400),
+    UrlParam(TEXT, EXAMPLES["sentence"], max_chars=MAX_TEXT_CHARS),
     UrlParam(KIND, "sentence", choices=INPUT_KINDS),
     UrlParam(D_MODEL, 16, choices=D_MODELS),
     UrlParam(HEADS, 2, choices=tuple(head_choices(max(D_MODELS)))),
@@ -99,13 +99,13 @@ URL_PARAMS = (
     UrlParam(WHY_HEADS, False),
     UrlParam(FOLLOW_WORDS, "", max_chars=120),
     UrlParam(FOLLOW_POS, 0, lo=0, hi=512),
-    UrlParam(DECIDE_CLEAN, "", max_chars=400),
-    UrlParam(DECIDE_CORRUPT, "", max_chars=400),
+    UrlParam(DECIDE_CLEAN, "", max_chars=MAX_TEXT_CHARS),
+    UrlParam(DECIDE_CORRUPT, "", max_chars=MAX_TEXT_CHARS),
     UrlParam(DECIDE_WHAT, "residual", choices=("residual", "heads")),
     UrlParam(DECIDE_STACK, "encoder", choices=("encoder", "decoder", "cross")),
-    UrlParam(MAP_WORDS, "", max_chars=300),
+    UrlParam(MAP_WORDS, "", max_chars=MAX_TEXT_CHARS),
     UrlParam(MAP_WORD, "bank", max_chars=40),
-    UrlParam(MAP_SENTENCES, MAP_SENTENCES_DEFAULT, max_chars=800),
+    UrlParam(MAP_SENTENCES, MAP_SENTENCES_DEFAULT, max_chars=MAX_TEXT_CHARS),
     UrlParam(MLP_NEURON, -1, lo=-1, hi=1_000_000),
 )
 KEPT = (*(p.key for p in URL_PARAMS), LINES_SCOPE, LINES_FOCUS, NUMBERS,  # settings kept for the whole session

@@ -23,12 +23,17 @@ from ui.attention.keys import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOP
 from ui.attention.lab_run import LabRun
 from ui.common import charts, exports
 
+LRI, PDI = "\u2066", "\u2069"  # Unicode's left-to-right isolate and its end
 LINES_SCOPES = (N_("this head"), N_("all heads of this layer"))  # the lines view's choices (English values)
 
 
 def token_strip(tokens: Sequence[str]) -> None:
-    """The tokens in order, with their positions."""
-    chips = " ".join(f"`{i}·{t.replace('`', 'ˋ')}`" for i, t in enumerate(tokens))
+    """The tokens in order, with their positions.
+
+    Each chip is a left-to-right isolate: right-to-left words (Arabic, Hebrew) otherwise pull the numbers of
+    their neighbours into their run, and "3·على" shows beside the wrong word.
+    """
+    chips = " ".join(f"`{LRI}{i}·{t.replace('`', 'ˋ')}{PDI}`" for i, t in enumerate(tokens))
     st.markdown(_("**Tokens ({n}):** {chips}").format(n=num(len(tokens)), chips=chips))
 
 

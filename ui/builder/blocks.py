@@ -7,12 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from explorer.i18n import N_, _, num, percent
+from explorer.i18n.quantities import human, human_bytes
 from explorer.lab.block_compare import BlockCounts, compare_blocks
 from explorer.lab.builder import BuilderSettings
 from transformer_core import divisors
 from transformer_core.families import by_kind
 from ui.builder.controls import BLOCK_KV
-from ui.builder.views import human, human_bytes
 from ui.common.urlstate import settle_choice
 
 ROWS = (

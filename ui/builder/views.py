@@ -7,7 +7,6 @@ they are counted from ``transformer_core.sizing`` presets, not typed in.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -15,6 +14,9 @@ import streamlit as st
 
 from explorer.host import limits
 from explorer.i18n import N_, _, num, percent
+from explorer.i18n.quantities import duration as duration
+from explorer.i18n.quantities import human as human
+from explorer.i18n.quantities import human_bytes as human_bytes
 from explorer.lab.builder import EFFICIENCY, BuilderSettings, build, estimate, matmul_rate, measure, measure_plan
 from explorer.pretrained.sizes import LoadedSizes
 from transformer_core.device import pick_device
@@ -30,7 +32,7 @@ from transformer_core.sizing import (
 )
 from ui.builder.controls import TIMINGS, library_text
 from ui.common import state
-from ui.common.chart_style import style_layout
+from ui.common.chart_style import LEGEND_PLACES, half_title_chars, style_layout
 from ui.common.figure_dict import figure, shows_legend
 
 COMPONENT_TITLES = {
@@ -54,44 +56,6 @@ MEMORY_PARTS = (
     ("activations_bytes", N_("Activations")),
 )
 # Short enough for a narrow table column; the family radio spells them out.
-
-
-def _three(x: float) -> str:
-    """``x`` to three significant digits, as the active language writes numbers ("1.23", "1,23")."""
-    if not math.isfinite(x) or x == 0:
-        return num(x)
-    rounded = float(f"{x:.3g}")
-    digits = max(0, 2 - math.floor(math.log10(abs(rounded))))
-    text = num(rounded, digits, group=False)  # no thousands separator, as ".3g" wrote none
-    return text.rstrip("0").rstrip(".,") if digits else text
-
-
-def human(n: float, unit: str = "") -> str:
-    """1234567 -> "1.23 M"; keeps three significant digits."""
-    for suffix, size in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size:
-            return f"{_three(n / size)} {suffix}{unit}"
-    return f"{_three(n)} {unit}".strip()
-
-
-def human_bytes(n: float) -> str:
-    """Bytes in decimal units: "1.5 GB"."""
-    return human(n, "B")
-
-
-def duration(seconds: float) -> str:
-    """Seconds in the largest sensible unit: "3.2 ms", "4.1 s", "2.5 hours", "25 days"."""
-    units = (
-        (N_("{n} years"), 31_557_600),
-        (N_("{n} days"), 86_400),
-        (N_("{n} hours"), 3600),
-        (N_("{n} min"), 60),
-        (N_("{n} s"), 1),
-    )
-    for unit, size in units:
-        if seconds >= size:
-            return _(unit).format(n=_three(seconds / size))
-    return _("{n} ms").format(n=_three(seconds * 1000))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -131,7 +95,8 @@ def breakdown_figure(breakdown: dict[str, int]) -> go.Figure:
     )
     title = _("Parameters by component — {total} in total").format(total=human(total))
     layout = style_layout(title=title, height=280, legend=shows_legend([bars])) | dict(
-        yaxis=dict(autorange="reversed"), xaxis=dict(title=dict(text=_("parameters")))
+        yaxis=dict(autorange="reversed"),
+        xaxis=dict(title=dict(text=_("parameters")), exponentformat="SI"),  # "50G" as the bars say, not "50B"
     )
     return figure([bars], layout)
 
@@ -156,11 +121,14 @@ def memory_figure(est: StepEstimate, batch_size: int) -> go.Figure:
     title = _("Training memory at batch {batch}: {memory}").format(
         batch=num(batch_size), memory=human_bytes(est.total_bytes)
     )
-    layout = style_layout(title=title, height=210, legend=shows_legend(data)) | dict(
+    # The legend stands beside the bar, one part a line: above it, four parts wrapped onto the title in the page's
+    # narrow right column (1024 pixels wide and less). The title wraps there too.
+    layout = style_layout(title=title, height=250, title_chars=half_title_chars()) | dict(
         barmode="stack",
         showlegend=True,
+        legend=LEGEND_PLACES["right"],
         yaxis=dict(showticklabels=False),
-        xaxis=dict(title=dict(text=_("bytes (float32 + AdamW)"))),
+        xaxis=dict(title=dict(text=_("bytes (float32 + AdamW)")), exponentformat="SI"),
     )
     return figure(data, layout)
 
@@ -279,15 +247,15 @@ def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
     st.markdown(_("**Training step on this {device}**").format(device=device.type.upper()))
     st.caption(
         _(
-            "Estimate: about {time} per step — {flops}FLOP at {rate}FLOP/s, {share} of the measured "
-            "matrix-multiply speed of {speed}FLOP/s (a whole step also runs softmax, norms and the optimizer, "
+            "Estimate: about {time} per step — {flops} at {rate}, {share} of the measured "
+            "matrix-multiply speed of {speed} (a whole step also runs softmax, norms and the optimizer, "
             "which are slower)."
         ).format(
             time=duration(plan.estimated_seconds),
-            flops=human(est.flops_per_step),
-            rate=human(speed * EFFICIENCY),
+            flops=human(est.flops_per_step, "FLOP"),
+            rate=human(speed * EFFICIENCY, "FLOP/s"),
             share=percent(EFFICIENCY),
-            speed=human(speed),
+            speed=human(speed, "FLOP/s"),
         )
     )
     if not plan.allowed:
@@ -310,7 +278,7 @@ def step_time_section(settings: BuilderSettings, est: StepEstimate) -> None:
     if key in timings:
         st.metric(
             _("Measured time per step"),
-            _("{n} ms").format(n=_three(timings[key] * 1000)),
+            duration(timings[key]),
             help=_("Median of three steps after a warm-up, on random inputs."),
         )
 

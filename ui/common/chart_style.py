@@ -3,6 +3,7 @@ series colours, the common Plotly layout and legend places, and the modebar that
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -64,6 +65,26 @@ def title_lines(title: str, width: int | None = None) -> list[str]:
     return lines or [""]
 
 
+def log_tick_values(lo: float, hi: float, most: int) -> list[float]:
+    """Round ticks for a log axis from ``lo`` to ``hi`` (both > 0): the finest of 1-2-3-5-7, 1-2-5, 1-3 and 1 per
+    decade (then every second, third, ... decade) that gives at most ``most`` ticks. Each is labelled in full:
+    the charting libraries' own log ticks hatch the chart with a line at every digit, or label them "2, 5, 0.1, 2,
+    5", where a bare 5 may be 0.5 or 0.05."""
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for mantissas in ((1, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,)):
+        ticks = [float(f"{m}e{k}") for k in range(first, last + 1) for m in mantissas]
+        ticks = [t for t in ticks if lo <= t <= hi]
+        if len(ticks) <= most:
+            return ticks
+    every = math.ceil(len(ticks) / most)  # whole decades, ``every``-th of them, the largest kept
+    return ticks[::-1][::every][::-1]
+
+
+def half_title_chars() -> int:
+    """Characters per title line of a chart in half the page's width (two charts side by side)."""
+    return TITLE_CHARS[projector()]
+
+
 def series_style(i: int) -> tuple[str, str]:
     """Colour and line dash of the ``i``-th series (0-based): Okabe-Ito colours, then the same colours dashed."""
     return CATEGORICAL[i % len(CATEGORICAL)], DASHES[(i // len(CATEGORICAL)) % len(DASHES)]
@@ -88,10 +109,16 @@ def shows_legend(traces: Sequence[dict[str, Any]]) -> bool:
     return listed > 1
 
 
-def style_layout(*, title: str = "", height: int = 360, legend: bool = False) -> dict[str, Any]:
+def style_layout(
+    *, title: str = "", height: int = 360, legend: bool = False, title_chars: int | None = None
+) -> dict[str, Any]:
     """The layout keys :func:`style` sets, as a dict: the title below the toolbar, the height, tight margins with
-    room for a ``legend`` on top, the font and the page language's number separators."""
+    room for a ``legend`` on top, the font and the page language's number separators. ``title_chars``: wrap the
+    title into lines of that many characters (a chart in a narrow column; Plotly never wraps a title itself)."""
     top = _top_margin(titled=bool(title), legend=legend)
+    if title and title_chars:
+        lines = title_lines(title, title_chars)
+        title, top = "<br>".join(lines), top + (len(lines) - 1) * round(1.5 * font_size())
     return dict(
         title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top",
                    pad=dict(t=TOOLBAR_PX[projector()] + 6))

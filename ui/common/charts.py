@@ -9,6 +9,8 @@ come from the one mapping of :mod:`explorer.render.heatmap`, which the Vega-Lite
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +30,8 @@ from ui.common.chart_style import LABEL_COLOURS as LABEL_COLOURS
 from ui.common.chart_style import TITLE_CHARS as TITLE_CHARS
 from ui.common.chart_style import chart_config as chart_config
 from ui.common.chart_style import colorscale, font_size, label_colour, show, stretch_attention, style, style_layout
+from ui.common.chart_style import half_title_chars as half_title_chars
+from ui.common.chart_style import log_tick_values as log_tick_values
 from ui.common.chart_style import move_legend as move_legend
 from ui.common.chart_style import series_style as series_style
 from ui.common.chart_style import title_lines as title_lines
@@ -38,6 +42,8 @@ from ui.common.urlstate import settle_choice
 DIVERGING_SCALE = hm.DIVERGING
 MAX_CELLS_WITH_TEXT = 16  # print numbers in cells when both sides are at most this long...
 MAX_CELLS_WITH_TEXT_PROJECTOR = 10  # ...or this long in projector mode, whose larger numbers need wider cells
+LOG_TICKS = 6  # the most ticks on a log axis of a line chart
+GAP_LABEL_CHARS = 3  # the longest row label that fits in the gap between two panels of a grid
 RADIO_MAX = 8  # pickers with more choices than this use a drop-down instead of radio buttons
 # Attention weights are coloured on one fixed 0..1 scale, so that random attention (every weight near 1/S) looks
 # flat; the sidebar can stretch the colours to each map's own range instead.
@@ -130,13 +136,14 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str
 
 
 def spec_figure(spec: hm.HeatmapSpec, *, x_title: str = "", y_title: str = "", height: int | None = None,
-                numbers: bool | None = None) -> go.Figure:
+                numbers: bool | None = None, title_chars: int | None = None) -> go.Figure:
     """A single heatmap figure of ``spec``, rows top to bottom (matrix layout, like the attention matrix in the
-    paper)."""
+    paper); ``title_chars`` wraps its title for a narrow column."""
     data = [spec_heatmap(spec, numbers=numbers)]
     ticks = dict(color=label_colour())
     side = max(260, min(720, 40 + round(2.2 * font_size()) * spec.values.shape[0]))  # rows as tall as their text
-    layout = style_layout(title=spec.title, height=height or side, legend=shows_legend(data)) | dict(
+    layout = style_layout(title=spec.title, height=height or side, legend=shows_legend(data),
+                          title_chars=title_chars) | dict(
         yaxis=dict(autorange="reversed", title=dict(text=y_title), type="category", tickfont=ticks),
         xaxis=dict(title=dict(text=x_title), type="category", side="bottom", tickfont=ticks),
     )
@@ -170,8 +177,8 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
         x_title, x_ticks: the bottom row's x-axis title; tick labels on every panel (``True``), none (``False``),
             or ``"auto"``: on the bottom row when ``x`` labels are given.
         y_title, y_ticks: the y-axis title (first column, bottom row); tick labels on ``"all"`` panels, the ``"first"``
-            column only, ``"none"``, or ``"auto"`` (all with at most 4 panels, else the first column when ``y``
-            labels are given).
+            column only, ``"none"``, or ``"auto"`` (all with at most 4 panels and labels short enough for the gap
+            between two panels, else the first column when ``y`` labels are given).
         spacing: horizontal gap between panels as a share of the width (default: narrower with more columns).
         categories: treat x and y as categories (keeps repeated token labels apart).
     """
@@ -185,12 +192,19 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
             trace = heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, diverging=diverging, showscale=r == c == 0,
                                   numbers=None if numbers else False)
             fig.add_trace(trace, row=r + 1, col=c + 1)
+    if y_ticks == "auto" and cols > 1 and max((_label_width(str(v)) for v in y or ()), default=0) > GAP_LABEL_CHARS:
+        y_ticks = "first"  # a longer label of the second column would be drawn over the first column's map
     _grid_axes(fig, rows, cols, x_ticks=x_ticks, y_ticks=y_ticks, labelled=(x is not None, y is not None),
                categories=categories, titles=(x_title, y_title))
     height = height or max(260, min(1400, 70 + 2 * font_size() + cell_px * rows))  # panel titles need the room
     style(fig, title=title, height=height)
     panel_titles(fig, titled=bool(title), row_titles=row_titles is not None)
     return fig
+
+
+def _label_width(label: str) -> int:
+    """A label's width in Latin characters: a wide (CJK) character counts two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label)
 
 
 def _grid_axes(fig: go.Figure, rows: int, cols: int, *, x_ticks: bool | str, y_ticks: str,
@@ -269,11 +283,15 @@ def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[s
 
 def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str = "",
                x_title: str = "", y_title: str = "", height: int = 320, log_y: bool = False) -> go.Figure:
-    """Curves from ``{name: (xs, ys)}``."""
+    """Curves from ``{name: (xs, ys)}``; ``log_y``: a log y axis with a few round ticks, each labelled in full."""
     data = [dict(type="scatter", x=list(xs), y=list(ys), mode="lines", name=name) for name, (xs, ys) in series.items()]
+    yaxis = dict(title=dict(text=y_title), type="log" if log_y else "linear")
+    positive = [y for _xs, ys in series.values() for y in ys if math.isfinite(y) and y > 0]
+    if log_y and positive:
+        ticks = log_tick_values(min(positive), max(positive), LOG_TICKS)
+        yaxis |= dict(tickmode="array", tickvals=ticks, tickformat="~g")
     layout = style_layout(title=title, height=height, legend=shows_legend(data)) | dict(
-        xaxis=dict(title=dict(text=x_title)),
-        yaxis=dict(title=dict(text=y_title), type="log" if log_y else "linear"),
+        xaxis=dict(title=dict(text=x_title)), yaxis=yaxis,
     )
     return figure(data, layout)
 

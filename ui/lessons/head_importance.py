@@ -20,10 +20,12 @@ from ui.common.theme import projector
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, model_steps
 from ui.lessons.lesson import Lesson
-from ui.training.heatmaps import attention_picture, scores_chart, scores_height, scores_of_kind
+from ui.training.heatmaps import COLUMN_PX, attention_picture, scores_chart, scores_height, scores_of_kind
 from ui.training.interventions import importance_caption, importance_spec, pattern_spec, points_text
 from ui.training.samples import samples_html
 
+LOOK_SHARES = (3, 2)  # the heatmap grid beside the anti-diagonal scores students bet on
+SMALL_GAP_PX = 16  # st.columns' default gap between them
 PROBE = "lessons.head_probe"  # HeadProbe: this session's trained reverse model, with (run seed, probe)
 TITLES = {
     "encoder": N_("Encoder self-attention"),
@@ -83,9 +85,10 @@ def _look_first(lesson: Lesson, probe: HeadProbe) -> None:
             "sequence, and how anti-diagonal each head is: the higher the score, the clearer its pattern."
         ).format(step=num(probe.step))
     )
-    left, right = st.columns([3, 2], vertical_alignment="center")
+    left, right = st.columns(LOOK_SHARES, vertical_alignment="center")
     with left:
-        html, _size = attention_picture(frame, 0, snap, "cross")
+        room = (COLUMN_PX - SMALL_GAP_PX) * LOOK_SHARES[0] // sum(LOOK_SHARES)
+        html, _size = attention_picture(frame, 0, snap, "cross", room=room)
         st.html(html)
     scored = scores_of_kind(snap, "cross")
     if scored is not None:
@@ -142,13 +145,15 @@ def _importance_visual(lesson: Lesson, probe: HeadProbe) -> None:
     left, right = st.columns(2)
     with left:
         charts.show(
-            charts.spec_figure(importance_spec(importance, probe.task, probe.step), x_title=_("head"), numbers=True),
+            charts.spec_figure(importance_spec(importance, probe.task, probe.step), x_title=_("head"), numbers=True,
+                               title_chars=charts.half_title_chars()),
             key=key_of(lesson, "map"),
         )
     with right:
         spec = pattern_spec(probe.pattern_scores(), probe.step)
         if spec is not None:
-            charts.show(charts.spec_figure(spec, x_title=_("head"), numbers=True), key=key_of(lesson, "scores"))
+            charts.show(charts.spec_figure(spec, x_title=_("head"), numbers=True,
+                                           title_chars=charts.half_title_chars()), key=key_of(lesson, "scores"))
     found = findings(probe)
     found_text = _(
         "The clearest anti-diagonal is **{head}** (score {score}); off alone it costs {cost}. The four "

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.i18n import N_, _, num, percent
+from explorer.i18n.quantities import three_digits
 from explorer.lessons import not_explanation as ne
 from ui.common import charts
 from ui.common.theme import projector
@@ -147,7 +148,7 @@ def _attribution_step(lesson: Lesson, model) -> None:
                 "Integrated gradients' values add up to the change of the “is” score from no words to the "
                 "sentence, {change}, within {gap}. Attribution "
                 "measures small changes to the words' vectors: it cannot say what a different word would do."
-            ).format(change=num(ig.output - ig.baseline_output, 2), gap=f"{abs(ig.gap):.1e}")
+            ).format(change=num(ig.output - ig.baseline_output, 2), gap=three_digits(abs(ig.gap)))
         )
     _verdict(
         guess == top,
@@ -167,10 +168,10 @@ def _patching_step(lesson: Lesson, model) -> None:
         change: _("none"),
         sentence: ne.SENTENCE,
         answer: ne.ANSWER,
-        score: round(changes[0].patching.clean, 2),
+        score: num(changes[0].patching.clean, 2),  # in the page's language, as the caption writes it
     }
     changed = (
-        {change: label, sentence: c.sentence, answer: c.answer, score: round(c.patching.corrupt, 2)}
+        {change: label, sentence: c.sentence, answer: c.answer, score: num(c.patching.corrupt, 2)}
         for label, c in zip(CHANGE_LABELS, changes, strict=True)
     )
     st.dataframe([original, *changed], hide_index=True, width="stretch")

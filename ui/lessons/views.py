@@ -15,7 +15,7 @@ from PIL import Image
 
 from explorer.i18n import N_, _, num, pgettext
 from explorer.images import prepare_image
-from explorer.lab.text_input import tokenize
+from explorer.lab.text_input import MAX_TEXT_CHARS, tokenize
 from explorer.lab.vit_walkthrough import attention_scores, valid_patch_sizes
 from explorer.lessons.experiments import ScalingDemo, causal_attention, scaling_demo
 from transformer_core import causal_mask
@@ -108,7 +108,7 @@ def _sentence(lesson: Lesson) -> tuple[list[str], list[int]]:
         _("Sentence"),
         value=DEFAULT_SENTENCE,
         key=key_of(lesson, "text"),
-        max_chars=200,
+        max_chars=MAX_TEXT_CHARS,
         help=_("Split into words; each word is one token."),
     )
     lab = tokenize(text, "sentence", max_tokens=MAX_WORDS)

@@ -16,6 +16,7 @@ from explorer.lab.positional import (
     shifted_dot_product,
     similarity_matrix,
 )
+from explorer.lab.text_input import MAX_TEXT_CHARS
 from explorer.render import heatmap as hm
 from transformer_core.positional import sinusoidal_encoding
 from ui.common import charts, exports
@@ -44,7 +45,7 @@ D_MODELS = (8, 16, 32, 64, 128, 256)
 BASES = (10.0, 100.0, 1000.0, 10000.0, 100000.0)
 MAX_DIMS = 8  # curves drawn at most
 EXTRA_RANGE = (4, 128)
-SHUFFLE_MAX_CHARS = 200
+SHUFFLE_MAX_CHARS = MAX_TEXT_CHARS  # a pasted paragraph is taken and cut to its first words
 SECTIONS = {"table": N_("The table"), "relative": N_("Relative positions"), "beyond": N_("Beyond max_len"),
             "compare": N_("Compare encodings"), "pretrained": N_("Real models"), "shuffle": N_("Shuffle test")}
 

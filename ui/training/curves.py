@@ -28,7 +28,7 @@ import pyarrow as pa
 from explorer.i18n import N_, _, num, percent
 from explorer.runs.curves import thin_series
 from explorer.runs.frame import RunFrame
-from ui.common.charts import font_size, label_colour, title_lines
+from ui.common.charts import font_size, label_colour, log_tick_values, title_lines
 from ui.common.theme import projector
 from ui.training.charts import LANE_COLOURS, metric_title, pattern_title
 
@@ -214,19 +214,8 @@ def _log_domain(values: Sequence[float]) -> dict[str, Any]:
 
 def _log_ticks(domain: Sequence[float] | None, most: int) -> dict[str, Any]:
     """The loss axis's ticks (and so its grid lines) on a log ``domain``: Vega draws one at every 1–9 × 10^k, a
-    hatching of lines, for a few labels. These are the finest of 1-2-3-5-7, 1-2-5, 1-3 and 1 per decade (then every
-    second, third, ... decade) that gives at most ``most`` ticks."""
-    if domain is None:
-        return {}
-    lo, hi = domain
-    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    for mantissas in ((1, 2, 3, 5, 7), (1, 2, 5), (1, 3), (1,)):
-        ticks = [float(f"{m}e{k}") for k in range(first, last + 1) for m in mantissas]
-        ticks = [t for t in ticks if lo <= t <= hi]
-        if len(ticks) <= most:
-            return {"values": ticks}
-    every = math.ceil(len(ticks) / most)  # whole decades, ``every``-th of them, the largest kept
-    return {"values": ticks[::-1][::every][::-1]}
+    hatching of lines, for a few labels (see :func:`~ui.common.chart_style.log_tick_values`)."""
+    return {} if domain is None else {"values": log_tick_values(*domain, most)}
 
 
 def _linear_domain(values: list[float]) -> dict[str, Any]:

@@ -207,10 +207,13 @@ def _chart_panel(run: RunFrame, heads: int, t: int, s: int) -> tuple[int, int]:
     return _panel_size(_lane_width(run) - 60, heads, t, s, 12)
 
 
-def attention_picture(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> tuple[str, int]:
+def attention_picture(
+    run: RunFrame, lane: int, snap: Snapshot, kind: str, *, room: int | None = None
+) -> tuple[str, int]:
     """The heatmaps of :func:`attention_chart` as pictures in an HTML grid, and the grid's width in pixels.
 
     Same layout, colours and labels as the chart, without hover: the live view shows it while training.
+    ``room``: the pixels the grid may take (default: the main column, shared by the run's lanes).
     """
     maps = snap.attention[kind].astype(np.float32)  # (L, H, T, S)
     layers, heads, t, s = maps.shape
@@ -229,10 +232,17 @@ def attention_picture(run: RunFrame, lane: int, snap: Snapshot, kind: str) -> tu
         zmax=high,
     )
     fixed = lay.width - lay.grid_w  # the labels and the colour bar
-    room = (COLUMN_PX - COLUMN_GAP_PX * (len(run.lanes) - 1)) // len(run.lanes)
+    if room is None:
+        room = (COLUMN_PX - COLUMN_GAP_PX * (len(run.lanes) - 1)) // len(run.lanes)
     # The chart's panel size, so the page keeps its layout on Pause, unless the whole grid would not fit
     panel_w, panel_h = min(_chart_panel(run, heads, t, s), _panel_size(room - fixed + GAP, heads, t, s, GAP))
     lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=panel_h)
+    for _attempt in range(3):  # the labels widen with the panels (numbers alone under narrow ones): fit again
+        over = lay.width - room
+        if over <= 0:
+            break
+        panel_w = max(1, lay.panel_w - -(-over // heads))
+        lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=int(panel_w * min(1.5, t / s)))
     label = _(
         "{kind} at step {step}: {layers} × {heads}, each a {t} × {s} heatmap of attention weights from {low} to {high}"
     ).format(

@@ -34,6 +34,7 @@ from explorer.runs.live import LiveRun
 from explorer.runs.recording import ReplayRun
 from transformer_core.tasks import Task
 from ui.common import charts as common_charts
+from ui.common.chart_style import half_title_chars
 from ui.common.exports import spec_downloads
 from ui.common.head_switches import head_switches
 from ui.common.urlstate import UrlParam, push_url
@@ -184,7 +185,8 @@ def _importance(run: LiveRun, lane: int, probe: HeadProbe) -> None:
     left, right = st.columns(2) if len(run.trainers) == 1 else (st.container(), st.container())
     with left:
         common_charts.show(
-            common_charts.spec_figure(spec, x_title=_("head"), numbers=True), key=f"live.importance.map{lane}"
+            common_charts.spec_figure(spec, x_title=_("head"), numbers=True, title_chars=half_title_chars()),
+            key=f"live.importance.map{lane}",
         )
         spec_downloads(
             spec,
@@ -268,4 +270,5 @@ def _scores(run: LiveRun, lane: int, probe: HeadProbe) -> None:
             )
         )
         return
-    common_charts.show(common_charts.spec_figure(spec, x_title=_("head"), numbers=True), key=f"live.pattern.map{lane}")
+    common_charts.show(common_charts.spec_figure(spec, x_title=_("head"), numbers=True, title_chars=half_title_chars()),
+                       key=f"live.pattern.map{lane}")

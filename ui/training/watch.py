@@ -15,6 +15,8 @@ the server still keeps it).
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from collections.abc import Callable
 
 import streamlit as st
@@ -27,6 +29,7 @@ from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals
 from ui.common.ticker import ticks
 from ui.training import containers, io, status, views
+from ui.training.share import CLASS_PARAM, WATCH_PARAM
 from ui.training.watchdog import live_watchdog
 
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
@@ -34,6 +37,8 @@ FOLLOWED = "live.watch.class"  # FollowedClass: the class link this session foll
 CODE = "live.watch.code"  # str: the class code typed into Join a class
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
 PAGE_SCRIPT = "pages/training.py"
+MAX_TYPED = 500  # the box takes a whole pasted link, not only a code (a longer paste would be dropped unseen)
+_LINK_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # what a run's or a class's id in a link may look like
 LOG = st_internals.logger("transformer_explorer.watch")
 
 
@@ -203,21 +208,35 @@ def class_page(class_id: str, projector: bool) -> None:
     _show(watched, projector, moved=followed.moved)
 
 
+def linked_query(typed: str) -> dict[str, str] | None:
+    """The ``class`` or ``watch`` parameter of a pasted class or watch link, or ``None`` when ``typed`` is none."""
+    params = urllib.parse.parse_qs(urllib.parse.urlsplit(typed.strip()).query)
+    for name in (CLASS_PARAM, WATCH_PARAM):
+        value = (params.get(name) or [""])[0]
+        if _LINK_ID.fullmatch(value):
+            return {name: value}
+    return None
+
+
 def join_box() -> None:
-    """A box for a class code: a student types what the teacher's screen shows and watches that class."""
+    """A box for a class code: a student types what the teacher's screen shows (or pastes the class link) and
+    watches that class."""
     with st.form("live.watch.join", border=False, enter_to_submit=True):
         c_code, c_go = st.columns([3, 1], vertical_alignment="bottom")
         c_code.text_input(
             _("Class code"),
             key=CODE,
-            max_chars=12,
+            max_chars=MAX_TYPED,
             placeholder=_("e.g. {code}").format(code="K7M3QX"),
-            help=_("The 6 letters and digits your teacher's screen shows beside the QR code."),
+            help=_("The 6 letters and digits your teacher's screen shows beside the QR code. A class or watch "
+                   "link pasted here works too."),
         )
         joined = c_go.form_submit_button("👀 " + _("Join a class"))
     if not joined:
         return
     typed = st.session_state.get(CODE) or ""
+    if (query := linked_query(typed)) is not None:
+        st.switch_page(PAGE_SCRIPT, query_params=query)
     try:
         class_id = class_for_code(run_store(), typed)
     except ValueError as err:
@@ -238,7 +257,7 @@ def join_box() -> None:
             )
         )
         return
-    st.switch_page(PAGE_SCRIPT, query_params={"class": class_id})
+    st.switch_page(PAGE_SCRIPT, query_params={CLASS_PARAM: class_id})
 
 
 def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None = None) -> None:

@@ -18,7 +18,7 @@ from explorer.i18n import N_, _, ngettext, num
 from explorer.lab import decide as lab
 from explorer.lab.decide_pairs import CAUSAL_PAIRS, MASKED_PAIRS, PAIRS_BY_TASK, TextPair, fitting_pairs
 from explorer.lab.subjects import token_labeller
-from explorer.lab.text_input import MAX_TOKENS
+from explorer.lab.text_input import MAX_TEXT_CHARS, MAX_TOKENS
 from explorer.pretrained.lab import CAUSAL_FAMILIES, ENCODER_FAMILIES, encode, shown_token
 from transformer_core.models import CausalLM, Seq2SeqTransformer
 from ui.attention.beyond import decide_charts as draw_
@@ -154,10 +154,10 @@ def _texts(r: Reader) -> tuple[str, str]:
         st.caption(_(chosen.about))
     left, right = st.columns(2)
     with left:
-        st.text_input(_("Clean text"), key=DECIDE_CLEAN, max_chars=400,
+        st.text_input(_("Clean text"), key=DECIDE_CLEAN, max_chars=MAX_TEXT_CHARS,
                       help=_("The text whose answer patching brings back into the corrupt run."))
     with right:
-        st.text_input(_("Corrupt text"), key=DECIDE_CORRUPT, max_chars=400,
+        st.text_input(_("Corrupt text"), key=DECIDE_CORRUPT, max_chars=MAX_TEXT_CHARS,
                       help=_("The same text with one word changed, so that the answer changes. It must have as many "
                              "tokens as the clean text."))
     return st.session_state[DECIDE_CLEAN], st.session_state[DECIDE_CORRUPT]

@@ -14,6 +14,7 @@ import streamlit as st
 from explorer.i18n import N_, _, num, percent, pgettext
 from explorer.lab.embedding_map import MAX_TOKENS, EmbeddingMap, embedding_map, token_table
 from explorer.lab.subjects import token_labeller
+from explorer.lab.text_input import MAX_TEXT_CHARS
 from explorer.lab.word_uses import (
     Reader,
     WordComparison,
@@ -144,7 +145,7 @@ def _downloads(csv_text: str, png, name: str, key: str) -> None:
 def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> None:
     picture = st.container()  # the picture first on a projector: the box is drawn under it
     label = _("Characters to map") if kind == "characters" else _("Tokens to map (comma-separated)")
-    typed = st.text_input(label, key=MAP_WORDS, placeholder=_("empty: a built-in list"), max_chars=300,
+    typed = st.text_input(label, key=MAP_WORDS, placeholder=_("empty: a built-in list"), max_chars=MAX_TEXT_CHARS,
                           help=_("The words (or characters) whose embedding rows are placed on the map; a word the "
                                  "tokenizer splits is shown by its last token.")).strip()
     ids, notes = _chosen_ids(ctx, reader, kind, typed)
@@ -186,7 +187,8 @@ def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
                              help=_("The word to follow; its first use in each sentence is read (its last token, if "
                                     "the tokenizer splits it)."))
     with right:
-        text = st.text_area(_("Sentences, one a line (2 to 4)"), key=MAP_SENTENCES, height=110, max_chars=800,
+        text = st.text_area(_("Sentences, one a line (2 to 4)"), key=MAP_SENTENCES, height=110,
+                            max_chars=MAX_TEXT_CHARS,
                             help=_("Each sentence uses the word; its vector is read after every layer."))
     sentences = tuple(s for s in text.splitlines() if s.strip())
     try:
