@@ -3,6 +3,8 @@ writes is read back by a pattern (a text no pattern knows would stay English on 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -50,3 +52,12 @@ def test_every_remark_and_picture_a_task_writes_is_translated(name):
             assert sample_input_text(text) != text, f"{name}: no pattern reads {text!r}"
         table = samples_html(samples, task.family)
     assert not any(text in table for text in remarks), name
+
+
+def test_a_remark_wraps_between_words_in_a_narrow_lane_and_the_table_scrolls() -> None:
+    from transformer_core.tasks.base import Sample
+
+    html = samples_html([Sample("3615", "5163", "6315", False, "4 of 4 digits wrong")], "seq2seq")
+    remark = re.search(r'<td style="([^"]*)">4 of 4 digits wrong</td>', html)[1]
+    assert "white-space:normal" in remark and "min-width" in remark and "anywhere" not in remark  # not "digi / ts"
+    assert html.index('<div style="overflow-x:auto"><table') > 0

@@ -99,6 +99,8 @@ def test_a_class_link_follows_three_new_runs_with_three_students(tabs) -> None:
         students.append(joining)
     for student in students:
         expect(student.get_by_text("Watching a live run, read-only")).to_be_visible()
+    for joined in students[1:]:  # the page's own view (Start, its empty charts) gone, not left faded below
+        expect(joined.get_by_role("button", name="Start", exact=True)).to_have_count(0)
     _watching(teacher, 3)  # ready, not training: the count is current all the same
     for new_run in range(3):
         if new_run:

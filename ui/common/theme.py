@@ -40,6 +40,13 @@ BASE_CSS = """
 }
 [data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p {
   word-break: normal; overflow-wrap: normal; }
+/* A narrow column (1024 pixels with the sidebar open, a phone) wraps a figure or a label onto a second line
+   rather than cutting it to "221 / 3,…" or "Attentio…", and scrolls a chart wider than it rather than hiding
+   its last heads. */
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] div, [data-testid="stMetricLabel"] p,
+[data-testid="stDownloadButton"] button p, [data-testid="stPopover"] button p {
+  white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; }
 </style>
 """
 

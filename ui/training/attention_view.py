@@ -179,7 +179,8 @@ class AttentionView:
         rows, cols = self.run.task.attention_example().get("labels", {}).get(self.kind, (None, None))
         with self.numbers:
             # A Numbers button per configuration, wide enough for "Numbers · A" whole beside a second one
-            widths = [1, 1, *[1] * len(snaps), 3] if len(snaps) == 1 else [1, 1, 1.6, 1.6, 2.2]
+            # (and for "Numbers" whole in a 1024-pixel page with the sidebar open)
+            widths = [1, 1, 1.4, 2.6] if len(snaps) == 1 else [1, 1, 1.6, 1.6, 2.2]
             c_layer, c_head, *c_nums = st.columns(widths, vertical_alignment="bottom")
             layer, head = (
                 i + 1

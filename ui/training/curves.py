@@ -35,6 +35,7 @@ from ui.training.charts import LANE_COLOURS, metric_title, pattern_title
 MAX_CURVE_POINTS = 300  # curves are thinned to this many points per lane
 CURVE_HEIGHT = 300  # pixels of a curve chart (title and axes included)
 COMPACT_TITLE_CHARS = 40  # characters per title line of a first-screen curve (half the projector's width)
+THIRD_TITLE_CHARS = 32  # ... of a curve in a third of the column (the three curves side by side)
 COMPARE_TITLE_CHARS = 30  # ... beside two heatmaps (Compare on), where the curves have a third of the width
 AXIS_LABEL_MIN_PX = {False: 12, True: 16}  # the smallest axis labels, on a screen and on a projector
 LOG_TICKS = 6  # the most ticks (and grid lines) on the loss's log axis
@@ -131,9 +132,11 @@ def _chart(
 
 
 def _title_chars(compact: bool, lanes: int) -> int | None:
-    """Characters per title line: a first screen's curve is narrower beside two heatmaps than beside one."""
+    """Characters per title line: a first screen's curve is narrower beside two heatmaps than beside one; three
+    curves side by side have a third of the column each (about 210 pixels on a 1024-pixel page with the sidebar
+    open); projector mode's larger type wraps sooner still."""
     if not compact:
-        return None
+        return None if projector() else THIRD_TITLE_CHARS
     return COMPARE_TITLE_CHARS if lanes > 1 else COMPACT_TITLE_CHARS
 
 

@@ -26,6 +26,9 @@ TABLE = "border-collapse:collapse;font-family:ui-monospace,SFMono-Regular,Menlo,
 CELL = "padding:2px 12px 2px 0;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere"
 HEAD = "padding:2px 12px 2px 0;text-align:left;white-space:nowrap"  # headings never break inside a word
 INPUT = f"{CELL};min-width:10ch"  # long answers beside it must not squeeze a short prompt onto many lines
+# The remark wraps between words only, never narrower than a few words: in a narrow lane (Compare on a 1024-pixel
+# page, a phone) it ran down the page a syllable a line ("4 of / 4 / digi / ts"); the table scrolls instead.
+REMARK = "padding:2px 12px 2px 0;vertical-align:top;white-space:normal;min-width:16ch;font-family:sans-serif"
 MAX_CHARS = 80  # longer texts are cut (generated text of the language model)
 
 
@@ -63,7 +66,7 @@ def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> s
     for s in samples:
         cells = (escape(_cut(sample_input_text(s.input))), escape(_cut(s.target)), _prediction_cell(s, family),
                  escape(remark_text(s.detail)))
-        styles = (INPUT, CELL, CELL, CELL)
+        styles = (INPUT, CELL, CELL, REMARK)
         rows.append(
             "<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True)) + "</tr>"
         )
@@ -71,4 +74,5 @@ def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> s
     title = f"{escape(caption)} — " if caption else ""
     score = escape(_("{right} of {n} right").format(right=num(right), n=num(len(samples))))
     summary = f"<div style='margin-bottom:4px'><b>{title}{score}</b></div>"
-    return f'{summary}<table style="{TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return (f'{summary}<div style="overflow-x:auto"><table style="{TABLE}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')

@@ -35,6 +35,8 @@ from ui.training.watchdog import live_watchdog
 WATCHED = "live.watch.run"  # WatchedRun: the channel this session mirrors
 FOLLOWED = "live.watch.class"  # FollowedClass: the class link this session follows
 CODE = "live.watch.code"  # str: the class code typed into Join a class
+JOINED = "live.watch.joined"  # bool: this run follows a join from the page's own view (see _after_a_join)
+ARMED = "live.watch.armed"  # bool: the join's one-off rerun is due at the fragment's next tick
 WATCHER = "live.watch.watcher"  # str: this browser session's random watcher id (the store never sees session ids)
 PAGE_SCRIPT = "pages/training.py"
 MAX_TYPED = 500  # the box takes a whole pasted link, not only a code (a longer paste would be dropped unseen)
@@ -236,6 +238,7 @@ def join_box() -> None:
         return
     typed = st.session_state.get(CODE) or ""
     if (query := linked_query(typed)) is not None:
+        st.session_state[JOINED] = True
         st.switch_page(PAGE_SCRIPT, query_params=query)
     try:
         class_id = class_for_code(run_store(), typed)
@@ -257,6 +260,7 @@ def join_box() -> None:
             )
         )
         return
+    st.session_state[JOINED] = True
     st.switch_page(PAGE_SCRIPT, query_params={CLASS_PARAM: class_id})
 
 
@@ -282,8 +286,33 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
     _follow(watched, view, moved)
 
 
+def _after_a_join() -> bool:
+    """Whether this run ends at once, the page drawn, rather than follows the run.
+
+    A join switches from the page's own view to the watch view in the same page, and Streamlit keeps the own
+    view's elements below the new ones (faded: Start, its empty curves and heatmaps) until a script run ends; a
+    watch view's run never ends while it follows. So the first run after a join ends, and a fragment's tick
+    starts the run that follows.
+    """
+    if not st.session_state.pop(JOINED, False):
+        return False
+    st.session_state[ARMED] = False
+    st.fragment(_rerun_once, run_every=pace.WATCH_TICK_S)()
+    return True
+
+
+def _rerun_once() -> None:
+    """The fragment of :func:`_after_a_join`: drawn with the page, then rerun the whole page at its first tick."""
+    if st.session_state.get(ARMED):
+        st.session_state[ARMED] = False
+        st.rerun(scope="app")
+    st.session_state[ARMED] = True
+
+
 def _wait_for(moved: Callable[[], bool]) -> None:
     """Between two runs of a class: look once a second for the next one, then show it."""
+    if _after_a_join():
+        return
     for _tick in ticks(lambda: pace.WATCH_IDLE_TICK_S, at_once=False):
         try:
             if moved():
@@ -305,6 +334,8 @@ def _marks(watched: WatchedRun) -> tuple:
 def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool] | None = None) -> None:
     """Read and redraw while the page shows the channel; rerun when it ends, a click waits, snapshots doubled or
     the class moved on."""
+    if _after_a_join():
+        return
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
     shown = _marks(watched)
