@@ -223,4 +223,9 @@ class AttentionView:
                         "The table shows step {step}, the latest snapshot when the page was drawn; pause "
                         "to read the newest."
                     ).format(step=snaps[0].step)
+                    if self._shared is None
+                    else _(  # a watcher has no Pause: the owner's next pause redraws it
+                        "The table shows step {step}, the latest snapshot when the page was drawn; it follows "
+                        "when the run pauses."
+                    ).format(step=snaps[0].step)
                 )
