@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from explorer.lab.text_input import MAX_TEXT_CHARS
 from tests.e2e.actions import alerts, metric_values, open_page
 from tests.e2e.conftest import assert_no_exception
 
@@ -21,7 +22,7 @@ CASES = {
     "home": ("/", {"present": "maybe", "colors": "Rainbow"}, ["present", "colors"]),
     "lessons": ("/lessons", {"lesson": SCRIPT}, ["lesson"]),
     "attention": ("/attention", {"attn.heads": "7", "attn.d_model": "banana", "attn.layers": "99",
-                                 "attn.view": "xray", "attn.text": "x" * 500, "attn.off_mode": "half",
+                                 "attn.view": "xray", "attn.text": "x" * (MAX_TEXT_CHARS + 1), "attn.off_mode": "half",
                                  "attn.off": f"1.1,{SCRIPT}"},
                   ["attn.heads", "attn.d_model", "attn.layers", "attn.view", "attn.text", "attn.off_mode"]),
     "positional": ("/positional", {"pe.max_len": "-5", "pe.base": "nan", "pe.section": "nowhere"},
