@@ -1,5 +1,6 @@
 """The live heatmaps' grid shrinks as a whole to a column narrower than it was laid out for (a 1024-pixel page with
-the sidebar open leaves about 680 of the 940 pixels): measured in Chromium, no app server needed."""
+the sidebar open leaves about 680 of the 940 pixels), and a chart's cell numbers shrink to their cells: measured in
+Chromium (the first without an app server)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from explorer.render.grid_image import FIT_STEP, GridLayout, grid_html, tick_labels
 from tests.e2e.actions import open_page
+from ui.common import charts
 
 GRID = "[role=img]"
 
@@ -40,13 +42,67 @@ WIDTHS = """() => {
   return {charts: Array.from(document.querySelectorAll('[data-testid=stVegaLiteChart]'),
                              e => [e.getBoundingClientRect().right - right, e.scrollWidth - e.clientWidth]),
           cut: Array.from(document.querySelectorAll('[data-testid=stMetricValue] div, [data-testid=stMetricLabel] p'))
-                  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)}; }"""
+                  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent),
+          choices: Array.from(document.querySelectorAll('[data-testid=stSelectbox] input'))
+                     .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.value)}; }"""
 
 
-def test_at_1024_with_the_sidebar_open_charts_scroll_and_figures_wrap_within_the_column(page) -> None:
+def test_at_1024_with_the_sidebar_open_charts_scroll_and_figures_and_choices_fit_the_column(page) -> None:
     page.set_viewport_size({"width": 1024, "height": 768})
-    open_page(page, "/training?steps=3000")
+    open_page(page, "/training?steps=3000&compare=1")
     shown = page.evaluate(WIDTHS)
     assert shown["charts"] and all(over <= 1 for over, _scroll in shown["charts"]), shown  # none past the column
     assert any(scroll > 0 for _over, scroll in shown["charts"])  # the heatmaps' chart scrolls to its last heads
     assert shown["cut"] == []
+    assert shown["choices"] == []  # the settings' six columns go three to a row rather than show "sinusoi"
+
+
+CELL_TEXTS = """() => Array.from(document.querySelectorAll('.heatmap-label text'), t => {
+  const box = t.getBoundingClientRect();
+  return [Math.round(box.top), box.left, box.right, parseFloat(t.style.fontSize)]; })"""
+
+
+@pytest.mark.parametrize("width", [340, 900])
+def test_cell_numbers_shrink_to_narrow_cells_rather_than_run_together(browser, width) -> None:
+    fig = charts.heatmap(np.full((6, 16), 0.001), zmin=0.0, zmax=1.0)  # sixteen "<1%" a row
+    assert fig.data[0].text is not None
+    # Plotly sizes the text for 0.65 em a character: true of the app's Source Sans and of a monospace font (this
+    # page has no Source Sans), not of the wider font Chromium would put in place of Plotly's own "Open Sans".
+    fig.update_layout(font_family="monospace")
+    tab = browser.new_page(viewport={"width": 1000, "height": 600})
+    try:
+        tab.set_content(fig.to_html(include_plotlyjs=True, default_width=f"{width}px", default_height="400px"))
+        tab.wait_for_selector(".heatmap-label text", state="attached")
+        texts = tab.evaluate(CELL_TEXTS)
+    finally:
+        tab.close()
+    assert len(texts) == 6 * 16
+    rows: dict[int, list[tuple[float, float]]] = {}
+    for top, left, right, _size in texts:
+        rows.setdefault(top, []).append((left, right))
+    for cells in rows.values():
+        cells.sort()
+        assert all(right <= following + 0.5 for (_l, right), (following, _r) in zip(cells, cells[1:])), cells
+    sizes = {size for *_box, size in texts}
+    assert max(sizes) <= fig.layout.font.size  # never larger than the chart's text
+    if width == 900:
+        assert sizes == {fig.layout.font.size}  # wide cells keep it
+
+
+STEPS = """() => {
+  const column = document.querySelector('[data-testid=stMainBlockContainer] [data-testid=stVerticalBlock]');
+  const right = column.getBoundingClientRect().right;
+  const past = e => e.getBoundingClientRect().right - right;
+  return {charts: Array.from(document.querySelectorAll('[data-testid=stVegaLiteChart]'),
+                             e => Math.max(past(e), e.scrollWidth - e.clientWidth)),
+          formulas: Array.from(document.querySelectorAll('.katex-display'),
+                               e => Math.max(past(e), e.scrollWidth - e.clientWidth))}; }"""
+
+
+def test_at_1024_with_the_sidebar_open_the_attention_steps_put_their_text_above_their_maps(page) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_page(page, "/attention")
+    shown = page.evaluate(STEPS)
+    assert len(shown["charts"]) >= 9 and len(shown["formulas"]) >= 9, shown
+    assert max(shown["charts"]) <= 1, shown  # Q, K and V drawn for a 520-pixel column fit without scrolling
+    assert max(shown["formulas"]) <= 3, shown  # "X = LN(E√d_model + PE)" whole (KaTeX's own overflow is 2 pixels)

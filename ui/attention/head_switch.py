@@ -211,7 +211,7 @@ def _lens_figure(grid: LensGrid) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=grid.top_probs, x=cols, y=rows, zmin=0.0, zmax=1.0, colorscale=charts.plotly_scale(charts.colorscale()),
         text=text if printed else None, texttemplate="%{text}" if printed else None, customdata=custom,
-        textfont=dict(size=charts.font_size()), colorbar=dict(title=_("probability")),
+        colorbar=dict(title=_("probability")),  # cell text in Plotly's size that fits the cell
         hovertemplate=_("%{y}, position %{x}<br>top token “%{customdata[0]}” %{z:.1%}<br>the model's final "
                         "prediction “%{customdata[1]}” gets %{customdata[2]}%") + "<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")

@@ -93,9 +93,12 @@ def spec_heatmap(spec: hm.HeatmapSpec, *, numbers: bool | None = None, showscale
     """One Plotly heatmap trace of ``spec``, as a dict: its colours, its cell text (printed when ``numbers``, or by
     default when both sides are at most :func:`cells_with_text`) and its values on hover."""
     z = spec.values
+    # No text font size: Plotly's own ("auto") prints the chart's size where a cell has the room and a smaller one
+    # where it has not. Only the browser knows a cell's width, and a fixed size ran "<1%<1%" together in the narrow
+    # cells of a half-width column.
     trace = dict(type="heatmap", z=z, x=_labels(spec.cols, z.shape[1]), y=_labels(spec.rows, z.shape[0]),
                  zmin=spec.zmin, zmax=spec.zmax, colorscale=plotly_scale(spec.scale), showscale=showscale,
-                 textfont=dict(size=font_size()), hovertemplate=hover_template(_(spec.hover_name)))
+                 hovertemplate=hover_template(_(spec.hover_name)))
     if (max(z.shape) <= cells_with_text()) if numbers is None else numbers:
         trace |= dict(text=np.asarray(spec.text, dtype=object), texttemplate="%{text}")
     return trace

@@ -8,7 +8,10 @@ sheet that projector mode needs. Charts size their own fonts (``ui.common.charts
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.common import state
 
@@ -47,8 +50,40 @@ BASE_CSS = """
 [data-testid="stDownloadButton"] button p, [data-testid="stPopover"] button p {
   white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; }
+/* Rows of many narrow controls (see wrapping_columns) go three to a row in a narrow column and two on a phone,
+   where six to a row cut their values to "sinusoi" and "pre-nor". */
+[class*="st-key-wrap-"] { container-type: inline-size; }
+@container (max-width: 899px) {
+  [class*="st-key-wrap-"] [data-testid="stHorizontalBlock"] { flex-wrap: wrap; row-gap: 0.5rem; }
+  [class*="st-key-wrap-"] [data-testid="stColumn"] {
+    flex: 1 1 calc(33.3% - 1rem) !important; min-width: calc(33.3% - 1rem) !important; }
+}
+@container (max-width: 539px) {
+  [class*="st-key-wrap-"] [data-testid="stColumn"] {
+    flex: 1 1 calc(50% - 1rem) !important; min-width: calc(50% - 1rem) !important; }
+}
+/* A text beside a picture (see stacking_columns) goes above it where the picture would be too narrow. */
+[class*="st-key-stack-"] { container-type: inline-size; }
+@container (max-width: 799px) {
+  [class*="st-key-stack-"] [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  [class*="st-key-stack-"] [data-testid="stColumn"] { flex: 1 1 100% !important; min-width: 100% !important; }
+}
 </style>
 """
+
+
+def wrapping_columns(spec: int | list[float], key: str, **kwargs: Any) -> list[DeltaGenerator]:
+    """``st.columns(spec, **kwargs)`` in a container whose columns wrap, three to a row, where it is narrower than
+    900 pixels (a 1024-pixel screen with the sidebar open), and two to a row below 540 (a phone)."""
+    with st.container(key=f"wrap-{key}"):
+        return list(st.columns(spec, **kwargs))
+
+
+def stacking_columns(spec: int | list[float], key: str, **kwargs: Any) -> list[DeltaGenerator]:
+    """``st.columns(spec, **kwargs)`` in a container whose columns go one under the other where it is narrower than
+    800 pixels: a picture beside its text keeps the width it was laid out for."""
+    with st.container(key=f"stack-{key}"):
+        return list(st.columns(spec, **kwargs))
 
 
 def projector() -> bool:

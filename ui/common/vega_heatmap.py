@@ -108,12 +108,21 @@ def _layers(spec: hm.HeatmapSpec, *, x_title: str, y_title: str, numbers: bool, 
                           "tooltip": tooltip}}
     layers = [cells]
     if numbers:
-        layers.append({"transform": transform, "mark": {"type": "text", "fontSize": text_size or font_size() - 1},
+        layers.append({"transform": transform, "mark": {"type": "text", "fontSize": text_size or _fitted_size(spec)},
                        "encoding": {"x": {"field": "cm", "type": "quantitative"},
                                     "y": {"field": "rm", "type": "quantitative"}, "text": {"field": "t"},
                                     "color": {"field": "ink", "type": "nominal", "scale": None},
                                     "tooltip": tooltip}})
     return layers
+
+
+def _fitted_size(spec: hm.HeatmapSpec) -> dict[str, str]:
+    """The cell text's size as a Vega expression of the chart's width, which only the browser knows: the usual size
+    where a cell has room for its longest text, smaller where it has not, none below 8 pixels (a narrow column or a
+    phone ran the numbers of sixteen columns into one another)."""
+    longest = max((len(str(t)) for t in spec.text.ravel()), default=1)
+    fits = f"(width / {spec.values.shape[1]} - 4) / {0.6 * longest:.2f}"
+    return {"expr": f"{fits} >= 8 ? min({font_size() - 1}, floor({fits})) : 0"}
 
 
 def vega_heatmap(spec: hm.HeatmapSpec, *, height: int, x_title: str = "", y_title: str = "",

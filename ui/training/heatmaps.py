@@ -199,7 +199,12 @@ def _lane_width(run: RunFrame) -> int:
 def _panel_size(room: int, heads: int, t: int, s: int, gap: int) -> tuple[int, int]:
     """(width, height) of one heatmap when ``heads`` of them, ``gap`` pixels apart, share ``room`` pixels."""
     cell = int(min(MAX_CELL_PX, room / heads - gap))
-    return cell, int(cell * min(1.5, t / s))
+    return cell, _panel_height(cell, t, s)
+
+
+def _panel_height(width: int, t: int, s: int) -> int:
+    """The height of a ``width``-pixel heatmap of ``t`` rows and ``s`` columns: as tall as its shape, at most 1.5×."""
+    return int(width * min(1.5, t / s))
 
 
 def _chart_panel(run: RunFrame, heads: int, t: int, s: int) -> tuple[int, int]:
@@ -242,7 +247,7 @@ def attention_picture(
         if over <= 0:
             break
         panel_w = max(1, lay.panel_w - -(-over // heads))
-        lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=int(panel_w * min(1.5, t / s)))
+        lay = dataclasses.replace(lay, panel_w=panel_w, panel_h=_panel_height(panel_w, t, s))
     label = _(
         "{kind} at step {step}: {layers} × {heads}, each a {t} × {s} heatmap of attention weights from {low} to {high}"
     ).format(

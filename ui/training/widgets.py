@@ -17,6 +17,7 @@ from transformer_core.config import NORM_POSITIONS
 from transformer_core.families import family
 from transformer_core.positional import get as positional_kind
 from transformer_core.tasks import Task, task_names
+from ui.common.theme import wrapping_columns
 from ui.training import text
 from ui.training.controls import (
     B_HEADS,
@@ -112,7 +113,7 @@ def task_picker() -> Task:
 
 def settings_panel(task: Task) -> None:
     """Architecture and training settings: six narrow columns of two controls each."""
-    c1, c2, c3, c4, c5, c6 = st.columns(6)
+    c1, c2, c3, c4, c5, c6 = wrapping_columns(6, key="training-settings")
     c1.select_slider(
         _("Layers"),
         list(range(1, limits().max_layers + 1)),
@@ -237,7 +238,7 @@ def compare_panel(task: Task) -> None:
     )
     if not st.session_state[COMPARE]:
         return
-    c0, c1, c2, c3, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="center")
+    c0, c1, c2, c3, c4 = wrapping_columns([2, 1, 1, 1, 1], key="training-compare", vertical_alignment="center")
     c0.caption(_("Configuration **B** shares A's width, learning rate, batch, steps and seed. Choose what differs:"))
     c1.select_slider(
         _("B · layers"), list(range(1, limits().max_layers + 1)), key=B_LAYERS, help=_("Layers of configuration B.")

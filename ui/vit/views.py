@@ -15,7 +15,6 @@ from explorer.lab.vit_walkthrough import ViTWalkthrough, attention_scores, num_p
 from ui.common.chart_style import style_layout
 from ui.common.charts import (
     attention_range,
-    font_size,
     heatmap_dict,
     nearly_uniform,
     show,
@@ -133,8 +132,7 @@ def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
         customdata=np.arange(1, grid * grid + 1).reshape(grid, grid),
         hovertemplate=_("patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}") + "<extra></extra>",
         # many patches share the attention (1/196 = 0.5% each): one decimal tells them apart
-        text=np.vectorize(lambda w: num(100 * w, 1, group=False))(weights).astype(object),
-        textfont=dict(size=max(9, min(font_size(), 600 // grid))))
+        text=np.vectorize(lambda w: num(100 * w, 1, group=False))(weights).astype(object))
     layout = style_layout(title=title, height=min(1100, 140 + 48 * grid)) | dict(
         yaxis=dict(autorange="reversed", scaleanchor="x", type="category", showticklabels=False,
                    title=dict(text=_("patch row"))),

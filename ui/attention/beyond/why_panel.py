@@ -112,13 +112,12 @@ def _figure(e: Explained, values: np.ndarray, row: np.ndarray, which: str, metho
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.3, subplot_titles=(
         _("{method}: what moved “{token}”").format(method=_(METHODS[method]), token=e.token),
         _("Attention row, {which}").format(which=which)))
-    font = dict(size=charts.font_size())
     hover = _("%{customdata} (position %{x})<br>{name} %{z:.4f}")
     for r, (m, scale, lo, hi, name, bar_y) in enumerate(((z, hm.DIVERGING, -bound, bound, _("attribution"), 0.84),
                                                          (w, charts.colorscale(), low, high, _("weight"), 0.16)), 1):
         fig.add_trace(go.Heatmap(
             z=m, x=cols, y=names, zmin=lo, zmax=hi, colorscale=charts.plotly_scale(scale), text=text,
-            texttemplate="%{text}", textfont=font, customdata=text, xgap=2, ygap=2,
+            texttemplate="%{text}", customdata=text, xgap=2, ygap=2,
             colorbar=dict(len=0.36, y=bar_y, thickness=14, title=dict(text=name, side="right")),
             hovertemplate=hover.replace("{name}", name) + "<extra></extra>"), row=r, col=1)
         fig.update_yaxes(autorange="reversed", type="category", row=r, col=1)
