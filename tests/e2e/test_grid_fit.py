@@ -96,13 +96,16 @@ STEPS = """() => {
   return {charts: Array.from(document.querySelectorAll('[data-testid=stVegaLiteChart]'),
                              e => Math.max(past(e), e.scrollWidth - e.clientWidth)),
           formulas: Array.from(document.querySelectorAll('.katex-display'),
-                               e => Math.max(past(e), e.scrollWidth - e.clientWidth))}; }"""
+                               e => Math.max(past(e), e.scrollWidth - e.clientWidth)),
+          buttons: Array.from(document.querySelectorAll('[data-testid=stButton] button [data-testid=stMarkdownContainer]'))
+                     .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)}; }"""
 
 
-def test_at_1024_with_the_sidebar_open_the_attention_steps_put_their_text_above_their_maps(page) -> None:
+def test_at_1024_with_the_sidebar_open_the_attention_steps_put_their_text_above_their_maps_and_buttons_wrap(page) -> None:
     page.set_viewport_size({"width": 1024, "height": 768})
     open_page(page, "/attention")
     shown = page.evaluate(STEPS)
     assert len(shown["charts"]) >= 9 and len(shown["formulas"]) >= 9, shown
     assert max(shown["charts"]) <= 1, shown  # Q, K and V drawn for a 520-pixel column fit without scrolling
     assert max(shown["formulas"]) <= 3, shown  # "X = LN(E√d_model + PE)" whole (KaTeX's own overflow is 2 pixels)
+    assert shown["buttons"] == []  # not "Switch every head b…"

@@ -47,7 +47,8 @@ BASE_CSS = """
    rather than cutting it to "221 / 3,…" or "Attentio…", and scrolls a chart wider than it rather than hiding
    its last heads. */
 [data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] div, [data-testid="stMetricLabel"] p,
-[data-testid="stDownloadButton"] button p, [data-testid="stPopover"] button p {
+[data-testid="stDownloadButton"] button p, [data-testid="stPopover"] button p, [data-testid="stButton"] button p,
+[data-testid="stButton"] button [data-testid="stMarkdownContainer"] {
   white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; }
 /* Rows of many narrow controls (see wrapping_columns) go three to a row in a narrow column and two on a phone,
