@@ -21,7 +21,7 @@ projector = theme.projector()
 
 trained = controls.trained_vit()
 with settings_panel():
-    c_pic, c_geo, c_model = st.columns([1.1, 1, 1], gap="large")
+    c_pic, c_geo, c_model = theme.wrapping_columns([1.1, 1, 1], key="vit-settings", per_row=2, gap="large")
     with c_model:
         use_trained = controls.weights_control(trained)
     fixed = trained.config if use_trained and trained is not None else None
@@ -40,7 +40,7 @@ pixels = controls.fitted_pixels(picture.pixels, size, fit)
 n = num_patches(size, patch)
 channels = config.in_channels
 
-m1, m2, m3, m4 = st.columns(4)
+m1, m2, m3, m4 = theme.wrapping_columns(4, key="vit-figures", per_row=2)
 m1.metric(_("Patches N = (H/P)·(W/P)"), f"{size // patch}·{size // patch} = {num(n)}",
           help=_("The length of the token sequence."))
 m2.metric(_("Tokens with CLS"), num(n + 1), help=_("One extra learned token whose final state is classified."))

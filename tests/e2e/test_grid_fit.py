@@ -109,3 +109,17 @@ def test_at_1024_with_the_sidebar_open_the_attention_steps_put_their_text_above_
     assert max(shown["charts"]) <= 1, shown  # Q, K and V drawn for a 520-pixel column fit without scrolling
     assert max(shown["formulas"]) <= 3, shown  # "X = LN(E√d_model + PE)" whole (KaTeX's own overflow is 2 pixels)
     assert shown["buttons"] == []  # not "Switch every head b…"
+
+
+CUT = """() => Array.from(document.querySelectorAll('[data-testid=stMetricValue] > div, [data-testid=stSelectbox] input, '
+                                               + '[data-testid=stPageLink] span:has(> [data-testid=stMarkdownContainer])'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent || e.value)"""
+
+
+def test_at_1024_with_the_sidebar_open_the_vit_figures_and_settings_go_two_to_a_row(page) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_page(page, "/vit?vit.size=224&vit.patch=14")
+    assert page.evaluate(CUT) == []  # not "16·16 = 256" run into "257", nor "Train a ViT on shapes in"
+    figures = page.locator("[data-testid=stMetric]").evaluate_all(
+        "ms => ms.map(m => { const r = m.getBoundingClientRect(); return [r.left, r.top]; })")
+    assert len({round(top) for _left, top in figures}) == 2  # two rows of two

@@ -22,7 +22,7 @@ from ui.attention.labels import shown_mask
 from ui.attention.mlp_steps import mlp_caption, mlp_half
 from ui.common import charts, exports
 from ui.common.chart_style import image_format
-from ui.common.theme import stacking_columns
+from ui.common.theme import wrapping_columns
 
 Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]  # name -> (matrix, row and column labels)
 
@@ -31,7 +31,7 @@ def _row(number: int, title: str, formula: str, caption: str, draw: Callable[[],
     """One step: title, formula and caption on the left, the chart on the right; returns its matrices, named
     "3. S", for the numbers panel under the steps (one panel, not a table per matrix: each table is a browser
     element to send and draw on every change)."""
-    left, right = stacking_columns([1, 2], key=f"attention-step-{number}", vertical_alignment="center")
+    left, right = wrapping_columns([1, 2], key=f"attention-step-{number}", per_row=1, vertical_alignment="center")
     with left:
         st.markdown(f"**{number}. {title}**")
         st.latex(formula)

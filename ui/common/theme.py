@@ -48,42 +48,39 @@ BASE_CSS = """
    its last heads. */
 [data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] div, [data-testid="stMetricLabel"] p,
 [data-testid="stDownloadButton"] button p, [data-testid="stPopover"] button p, [data-testid="stButton"] button p,
-[data-testid="stButton"] button [data-testid="stMarkdownContainer"] {
+[data-testid="stButton"] button [data-testid="stMarkdownContainer"], [data-testid="stMetricValue"] p,
+[data-testid="stPageLink"] span, [data-testid="stPageLink"] p {
   white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; }
-/* Rows of many narrow controls (see wrapping_columns) go three to a row in a narrow column and two on a phone,
-   where six to a row cut their values to "sinusoi" and "pre-nor". */
-[class*="st-key-wrap-"] { container-type: inline-size; }
+/* Columns made by wrapping_columns go a set number to a row where their container is narrower than 900 pixels
+   (a 1024-pixel screen with the sidebar open) and fewer on a phone: six controls to a row cut their values to
+   "sinusoi" and "pre-nor", four figures to a row ran "3·14·14 = 588" into "66,049", a formula beside its map lost
+   its end. Shares rather than exact fractions leave room for any gap between the columns. Only the container's own
+   row: a row inside one of its columns keeps its layout. */
+[class*="st-key-wrap"] { container-type: inline-size; }
 @container (max-width: 899px) {
-  [class*="st-key-wrap-"] [data-testid="stHorizontalBlock"] { flex-wrap: wrap; row-gap: 0.5rem; }
-  [class*="st-key-wrap-"] [data-testid="stColumn"] {
-    flex: 1 1 calc(33.3% - 1rem) !important; min-width: calc(33.3% - 1rem) !important; }
+  [class*="st-key-wrap"] > * > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; row-gap: 0.5rem; }
+  [class*="st-key-wrap3-"] > * > * > [data-testid="stColumn"] { flex: 1 1 30% !important; min-width: 30% !important; }
+  [class*="st-key-wrap2-"] > * > * > [data-testid="stColumn"] { flex: 1 1 40% !important; min-width: 40% !important; }
+  [class*="st-key-wrap1-"] > * > * > [data-testid="stColumn"] { flex: 1 1 100% !important; min-width: 100% !important; }
 }
 @container (max-width: 539px) {
-  [class*="st-key-wrap-"] [data-testid="stColumn"] {
-    flex: 1 1 calc(50% - 1rem) !important; min-width: calc(50% - 1rem) !important; }
-}
-/* A text beside a picture (see stacking_columns) goes above it where the picture would be too narrow. */
-[class*="st-key-stack-"] { container-type: inline-size; }
-@container (max-width: 799px) {
-  [class*="st-key-stack-"] [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
-  [class*="st-key-stack-"] [data-testid="stColumn"] { flex: 1 1 100% !important; min-width: 100% !important; }
+  [class*="st-key-wrap3-"] > * > * > [data-testid="stColumn"] { flex: 1 1 40% !important; min-width: 40% !important; }
+  [class*="st-key-wrap2-"] > * > * > [data-testid="stColumn"] { flex: 1 1 100% !important; min-width: 100% !important; }
 }
 </style>
 """
 
 
-def wrapping_columns(spec: int | list[float], key: str, **kwargs: Any) -> list[DeltaGenerator]:
-    """``st.columns(spec, **kwargs)`` in a container whose columns wrap, three to a row, where it is narrower than
-    900 pixels (a 1024-pixel screen with the sidebar open), and two to a row below 540 (a phone)."""
-    with st.container(key=f"wrap-{key}"):
-        return list(st.columns(spec, **kwargs))
+def wrapping_columns(spec: int | list[float], key: str, *, per_row: int = 3, **kwargs: Any) -> list[DeltaGenerator]:
+    """``st.columns(spec, **kwargs)`` in a container (keyed by ``key``) whose columns go ``per_row`` to a row where
+    it is narrower than 900 pixels, and ``per_row - 1`` (at least one) on a phone, narrower than 540.
 
-
-def stacking_columns(spec: int | list[float], key: str, **kwargs: Any) -> list[DeltaGenerator]:
-    """``st.columns(spec, **kwargs)`` in a container whose columns go one under the other where it is narrower than
-    800 pixels: a picture beside its text keeps the width it was laid out for."""
-    with st.container(key=f"stack-{key}"):
+    ``per_row`` 3 suits a row of many controls, 2 a row of four figures, 1 a text beside its picture.
+    """
+    if per_row not in (1, 2, 3):
+        raise ValueError(f"per_row must be 1, 2 or 3, not {per_row}")
+    with st.container(key=f"wrap{per_row}-{key}"):
         return list(st.columns(spec, **kwargs))
 
 
