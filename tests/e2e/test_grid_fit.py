@@ -82,7 +82,7 @@ def test_cell_numbers_shrink_to_narrow_cells_rather_than_run_together(browser, w
         rows.setdefault(top, []).append((left, right))
     for cells in rows.values():
         cells.sort()
-        assert all(right <= following + 0.5 for (_l, right), (following, _r) in zip(cells, cells[1:])), cells
+        assert all(right <= following + 0.5 for (_l, right), (following, _r) in zip(cells, cells[1:], strict=False)), cells
     sizes = {size for *_box, size in texts}
     assert max(sizes) <= fig.layout.font.size  # never larger than the chart's text
     if width == 900:
@@ -97,11 +97,11 @@ STEPS = """() => {
                              e => Math.max(past(e), e.scrollWidth - e.clientWidth)),
           formulas: Array.from(document.querySelectorAll('.katex-display'),
                                e => Math.max(past(e), e.scrollWidth - e.clientWidth)),
-          buttons: Array.from(document.querySelectorAll('[data-testid=stButton] button [data-testid=stMarkdownContainer]'))
+          buttons: Array.from(document.querySelectorAll('[data-testid=stButton] [data-testid=stMarkdownContainer]'))
                      .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)}; }"""
 
 
-def test_at_1024_with_the_sidebar_open_the_attention_steps_put_their_text_above_their_maps_and_buttons_wrap(page) -> None:
+def test_at_1024_with_the_sidebar_open_the_attention_steps_put_text_above_maps_and_buttons_wrap(page) -> None:
     page.set_viewport_size({"width": 1024, "height": 768})
     open_page(page, "/attention")
     shown = page.evaluate(STEPS)
@@ -111,8 +111,9 @@ def test_at_1024_with_the_sidebar_open_the_attention_steps_put_their_text_above_
     assert shown["buttons"] == []  # not "Switch every head b…"
 
 
-CUT = """() => Array.from(document.querySelectorAll('[data-testid=stMetricValue] > div, [data-testid=stSelectbox] input, '
-                                               + '[data-testid=stPageLink] span:has(> [data-testid=stMarkdownContainer])'))
+CUT = """() => Array.from(document.querySelectorAll(
+    '[data-testid=stMetricValue] > div, [data-testid=stSelectbox] input, '
+    + '[data-testid=stPageLink] span:has(> [data-testid=stMarkdownContainer])'))
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent || e.value)"""
 
 
