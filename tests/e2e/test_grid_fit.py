@@ -82,7 +82,8 @@ def test_cell_numbers_shrink_to_narrow_cells_rather_than_run_together(browser, w
         rows.setdefault(top, []).append((left, right))
     for cells in rows.values():
         cells.sort()
-        assert all(right <= following + 0.5 for (_l, right), (following, _r) in zip(cells, cells[1:], strict=False)), cells
+        pairs = zip(cells, cells[1:], strict=False)
+        assert all(right <= following + 0.5 for (_l, right), (following, _r) in pairs), cells
     sizes = {size for *_box, size in texts}
     assert max(sizes) <= fig.layout.font.size  # never larger than the chart's text
     if width == 900:
