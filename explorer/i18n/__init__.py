@@ -13,7 +13,7 @@ says (the app registers the session's choice), else English. This package import
 from explorer.i18n.active import language, set_language_source, using_language
 from explorer.i18n.catalogs import N_, _, ngettext, pgettext
 from explorer.i18n.languages import LANGUAGES, SOURCE, Language, get, match
-from explorer.i18n.numbers import num, percent, separators
+from explorer.i18n.numbers import num, percent, separators, vector
 
 __all__ = [
     "LANGUAGES",
@@ -31,4 +31,5 @@ __all__ = [
     "pgettext",
     "set_language_source",
     "using_language",
+    "vector",
 ]

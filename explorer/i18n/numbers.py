@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from babel import Locale
 from babel.numbers import format_decimal, format_percent, get_decimal_symbol, get_group_symbol
@@ -47,3 +48,14 @@ def separators() -> tuple[str, str]:
     for charts that format their own axis numbers."""
     locale = get(language()).locale
     return get_decimal_symbol(locale), get_group_symbol(locale)
+
+
+def vector(values: Sequence[float] | Sequence[Sequence[float]], digits: int) -> str:
+    """A vector "(0.5403, 0.8415)" or a matrix "[[0.540, 0.841], [-0.841, 0.540]]" (rows of ``values``) with
+    ``digits`` decimals; where the decimal sign is a comma the items are parted with semicolons ("(0,5403; 0,8415)").
+    """
+    part = "; " if separators()[0] == "," else ", "
+    if values and isinstance(values[0], Sequence):
+        rows = ("[" + part.join(num(v, digits, group=False) for v in row) + "]" for row in values)
+        return "[" + part.join(rows) + "]"
+    return "(" + part.join(num(v, digits, group=False) for v in values) + ")"

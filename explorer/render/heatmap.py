@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from explorer.i18n import N_, _, num
+from explorer.i18n import N_, _, num, separators
 
 # Evenly spaced stops of each scale (Plotly's own definitions). Sequential, colour-blind-safe scales first.
 SCALES: dict[str, tuple[str, ...]] = {
@@ -100,11 +100,15 @@ def number_text(value: float, decimals: int) -> str:
 
 
 def cell_texts(z: np.ndarray, *, decimals: int = 2, percent: bool = False) -> np.ndarray:
-    """The text of every cell: rounded percentages for weights, else numbers with ``decimals`` decimals."""
+    """The text of every cell: rounded percentages for weights, else numbers with ``decimals`` decimals, in the
+    active language's decimal sign."""
     z = np.asarray(z, dtype=float)
     # Python floats (tolist) format several times faster than NumPy scalars: a page draws thousands of cells.
     values = z.ravel().tolist()
     text = [percent_text(v) for v in values] if percent else [number_text(v, decimals) for v in values]
+    point = separators()[0]
+    if point != "." and not percent:  # "-0,98" beside a colour bar that reads "3,26" (grouping never applies)
+        text = [t.replace(".", point) for t in text]
     return np.array(text, dtype=object).reshape(z.shape)
 
 

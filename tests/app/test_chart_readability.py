@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import streamlit as st
 
+from explorer.i18n import using_language
 from ui.common import charts, state
 
 
@@ -29,6 +30,8 @@ def test_heatmap_cells_show_percentages_for_weights_only():
     assert mask == [["1", "0"], ["0", "1"]]  # a 0/1 mask keeps its digits
     scores = charts.heatmap(np.array([[-1.25, 0.5]]), diverging=True).data[0].text.tolist()
     assert scores == [["-1.25", "0.50"]]  # scores are not weights: no percent
+    with using_language("de"):  # the decimal sign of the colour bar and of every other number on the page
+        assert charts.heatmap(np.array([[-1.25, 0.5]]), diverging=True).data[0].text.tolist() == [["-1,25", "0,50"]]
 
 
 def test_cell_text_grows_in_projector_mode(projector_mode):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.i18n import using_language
+from explorer.i18n import using_language, vector
 from explorer.i18n.quantities import duration, human, human_bytes, three_digits
 
 
@@ -40,3 +40,11 @@ def test_powers_of_ten_in_the_languages_number_format():
         assert duration(6.66e13) == "2,11·10⁶ Jahre"
     assert three_digits(2.4e-5) == "2.4·10⁻⁵" and three_digits(0.00123) == "0.00123"
     assert three_digits(-1.5e6) == "-1.5·10⁶" and three_digits(9_994) == "9990" and three_digits(9_999) == "1·10⁴"
+
+
+def test_vectors_part_their_items_so_a_decimal_comma_stays_readable():
+    assert vector([0.54030, 0.84147], 4) == "(0.5403, 0.8415)"
+    assert vector([[0.5403, 0.84147], [-0.84147, 0.5403]], 3) == "[[0.540, 0.841], [-0.841, 0.540]]"
+    with using_language("de"):
+        assert vector([0.54030, 0.84147], 4) == "(0,5403; 0,8415)"
+        assert vector([[1.0, 0.0], [0.0, 1.0]], 1) == "[[1,0; 0,0]; [0,0; 1,0]]"

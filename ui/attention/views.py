@@ -117,7 +117,7 @@ def all_heads(run: LabRun) -> None:
             if run.n_heads > GRID_LONG_TITLES else
             _("Every layer (rows) and head (columns) at once, on one colour scale {scale}.")).format(scale=scale)
     st.caption(text + " " + _("Hover a cell for its query, key and weight. “{mark}” marks a map whose rows barely "
-                              "vary (max − min < {limit}).").format(mark=charts.UNIFORM_MARK,
+                              "vary (max − min < {limit}).").format(mark=_(charts.UNIFORM_MARK),
                                                                      limit=num(charts.NEAR_UNIFORM, 2))
                + _grid_labels_note(run))
     if 0 < run.kv_heads < run.n_heads:

@@ -151,7 +151,7 @@ def _more_models(cat: Catalogue, families: tuple[str, ...], key: str) -> None:
 def _download_row(model: Curated, ok: bool, why: str, key: str, online: bool) -> None:
     text = _("**{model}**: {params} parameters, {size} MB download, {good_for}").format(
         model=model.model_id, params=params_text(model.n_params), size=num(model.download_bytes / 2**20, 0),
-        good_for=model.good_for)
+        good_for=_(model.good_for))
     st.markdown(text if ok else f":grey[{text}; {why}]")
     if ok and online and st.button(_("Download {model}").format(model=model.model_id),
                                    key=f"{key}_get_{model.model_id}",

@@ -24,6 +24,7 @@ from ui.positional import labels
 from ui.positional.views import EXTRA, LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
 SHUFFLE_MAX_TOKENS = 16
+LEARNED_STD = 0.02  # the spread of a learned table's random start (transformer_core.positional.learned)
 BIAS_HEADS = 8  # heads drawn for encodings that bias the scores: the first and the last slope
 
 
@@ -49,10 +50,11 @@ def learned_choice() -> tuple[torch.Tensor | None, str]:
         st.radio(_("Learned table"), options, key=LEARNED_SOURCE, horizontal=True,
                  format_func=lambda f: _("Random start") if f == "random" else _("Trained: {model}").format(
                      model=tables[f][1]),
-                 help=_("Which learned position table the Learned panels show: a random start (std 0.02, as before "
-                        "training, sized by max_len and d_model) or the table of a model trained on Live Training."))
+                 help=_("Which learned position table the Learned panels show: a random start (std {std}, as before "
+                        "training, sized by max_len and d_model) or the table of a model trained on Live Training.")
+                 .format(std=num(LEARNED_STD, 2)))
     if st.session_state[LEARNED_SOURCE] == "random":
-        return None, _("a random start (std 0.02), as before training")
+        return None, _("a random start (std {std}), as before training").format(std=num(LEARNED_STD, 2))
     table, whose = tables[st.session_state[LEARNED_SOURCE]]
     return table, _("the learned table of the {model}: {positions} positions × {dims} dimensions").format(
         model=whose, positions=num(table.shape[0]), dims=num(table.shape[1]))

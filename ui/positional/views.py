@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.i18n import N_, _, ngettext, num
+from explorer.i18n import N_, _, ngettext, num, vector
+from explorer.i18n.quantities import three_digits
 from explorer.lab.positional import (
     beyond_max_len,
     length_error,
@@ -238,22 +239,22 @@ def relative_section(max_len: int, d_model: int, base: float) -> None:
         pair = st.slider(_("frequency pair i"), 0, d_model // 2 - 1, key=PAIR,
                          help=_("Which (sin, cos) pair to draw: columns 2i and 2i+1."))
     check = rotation_check(max_len, d_model, base, pos=pos, k=k)
+    no_p = _("no {p} inside").format(p=r"}p\text{")  # p in the formula's italics, the words upright
     st.latex(r"\begin{pmatrix}\sin\omega_i(p+k)\\ \cos\omega_i(p+k)\end{pmatrix} = "
              r"\underbrace{\begin{pmatrix}\cos k\omega_i & \sin k\omega_i\\ -\sin k\omega_i & \cos k\omega_i"
-             r"\end{pmatrix}}_{R_k \text{ (no } p\text{ inside)}}\begin{pmatrix}\sin\omega_i p\\ \cos\omega_i p"
+             r"\end{pmatrix}}_{R_k \text{ (" + no_p + r")}}\begin{pmatrix}\sin\omega_i p\\ \cos\omega_i p"
              r"\end{pmatrix}")
     pair_i, angle = _("pair i"), _("angle kω_i (rad)")
     from_table = _("PE({position}) from the table").format(position=pos + k)
-    rows = [{pair_i: i, "ω_i": f"{check.omegas[i]:.5f}", angle: f"{k * check.omegas[i]:.4f}",
-             "R_k": "[[{:.3f}, {:.3f}], [{:.3f}, {:.3f}]]".format(*check.rotations[i].flatten().tolist()),
-             f"PE({pos})": "({:.4f}, {:.4f})".format(*check.pe_pos[i].tolist()),
-             f"R_k·PE({pos})": "({:.4f}, {:.4f})".format(*check.predicted[i].tolist()),
-             from_table: "({:.4f}, {:.4f})".format(*check.pe_shifted[i].tolist())}
+    rows = [{pair_i: i, "ω_i": num(float(check.omegas[i]), 5), angle: num(k * float(check.omegas[i]), 4),
+             "R_k": vector(check.rotations[i].tolist(), 3), f"PE({pos})": vector(check.pe_pos[i].tolist(), 4),
+             f"R_k·PE({pos})": vector(check.predicted[i].tolist(), 4),
+             from_table: vector(check.pe_shifted[i].tolist(), 4)}
             for i in range(d_model // 2)]
     st.dataframe(rows, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(rows)))
     left, right = st.columns([2, 3], vertical_alignment="center")
     with left:
-        st.metric(_("max |R_k·PE(p) − PE(p+{k})| over all p").format(k=k), f"{check.max_error:.1e}",
+        st.metric(_("max |R_k·PE(p) − PE(p+{k})| over all p").format(k=k), three_digits(check.max_error),
                   help=_("Over every position p and every frequency pair. Rounding error only: the same rotation "
                          "works at every position."))
         st.markdown(_("The dot product PE(p) · PE(p + {k}) = Σᵢ cos({k}·ωᵢ) = **{value}** for every p: similarity "
