@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 
 import pytest
 
 from explorer.host import ENV_OVERRIDE, host_profile, limits
+from explorer.i18n import LANGUAGES, using_language
 from explorer.i18n.quantities import human
 from explorer.lab.builder import EFFICIENCY, BuilderSettings, build, estimate
 from tests.app.conftest import app_at, assert_no_exception
 from transformer_core.sizing import PRESETS, parameter_breakdown, preset_parameter_count
 from ui.builder import controls as bc
-from ui.builder.diagram import architecture_svg
+from ui.builder.diagram import BOX_W, NOTE_SIZE, architecture_svg
 
 PAGE = "pages/builder.py"
 
@@ -255,3 +258,29 @@ def test_the_vit_family_shows_the_positions_and_norm_it_really_uses():
     assert at.radio(key=bc.VIT_FIXED + "norm").value == "pre"
     at.radio(key=bc.KIND).set_value("decoder").run()  # the text model's own choice is untouched
     assert at.selectbox(key=bc.POSITIONAL).value == "rope"
+
+
+TEXT = re.compile(r'<text x="([\d.]+)" y="[\d.]+" font-size="([\d.]+)" font-weight="(\d+)" fill="[^"]+" '
+                  r'text-anchor="(\w+)"[^>]*>([^<]*)</text>')
+
+
+def _extent(x: float, size: float, anchor: str, text: str) -> tuple[float, float]:
+    """Where a diagram text starts and ends, for about half a font size a Latin character (a Chinese one twice)."""
+    width = 0.55 * size * sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in html.unescape(text))
+    start = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+    return start, start + width
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in LANGUAGES])
+@pytest.mark.parametrize("kind", ["decoder", "encoder", "seq2seq", "vit"])
+def test_every_text_of_the_diagram_stays_in_its_box_and_on_the_picture_in_every_language(code, kind):
+    with using_language(code):
+        svg = architecture_svg(BuilderSettings(kind=kind, positional="sinusoidal"))
+    width = float(re.search(r'<svg [^>]*width="([\d.]+)"', svg).group(1))
+    texts = [(float(x), float(size), int(weight), anchor, text) for x, size, weight, anchor, text in TEXT.findall(svg)]
+    assert texts
+    for x, size, weight, anchor, text in texts:
+        start, end = _extent(x, size, anchor, text)
+        assert start >= 0 and end <= width, (code, kind, text)
+        if size == NOTE_SIZE and weight == 400:  # a box's second line: inside the box
+            assert end - start <= BOX_W - 4, (code, kind, text)

@@ -7,6 +7,8 @@ draw the cross-attention arrow from the encoder's output, and a ViT starts from 
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from html import escape
 
@@ -20,7 +22,10 @@ BOX_W = 250  # width of a box in pixels
 ROW_GAP = 16  # vertical space between rows (holds the arrow)
 FRAME_PAD = 12  # space between a block frame and its boxes
 RESIDUAL_DX = 22  # how far right of the boxes the residual lines run
-COLUMN_W = BOX_W + 2 * FRAME_PAD + RESIDUAL_DX + 70  # one column, with room for the "N×" label and residuals
+COLUMN_W = BOX_W + 2 * FRAME_PAD + RESIDUAL_DX + 80  # one column, with room for the "N×" label and residuals
+NOTE_SIZE = 10.5  # font size of a box's second line
+NOTE_CHARS = 42  # Latin characters of a note line that fit a box (half a font size each; a Chinese one, two) ...
+NOTE_LINES = 3  # ... and the most lines a note wraps to (a translation may be twice as long as English)
 STYLES = {  # fill, stroke
     "attention": ("#FCE4C4", "#D55E00"),
     "ffn": ("#D3EAF8", "#0072B2"),
@@ -43,8 +48,13 @@ class Row:
     height: float = 0.0  # filled in by the layout
 
     @property
+    def note_lines(self) -> list[str]:
+        """The note wrapped to the box's width (German notes ran into the next column's)."""
+        return _wrap(self.note, NOTE_CHARS, NOTE_LINES)
+
+    @property
     def h(self) -> int:
-        return 26 if self.style == "add" else (44 if self.note else 30)
+        return 26 if self.style == "add" else 30 + 14 * len(self.note_lines)
 
 
 @dataclass
@@ -184,9 +194,35 @@ def columns_for(s: BuilderSettings) -> tuple[list[Column], tuple[int, int] | Non
     return [col], None
 
 
-MARGIN_X = 90  # left margin of a column (holds the "N×" label)
+MARGIN_X = 110  # left margin of a column (holds the "N×" label)
 MARGIN_Y = 24  # space above the diagram
 CAPTION_H = 34  # space under the columns for their titles
+
+
+WIDE = "\u2e80-\u9fff\uac00-\ud7af\uff00-\uffef"  # Chinese, Japanese and Korean characters and full-width forms
+PIECES = re.compile(rf"[{WIDE}]|[^\s{WIDE}]+\s*|\s+")  # what a line may break between: words, wide characters
+
+
+def _units(text: str) -> int:
+    """The width of ``text`` in Latin characters: a wide (Chinese) character counts two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text: str, width: int, most: int) -> list[str]:
+    """``text`` in lines of at most ``width`` units (see :func:`_units`), broken between words, or between any two
+    wide characters; at most ``most`` lines, the last ending in "…" where the text goes on."""
+    lines, line = [], ""
+    for piece in PIECES.findall(text):
+        if line and _units(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    lines += [line.rstrip()] if line.strip() else []
+    if len(lines) > most:
+        lines = lines[:most]
+        lines[-1] = lines[-1][: max(0, len(lines[-1]) - 2)] + " …"
+    return lines
 
 
 def _column_height(col: Column) -> float:
@@ -222,7 +258,7 @@ def _text(
 
 def _label_size(label: str, size: float = 13) -> float:
     """The font size that keeps a box's bold label inside the box (a translation may be longer than English)."""
-    return round(min(size, (BOX_W - 12) / (0.55 * max(len(label), 1))), 1)
+    return round(min(size, (BOX_W - 12) / (0.55 * max(_units(label), 1))), 1)
 
 
 def _row_svg(col: Column, row: Row) -> str:
@@ -241,7 +277,8 @@ def _row_svg(col: Column, row: Row) -> str:
     ]
     if row.note:
         parts.append(_text(cx, row.y + 15, row.label, _label_size(row.label), 600))
-        parts.append(_text(cx, row.y + 32, row.note, 10.5, 400, colour="#52606D"))
+        parts.extend(_text(cx, row.y + 32 + 14 * i, line, NOTE_SIZE, 400, colour="#52606D")
+                     for i, line in enumerate(row.note_lines))
     else:
         parts.append(_text(cx, row.y + row.h / 2, row.label, _label_size(row.label), 600))
     return "".join(parts)
@@ -259,8 +296,13 @@ def _frame_svg(col: Column, frame: tuple[int, int, int, str], label_right: bool)
         f'<rect x="{left:.1f}" y="{top:.1f}" width="{width}" height="{bottom - top:.1f}" rx="12" '
         f'fill="#F3F6FA" stroke="#7B8794" stroke-width="1.5"/>'
         + _text(lx, mid - 12, f"{repeat}×", 22, 700, anchor)
-        + "".join(_text(lx, mid + 10 + 13 * i, word, 11, 400, anchor, "#52606D") for i, word in enumerate(name.split()))
+        + "".join(_text(lx, mid + 10 + 13 * i, word, 11, 400, anchor, "#52606D") for i, word in enumerate(_words(name)))
     )
+
+
+def _words(name: str) -> list[str]:
+    """A block's name a word a line, long compounds broken after their hyphens ("Encoder-" / "Block")."""
+    return re.findall(r"[^\s-]+-?", name)
 
 
 def _arrow(points: list[tuple[float, float]], colour: str = "#3E4C59", marker: str = "arrow") -> str:

@@ -44,6 +44,7 @@ from ui.builder.controls import (
     read_settings,
     settle_all,
 )
+from ui.common.theme import wrapping_columns
 
 
 def shape_controls() -> None:
@@ -96,7 +97,7 @@ def input_controls(kind: str) -> None:
     vit = by_kind(kind).reads_images
     if vit:  # read-only widgets of their own: the text models' choices stay as they were
         st.session_state[VIT_FIXED + "norm"], st.session_state[VIT_FIXED + "pos"] = VIT_NORM, VIT_POSITIONS
-    c1, c2 = st.columns(2)
+    c1, c2 = wrapping_columns(2, key="builder-norm", per_row=2)
     c1.radio(
         _("Norm placement"),
         ["pre", "post"],
@@ -122,7 +123,7 @@ def input_controls(kind: str) -> None:
     )
     if vit:
         st.caption(_("A ViT is always pre-norm with learned positions (one learned vector per patch and CLS)."))
-        c3, c4, c5 = st.columns(3)
+        c3, c4, c5 = wrapping_columns(3, key="builder-image")
         c3.selectbox(_("Image size"), list(IMAGE_SIZES), key=IMAGE, help=_("Side of the square input image."))
         c4.selectbox(
             _("Patch size"),
