@@ -88,7 +88,7 @@ def test_rotation_and_shuffle_numbers(page) -> None:
     page.slider(key="pe.k").set_value(5).run()
     assert "PE(8) from the table" in page.dataframe[0].value.columns
     page.radio(key="pe.section").set_value("shuffle").run()
-    blind, seeing = (float(m.value) for m in page.metric)
+    blind, seeing = (_figure(m.value) for m in page.metric)
     assert blind < 1e-5 < 1e-2 < seeing
     page.text_input(key="pe.shuffle_text").set_value("solo").run()
     assert any("at least two words" in i.value for i in page.info)

@@ -99,17 +99,22 @@ STEPS = """() => {
           formulas: Array.from(document.querySelectorAll('.katex-display'),
                                e => Math.max(past(e), e.scrollWidth - e.clientWidth)),
           buttons: Array.from(document.querySelectorAll('[data-testid=stButton] [data-testid=stMarkdownContainer]'))
-                     .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)}; }"""
+                     .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent),
+          pills: Array.from(document.querySelectorAll('[data-testid=stButtonGroup] button'))
+                   .filter(b => b.getBoundingClientRect().right > b.closest('[data-testid=stButtonGroup]')
+                                                                    .getBoundingClientRect().right + 1)
+                   .map(b => b.textContent)}; }"""
 
 
 def test_at_1024_with_the_sidebar_open_the_attention_steps_put_text_above_maps_and_buttons_wrap(page) -> None:
     page.set_viewport_size({"width": 1024, "height": 768})
-    open_page(page, "/attention")
+    open_page(page, "/attention?attn.beyond=mlp")  # the steps, and the MLP lens's twelve neurons to pick
     shown = page.evaluate(STEPS)
     assert len(shown["charts"]) >= 9 and len(shown["formulas"]) >= 9, shown
     assert max(shown["charts"]) <= 1, shown  # Q, K and V drawn for a 520-pixel column fit without scrolling
     assert max(shown["formulas"]) <= 3, shown  # "X = LN(E√d_model + PE)" whole (KaTeX's own overflow is 2 pixels)
     assert shown["buttons"] == []  # not "Switch every head b…"
+    assert shown["pills"] == []  # on a second row, not scrolled out of sight
 
 
 CUT = """() => Array.from(document.querySelectorAll(

@@ -52,6 +52,8 @@ BASE_CSS = """
 [data-testid="stPageLink"] span, [data-testid="stPageLink"] p {
   white-space: normal; overflow: visible; text-overflow: clip; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; }
+/* Pills go on to a second row rather than scroll out of sight ("n504" hidden under the next widget). */
+[data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
 /* Columns made by wrapping_columns go a set number to a row where their container is narrower than 900 pixels
    (a 1024-pixel screen with the sidebar open) and fewer on a phone: six controls to a row cut their values to
    "sinusoi" and "pre-nor", four figures to a row ran "3·14·14 = 588" into "66,049", a formula beside its map lost

@@ -7,6 +7,7 @@ import streamlit as st
 import torch
 
 from explorer.i18n import _, num
+from explorer.i18n.quantities import three_digits
 from explorer.lab.positional import (
     ShuffleResult,
     learned_table,
@@ -20,6 +21,7 @@ from explorer.lab.positional import (
 from explorer.lab.text_input import tokenize
 from transformer_core import positional
 from ui.common import charts, exports, state
+from ui.common.theme import wrapping_columns
 from ui.positional import labels
 from ui.positional.views import EXTRA, LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
 
@@ -99,7 +101,7 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
     low = min(float(s.min()) for s in sims)
     charts.show(_row(sims, titles, zmin=min(low, 0.99), zmax=1, diverging=False, height=height,
                       x_title=_("position b"), y_title=_("position a")), key="pe.compare.sims")
-    cols = st.columns(len(views))
+    cols = wrapping_columns(len(views), key="pe-compare-numbers")  # "Sinusförmig: Ähnlichkeit" whole at 1024 pixels
     for col, (kind, (vec, sim)) in zip(cols, views.items(), strict=True):
         with col:
             exports.numbers_popover(vec.numpy(), None, None, name=f"{kind}_vectors", key=f"pe.num.vec.{kind}",
@@ -179,14 +181,14 @@ def shuffle_section() -> None:
     shuffled = [lab.tokens[i] for i in perm]
     st.markdown(_("Original: {original}  \nShuffled: {shuffled}").format(
         original=f"`{' '.join(lab.tokens)}`", shuffled=f"`{' '.join(shuffled)}`"))
-    cols = st.columns(2)
+    cols = wrapping_columns(2, key="pe-shuffle", per_row=1)  # two maps a side need the width of a page
     for col, kind in zip(cols, ("none", "sinusoidal"), strict=True):
         result = _shuffle(tuple(lab.ids), tuple(perm), kind)
         with col:
             st.markdown("**" + (_("No positional encoding") if kind == "none" else _("Sinusoidal positional encoding"))
                         + "**")
             same = result.max_diff < 1e-4
-            st.metric(_("max |f(shuffled) − shuffled f(original)|"), f"{result.max_diff:.2e}",
+            st.metric(_("max |f(shuffled) − shuffled f(original)|"), three_digits(result.max_diff),
                       help=_("0 (up to rounding) means the outputs were merely permuted."))
             st.caption(_("Outputs are the same rows, just reordered: the model cannot see word order.") if same else
                        _("Outputs change, not just their order: the model sees where each word is."))
