@@ -60,3 +60,13 @@ def test_an_attention_picture_follows_the_sidebars_scale_and_range(pixels, count
     assert len({plain, recoloured, stretched}) == 3 and counted == ["attention"] * 3
     drawn = pictures.attention_overlay(pixels, weights, scale_name="Cividis", stretch=True)
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(stretched)).convert("RGB")), np.asarray(drawn))
+
+
+def test_a_white_picture_still_shows_its_patch_grid_and_tiles():
+    white = np.full((32, 32, 3), 255, dtype=np.uint8)
+    grid = np.asarray(pictures.grid_overlay(white, 8, numbers=False))  # (H, W, 3)
+    cell = grid.shape[0] // 4
+    line = grid[cell // 2, cell - 2: cell + 3]  # across the line between the first two patches
+    assert (line < 200).any(), line  # an edge darker than the white around it
+    mosaic = np.asarray(pictures.patch_mosaic(white, 8))
+    assert (mosaic < 200).any(axis=-1).sum() > 4 * 4 * cell  # every tile outlined on the white page

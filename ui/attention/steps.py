@@ -24,6 +24,7 @@ from ui.common import charts, exports
 from ui.common.chart_style import image_format
 from ui.common.theme import wrapping_columns
 
+SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")  # "k₁": a caption is plain text, not a formula
 Numbers = dict[str, tuple[np.ndarray, Sequence[str], Sequence[str]]]  # name -> (matrix, row and column labels)
 
 
@@ -152,7 +153,7 @@ def _scores(run: LabRun, layer: int, head: int) -> Numbers:
     example = dot_example(s["q"][head][0], s["k"][head][j])
     found |= _row(3, _("Scores"), r"S = Q_h K_h^{\top}",
          _("Query × key for every pair, {t} × {t}.").format(t=num(t))
-         + f" S[{tok[0]}, {tok[j]}] = q₀ · k_{j} = {example}",
+         + f" S[{tok[0]}, {tok[j]}] = q₀ · k{str(j).translate(SUBSCRIPTS)} = {example}",
          lambda: matrix(s["scores"][head], tok, tok, key=key.format("scores")), {"S": (s["scores"][head], tok, tok)})
     found |= _row(4, _("Scale"), rf"S / \sqrt{{d_k}} = S / \sqrt{{{d}}} = S / {np.sqrt(d):.3f}",
          _("Keeps the scores from growing with d_k, so softmax does not saturate."),
@@ -198,7 +199,7 @@ def _mixing(run: LabRun, layer: int, head: int) -> Numbers:
 
     def output() -> None:
         matrix(s["output"], tok, dims, key=key.format("output"))
-        if st.toggle(_("Show W^O"), key="attn.show_wo", help=_("The output weights (d_model × d_model) that mix the "
+        if st.toggle(_("Show $W^O$"), key="attn.show_wo", help=_("The output weights (d_model × d_model) that mix the "
                      "concatenated heads.")):
             matrix(s["w_o"], dims, dims, key=key.format("w_o"))
 

@@ -95,8 +95,10 @@ def _layers(spec: hm.HeatmapSpec, *, x_title: str, y_title: str, numbers: bool, 
     # same when only the numbers change, and the browser updates the chart's data instead of building it anew.
     # Without numbers in the cells, a colour bar labelled with the values (read back from "n") keys the colours.
     value = f"{spec.zmin!r} + datum.value * {spec.zmax - spec.zmin!r}"
+    # The bar is shorter than the map, so its end labels stay inside the chart (Vega's default 200 pixels ran past a
+    # 180-pixel map and cut its lowest value in half).
     legend = None if numbers else {"title": _(spec.hover_name), "labelColor": label_colour(),
-                                   "labelExpr": f"format({value}, '.2f')"}
+                                   "labelExpr": f"format({value}, '.2f')", "gradientLength": max(60, height - 30)}
     colour = {"field": "n", "type": "quantitative", "title": _(spec.hover_name), "legend": legend,
               "condition": {"test": "!isValid(datum.n)", "value": hm.NAN_HEX},
               "scale": {"domain": [0, 1], "range": list(hm.stops(spec.scale)), "interpolate": "rgb", "clamp": True}}

@@ -28,6 +28,7 @@ SMALL_PX = 160  # side of the per-head attention pictures
 MAX_NUMBERED = 64  # patches are numbered on the grid when there are at most this many
 GRID_COLOUR = (255, 255, 255)
 OUTLINE = (20, 20, 20)
+EDGE = (185, 185, 185)  # the grey edge of grid lines and tiles, seen on white pictures too
 
 
 def display_scale(size: int, target: int = DISPLAY_PX) -> int:
@@ -46,12 +47,14 @@ def _font(px: float) -> ImageFont.ImageFont:
 
 
 def _draw_grid(img: Image.Image, cell: int, colour: tuple[int, int, int] = GRID_COLOUR) -> None:
+    """White grid lines edged in grey: white alone vanished on a white sky or a padded border."""
     draw = ImageDraw.Draw(img)
     width = max(1, cell // 24)
-    for k in range(0, img.width + 1, cell):
-        x = min(k, img.width - 1)
-        draw.line([(x, 0), (x, img.height)], fill=colour, width=width)
-        draw.line([(0, x), (img.width, x)], fill=colour, width=width)
+    for edge, fill in ((width + 2, EDGE), (width, colour)):
+        for k in range(0, img.width + 1, cell):
+            x = min(k, img.width - 1)
+            draw.line([(x, 0), (x, img.height)], fill=fill, width=edge)
+            draw.line([(0, x), (img.width, x)], fill=fill, width=edge)
 
 
 def grid_overlay(pixels: np.ndarray, patch: int, *, numbers: bool = True) -> Image.Image:
@@ -78,10 +81,13 @@ def patch_mosaic(pixels: np.ndarray, patch: int) -> Image.Image:
     gap = max(3, cell // 8)
     img = enlarge(pixels, scale)
     out = Image.new("RGB", (grid * cell + (grid + 1) * gap,) * 2, "white")
+    draw = ImageDraw.Draw(out)
     for r in range(grid):
         for c in range(grid):
             tile = img.crop((c * cell, r * cell, (c + 1) * cell, (r + 1) * cell))
-            out.paste(tile, (gap + c * (cell + gap), gap + r * (cell + gap)))
+            x, y = gap + c * (cell + gap), gap + r * (cell + gap)
+            out.paste(tile, (x, y))
+            draw.rectangle([x - 1, y - 1, x + cell, y + cell], outline=EDGE)  # a white tile on the white page
     return out
 
 

@@ -133,7 +133,8 @@ def cls_weights_figure(weights: np.ndarray, title: str) -> go.Figure:
         hovertemplate=_("patch %{customdata} (row %{y}, column %{x})<br>weight %{z:.4f}") + "<extra></extra>",
         # many patches share the attention (1/196 = 0.5% each): one decimal tells them apart
         text=np.vectorize(lambda w: num(100 * w, 1, group=False))(weights).astype(object))
-    layout = style_layout(title=title, height=min(1100, 140 + 48 * grid)) | dict(
+    # Square cells 36 pixels high fill a 1024-pixel page's column; taller ones left an empty band above the map.
+    layout = style_layout(title=title, height=min(1100, 140 + 36 * grid)) | dict(
         yaxis=dict(autorange="reversed", scaleanchor="x", type="category", showticklabels=False,
                    title=dict(text=_("patch row"))),
         xaxis=dict(type="category", showticklabels=False, title=dict(text=_("patch column"))),
