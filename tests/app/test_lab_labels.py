@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from tests.app.conftest import app_at, assert_no_exception
 from ui.attention import keys as av
@@ -31,7 +32,7 @@ def _grid(text: str, heads: int) -> tuple[dict, str]:
 
 
 def test_the_grid_labels_every_token_when_they_fit() -> None:
-    grid, caption = _grid("the cat sat on the mat", heads=8)
+    grid, caption = _grid("the cat sat on the mat", heads=4)
     layout = grid["layout"]
     for name in ("xaxis", "yaxis"):
         assert layout[name]["dtick"] == 1 and layout[name]["tickmode"] == "linear", layout[name]
@@ -56,3 +57,12 @@ def test_token_lines_use_the_strong_colour_and_stay_visible() -> None:
     assert line_opacity(0.9) > line_opacity(0.2)  # heavier weights stay darker
     tokens = [t for t in fig.data if t.mode == "markers+text"]
     assert all(t.textfont.color == "#1F2933" for t in tokens)  # dark labels, not grey
+
+
+@pytest.mark.parametrize(("heads", "panel_px"), [(16, 20), (8, 51)])  # measured at 1024 with the sidebar open
+def test_the_grids_key_labels_fit_a_1024_pixel_page_with_the_sidebar_open(heads, panel_px) -> None:
+    words = " ".join(f"w{i}" for i in range(32))
+    grid, _caption = _grid(words, heads=heads)
+    xaxis = grid["layout"]["xaxis"]
+    apart = xaxis["dtick"] * panel_px / 32  # pixels between two labelled keys
+    assert apart >= xaxis["tickfont"]["size"] + 1, (xaxis["dtick"], apart)  # side by side, not on top

@@ -116,6 +116,10 @@ def softmax_example(row: np.ndarray, allowed: np.ndarray, *, max_terms: int = 4)
 
 GRID_PANEL_PX = 900  # about the width the grid's panels share, and the most rows the page gives it (1400 px)
 GRID_MAX_PX = 1330
+# The grid's plot area, where the panels and their gaps lie, in the narrowest column it is drawn in: 1024 pixels with
+# the sidebar open, and on a projector with the sidebar closed. Key labels are spaced for it: the browser alone knows
+# the width, and labels spaced for a wide page ran into one another there ("thethethe").
+GRID_LABEL_PX = {False: 520, True: 820}
 
 
 def grid_label_step(run: LabRun) -> tuple[int, int, int]:
@@ -125,7 +129,8 @@ def grid_label_step(run: LabRun) -> tuple[int, int, int]:
     cell = max(56, min(220, GRID_PANEL_PX // max(run.n_heads, 1)))  # about square maps: a row as high as a column
     need = len(run.tokens) * (max(11, charts.font_size() - 2) + 3)  # one label per token, a little apart
     cell = max(cell, min(need, GRID_MAX_PX // max(len(run.steps), 1)))  # taller rows when the page allows
-    width = GRID_PANEL_PX // max(run.n_heads, 1) - 10  # the bottom row's labels turn sideways when they must
+    heads = max(run.n_heads, 1)
+    width = GRID_LABEL_PX[projector()] * (1 - charts.grid_spacing(heads) * (heads - 1)) / heads  # one panel's
     return cell, max(1, math.ceil(need / max(width, 1))), max(1, math.ceil(need / cell))
 
 

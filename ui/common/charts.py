@@ -165,6 +165,11 @@ def heatmap(z: np.ndarray, x: Sequence[str] | None = None, y: Sequence[str] | No
     return spec_figure(spec, x_title=x_title, y_title=y_title, height=height, numbers=numbers)
 
 
+def grid_spacing(cols: int) -> float:
+    """The gap between two panels of a grid of ``cols`` columns, as a share of the figure's width."""
+    return 0.02 + 0.04 / cols
+
+
 def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[str],
                  row_titles: Sequence[str] | None = None, x: Sequence[str] | None = None,
                  y: Sequence[str] | None = None, zmin: float = 0.0, zmax: float = 1.0, diverging: bool = False,
@@ -182,13 +187,13 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
         y_title, y_ticks: the y-axis title (first column, bottom row); tick labels on ``"all"`` panels, the ``"first"``
             column only, ``"none"``, or ``"auto"`` (all with at most 4 panels and labels short enough for the gap
             between two panels, else the first column when ``y`` labels are given).
-        spacing: horizontal gap between panels as a share of the width (default: narrower with more columns).
+        spacing: horizontal gap between panels as a share of the width (default: :func:`grid_spacing`).
         categories: treat x and y as categories (keeps repeated token labels apart).
     """
     rows, cols = len(grid), max(len(r) for r in grid)
     fig = make_subplots(rows=rows, cols=cols, column_titles=list(col_titles),
                         row_titles=list(row_titles) if row_titles is not None else None,
-                        horizontal_spacing=0.02 + 0.04 / cols if spacing is None else spacing,
+                        horizontal_spacing=grid_spacing(cols) if spacing is None else spacing,
                         vertical_spacing=0.05 + 0.06 / rows)
     for r, row in enumerate(grid):
         for c, z in enumerate(row):
