@@ -18,6 +18,8 @@ import numpy as np
 
 from explorer.i18n import N_, _, num, separators
 
+AXIS_LABEL_CHARS = 18  # the longest token label a chart's axis writes whole (see axis_label)
+
 # Evenly spaced stops of each scale (Plotly's own definitions). Sequential, colour-blind-safe scales first.
 SCALES: dict[str, tuple[str, ...]] = {
     "Viridis": ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58",
@@ -201,6 +203,12 @@ class HeatmapSpec:
     def colours(self) -> np.ndarray:
         """The RGB colour ``(rows, columns, 3)`` of every cell."""
         return colours(self.values, self.scale, self.zmin, self.zmax)
+
+
+def axis_label(label: str, most: int = AXIS_LABEL_CHARS) -> str:
+    """``label`` as an axis writes it: at most ``most`` characters, a longer one cut with "…" (its map would
+    otherwise shrink to a strip beside a 60-letter compound; tables and files keep the whole label)."""
+    return label if len(label) <= most else label[: most - 1] + "…"
 
 
 def labels(given: Sequence[str] | None, n: int) -> tuple[str, ...]:

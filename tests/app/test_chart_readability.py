@@ -104,3 +104,11 @@ def test_a_log_axis_labels_a_few_round_ticks_in_full():
     fig = charts.line_chart({"a": ([1, 2, 3], [2.4, 0.3, 0.013]), "b": ([1, 2], [1.1, 0.02])}, log_y=True)
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.tickformat == "~g"  # 0.05, never a bare 5
     assert list(fig.layout.yaxis.tickvals) == [0.03, 0.1, 0.3, 1.0]  # 1-2-5 would give seven, more than six
+
+
+def test_a_long_token_is_cut_on_the_axis_and_kept_apart_from_its_look_alike():
+    long = "Rindfleischetikettierungsüberwachungsaufgabenübertragungsgesetz"
+    fig = charts.heatmap(np.eye(3), x=[long, long + "es", "kurz"], y=["a", "b", "c"], zmin=0.0, zmax=1.0)
+    columns = list(fig.data[0].x)
+    assert columns[0] == "Rindfleischetiket…" and len(columns[0]) == 18
+    assert columns[2] == "kurz" and len(set(columns)) == 3  # the two cut alike stay two columns

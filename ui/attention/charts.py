@@ -213,7 +213,8 @@ def _token_columns(fig: go.Figure, heads: dict[int, np.ndarray], tokens: Sequenc
                    for j in range(len(tokens))]
     for x, pos, hover in ((0.0, "middle left", hover_left), (1.0, "middle right", hover_right)):
         fig.add_trace(go.Scatter(
-            x=[x] * len(tokens), y=list(range(len(tokens))), mode="markers+text", text=list(tokens),
+            x=[x] * len(tokens), y=list(range(len(tokens))), mode="markers+text",
+            text=[hm.axis_label(t) for t in tokens],
             textposition=pos, marker=dict(size=9, color=label_colour()), hovertext=hover, hoverinfo="text",
             textfont=dict(color=label_colour(), size=charts.font_size()),
             showlegend=False, cliponaxis=False,

@@ -72,7 +72,7 @@ def _labels(labels: Sequence[str] | None, n: int) -> list[str]:
     # Plotly merges duplicate category labels; a zero-width space per repeat keeps them apart.
     seen: dict[str, int] = {}
     out = []
-    for label in hm.labels(labels, n):
+    for label in map(hm.axis_label, hm.labels(labels, n)):
         seen[label] = seen.get(label, 0) + 1
         out.append(f"{label}{chr(0x200B) * (seen[label] - 1)}")
     return out

@@ -57,6 +57,7 @@ def _axis(labels: Sequence[str], title: str, room_px: int = 480, *, rows: bool =
     are never turned (``room_px`` is then the chart's height).
     """
     size = max(11, font_size() - 2)
+    labels = [hm.axis_label(label) for label in labels]
     if len(labels) > MAX_TICK_LABELS or room_px / max(len(labels), 1) < size + 2:
         # too many, or too narrow to stand side by side even upright: hover names each cell
         return {"title": title or None, "labels": False, "ticks": False, "grid": False}
