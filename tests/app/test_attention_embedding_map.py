@@ -158,3 +158,9 @@ def test_the_lens_its_words_and_sentences_travel_in_the_link():
     assert _held(at, "map").labels == ("river", "bank", "money", "water")
     uses = _held(at, "uses")
     assert uses.word == "river" and [u.sentence for u in uses.uses] == ["the river bank", "a river ran dry"]
+
+
+def test_a_dots_label_is_left_to_its_hover_where_it_would_be_written_over_another():
+    coords = np.array([[0.0, 0.0], [0.01, 0.005], [1.0, 1.0], [0.5, 0.0]])
+    shown = view._placed(coords, ["finally", "come", "year", "the"])
+    assert shown == ["finally", "", "year", "the"]  # "come" sat on "finally"; the others stand apart

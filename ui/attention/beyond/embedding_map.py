@@ -31,6 +31,7 @@ from ui.attention.keys import MAP_SENTENCES, MAP_WORD, MAP_WORDS
 from ui.attention.lab_run import trained_input
 from ui.common import charts
 from ui.common.chart_style import style
+from ui.common.theme import wrapping_columns
 
 RESULTS = "attn.map.results"  # {what a result depends on: result}: the last map and comparison of this session
 PRETRAINED_WORDS = "king, queen, man, woman, Paris, London, France, one, two, three, red, blue, dog, cat, river, money"
@@ -95,12 +96,33 @@ def _chosen_ids(ctx: LensContext, reader: Reader, kind: str, typed: str) -> tupl
     return ids, notes
 
 
+LABEL_PLOT_PX = (560, 380)  # about the plot area the labels share (a 1024-pixel page with the sidebar open)
+LABEL_CHAR_PX, LABEL_LINE_PX = 7, 15  # about the room one character and one line of a dot's label take
+
+
+def _placed(coords: np.ndarray, labels: list[str]) -> list[str]:
+    """The dots' labels, left out ("") where one would be written over a label already placed (the dot keeps its
+    hover): thirty words of a sentence ran into one another ("finalcome", "brownold")."""
+    span = np.ptp(coords, axis=0)
+    px = (coords - coords.min(axis=0)) / np.where(span > 0, span, 1.0) * LABEL_PLOT_PX  # (N, 2) in pixels
+    kept: list[int] = []
+    shown = []
+    for i, label in enumerate(labels):
+        clear = all(abs(px[i, 0] - px[j, 0]) * 2 > (len(label) + len(labels[j])) * LABEL_CHAR_PX
+                    or abs(px[i, 1] - px[j, 1]) > LABEL_LINE_PX for j in kept)
+        kept += [i] if clear else []
+        shown.append(label if clear else "")
+    return shown
+
+
 def _scatter(m: EmbeddingMap, projector: bool) -> go.Figure:
     hover = ["<br>".join(f"{n} {num(c, 2)}" for n, c in zip(names, cos, strict=True))
              for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]
-    fig = go.Figure(go.Scatter(x=m.plane.coords[:, 0], y=m.plane.coords[:, 1], mode="markers+text", text=m.labels,
-                               textposition="top center", customdata=hover, marker=dict(size=10), cliponaxis=False,
-                               hovertemplate=_("%{text}<br>nearest:<br>%{customdata}") + "<extra></extra>"))
+    fig = go.Figure(go.Scatter(x=m.plane.coords[:, 0], y=m.plane.coords[:, 1], mode="markers+text",
+                               text=_placed(m.plane.coords, list(m.labels)), textposition="top center",
+                               customdata=list(zip(m.labels, hover, strict=True)), marker=dict(size=10),
+                               cliponaxis=False, hovertemplate=_("%{customdata[0]}<br>nearest:<br>%{customdata[1]}")
+                               + "<extra></extra>"))
     ex = m.plane.explained
     for axis, values in (("x", m.plane.coords[:, 0]), ("y", m.plane.coords[:, 1])):
         pad = (0.2 if axis == "y" else 0.1) * (float(np.ptp(values)) or 1.0)  # room for the dots' labels
@@ -166,8 +188,9 @@ def _map_part(ctx: LensContext, reader: Reader, kind: str, model_key: str) -> No
 
 
 def _map_picture(m: EmbeddingMap, projector: bool) -> None:
-    """The scatter and, beside it (under it on a projector), each token's nearest neighbours."""
-    left, right = st.columns([1, 1]) if not projector else (st.container(), st.container())
+    """The scatter and, beside it (under it on a projector or in a narrow column), each token's nearest neighbours."""
+    left, right = (wrapping_columns([1, 1], key="attn-map", per_row=1) if not projector
+                   else (st.container(), st.container()))
     with left:
         st.plotly_chart(_scatter(m, projector), width="stretch", config=charts.chart_config(),
                         key="attn.map.scatter")
