@@ -419,3 +419,13 @@ def test_sharing_a_run_on_own_text_sends_no_line_of_it_until_the_owner_agrees_in
     assert_no_exception(at)
     assert not held.private and held.samples_shown_for is held.run
     assert any("you agreed for this run" in i.value for i in at.info)
+
+
+def test_compare_after_switching_to_a_vision_transformer_keeps_the_page():
+    at = live_at(steps="4")  # a text task draws the norm and positional encoding widgets ...
+    at.selectbox(key=tc.TASK).set_value("vit_shapes").run()  # ... a ViT draws neither, and Streamlit drops them
+    for forgotten in (tc.NORM, tc.POSITIONAL):  # as a browser's next run finds them (AppTest keeps them)
+        del at.session_state[forgotten]
+    at.toggle(key=tc.COMPARE).set_value(True).run()
+    assert_no_exception(at)
+    assert [s.label.split(" · ")[0] for s in run_of(at).specs] == ["A", "B"]

@@ -147,6 +147,14 @@ def _follow_task() -> None:
         choose_task(task)
 
 
+def setting(key: str) -> Any:
+    """A setting's value, also where its widget was not drawn in the last run (Streamlit forgets a widget's value
+    then: a ViT task draws no norm or positional encoding): the session's, else the saved one, else the default."""
+    if key in st.session_state:
+        return st.session_state[key]
+    return st.session_state.get(SAVED, {}).get(key, SESSION_DEFAULTS[key])
+
+
 def restore_settings() -> None:
     """Put every setting back into session state before the widgets are drawn, and make it valid."""
     saved = st.session_state.setdefault(SAVED, {})

@@ -49,6 +49,7 @@ from ui.training.controls import (
     head_options,
     llama_block,
     load_task,
+    setting,
 )
 from ui.training.task_labels import known, task_description, task_title
 
@@ -73,12 +74,13 @@ def on_compare_change() -> None:
     positional encoding of its own to change (a Vision Transformer, a Llama block), with one layer fewer (or more)."""
     state = st.session_state
     if state[COMPARE]:
-        state[B_LAYERS] = state[LAYERS]
-        state[B_HEADS] = state[HEADS]
-        state[B_NORM] = state[NORM]
-        state[B_POSITIONAL] = "none" if state[POSITIONAL] != "none" else "sinusoidal"
-        if not _b_has_positions(load_task(state[TASK])):
-            state[B_LAYERS] = state[LAYERS] - 1 if state[LAYERS] > 1 else min(2, limits().max_layers)
+        layers = setting(LAYERS)
+        state[B_LAYERS] = layers
+        state[B_HEADS] = setting(HEADS)
+        state[B_NORM] = setting(NORM)
+        state[B_POSITIONAL] = "none" if setting(POSITIONAL) != "none" else "sinusoidal"
+        if not _b_has_positions(load_task(setting(TASK))):
+            state[B_LAYERS] = layers - 1 if layers > 1 else min(2, limits().max_layers)
 
 
 def _b_has_positions(task: Task) -> bool:
