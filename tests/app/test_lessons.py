@@ -190,3 +190,9 @@ def test_a_lessons_run_counts_against_the_browsers_limit_with_its_live_training_
     finally:
         for ticket in tickets:
             LINE.leave(ticket)
+
+
+def test_a_training_lessons_untrained_view_does_not_ask_for_a_start_button_it_lacks(lessons_at):
+    at = _show(lessons_at, "positional")
+    said = " ".join(m.value for m in at.markdown)
+    assert "Ready — not trained yet" in said and "press Start" not in said

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.i18n import using_language
 from tests.app.conftest import assert_no_exception
 from tests.app.test_live_training import live_at, run_of
 from transformer_core.interventions import ablate_heads
@@ -114,3 +115,13 @@ def test_compare_mode_switches_heads_per_configuration():
     assert at.query_params["b_off"] == "cross.1.1"
     shown = [m for m in at.metric if m.label == "Accuracy · 1 head off"]
     assert len(shown) == 1 and shown[0].value == metric_text("accuracy", accuracy_with(run, 1, [("cross", 0, 0)]))
+
+
+def test_a_change_that_rounds_to_nothing_is_grey_and_numbers_are_the_languages():
+    assert ti.delta_style("accuracy", 0.5, 0.5002, True) == {"delta_color": "off", "delta_arrow": "off"}
+    assert ti.delta_style("accuracy", 0.5, 0.6, True) == {"delta_color": "normal"}
+    assert ti.delta_style("loss", 0.5, 0.6, False) == {"delta_color": "inverse"}
+    assert (ti.signed(15.84, 1), ti.signed(-0.04, 1), ti.signed(-0.4, 1)) == ("+15.8", "0.0", "-0.4")
+    with using_language("de"):
+        shown = (ti.signed(15.84, 1), ti.points_text(0.158), ti.points_text(-0.0001))
+        assert shown == ("+15,8", "15,8 Punkte", "0,0 Punkte")

@@ -41,7 +41,8 @@ BASE_CSS = """
 @media (max-width: 1280px) {
   [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
 }
-[data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p {
+[data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p, [data-testid="stDownloadButton"] button p,
+[data-testid="stPopover"] button p, [data-testid="stButton"] button p {
   word-break: normal; overflow-wrap: normal; }
 /* A narrow column (1024 pixels with the sidebar open, a phone) wraps a figure or a label onto a second line
    rather than cutting it to "221 / 3,…" or "Attentio…", and scrolls a chart wider than it rather than hiding

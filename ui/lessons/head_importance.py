@@ -21,7 +21,14 @@ from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, model_steps
 from ui.lessons.lesson import Lesson
 from ui.training.heatmaps import COLUMN_PX, attention_picture, scores_chart, scores_height, scores_of_kind
-from ui.training.interventions import importance_caption, importance_spec, pattern_spec, points_text
+from ui.training.interventions import (
+    delta_style,
+    importance_caption,
+    importance_spec,
+    pattern_spec,
+    points_text,
+    signed,
+)
 from ui.training.samples import samples_html
 
 LOOK_SHARES = (3, 2)  # the heatmap grid beside the anti-diagonal scores students bet on
@@ -118,7 +125,8 @@ def _switch_visual(lesson: Lesson, probe: HeadProbe) -> None:
     right.metric(
         _("Reversed exactly · {heads} off").format(heads=", ".join(head_label(h) for h in now.heads)),
         percent(now.metrics["accuracy"], 1),
-        delta=_("{change} points").format(change=("+" if change >= 0 else "") + num(change, 1)),
+        delta=_("{change} points").format(change=signed(change, 1)),
+        **delta_style("accuracy", base.metrics["accuracy"], now.metrics["accuracy"], True),
         help=_("The same 512 sequences with the chosen heads switched off."),
     )
     if not projector():

@@ -170,7 +170,8 @@ def live_view(run: LiveRun) -> LiveView:
     """``run``'s live view, drawn here in the compact layout of Live Training's first screen: the step line, and
     the head that best follows the task's pattern, large, beside the loss and accuracy curves."""
     kind = next(iter(run.task.pattern_names), "").split(":")[0]
-    view = LiveView(run.frame, projector=projector(), kind=kind, pinned_step=None, compact=True, pickers=False)
+    view = LiveView(run.frame, projector=projector(), kind=kind, pinned_step=None, compact=True, pickers=False,
+                    ready=_("Ready — not trained yet"))
     view.refresh()
     return view
 

@@ -127,7 +127,7 @@ def _numbers(run: LiveRun, base: Outcome, now: Outcome) -> None:
             f"{label} · {off}",
             metric_text(metric, after) if now.heads else "–",
             delta=_change_text(metric, before, after) if now.heads else None,
-            delta_color="normal" if higher_is_better else "inverse",
+            **delta_style(metric, before, after, higher_is_better),
             help=_("The same held-out data with the chosen heads switched off."),
         )
     if not now.heads:
@@ -139,8 +139,26 @@ def _change_text(metric: str, before: float | None, after: float | None) -> str 
         return None
     change = after - before
     if metric == "accuracy":
-        return _("{change} points").format(change=("+" if change >= 0 else "") + num(100 * change, 1))
-    return ("+" if change >= 0 else "") + num(change, 3)
+        return _("{change} points").format(change=signed(100 * change, 1))
+    return signed(change, 3)
+
+
+def signed(value: float, digits: int) -> str:
+    """``value`` with its sign, in the page's number format: "+15.8", "-0.4", and "0.0" (no sign) where it rounds
+    to nothing."""
+    if round(value, digits) == 0:
+        return num(0.0, digits)
+    return ("+" if value > 0 else "") + num(value, digits)
+
+
+def delta_style(metric: str, before: float | None, after: float | None, higher_is_better: bool) -> dict[str, str]:
+    """The colour and arrow of a metric's change: grey and none where it rounds to nothing (a green "↑ +0.0" said
+    a head that changed nothing had helped), else green for better."""
+    digits = 1 if metric == "accuracy" else 3
+    scale = 100 if metric == "accuracy" else 1
+    if before is None or after is None or round(scale * (after - before), digits) == 0:
+        return {"delta_color": "off", "delta_arrow": "off"}
+    return {"delta_color": "normal" if higher_is_better else "inverse"}
 
 
 def _samples(run: LiveRun, lane: int, base: Outcome, now: Outcome, step: int) -> None:
@@ -213,12 +231,12 @@ def importance_caption(importance: Importance) -> str:
 
 
 def _drop_text(metric: str, value: float) -> str:
-    return points_text(value) if metric == "accuracy" else hm.number_text(value, 3)
+    return points_text(value) if metric == "accuracy" else num(value, 3)
 
 
 def points_text(fraction: float) -> str:
     """An accuracy change in percentage points, e.g. "17.6 points" ("0.0 points", never "-0.0")."""
-    return _("{change} points").format(change=hm.number_text(100 * fraction, 1))
+    return _("{change} points").format(change=num(0.0 if round(100 * fraction, 1) == 0 else 100 * fraction, 1))
 
 
 def importance_spec(importance: Importance, task: Task, step: int) -> hm.HeatmapSpec:

@@ -33,6 +33,7 @@ from transformer_core.checkpoint import (
 from transformer_core.tasks import task_names
 from ui.common.charts import colorscale
 from ui.common.exports import colormap
+from ui.common.theme import wrapping_columns
 from ui.training import controls
 from ui.training.charts import kind_title
 from ui.training.run import build_run, hand_over_model, session
@@ -132,7 +133,7 @@ def downloads(run: LiveRun, kind: str) -> None:
         tag = f"-{'ab'[i]}" if len(run.trainers) > 1 else ""
         if len(run.trainers) > 1:
             st.markdown(f"**{shown_label(label)}**")
-        cols = st.columns(5)
+        cols = wrapping_columns(5, key=f"live-downloads-{i}")  # "Checkpoint" whole in a narrow column
         base = f"{run.task.name}{tag}"
         shown = kind_title(kind, run.task.family)
         _download(

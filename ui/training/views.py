@@ -51,11 +51,14 @@ class LiveView(AttentionView):
         shared: str | None = None,
         compact: bool | None = None,
         pickers: bool = True,
+        ready: str | None = None,
     ) -> None:
         """``compact`` (projector mode's by default) lays out :mod:`ui.training.first_screen`'s first screen;
         ``pickers`` there draws its attention and head drop-downs, and what follows it (without them: the
-        task's pattern kind, the best-matching head, and nothing below, as in a lesson)."""
+        task's pattern kind, the best-matching head, and nothing below, as in a lesson). ``ready``: what the
+        status line says before the run starts, where that is not "Ready — press Start" (a lesson has no Start)."""
         self._source = source
+        self.ready = ready
         self.compact = projector if compact is None else compact
         self.pickers = pickers
         self.head_choice: Any = first_screen.BEST
@@ -190,7 +193,7 @@ class LiveView(AttentionView):
         it shows changed (a watcher's refresh used to send the whole block, a dozen elements, every tick)."""
         run = self.run
         if self.compact:  # one line, read from the back of the room
-            said = status_text(run)
+            said = self.ready if self.ready and run.status == "ready" else status_text(run)
             marks = ("status line", said, *self._status_marks())
             self._show("status", self._built(marks, lambda: first_screen.status_line(run, said)), self.status.markdown)
         else:
