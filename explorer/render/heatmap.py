@@ -18,7 +18,7 @@ import numpy as np
 
 from explorer.i18n import N_, _, num, separators
 
-AXIS_LABEL_CHARS = 18  # the longest token label a chart's axis writes whole (see axis_label)
+AXIS_LABEL_CHARS = 32  # the longest label a chart's axis writes whole ("12. " and a line's first 28 characters)
 
 # Evenly spaced stops of each scale (Plotly's own definitions). Sequential, colour-blind-safe scales first.
 SCALES: dict[str, tuple[str, ...]] = {
