@@ -114,7 +114,8 @@ def task_picker() -> Task:
 
 
 def settings_panel(task: Task) -> None:
-    """Architecture and training settings: six narrow columns of two controls each."""
+    """Architecture and training settings: six narrow columns of two controls each (three to a row, two on a
+    phone, in a narrow column)."""
     c1, c2, c3, c4, c5, c6 = wrapping_columns(6, key="training-settings")
     c1.select_slider(
         _("Layers"),
