@@ -9,6 +9,7 @@ Where no CJK font is installed, the usual font is used: the picture is still mad
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,6 +33,11 @@ CJK_FONTS: tuple[tuple[str, int], ...] = (
 # Han ideographs, CJK punctuation, kana, Hangul and full-width forms: characters DejaVu Sans cannot draw.
 _CJK = re.compile("[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
                   "\U00020000-\U0003134f]")
+
+
+def width_units(text: str) -> int:
+    """How wide ``text`` is, in Latin characters: a wide character (Chinese, full-width) counts two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def needs_cjk(text: str) -> bool:

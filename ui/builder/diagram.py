@@ -8,12 +8,12 @@ draw the cross-attention arrow from the encoder's output, and a ViT starts from 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from html import escape
 
 from explorer.i18n import N_, _, num
 from explorer.lab.builder import BuilderSettings
+from explorer.render.fonts import width_units
 from transformer_core import positional
 from transformer_core.families import by_kind
 from ui.builder.controls import library_text
@@ -203,17 +203,12 @@ WIDE = "\u2e80-\u9fff\uac00-\ud7af\uff00-\uffef"  # Chinese, Japanese and Korean
 PIECES = re.compile(rf"[{WIDE}]|[^\s{WIDE}]+\s*|\s+")  # what a line may break between: words, wide characters
 
 
-def _units(text: str) -> int:
-    """The width of ``text`` in Latin characters: a wide (Chinese) character counts two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
 def _wrap(text: str, width: int, most: int) -> list[str]:
     """``text`` in lines of at most ``width`` units (see :func:`_units`), broken between words, or between any two
     wide characters; at most ``most`` lines, the last ending in "…" where the text goes on."""
     lines, line = [], ""
     for piece in PIECES.findall(text):
-        if line and _units(line + piece.rstrip()) > width:
+        if line and width_units(line + piece.rstrip()) > width:
             lines.append(line.rstrip())
             line = piece.lstrip()
         else:
@@ -258,7 +253,7 @@ def _text(
 
 def _label_size(label: str, size: float = 13) -> float:
     """The font size that keeps a box's bold label inside the box (a translation may be longer than English)."""
-    return round(min(size, (BOX_W - 12) / (0.55 * max(_units(label), 1))), 1)
+    return round(min(size, (BOX_W - 12) / (0.55 * max(width_units(label), 1))), 1)
 
 
 def _row_svg(col: Column, row: Row) -> str:

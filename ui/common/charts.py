@@ -10,7 +10,6 @@ come from the one mapping of :mod:`explorer.render.heatmap`, which the Vega-Lite
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from plotly.subplots import make_subplots
 
 from explorer.i18n import N_, _, ngettext, num
 from explorer.render import heatmap as hm
+from explorer.render.fonts import width_units
 from explorer.render.heatmap import NEAR_UNIFORM as NEAR_UNIFORM
 from explorer.render.heatmap import nearly_uniform as nearly_uniform
 from explorer.render.heatmap import percent_text as percent_text
@@ -200,7 +200,7 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
             trace = heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, diverging=diverging, showscale=r == c == 0,
                                   numbers=None if numbers else False)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-    if y_ticks == "auto" and cols > 1 and max((_label_width(str(v)) for v in y or ()), default=0) > GAP_LABEL_CHARS:
+    if y_ticks == "auto" and cols > 1 and max((width_units(str(v)) for v in y or ()), default=0) > GAP_LABEL_CHARS:
         y_ticks = "first"  # a longer label of the second column would be drawn over the first column's map
     _grid_axes(fig, rows, cols, x_ticks=x_ticks, y_ticks=y_ticks, labelled=(x is not None, y is not None),
                categories=categories, titles=(x_title, y_title))
@@ -208,11 +208,6 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
     style(fig, title=title, height=height)
     panel_titles(fig, titled=bool(title), row_titles=row_titles is not None)
     return fig
-
-
-def _label_width(label: str) -> int:
-    """A label's width in Latin characters: a wide (CJK) character counts two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label)
 
 
 def _grid_axes(fig: go.Figure, rows: int, cols: int, *, x_ticks: bool | str, y_ticks: str,

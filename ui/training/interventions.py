@@ -146,9 +146,12 @@ def _change_text(metric: str, before: float | None, after: float | None) -> str 
 def signed(value: float, digits: int) -> str:
     """``value`` with its sign, in the page's number format: "+15.8", "-0.4", and "0.0" (no sign) where it rounds
     to nothing."""
-    if round(value, digits) == 0:
-        return num(0.0, digits)
-    return ("+" if value > 0 else "") + num(value, digits)
+    return ("+" if round(value, digits) > 0 else "") + unsigned_zero(value, digits)
+
+
+def unsigned_zero(value: float, digits: int) -> str:
+    """``value`` in the page's number format, "0.0" rather than "-0.0" where it rounds to nothing."""
+    return num(0.0 if round(value, digits) == 0 else value, digits)
 
 
 def delta_style(metric: str, before: float | None, after: float | None, higher_is_better: bool) -> dict[str, str]:
@@ -236,7 +239,7 @@ def _drop_text(metric: str, value: float) -> str:
 
 def points_text(fraction: float) -> str:
     """An accuracy change in percentage points, e.g. "17.6 points" ("0.0 points", never "-0.0")."""
-    return _("{change} points").format(change=num(0.0 if round(100 * fraction, 1) == 0 else 100 * fraction, 1))
+    return _("{change} points").format(change=unsigned_zero(100 * fraction, 1))
 
 
 def importance_spec(importance: Importance, task: Task, step: int) -> hm.HeatmapSpec:
