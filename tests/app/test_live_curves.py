@@ -4,6 +4,7 @@ whenever the spec changes, so the step marker travels in the data and the y rang
 from __future__ import annotations
 
 import json
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,6 +16,7 @@ from explorer.runs.live import LiveRun, RunSpec
 from tests.app.test_live_heatmaps import trained_run
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
+from ui.common.charts import font_size
 from ui.training import curves, heatmaps
 
 BUILDERS = (curves.loss_chart, curves.metric_chart, curves.pattern_chart)
@@ -125,10 +127,27 @@ def test_on_a_first_screen_two_lanes_put_their_legend_beside_the_curves_and_wrap
                     if "color" in layer["encoding"])["orient"] == "top"
 
 
-def test_head_scores_write_their_numbers_only_where_the_cells_have_room_for_them():
+def test_head_scores_write_their_numbers_and_names_only_where_the_cells_have_room_for_them():
     snap = SimpleNamespace(scores={"cross:anti_diagonal": np.linspace(0, 1, 8 * 16).reshape(8, 16)}, step=5)
-    marks = [[layer["mark"] if isinstance(layer["mark"], str) else layer["mark"]["type"] for layer in
-              heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross", lanes=lanes)[1]["layer"]] for lanes in (1, 2)]
-    assert marks == [["rect", "text"], ["rect"]]  # 16 heads across the page fit "0.42"; 32 (Compare on) do not
-    tooltip = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross", lanes=2)[1]["layer"][0]["encoding"]["tooltip"]
-    assert [t["field"] for t in tooltip] == ["layer", "head", "score"]  # the numbers are still there on hover
+    _, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross")
+    cells, written = spec["layer"]
+    assert [t["field"] for t in cells["encoding"]["tooltip"]] == ["layer", "head", "score"]  # always on hover
+    axis = cells["encoding"]["x"]["axis"]
+
+    def value(expr: str, width: float) -> float:
+        """A Vega expression "test ? a : b" of the chart's ``width`` evaluated as Vega would."""
+        test, rest = expr.split("?")
+        a, b = rest.split(" : ")
+        env = {"width": width, "floor": math.floor, "min": min}
+        return eval(a if eval(test, env) else b, env)
+
+    def shown(width: float) -> tuple[float, float]:
+        """(text size, axis title's opacity: 1 where heads go by number) on a chart ``width`` pixels wide."""
+        return value(written["mark"]["fontSize"]["expr"], width), value(axis["titleOpacity"]["expr"], width)
+
+    wide, narrow, phone = shown(16 * 80), shown(16 * 30), shown(16 * 12)
+    assert wide == (font_size(), 0)  # a projector's page: every score and name written out
+    assert 8 <= narrow[0] < font_size() and narrow[1] == 1  # half a page: smaller numbers, "3" under "head"
+    assert phone[0] == 0  # below 8 pixels the colours and the tooltip say it
+    assert axis["labelExpr"].startswith(axis["titleOpacity"]["expr"].split("?")[0])  # names where no title
+    assert "indexof(" in axis["labelExpr"] and axis["labelOverlap"] is False and axis["title"] == "head"

@@ -125,3 +125,15 @@ def test_a_change_that_rounds_to_nothing_is_grey_and_numbers_are_the_languages()
     with using_language("de"):
         shown = (ti.signed(15.84, 1), ti.points_text(0.158), ti.points_text(-0.0001))
         assert shown == ("+15,8", "15,8 Punkte", "0,0 Punkte")
+
+
+def test_a_language_model_shows_its_loss_once_and_its_next_character_accuracy():
+    at = live_at(task="char_lm", d_model="16", heads="2", layers="1", d_ff="32", batch="8", steps="4")
+    at.button(key="live.start").click().run()
+    assert_no_exception(at)
+    run = run_of(at)
+    shown = metrics(at)
+    evaluated = run.trainers[0].last_eval
+    assert shown["Validation loss · all heads on"] == metric_text("val_loss", evaluated["val_loss"])
+    assert shown["Accuracy · all heads on"] == metric_text("accuracy", evaluated["accuracy"])
+    assert not any(label.startswith("Loss ·") for label in shown)  # the same held-out loss, not twice

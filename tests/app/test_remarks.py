@@ -13,6 +13,7 @@ from tests.core.test_tasks import tiny
 from transformer_core.tasks import TASK_NAMES
 from transformer_core.tasks.grammar import grammar_problem
 from transformer_core.tasks.sequences import answer_errors
+from ui.common.theme import BASE_CSS
 from ui.training.remarks import remark_text, sample_input_text
 from ui.training.samples import samples_html
 
@@ -54,10 +55,17 @@ def test_every_remark_and_picture_a_task_writes_is_translated(name):
     assert not any(text in table for text in remarks), name
 
 
-def test_a_remark_wraps_between_words_in_a_narrow_lane_and_the_table_scrolls() -> None:
+def test_a_remark_wraps_between_words_beside_its_row_or_under_it_in_a_narrow_lane() -> None:
     from transformer_core.tasks.base import Sample
 
-    html = samples_html([Sample("3615", "5163", "6315", False, "4 of 4 digits wrong")], "seq2seq")
-    remark = re.search(r'<td style="([^"]*)">4 of 4 digits wrong</td>', html)[1]
+    samples = [Sample("3615", "5163", "6315", False, "4 of 4 digits wrong"), Sample("12", "21", "21", True, "")]
+    html = samples_html(samples, "seq2seq")
+    remark = re.search(r'<td class="te-beside" style="([^"]*)">4 of 4 digits wrong</td>', html)[1]
     assert "white-space:normal" in remark and "min-width" in remark and "anywhere" not in remark  # not "digi / ts"
-    assert html.index('<div style="overflow-x:auto"><table') > 0
+    under = re.findall(r'<tr class="te-under"><td colspan="3" style="[^"]*">([^<]*)</td></tr>', html)
+    assert under == ["4 of 4 digits wrong"]  # the same remark on its own line, for a narrow lane; none for a right one
+    assert html.index('<div class="te-samples" style="overflow-x:auto"><table') > 0
+    # the page's style sheet shows one of the two: the remark under its row only where the lane is narrow
+    assert ".te-samples { container-type: inline-size; }" in BASE_CSS
+    narrow = BASE_CSS.split("@container (max-width: 479px) {")[1].split("\n}\n")[0]
+    assert ".te-beside { display: none; }" in narrow and "tr.te-under { display: table-row; }" in narrow

@@ -67,6 +67,13 @@ BASE_CSS = """
   [class*="st-key-wrap2-"] > * > * > [data-testid="stColumn"] { flex: 1 1 40% !important; min-width: 40% !important; }
   [class*="st-key-wrap1-"] > * > * > [data-testid="stColumn"] { flex: 1 1 100% !important; min-width: 100% !important; }
 }
+/* A sample table's remark goes under its row in a narrow lane rather than scroll out of sight beside it. */
+.te-samples { container-type: inline-size; }
+.te-samples tr.te-under { display: none; }
+@container (max-width: 479px) {
+  .te-samples .te-beside { display: none; }
+  .te-samples tr.te-under { display: table-row; }
+}
 @container (max-width: 539px) {
   [class*="st-key-wrap3-"] > * > * > [data-testid="stColumn"] { flex: 1 1 40% !important; min-width: 40% !important; }
   [class*="st-key-wrap2-"] > * > * > [data-testid="stColumn"] { flex: 1 1 100% !important; min-width: 100% !important; }

@@ -147,7 +147,7 @@ class AttentionView:
             self._put(
                 f"scores{lane}",
                 ("scores", lane, snap.step, self.kind, live),
-                lambda: heatmaps.scores_chart(snap, scored, short, live=live, lanes=len(self.run.lanes)),
+                lambda: heatmaps.scores_chart(snap, scored, short, live=live),
                 lambda chart: self.scores[lane].vega_lite_chart(
                     chart[0],
                     vega_locale(chart[1]),

@@ -310,7 +310,7 @@ def head_picture(
     return grid_html(one, lay, label=label)
 
 
-SCORE_TEXT_HEADS = 16  # heads across the page whose cells still fit their score written out ("0.42")
+SCORE_TEXT = "0.42"  # the longest score a cell writes
 SCORE_ROW_PX = 40  # height of one layer's row in the scores chart: labels at the projector's size never overlap
 
 
@@ -329,13 +329,14 @@ def scores_of_kind(snap: Snapshot, kind: str) -> str | None:
     return next((key for key in snap.scores if key.split(":")[0] == kind), None)
 
 
-def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False, lanes: int = 1) -> Chart:
+def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False) -> Chart:
     """Each head's score for pattern ``key``: the share of its attention (``kind_name``) that follows it.
 
     ``live`` (while training) leaves the step out of the title, which the heading above the heatmaps names: the
     spec then stays the same from one snapshot to the next, and the browser only swaps the chart's rows.
-    Each cell writes its score while the chart has room for it: :data:`SCORE_TEXT_HEADS` heads across the page,
-    shared by ``lanes`` charts side by side; more heads show the colours alone (the tooltip still says each).
+    The chart takes its column's width, which only the browser knows: there each cell writes its score where it
+    has room (:func:`_score_size`; the tooltip always says it), and the heads are named "head 3" where a name
+    fits its cell, by number under one "head" title where it does not (:func:`_head_axis`).
     """
     z = snap.scores[key]
     layers, heads = z.shape
@@ -351,7 +352,7 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
     )
     # In number order: Vega sorts the names as text, which puts "head 10" before "head 2"
     encoding = {
-        "x": {"field": "head", "type": "ordinal", "title": None, "axis": {"labelAngle": 0}, "sort": head_names},
+        "x": {"field": "head", "type": "ordinal", "title": None, "axis": _head_axis(head_names), "sort": head_names},
         "y": {"field": "layer", "type": "ordinal", "title": None, "sort": layer_names},
     }
     # Ink that stays readable on the cell: the Viridis family is light at 1, Blues and Greys are dark there.
@@ -362,7 +363,7 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
     colour = {**score, "scale": _colours([0, 1])}
     cells = {"mark": "rect", "encoding": {**encoding, "color": colour, "tooltip": tooltip}}
     written = {
-        "mark": {"type": "text", "fontSize": font_size()},
+        "mark": {"type": "text", "fontSize": _score_size(heads)},
         "encoding": {
             **encoding,
             "text": {**score, "format": ".2f"},
@@ -381,6 +382,26 @@ def scores_chart(snap: Snapshot, key: str, kind_name: str, *, live: bool = False
             "limit": 0,
         },
         "height": SCORE_ROW_PX * layers,
-        "layer": [cells, written] if heads * lanes <= SCORE_TEXT_HEADS else [cells],
+        "layer": [cells, written],
     }
     return data, spec
+
+
+def _head_axis(names: Sequence[str]) -> dict[str, Any]:
+    """The scores chart's head axis: each head's name ("head 3") where the widest fits its cell, else its number
+    under one axis title (Vega thinned the names of eight heads in a narrow column to "head 1", "head 4")."""
+    fits = f"width / {len(names)} >= {CHAR_W * font_size() * max(len(n) for n in names) + 6:.1f}"
+    return {
+        "labelAngle": 0,
+        "labelOverlap": False,
+        "labelExpr": f"{fits} ? datum.value : '' + (indexof({json.dumps(list(names))}, datum.value) + 1)",
+        "title": _("head"),
+        "titleOpacity": {"expr": f"{fits} ? 0 : 1"},
+    }
+
+
+def _score_size(heads: int) -> dict[str, str]:
+    """The cells' text size as a Vega expression of the chart's width: the page's size where a cell has room for
+    "0.42", smaller where it has not, none below 8 pixels (the colour and the tooltip still say it)."""
+    fits = f"(width / {heads} - 4) / {CHAR_W * len(SCORE_TEXT):.2f}"
+    return {"expr": f"{fits} >= 8 ? min({font_size()}, floor({fits})) : 0"}

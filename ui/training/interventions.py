@@ -110,10 +110,10 @@ def _numbers(run: LiveRun, base: Outcome, now: Outcome) -> None:
     """The headline metric and the held-out loss, with every head on and with the chosen heads off."""
     task = run.task
     off = ngettext("{n} head off", "{n} heads off", len(now.heads)).format(n=num(len(now.heads)))
-    shown = (
-        (metric_title(task.metric_name), task.metric_name, task.higher_is_better),
-        (_("Loss"), "loss", False),
-    )  # held-out, as the help says; short enough for a projector
+    # The headline and the held-out loss (as the help says; short enough for a projector); where the headline is
+    # the loss itself (a language model), its next-token accuracy instead of the same number twice
+    second = (_("Accuracy"), "accuracy", True) if task.metric_name == "val_loss" else (_("Loss"), "loss", False)
+    shown = ((metric_title(task.metric_name), task.metric_name, task.higher_is_better), second)
     wide = len(run.trainers) == 1  # four metrics in a row; two rows of two on half a page
     cols = st.columns(2 * len(shown)) if wide else [c for _i in shown for c in st.columns(2)]
     for i, (label, metric, higher_is_better) in enumerate(shown):

@@ -27,8 +27,11 @@ CELL = "padding:2px 12px 2px 0;vertical-align:top;white-space:pre-wrap;overflow-
 HEAD = "padding:2px 12px 2px 0;text-align:left;white-space:nowrap"  # headings never break inside a word
 INPUT = f"{CELL};min-width:10ch"  # long answers beside it must not squeeze a short prompt onto many lines
 # The remark wraps between words only, never narrower than a few words: in a narrow lane (Compare on a 1024-pixel
-# page, a phone) it ran down the page a syllable a line ("4 of / 4 / digi / ts"); the table scrolls instead.
+# page, a phone) it ran down the page a syllable a line ("4 of / 4 / digi / ts"), and scrolled out of sight beside
+# the answers ("2 of 7 d…"). There it takes its own line under its row instead (the base style sheet's
+# ``te-samples`` rules: a container query, as only the browser knows the lane's width).
 REMARK = "padding:2px 12px 2px 0;vertical-align:top;white-space:normal;min-width:16ch;font-family:sans-serif"
+UNDER = "padding:0 12px 6px 0;white-space:normal;font-family:sans-serif;font-size:0.9em;opacity:0.8"  # its own line
 MAX_CHARS = 80  # longer texts are cut (generated text of the language model)
 
 
@@ -61,18 +64,20 @@ def _prediction_cell(sample: Sample, family: str) -> str:
 
 def samples_html(samples: Sequence[Sample], family: str, caption: str = "") -> str:
     """A table input → expected → predicted (→ remark) of ``samples``; ✓/✗ repeat the colours in symbols."""
-    head = "".join(f'<th style="{HEAD}">{escape(h)}</th>' for h in (_("input"), _("expected"), _("predicted"), ""))
+    head = "".join(f'<th style="{HEAD}">{escape(h)}</th>' for h in (_("input"), _("expected"), _("predicted")))
+    head += f'<th class="te-beside" style="{HEAD}"></th>'
     rows = []
     for s in samples:
-        cells = (escape(_cut(sample_input_text(s.input))), escape(_cut(s.target)), _prediction_cell(s, family),
-                 escape(remark_text(s.detail)))
-        styles = (INPUT, CELL, CELL, REMARK)
-        rows.append(
-            "<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True)) + "</tr>"
-        )
+        cells = (escape(_cut(sample_input_text(s.input))), escape(_cut(s.target)), _prediction_cell(s, family))
+        styles = (INPUT, CELL, CELL)
+        row = "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells, strict=True))
+        remark = escape(remark_text(s.detail))
+        rows.append(f'<tr>{row}<td class="te-beside" style="{REMARK}">{remark}</td></tr>')
+        if remark:
+            rows.append(f'<tr class="te-under"><td colspan="3" style="{UNDER}">{remark}</td></tr>')
     right = sum(s.correct for s in samples)
     title = f"{escape(caption)} — " if caption else ""
     score = escape(_("{right} of {n} right").format(right=num(right), n=num(len(samples))))
     summary = f"<div style='margin-bottom:4px'><b>{title}{score}</b></div>"
-    return (f'{summary}<div style="overflow-x:auto"><table style="{TABLE}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
+    return (f'{summary}<div class="te-samples" style="overflow-x:auto"><table style="{TABLE}"><thead><tr>{head}</tr>'
+            f'</thead><tbody>{"".join(rows)}</tbody></table></div>')

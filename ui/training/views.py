@@ -21,7 +21,7 @@ from explorer.i18n import _, language, num
 from explorer.i18n.message import localized
 from explorer.runs.frame import RunFrame, SampleSet
 from transformer_core.families import family
-from ui.common import pace
+from ui.common import pace, theme
 from ui.common.chart_style import vega_locale
 from ui.training import charts, curves, drawn, first_screen, text
 from ui.training.attention_view import AttentionView
@@ -91,7 +91,9 @@ class LiveView(AttentionView):
         self.samples = [c.empty() for c in st.columns(lanes, gap="medium")]
 
     def _lay_out_heatmaps(self, lanes: int) -> None:
-        columns = st.columns(lanes, gap="medium")
+        # Compared configurations one under the other in a column narrower than both grids (1024 pixels with
+        # the sidebar open), where side by side each scrolled its last heads out of sight
+        columns = theme.wrapping_columns(lanes, "live-heatmaps", per_row=1, gap="medium")
         self.heat_titles = [c.empty() for c in columns]
         self.heatmaps = [c.empty() for c in columns]
 
