@@ -113,3 +113,27 @@ def test_a_long_token_is_cut_on_the_axis_and_kept_apart_from_its_look_alike():
     columns = list(fig.data[0].x)
     assert columns[0] == long[: hm.AXIS_LABEL_CHARS - 1] + "…"
     assert columns[2] == "kurz" and len(set(columns)) == 3  # the two cut alike stay two columns
+
+
+def test_a_waiting_curve_breaks_its_title_to_the_width_the_browser_gives_it():
+    import json
+    import re
+
+    from ui.training import curves
+
+    _, spec = curves.waiting_chart(curves.WAITING[0])
+    expr = spec["title"]["text"]["expr"]
+
+    def lines(width: int) -> list[str]:
+        """The title's lines where the chart is ``width`` pixels wide, as Vega evaluates the expression."""
+        for need, shown in re.findall(r"width >= (\d+) \? (\[[^\]]*\])", expr):
+            if width >= int(need):
+                return json.loads(shown)
+        return json.loads(expr.rsplit(" : ", 1)[1])
+
+    size = spec["title"]["fontSize"]
+    for width in (120, 180, 260, 400, 900):
+        shown = lines(width)
+        assert " ".join(shown) == "📉 The loss curve starts with the first training step."  # whole, never cut
+        assert all(0.55 * size * len(line) <= width for line in shown) or len(shown) == len(lines(0))
+    assert len(lines(900)) == 2 and len(lines(180)) > len(lines(400))  # fewer lines where there is room

@@ -3,6 +3,7 @@ series colours, the common Plotly layout and legend places, and the modebar that
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.i18n import separators
+from explorer.render.fonts import width_units
 from ui.common import state
 from ui.common.theme import projector
 
@@ -20,6 +22,7 @@ CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
 DASHES = ("solid", "dash", "dot")  # the 9th to 16th series reuse the colours dashed, the 17th to 24th dotted
 LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the themes' text colours, not grey
 STRONG_COLOURS = {"light": "#0072B2", "dark": "#56B4E9"}  # the themes' primary colours (.streamlit/config.toml)
+CHAR_WIDTH = 0.6  # a Latin character's width in font sizes, a little over the average (a wide one counts two)
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
 TOOLBAR_PX = {False: 30, True: 40}  # Plotly's modebar spans the top 28 px of a chart at its right (35 px in
 # projector mode, whose larger root font enlarges it); titles start below it
@@ -63,6 +66,18 @@ def title_lines(title: str, width: int | None = None) -> list[str]:
     """
     lines = textwrap.wrap(title, width or TITLE_CHARS[projector()], break_long_words=False, break_on_hyphens=False)
     return lines or [""]
+
+
+def fitted_title_lines(title: str, size: int) -> dict[str, str]:
+    """``title`` broken into lines to fit the chart's width, which only the browser knows: a Vega expression that
+    picks, of the title broken at 16, 24, 32 or 48 characters a line, the fewest lines whose widest fits (a wait
+    message in a lesson's narrow curve column was cut to "starts with the fi"). ``size``: its font size."""
+    choices = [title_lines(title, chars) for chars in (48, 32, 24, 16)]
+    expr = json.dumps(choices[-1], ensure_ascii=False)
+    for lines in reversed(choices[:-1]):
+        need = CHAR_WIDTH * size * max(width_units(line) for line in lines)
+        expr = f"width >= {need:.0f} ? {json.dumps(lines, ensure_ascii=False)} : {expr}"
+    return {"expr": expr}
 
 
 def log_tick_values(lo: float, hi: float, most: int) -> list[float]:

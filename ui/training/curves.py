@@ -28,6 +28,7 @@ import pyarrow as pa
 from explorer.i18n import N_, _, num, percent
 from explorer.runs.curves import thin_series
 from explorer.runs.frame import RunFrame
+from ui.common.chart_style import fitted_title_lines
 from ui.common.charts import font_size, label_colour, log_tick_values, title_lines
 from ui.common.theme import projector
 from ui.training.charts import LANE_COLOURS, metric_title, pattern_title
@@ -146,7 +147,7 @@ def waiting_chart(text: str, height: int = CURVE_HEIGHT) -> Chart:
     size = font_size()
     return pa.table({"note": [_("no point yet")]}), {
         "title": {
-            "text": title_lines(_(text)),
+            "text": fitted_title_lines(_(text), size + 2),
             "anchor": "start",
             "fontSize": size + 2,
             "color": label_colour(),
