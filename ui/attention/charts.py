@@ -12,12 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import streamlit as st
 
 from explorer.i18n import _, num
 from explorer.render import heatmap as hm
 from ui.attention.lab_run import LabRun
-from ui.common import charts, exports
+from ui.common import charts, exports, tables
 from ui.common.chart_style import label_colour, strong_colour
 from ui.common.theme import projector
 from ui.common.vega_heatmap import show_vega, text_fits, vega_heatmap, vega_row
@@ -31,7 +30,7 @@ def numbers_table(z: np.ndarray, rows: Sequence[str], cols: Sequence[str], *, de
     """The numeric alternative of a heatmap: the same matrix as a table."""
     frame = pd.DataFrame(np.round(np.asarray(z, dtype=float), decimals), index=exports.unique_labels(rows, len(rows)),
                          columns=exports.unique_labels(cols, len(cols)))
-    st.dataframe(frame, width="stretch")
+    tables.dataframe(frame, width="stretch")
 
 
 def _height(rows: int) -> int:

@@ -35,7 +35,7 @@ from ui.attention.controls import LabSettings
 from ui.attention.keys import HEAD_SCORES, LENS, OFF, OFF_MODE, OFF_MODES, OFF_PICK, OFF_SYNCED, TEMPERATURE, TOP_K
 from ui.attention.kv_heads import groups_off_note, layer_buttons
 from ui.attention.lab_run import trained_input
-from ui.common import charts, state
+from ui.common import charts, state, tables
 from ui.common.pretrained import probability_table
 from ui.common.urlstate import add_link_notice
 
@@ -153,7 +153,7 @@ def _ranked(r: Ranked, key: str) -> None:
     if r.probability:
         probability_table(list(r.labels), list(r.values), label=_("Token"), help=_("␣ marks a leading space."))
     else:
-        st.dataframe({"output": list(r.labels), "value": [round(v, 4) for v in r.values]}, hide_index=True,
+        tables.dataframe({"output": list(r.labels), "value": [round(v, 4) for v in r.values]}, hide_index=True,
                      width="stretch", key=key, column_config={"output": st.column_config.TextColumn(_("output")),
                                                               "value": st.column_config.NumberColumn(_("value"))})
 

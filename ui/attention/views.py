@@ -21,7 +21,7 @@ from ui.attention.charts import (
 )
 from ui.attention.keys import HEAD, JUMP_TO_HEAD, LAYER, LINES_FOCUS, LINES_SCOPE, VIEW, VIEWS
 from ui.attention.lab_run import LabRun
-from ui.common import charts, exports
+from ui.common import charts, exports, tables
 
 LRI, PDI = "\u2066", "\u2069"  # Unicode's left-to-right isolate and its end
 LINES_SCOPES = (N_("this head"), N_("all heads of this layer"))  # the lines view's choices (English values)
@@ -131,7 +131,7 @@ def all_heads(run: LabRun) -> None:
     with st.expander(_("Summary per head (numbers)")):
         summary = head_summary(weights)
         kv = run.kv_heads or run.n_heads
-        st.dataframe({_("layer"): np.repeat(np.arange(1, len(weights) + 1), run.n_heads),
+        tables.dataframe({_("layer"): np.repeat(np.arange(1, len(weights) + 1), run.n_heads),
                       _("head"): np.tile(np.arange(1, run.n_heads + 1), len(weights)),
                       **({_("K/V head"): np.tile(np.arange(run.n_heads) // (run.n_heads // kv) + 1, len(weights))}
                          if kv < run.n_heads else {}),

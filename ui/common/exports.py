@@ -20,6 +20,7 @@ import streamlit as st
 from explorer.i18n import _
 from explorer.render import heatmap as hm
 from explorer.render.heatmap_image import spec_png, spec_svg
+from ui.common import tables
 
 NAN_RGB = hm.NAN_RGB  # colour of NaN cells
 
@@ -171,6 +172,6 @@ def matrix_table(z: np.ndarray, row_labels: Sequence[str] | None = None, col_lab
     z = np.asarray(z, dtype=float)
     frame = pd.DataFrame(np.round(z, decimals), index=unique_labels(row_labels, z.shape[0]),
                          columns=unique_labels(col_labels, z.shape[1]))
-    st.dataframe(frame, width="stretch")
+    tables.dataframe(frame, width="stretch")
     _button("CSV", lambda: matrix_csv(z, row_labels, col_labels), f"{name}.csv", "text/csv", f"{key}.csv",
             _("The numbers as a table (rows and columns labelled) for a spreadsheet."))

@@ -19,7 +19,7 @@ from explorer.lab.text_input import MAX_TEXT_CHARS, tokenize
 from explorer.lab.vit_walkthrough import attention_scores, valid_patch_sizes
 from explorer.lessons.experiments import ScalingDemo, causal_attention, scaling_demo
 from transformer_core import causal_mask
-from ui.common import charts
+from ui.common import charts, tables
 from ui.common.images import load_sample, sample_names
 from ui.common.theme import projector
 from ui.lessons import training as lesson_training
@@ -97,7 +97,7 @@ def _patch_costs() -> None:
         }
         for p in valid_patch_sizes(IMAGE_SIZE)
     ]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    tables.dataframe(rows, hide_index=True, width="stretch")
 
 
 # Causal masks
@@ -227,7 +227,7 @@ def _scaling_bars(lesson: Lesson, demo: ScalingDemo) -> None:
     charts.show(charts.move_legend(fig, "below"), key=key_of(lesson, "bars"))
     if not projector():
         with st.expander(_("Numbers")):
-            st.dataframe(
+            tables.dataframe(
                 {
                     _("key"): keys,
                     "q·k": np.round(demo.scores, 2),

@@ -20,7 +20,7 @@ from explorer.lab.positional import (
 )
 from explorer.lab.text_input import tokenize
 from transformer_core import positional
-from ui.common import charts, exports, state
+from ui.common import charts, exports, state, tables
 from ui.common.theme import wrapping_columns
 from ui.positional import labels
 from ui.positional.views import EXTRA, LEARNED_SOURCE, SHUFFLE_MAX_CHARS, SHUFFLE_SEED, SHUFFLE_TEXT
@@ -117,7 +117,7 @@ def compare_section(max_len: int, d_model: int, base: float) -> None:
     rows = [{encoding: labels.short(k), neighbours: round(float(np.diag(s, 1).mean()), 4),
              apart: round(float(np.diag(s, 8).mean()), 4) if len(s) > 8 else None,
              lowest: round(float(s.min()), 4)} for k, s in zip(views, sims, strict=True)]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    tables.dataframe(rows, hide_index=True, width="stretch")
 
 
 def every_encoding_past_max_len(max_len: int, d_model: int, base: float) -> None:
@@ -128,7 +128,7 @@ def every_encoding_past_max_len(max_len: int, d_model: int, base: float) -> None
                   "max_len={max_len}, is fed {tokens} tokens:").format(max_len=max_len, tokens=num(max_len + extra)))
     encoding, happens = _("encoding"), _("what happens")
     finite, not_finite = _("outputs are finite numbers"), _("outputs are not finite")
-    st.dataframe([{encoding: labels.title(r.kind),
+    tables.dataframe([{encoding: labels.title(r.kind),
                    _("runs on {tokens} tokens").format(tokens=num(r.length)): _("no") if r.error else _("yes"),
                    happens: length_error(r.error) or (finite if r.finite else not_finite)}
                   for r in runs], hide_index=True, width="stretch")

@@ -20,7 +20,7 @@ from explorer.lab.positional import (
 from explorer.lab.text_input import MAX_TEXT_CHARS
 from explorer.render import heatmap as hm
 from transformer_core.positional import sinusoidal_encoding
-from ui.common import charts, exports
+from ui.common import charts, exports, tables
 from ui.common.urlstate import UrlParam, add_link_notice, settle_choice
 from ui.common.vega_heatmap import show_vega, vega_heatmap
 
@@ -185,7 +185,7 @@ def table_section(max_len: int, d_model: int, base: float) -> None:
     with st.expander(_("The numbers and downloads")):
         exports.matrix_downloads(table, None, None, name=f"sinusoidal_{max_len}x{d_model}", key="pe.dl.table",
                                  title=_("Sinusoidal positional encoding"), diverging=True)
-        st.dataframe(np.round(table, 4), width="stretch")
+        tables.dataframe(np.round(table, 4), width="stretch")
     dims = dims_control(d_model)
     if dims:
         pos = list(range(max_len))
