@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from explorer.runs.live import LiveRun, RunSpec
 from transformer_core.tasks import get_task
@@ -81,7 +82,8 @@ def test_the_running_grid_fits_one_configuration_or_two_side_by_side():
         snap = run.trainers[0].snapshots[-1]
         html, width = heatmaps.attention_picture(run.frame(), 0, snap, "decoder")
         column = (heatmaps.COLUMN_PX - heatmaps.COLUMN_GAP_PX * (len(lanes) - 1)) // len(lanes)
-        assert column - 60 < width <= column and f"width:{width}px" in html  # fills its column, never wider
+        # about as wide as the chart shown on Pause (its colour bar beside it), never wider than its column
+        assert column - 130 < width <= column and f"width:{width}px" in html
         layers, heads, t, s = snap.attention["decoder"].shape
         assert html.count('<img src="data:image/png') == layers * heads + 1  # the maps and the colour bar
         assert f"{layers} layers × {heads} heads" in html and f"{t} × {s}" in html and f"step {snap.step}" in html
@@ -107,3 +109,12 @@ def test_a_grid_too_narrow_for_its_names_numbers_its_heads_under_one_title_and_d
     assert "% 2 == 0" in column["header"]["labelExpr"]  # every second number: two digits would touch
     assert big["spec"]["encoding"]["x"]["axis"]["labels"] is False
     assert big["spec"]["encoding"]["y"]["axis"]["labels"] is False
+
+
+@pytest.mark.parametrize(("heads", "lanes"), [(1, 1), (4, 1), (4, 2), (8, 2)])
+def test_the_paused_grid_leaves_room_for_its_colour_bar(heads, lanes):
+    spec = _grid_spec(2, heads, lanes)
+    cell = spec["spec"]["width"]
+    drawn = 60 + heads * cell + (heads - 1) * spec["spacing"] + heatmaps._legend_px()  # headers, maps, colour bar
+    assert drawn <= heatmaps.MAIN_WIDTH_PX // lanes  # the colour bar's title stayed inside a 1400-pixel page
+    assert cell == heatmaps.MAX_CELL_PX or drawn > heatmaps.MAIN_WIDTH_PX // lanes - heads * 12 - 12  # and fills it

@@ -21,6 +21,7 @@ import pandas as pd
 
 from explorer.i18n import _, ngettext, num
 from explorer.render import heatmap as hm
+from explorer.render.fonts import width_units
 from explorer.render.grid_image import CHAR_W, GAP, GridLayout, grid_html, tick_labels
 from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
@@ -208,8 +209,16 @@ def _panel_height(width: int, t: int, s: int) -> int:
 
 
 def _chart_panel(run: RunFrame, heads: int, t: int, s: int) -> tuple[int, int]:
-    """(width, height) of one heatmap in the chart: the lane's width less the row headers, 12 pixels apart."""
-    return _panel_size(_lane_width(run) - 60, heads, t, s, 12)
+    """(width, height) of one heatmap in the chart, 12 pixels apart: the lane's width less the row headers and the
+    colour bar (four heads of the largest size pushed the colour bar's title and numbers out of a 1400-pixel page
+    with the sidebar open)."""
+    return _panel_size(_lane_width(run) - 60 - _legend_px(), heads, t, s, 12)
+
+
+def _legend_px() -> int:
+    """Pixels the chart's colour bar takes beside the heatmaps: its offset, and its bar and numbers or its title,
+    whichever is wider."""
+    return 18 + int(max(50, CHAR_W * font_size() * width_units(_("weight"))))
 
 
 def attention_picture(
