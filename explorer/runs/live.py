@@ -144,9 +144,20 @@ class LiveRun(RunReadout):
         self.start()
 
     def pause(self) -> None:
-        """Stop advancing until :meth:`resume`; the model, optimiser and history are kept."""
+        """Stop advancing until :meth:`resume`; the model, optimiser and history are kept, and the heatmaps catch
+        up with the step it stops at (:meth:`_snapshot_here`)."""
         if self.status == "running":
             self.status = "paused"
+            self._snapshot_here()
+
+    def _snapshot_here(self) -> None:
+        """Record each unfinished lane's attention at the step it rests on, where its last snapshot is older: a
+        paused run's heatmaps then show the model its heads-off panel measures (they showed step 174 beside a
+        panel measured at 178), and each "Step once" moves them."""
+        with torch_threads(self.threads), self.lock:
+            for trainer in self.trainers:
+                if trainer.config.snapshot_every and trainer.step and not trainer.done:
+                    trainer.snapshot()
 
     def stop(self, reason: str = "stopped by the user") -> None:
         """End the run early; the trained model and its history stay available."""
@@ -195,6 +206,7 @@ class LiveRun(RunReadout):
             taken = self._round()
         self.status = "paused"
         self._settle()
+        self._snapshot_here()
         return taken
 
     def advance(self, time_budget_s: float, *, interrupted: Callable[[], bool] | None = None) -> int:

@@ -105,6 +105,11 @@ class WorkerRun(TrainerMirror, LiveRun):
             self._ask({"op": "pause"})
         super().pause()
 
+    def _snapshot_here(self) -> None:
+        """The trainer process takes the snapshot (its own run pauses); only a run trained here takes it here."""
+        if self.here is not None:
+            super()._snapshot_here()
+
     def step_once(self) -> int:
         if self.status == "running" or self.finished or not self._connected():
             return super().step_once() if self.here is not None else 0

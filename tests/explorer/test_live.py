@@ -434,3 +434,24 @@ def test_a_run_no_page_drives_any_more_is_paused_and_frees_its_place(task, no_ot
     assert runs[0].status == "paused" and runs[1].status == "running"  # only the abandoned run was paused
     for run in runs:
         run.stop()
+
+
+def test_a_paused_run_shows_the_attention_of_the_step_it_stopped_at(task):
+    run = make_run(task, lanes=2, steps=40, snapshot_every=10)
+    run.start()
+    while run.step < 13:
+        run.advance(0.01)
+    run.pause()
+    step = run.step
+    assert step % 10 and [t.snapshots[-1].step for t in run.trainers] == [step, step]  # not the older step 10
+    model = run.trainers[0].model
+    expected = run.task.attention(model, run.trainers[0].example)
+    got = run.trainers[0].snapshots[-1].attention
+    assert all(np.allclose(got[k], torch.stack(expected[k]).numpy(), atol=1e-3) for k in expected)  # float16
+    run.step_once()
+    assert [t.snapshots[-1].step for t in run.trainers] == [step + 1, step + 1]  # "Step once" moves them too
+    run.start()
+    while run.status == "running":
+        run.advance(1.0)
+    steps = [s.step for s in run.trainers[0].snapshots]
+    assert steps == [0, 10, step, step + 1, 20, 30, 40]  # training's own snapshots go on as before

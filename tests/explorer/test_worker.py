@@ -145,11 +145,13 @@ def test_pause_lands_promptly_and_brings_the_weights_back(worker_run):
     assert time.monotonic() - began < 15.0
     assert run.status == "paused"
     step = run.step
+    assert run.trainers[0].snapshots[-1].step == step  # the heatmaps show the step it stopped at
     time.sleep(0.3)
     run.advance(0.1)
     assert run.step == step  # a paused trainer trains nothing
     assert any(not torch.equal(a, b) for a, b in zip(untrained, run.trainers[0].model.parameters(), strict=True))
     assert run.step_once() == 1 and run.step == step + 1 and run.status == "paused"
+    assert run.trainers[0].snapshots[-1].step == step + 1  # and each step taken once
     run.start()
     _train_until(run, step + 3)
     assert run.step > step + 1  # resumed where it stopped
