@@ -11,7 +11,8 @@ remembered, so that an address still naming it is not taken for a lost run.
 
 The state it reads and moves is the session's own, set in its constructor: ``run``, ``client``, ``registry``,
 ``token``, ``dropped``, ``signature`` and ``notice``; it leaves the line, hands the model over and lets a run go
-as the session does (``leave_line``, ``hand_over``, ``_replace``).
+as the session does (``leave_line``, ``hand_over``, ``_replace``), and tells a class watching it (``broadcast``,
+``take_on``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class PageLife:
             with run.lock:
                 run.pause()
             step = run.step
+        self.broadcast(force=True)  # a class watching it sees it paused, not "Training…" at a step that never moves
         LOG.info("the connection ended; run paused and kept for a reload at step %s", step)
 
     def take_back(self, token: str | None, signature: Any, *, without_token: bool = False) -> bool:
@@ -88,6 +90,8 @@ class PageLife:
         if claim.run is not self.run:
             self._replace(claim.run, signature)  # the session's own run, if any, is let go as for a new run
         self.token, self.signature = token, signature
+        if claim.parked:  # its old page is gone (a page still open keeps its own sharing)
+            self.take_on(claim.kept)  # a shared run goes on being shared on its class link
         LOG.info("run taken back at step %d (%s)", claim.run.step, "moved" if claim.moved else "same page")
         if claim.run.status == "paused":
             self.notice = (

@@ -42,6 +42,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from explorer.runs.live import LiveRun
 from explorer.runs.store import RunStore, StoreUnavailable, run_store
@@ -69,6 +70,7 @@ class _Entry:
     browser: str | None  # the id of the browser that started it: only that browser may take it back
     client: str  # whom its parked place counts against (the browser, or its address)
     parked: float | None = None  # when its connection ended; None while a page shows it
+    kept: Any = None  # what its page hands on to the page that takes it back (its live sharing), or None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Claim:
     run: LiveRun
     moved: bool  # True when it came from another session (a reload, or another tab with the same address)
     parked: bool  # True when it was waiting, paused, after its connection ended
+    kept: Any = None  # what the page that showed it handed on (see RunRegistry.keep)
 
 
 class RunRegistry:
@@ -132,6 +135,14 @@ class RunRegistry:
             entry.seen, entry.parked = self._clock(), None
             return True
 
+    def keep(self, token: str, owner: str, kept: Any) -> None:
+        """Session ``owner``, which shows the run, hands ``kept`` on to the page that takes it back after a reload
+        (its live sharing: the class link then survives the teacher's reload)."""
+        with self._locked():
+            entry = self._entries.get(token)
+            if entry is not None and entry.owner == owner:
+                entry.kept = kept
+
     def park(self, token: str, owner: str) -> int | None:
         """The owner's connection ended: pause the run and keep it for a reload; returns its step."""
         with self._locked():
@@ -162,7 +173,7 @@ class RunRegistry:
                     return None
                 if entry.owner == owner:
                     entry.seen = self._clock()
-                    return Claim(entry.run, moved=False, parked=entry.parked is not None)
+                    return Claim(entry.run, moved=False, parked=entry.parked is not None, kept=entry.kept)
                 if entry.parked is not None or self._clock() >= deadline:
                     break
             self._sleep(0.1)
@@ -171,7 +182,7 @@ class RunRegistry:
         with self._locked():
             was_parked = entry.parked is not None
             entry.owner, entry.seen, entry.parked = owner, self._clock(), None
-        return Claim(entry.run, moved=True, parked=was_parked)
+        return Claim(entry.run, moved=True, parked=was_parked, kept=entry.kept)
 
     def latest_parked(self, browser: str | None) -> str | None:
         """The token of ``browser``'s most recently parked run (for a page whose address carries no token, as in

@@ -8,13 +8,19 @@ data goes out without its samples (no line of the text: :mod:`explorer.runs.priv
 for that run, to show them (:meth:`~SessionSharing.show_samples`); the next run asks again. A store that goes away
 turns sharing off, with a message for the owner.
 
+A teacher's reload keeps the class: the sharing goes with the run's registry entry (:meth:`~SessionSharing.
+_hand_on`), and the page that takes the run back shares it on (:meth:`~SessionSharing.take_on`) on the same
+channel and class link.
+
 The state it reads and moves is the session's own, set in its constructor: ``sharing``, ``channel``,
-``class_link``, ``downloads``, ``samples_shown_for`` and ``share_query``, with ``run``, ``store`` and ``place``.
+``class_link``, ``downloads``, ``samples_shown_for`` and ``share_query``, with ``run``, ``store`` and ``place``,
+and ``token``, ``registry`` and ``client`` for the hand-on.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from explorer.i18n import N_
 from explorer.i18n.message import localized
@@ -24,9 +30,20 @@ from explorer.runs.live import LiveRun
 from explorer.runs.store import StoreUnavailable
 from explorer.runs.user_data import private_data
 
-__all__ = ["SessionSharing"]
+__all__ = ["SessionSharing", "SharedState"]
 
 LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SharedState:
+    """A session's live sharing of its run, handed on to the page that takes the run back after a reload."""
+
+    channel: WatchChannel  # the run's watch channel
+    class_link: ClassLink | None  # the class link that follows it
+    downloads: bool  # whether watchers may download the model
+    samples_shown_for: LiveRun | None  # the run on private data whose samples its owner agreed to show
+    query: dict[str, str] | None  # the run's settings as a link's query
 
 
 class SessionSharing:
@@ -48,8 +65,27 @@ class SessionSharing:
             self.class_link.follow(self.store(), self.channel.run_id)
         except StoreUnavailable as err:
             self.sharing, self.channel = False, None
+            self._hand_on()
             return localized(err)  # shown on the owner's page, whose script run this is
+        self._hand_on()
         return None
+
+    def take_on(self, kept: SharedState | None) -> None:
+        """Go on sharing what the page that showed the run before a reload shared (``kept``, from the registry):
+        the same channel and class link, so the class goes on watching; nothing when it shared another run."""
+        if kept is None or self.run is None or kept.channel.run is not self.run:
+            return
+        self.sharing, self.channel, self.class_link = True, kept.channel, kept.class_link
+        self.downloads, self.samples_shown_for, self.share_query = kept.downloads, kept.samples_shown_for, kept.query
+
+    def _hand_on(self) -> None:
+        """Leave the sharing with the run's registry entry, for the page that takes it back after a reload."""
+        if self.token is None:
+            return
+        kept = None
+        if self.sharing and self.channel is not None:
+            kept = SharedState(self.channel, self.class_link, self.downloads, self.samples_shown_for, self.share_query)
+        self.registry.keep(self.token, self.client.session, kept)
 
     @property
     def private(self) -> bool:
@@ -67,6 +103,7 @@ class SessionSharing:
         """The owner stopped sharing: the run's channel ends and the class link leads nowhere any more."""
         self.sharing = False
         self.end_channel(N_("Its owner stopped sharing it."))
+        self._hand_on()
         link, self.class_link = self.class_link, None
         if link is not None:
             try:

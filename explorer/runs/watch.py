@@ -128,6 +128,7 @@ class WatchedRun:
         self._cursor = 0
         self._task: Task | None = None
         self._placeholder = False  # whether _task is the placeholder-text one
+        self._news_at = time.monotonic()  # when the last update arrived (see quiet_s)
 
     def sync(self) -> bool:
         """Read what is new; returns False when the channel has ended or expired (see :meth:`gone`)."""
@@ -138,6 +139,7 @@ class WatchedRun:
         for update in updates:
             self._apply(update)
             self._cursor += 1  # past what was applied only: a damaged update is read (and reported) again
+            self._news_at = time.monotonic()
         self._cursor = end
         self.store.touch_watcher(self.run_id, self.watcher_id)
         return self.meta is not None
@@ -160,6 +162,10 @@ class WatchedRun:
         self.state = update.state
         for i, lane in enumerate(update.lanes):
             self.snapshots[i] = lane.merge_into(self.history[i], self.snapshots[i], self.samples[i])
+
+    def quiet_s(self) -> float:
+        """Seconds since the channel last brought news (a run that trains sends some every fraction of a second)."""
+        return time.monotonic() - self._news_at
 
     def gone(self) -> dict[str, Any] | None:
         """Why the channel ended and its recording key (``{"reason", "recording"}``), if its owner ended it."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
+from streamlit.delta_generator import DeltaGenerator
 
 from explorer.render.shared import SharedRenders
 from explorer.runs.store import LaneUpdate, RunUpdate, run_store
@@ -245,3 +246,38 @@ def test_with_two_lanes_the_step_and_speed_have_a_row_above_each_lanes_figures()
             for row in at.main.children.values()]
     assert rows == [[["m0"], ["m1"], []], [["m2"], ["m3"], ["m4"], ["m5"]]]
     assert at.columns[0].weight == 2 * at.columns[1].weight  # the step's column is the wide one
+
+
+def test_a_watcher_is_told_when_a_training_run_goes_quiet_and_keeps_no_stale_table_note(monkeypatch) -> None:
+    monkeypatch.setattr(pace, "WATCH_TICK_S", 0.2)
+    monkeypatch.setattr(pace, "WATCH_IDLE_TICK_S", 0.2)
+    monkeypatch.setattr(pace, "WATCH_QUIET_S", -1.0)  # quiet from the first look (its flip reruns the page)
+    warned, notes = [], []
+    real_warning, real_caption = twatch.st.warning, DeltaGenerator.caption
+
+    def warning(body, *args, **kwargs):
+        warned.append(body)
+        return real_warning(body, *args, **kwargs)
+
+    def caption(self, body, *args, **kwargs):
+        notes.append(body)
+        return real_caption(self, body, *args, **kwargs)
+
+    monkeypatch.setattr(twatch.st, "warning", warning)
+    monkeypatch.setattr(DeltaGenerator, "caption", caption)
+    store = run_store()
+    store.publish("quiet", _update(1, 5, META))  # "running", then nothing: the owner's tab closed
+
+    def owner() -> None:
+        time.sleep(2.0)
+        notes.clear()
+        store.publish("quiet", _paused(_update(6, 5)))  # it paused after all
+        time.sleep(1.5)
+        store.end("quiet", "released by its owner")
+
+    thread = threading.Thread(target=owner)
+    thread.start()
+    opened_from_link("pages/training.py", {"watch": "quiet"})
+    thread.join()
+    assert any("Nothing has come from this run for" in w for w in warned)  # told
+    assert not any("The table shows step" in n for n in notes)  # paused: no note of the step drawn at the start

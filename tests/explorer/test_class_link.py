@@ -101,3 +101,52 @@ def test_a_class_nobody_renews_expires() -> None:
     assert class_for_code(store, link.code) == link.class_id
     now[0] = 121.0
     assert class_for_code(store, link.code) is None
+
+
+def test_a_teachers_reload_keeps_the_class_watching_the_same_run_on_the_same_link(task) -> None:  # noqa: F811
+    server = Server()
+    teacher = server.session("teacher", "laptop")
+    teacher.sharing, teacher.downloads = True, True
+    teacher.start(task, specs_of(task, 400), "settings-1")
+    teacher.train_slice(0.05)
+    assert teacher.broadcast() is None
+    link, channel = teacher.class_link, teacher.channel
+    student = FollowedClass(server.store, link.class_id)
+    watched = student.current()
+    assert watched.sync() and watched.state["status"] == "running"
+    teacher.park()  # the teacher pressed F5: the old page's connection ends
+    assert watched.sync() and watched.state["status"] == "paused"  # the class sees it paused, not "Training…"
+    reloaded = server.session("teacher-reloaded", "laptop")
+    assert reloaded.take_back(teacher.token, "settings-1") and reloaded.run is teacher.run
+    assert reloaded.sharing and reloaded.class_link is link and reloaded.channel is channel and reloaded.downloads
+    reloaded.resume()
+    assert reloaded.run.status == "running"
+    reloaded.train_slice(0.05)
+    assert reloaded.broadcast(force=True) is None
+    assert student.current().run_id == channel.run_id and watched.sync()
+    assert watched.state["status"] == "running" and watched.frame().step == reloaded.run.step > 0
+    reloaded.stop_sharing()
+    assert student.current() is None
+    again = server.session("teacher-again", "laptop")  # a reload after sharing stopped shares nothing
+    reloaded.park()
+    assert again.take_back(reloaded.token, "settings-1") and not again.sharing and again.class_link is None
+
+
+def test_a_watcher_of_a_run_whose_owner_went_quiet_can_tell(task, monkeypatch) -> None:  # noqa: F811
+    from explorer.runs import watch
+
+    server = Server()
+    teacher = server.session("teacher", "laptop")
+    teacher.sharing = True
+    teacher.start(task, specs_of(task, 400), "settings-1")
+    teacher.train_slice(0.05)
+    teacher.broadcast()
+    watched = FollowedClass(server.store, teacher.class_link.class_id).current()
+    now = [1000.0]
+    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
+    assert watched.sync() and watched.quiet_s() == 0.0
+    now[0] += 45.0  # the teacher's tab closed without a word: nothing comes
+    assert watched.sync() and watched.quiet_s() == 45.0 and watched.state["status"] == "running"
+    teacher.train_slice(0.05)
+    teacher.broadcast(force=True)
+    assert watched.sync() and watched.quiet_s() == 0.0  # news again: it follows on

@@ -14,7 +14,9 @@ every timing constant of a run's way from its trainer to a watcher's screen. How
   :data:`WATCHER_COUNT_S`.
 - A watcher's page (:mod:`ui.training.watch`) reads the channel every :data:`WATCH_TICK_S` while the run trains
   and every :data:`WATCH_IDLE_TICK_S` while it rests: a step reaches a watcher's screen at most about
-  0.1 + 0.25 + 0.5 s after it was trained. Its reads keep it counted (``explorer.runs.pace.WATCHER_TTL_S``).
+  0.1 + 0.25 + 0.5 s after it was trained. Its reads keep it counted (``explorer.runs.pace.WATCHER_TTL_S``). A run
+  that says it trains but sends nothing for :data:`WATCH_QUIET_S` has lost its owner's page (the server pauses such
+  a run after ``explorer.runs.pace.UNDRIVEN_S``): the watcher is told, not left before a step that never moves.
 - A page waiting in line renews its ticket every :data:`LINE_POLL_S`, well within
   ``explorer.runs.pace.TICKET_STALE_S``; a lesson's run redraws its progress every :data:`LESSON_TICK_S`; the
   Attention Lab's writing shows each token for at least :data:`WRITING_TICK_S`.
@@ -32,11 +34,12 @@ from __future__ import annotations
 
 __all__ = ["CURVES_INTERVAL_S", "ENDED_S", "FIGURES_INTERVAL_S", "HEATMAP_INTERVAL_S", "LESSON_TICK_S", "LINE_POLL_S",
            "OWNER_TICK_S", "STALL_S", "VIT_INTERVAL_S", "WAKE_S", "WATCHER_COUNT_S", "WATCH_IDLE_TICK_S",
-           "WATCH_TICK_S", "WRITING_TICK_S"]
+           "WATCH_QUIET_S", "WATCH_TICK_S", "WRITING_TICK_S"]
 
 OWNER_TICK_S = 0.25  # the owner's page trains (or reads its trainer's news) this long between two redraws
 WATCH_TICK_S = 0.5  # a watcher reads and redraws twice a second while the run trains (its drawings are shared)
 WATCH_IDLE_TICK_S = 1.0  # ... and once a second while it is paused or over (its owner may go on)
+WATCH_QUIET_S = 30.0  # a training run that sends nothing this long has lost its owner's page: its watchers are told
 LINE_POLL_S = 0.5  # a page waiting in line renews its ticket and asks for a place this often
 LESSON_TICK_S = 0.2  # a lesson's run trains (or reads its trainer's news) this long between two progress updates
 WRITING_TICK_S = 0.1  # each written token stays on screen at least this long (a tiny model writes faster than eyes)

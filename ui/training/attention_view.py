@@ -217,7 +217,9 @@ class AttentionView:
                         key=f"live.numbers{i}",
                         label=_("Numbers{config}").format(config=lane),
                     )
-            if self.run.status == "running":
+            if self.run.status != "running":  # drawn empty: a watcher's page, which never ends, kept the old note
+                c_nums[-1].empty()
+            else:
                 c_nums[-1].caption(
                     _(
                         "The table shows step {step}, the latest snapshot when the page was drawn; pause "

@@ -199,8 +199,9 @@ def share_panel(held: RunSession) -> None:
             ),
             icon="📡",
         )
-    if SHARING not in st.session_state:  # a class link made on a lesson stays on here until turned off
+    if SHARING not in st.session_state:  # a class link made on a lesson, or before a reload, stays on until turned off
         st.session_state[SHARING] = held.class_link is not None
+        st.session_state.setdefault(DOWNLOADS, held.downloads)
     # A projector's first screen is the run: there the class code sits beside the toggle, and its QR code folds
     # away once the run trains.
     place = st.container(horizontal=True, vertical_alignment="center") if theme.projector() else st

@@ -268,6 +268,14 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
     """The watched run, drawn and followed (``moved``: whether a class link moved on to another run)."""
     live_watchdog(status.STATUS_TEXT["running"], following=True)
     _header(watched, projector)
+    if _quiet(watched):
+        st.warning(
+            _(
+                "Nothing has come from this run for {seconds} s: its owner's page may have been closed, reloaded "
+                "or lost its connection. This page goes on by itself when the run moves again."
+            ).format(seconds=num(watched.quiet_s(), 0)),
+            icon="⏸️",
+        )
     frame = watched.frame()
     with containers.run_container(watched, projector):
         kind = status.kind_picker(frame)
@@ -284,6 +292,11 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
         view.draw_numbers()
         _downloads(watched)
     _follow(watched, view, moved)
+
+
+def _quiet(watched: WatchedRun) -> bool:
+    """Whether the run says it trains but has sent nothing for :data:`~ui.common.pace.WATCH_QUIET_S`."""
+    return watched.state.get("status") == "running" and watched.quiet_s() > pace.WATCH_QUIET_S
 
 
 def _after_a_join() -> bool:
@@ -339,6 +352,7 @@ def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool]
     drawn = view.run.snapshot_count()
     status = watched.state.get("status")
     shown = _marks(watched)
+    quiet = _quiet(watched)
 
     def period() -> float:
         return pace.WATCH_TICK_S if watched.state.get("status") == "running" else pace.WATCH_IDLE_TICK_S
@@ -349,8 +363,8 @@ def _follow(watched: WatchedRun, view: views.LiveView, moved: Callable[[], bool]
             alive = watched.sync() and not (moved is not None and moved())
         except StoreUnavailable:
             alive = False
-        if not alive or watched.state.get("status") != status:
-            st.rerun()  # paused, resumed, over or gone: the page's controls change with it
+        if not alive or watched.state.get("status") != status or _quiet(watched) != quiet:
+            st.rerun()  # paused, resumed, over, gone or gone quiet: the page's controls and notes change with it
         if watched.state is before:
             continue  # nothing new
         if watched.state.get("downloads") != before.get("downloads"):
