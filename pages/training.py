@@ -112,13 +112,14 @@ live_watchdog(STATUS_TEXT["running"])
 run.write_samples()
 with containers.run_container(live_run, projector):
     kind = kind_picker(live_run.frame())
-    view = views.LiveView(live_run.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(views.PIN))
+    view = views.LiveView(live_run.frame, projector=projector, kind=kind, pinned_step=st.session_state.get(views.PIN),
+                          compact=theme.one_column())
     with view.timelapse:
         view.frame_label = io.timelapse_controls(view.run, kind, follow=view.follows_training)
     view.refresh()
     view.draw_numbers()
-    # A projector keeps the first screen for the run: the heads-off panel opens below it on a click.
-    fold = projector and live_run.status in interventions.SHOWN_STATUSES
+    # A projector or a phone keeps the first screen for the run: the heads-off panel opens below it on a click.
+    fold = theme.one_column() and live_run.status in interventions.SHOWN_STATUSES
     with st.expander("🔌 " + _("Switch heads off")) if fold else contextlib.nullcontext():
         interventions.heads_off_panel(live_run, sampling=text.sampling(live_run.task))
     if not projector:

@@ -99,6 +99,23 @@ def projector() -> bool:
     return bool(st.session_state.get(state.PRESENTATION, False))
 
 
+def phone() -> bool:
+    """Whether the page is on a phone, by its browser's own word: "Mobi" in the user agent, as phone browsers say
+    and tablets do not. The server cannot know the screen's width; on a phone's third of a laptop's, the pages that
+    can lay out their live view for one column (Live Training's first screen) do so."""
+    try:
+        agent = st.context.headers.get("User-Agent") or ""
+    except Exception:  # noqa: BLE001 - no request headers outside a served page (bare scripts, some tests)
+        return False
+    return "Mobi" in agent
+
+
+def one_column() -> bool:
+    """Whether live views lay out for one column, as Live Training's compact first screen: in projector mode (the
+    class reads it from afar) and on a phone (:func:`phone`)."""
+    return projector() or phone()
+
+
 def apply_theme() -> None:
     """Add the base style sheet, and projector mode's when it is on (once per run, before the page)."""
     st.html(BASE_CSS + (PROJECTOR_CSS if projector() else ""))

@@ -51,7 +51,7 @@ def kind_picker(run: RunFrame) -> str:
     preferred = [p.split(":")[0] for p in run.task.pattern_names if p.split(":")[0] in kinds]
     if st.session_state.get(KIND) not in kinds:
         st.session_state[KIND] = preferred[0] if preferred else kinds[0]
-    if len(kinds) > 1 and not theme.projector():  # a projector's first screen has a compact drop-down instead
+    if len(kinds) > 1 and not theme.one_column():  # the compact first screen has a drop-down instead
         st.radio(
             _("Attention shown"),
             kinds,

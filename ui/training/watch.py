@@ -26,7 +26,7 @@ from explorer.i18n.message import localized
 from explorer.runs.classes import FollowedClass, class_for_code
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
-from ui.common import pace, st_internals
+from ui.common import pace, st_internals, theme
 from ui.common.ticker import ticks
 from ui.training import containers, io, status, views
 from ui.training.share import CLASS_PARAM, WATCH_PARAM
@@ -285,6 +285,7 @@ def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None
             kind=kind,
             pinned_step=st.session_state.get(views.PIN),
             shared=watched.run_id,
+            compact=theme.one_column(),  # a phone, the class link's usual reader, gets one head, large
         )
         with view.timelapse:
             view.frame_label = io.timelapse_controls(frame, kind, follow=view.follows_training)
