@@ -70,6 +70,13 @@ def test_a_small_grid_labels_every_panels_rows_only_where_the_labels_fit_between
     assert sorted(name for name, shown in _shown(fig, "yaxis").items() if shown) == labelled
 
 
+def test_on_a_phone_a_small_grid_labels_the_first_columns_rows_only(monkeypatch):
+    monkeypatch.setattr(charts, "phone", lambda: True)  # a map a third as wide: even "cat" ran over its neighbour
+    fig = charts.heatmap_grid([[np.full((3, 3), 1 / 3)] * 2 for _ in range(2)], col_titles=["head 1", "head 2"],
+                              x=["a", "cat", "sat"], y=["a", "cat", "sat"], row_titles=["layer 1", "layer 2"])
+    assert sorted(name for name, shown in _shown(fig, "yaxis").items() if shown) == ["yaxis", "yaxis3"]
+
+
 def test_panel_titles_are_large_dark_and_below_the_toolbar(projector_mode):
     fig = charts.heatmap_grid([[np.eye(2)] * 3], col_titles=["head 1", "head 2", "head 3"], title="A grid")
     for note in fig.layout.annotations:

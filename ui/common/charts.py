@@ -36,7 +36,7 @@ from ui.common.chart_style import move_legend as move_legend
 from ui.common.chart_style import series_style as series_style
 from ui.common.chart_style import title_lines as title_lines
 from ui.common.figure_dict import figure, panel_look, shows_legend
-from ui.common.theme import projector
+from ui.common.theme import phone, projector
 from ui.common.urlstate import settle_choice
 
 DIVERGING_SCALE = hm.DIVERGING
@@ -200,8 +200,9 @@ def heatmap_grid(grid: Sequence[Sequence[np.ndarray]], *, col_titles: Sequence[s
             trace = heatmap_trace(z, x, y, zmin=zmin, zmax=zmax, diverging=diverging, showscale=r == c == 0,
                                   numbers=None if numbers else False)
             fig.add_trace(trace, row=r + 1, col=c + 1)
-    if y_ticks == "auto" and cols > 1 and max((width_units(str(v)) for v in y or ()), default=0) > GAP_LABEL_CHARS:
-        y_ticks = "first"  # a longer label of the second column would be drawn over the first column's map
+    long_labels = max((width_units(str(v)) for v in y or ()), default=0) > GAP_LABEL_CHARS
+    if y_ticks == "auto" and cols > 1 and (long_labels or phone()):
+        y_ticks = "first"  # a longer label of the second column (any, on a phone) would be drawn over the first map
     _grid_axes(fig, rows, cols, x_ticks=x_ticks, y_ticks=y_ticks, labelled=(x is not None, y is not None),
                categories=categories, titles=(x_title, y_title))
     height = height or max(260, min(1400, 70 + 2 * font_size() + cell_px * rows))  # panel titles need the room
