@@ -7,7 +7,7 @@ from ui.pages import PAGES, encoding_titles, open_page, page_info, share_page
 
 info = open_page("home")  # the home page has no settings of its own: a link's unknown ones get a notice
 st.markdown(_(
-    "A complete transformer, written from scratch in PyTorch, that you can take apart and **watch learn**. "
+    "A complete transformer, written from scratch in PyTorch, that you can take apart and **watch it learn**. "
     "Every number on these pages comes from a real forward pass — change heads, layers or `d_model`, upload an "
     "image, or train a small model for a few seconds and see its attention reorganise."
 ))

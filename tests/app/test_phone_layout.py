@@ -36,3 +36,16 @@ def test_live_training_on_a_phone_shows_the_first_screen(monkeypatch):
     assert_no_exception(at)
     assert not any(r.label == "Attention shown" for r in at.radio)  # the first screen's drop-down instead
     assert any("Every layer × head" in e.label for e in at.expander)  # the grid folded below
+
+
+@pytest.mark.parametrize(("lang", "hidden"), [("en", "class code box"), ("de", "every box")])
+def test_streamlits_english_box_hints_are_left_out_of_other_languages_and_the_class_code_box(lang, hidden):
+    from tests.app.conftest import app_at
+
+    at = app_at("pages/training.py", query={"lang": lang})
+    assert_no_exception(at)
+    sheets = " ".join(h.proto.body for h in at.get("html"))
+    assert '.st-key-class-code [data-testid="InputInstructions"] { display: none; }' in sheets or lang != "en"
+    everywhere = '\n[data-testid="InputInstructions"] { display: none; }' in sheets
+    assert everywhere == (hidden == "every box")  # "Press Enter to apply" stays on an English page's boxes
+    assert at.text_input(key="live.watch.code") is not None  # the box the rule names is on the page

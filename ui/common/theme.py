@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from explorer.i18n import language
 from ui.common import state
 
 PROJECTOR_SCALE = 1.3  # text size in projector mode relative to the normal size
@@ -116,6 +117,22 @@ def one_column() -> bool:
     return projector() or phone()
 
 
+# Streamlit's own hints under a text box ("Press Enter to apply", "3/500") are English whatever the page's language:
+# a page in another language leaves them out (the boxes apply on Enter or when left, as everywhere), and the class
+# code box always, whose counter of a pasted link's 500 characters said nothing about a six-letter code.
+HINTS_CSS = """
+<style>
+[data-testid="InputInstructions"] { display: none; }
+</style>
+"""
+CODE_BOX_CSS = """
+<style>
+.st-key-class-code [data-testid="InputInstructions"] { display: none; }
+</style>
+"""
+
+
 def apply_theme() -> None:
     """Add the base style sheet, and projector mode's when it is on (once per run, before the page)."""
-    st.html(BASE_CSS + (PROJECTOR_CSS if projector() else ""))
+    hints = CODE_BOX_CSS if language() == "en" else HINTS_CSS
+    st.html(BASE_CSS + hints + (PROJECTOR_CSS if projector() else ""))

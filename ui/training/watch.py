@@ -223,7 +223,7 @@ def linked_query(typed: str) -> dict[str, str] | None:
 def join_box() -> None:
     """A box for a class code: a student types what the teacher's screen shows (or pastes the class link) and
     watches that class."""
-    with st.form("live.watch.join", border=False, enter_to_submit=True):
+    with st.container(key="class-code"), st.form("live.watch.join", border=False, enter_to_submit=True):
         c_code, c_go = st.columns([3, 1], vertical_alignment="bottom")
         c_code.text_input(
             _("Class code"),

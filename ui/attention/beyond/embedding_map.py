@@ -199,7 +199,8 @@ def _map_picture(m: EmbeddingMap, projector: bool) -> None:
                       _("nearest by cosine (similarity)"): [
                           ", ".join(f"{n} {num(c, 2)}" for n, c in zip(names, cos, strict=True))
                           for names, cos in zip(m.neighbour_labels, m.cosines, strict=True)]},
-                     hide_index=True, height=260 if projector else 440, width="stretch")
+                     hide_index=True, height=min(260 if projector else 440, 38 + 35 * len(m.labels)),
+                     width="stretch")  # no empty rows under a short list (a phone showed seven)
 
 
 def _uses_part(ctx: LensContext, reader: Reader, model_key: str) -> None:
