@@ -144,3 +144,14 @@ def test_a_waiting_curve_breaks_its_title_to_the_width_the_browser_gives_it():
         assert " ".join(shown) == "📉 The loss curve starts with the first training step."  # whole, never cut
         assert all(0.55 * size * len(line) <= width for line in shown) or len(shown) == len(lines(0))
     assert len(lines(900)) == 2 and len(lines(180)) > len(lines(400))  # fewer lines where there is room
+
+
+def test_on_a_phone_a_row_of_maps_goes_one_under_the_other(monkeypatch):
+    mats, titles = [np.eye(3)] * 3, ["Sinusoidal", "Learned", "Rotary"]
+    wide = charts.heatmap_row(mats, titles, x_title="dimension")
+    monkeypatch.setattr(charts, "phone", lambda: True)
+    stacked = charts.heatmap_row(mats, titles, x_title="dimension")
+    domains = [stacked.layout[f"yaxis{'' if k == 0 else k + 1}"].domain for k in range(3)]
+    assert all(a[0] >= b[1] for a, b in zip(domains, domains[1:], strict=False))  # one under the other
+    assert [a.text for a in stacked.layout.annotations] == titles and stacked.layout.height > wide.layout.height
+    assert len({stacked.layout[f"xaxis{'' if k == 0 else k + 1}"].domain for k in range(3)}) == 1  # the full width

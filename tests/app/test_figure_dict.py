@@ -131,3 +131,15 @@ def test_a_heatmap_and_a_line_chart_are_the_ones_plotly_builds(shape):
     reference = style(lines, title="curves", height=320)
     assert _json(charts.line_chart(series, title="curves", x_title="step", y_title="loss", log_y=True)) == _json(
         reference)
+
+
+def test_on_a_phone_the_vit_token_figure_stacks_its_three_panels(monkeypatch):
+    mats = [np.random.default_rng(2).normal(size=(17, 64)) for _ in range(3)]
+    monkeypatch.setattr(vit_views, "phone", lambda: True)
+    fig = vit_views.token_figure(*mats)
+    y = [fig.layout[f"yaxis{'' if k == 0 else k + 1}"].domain for k in range(3)]
+    assert all(a[0] > b[1] for a, b in zip(y, y[1:], strict=False))  # one under the other, apart
+    assert {fig.layout[f"xaxis{'' if k == 0 else k + 1}"].domain for k in range(3)} == {(0.0, 1.0)}  # each page-wide
+    titled = [fig.layout[f"xaxis{'' if k == 0 else k + 1}"].title.text for k in range(3)]
+    assert titled == [None, None, "feature (d_model)"]  # the x title once, under the last, not over the next title
+    assert fig.layout.height > 600  # three panels' height

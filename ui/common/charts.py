@@ -267,7 +267,7 @@ def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[s
                 y: Sequence[str] | None = None, *, numbers: bool = True, height: int | None = None,
                 zmin: float | None = None, zmax: float | None = None, diverging: bool = True,
                 **options) -> go.Figure:
-    """Same-shaped matrices side by side on one colour scale.
+    """Same-shaped matrices side by side on one colour scale (on a phone, one under the other, named on the right).
 
     A bound not given comes from the data: ±(largest magnitude) when diverging, else the data's min or max.
     ``options`` go to :func:`heatmap_grid` (axis titles, ticks, spacing).
@@ -281,8 +281,12 @@ def heatmap_row(mats: Sequence[np.ndarray], titles: Sequence[str], x: Sequence[s
         zmin, zmax = low if zmin is None else zmin, high if zmax is None else zmax
     rows = len(y) if y is not None else np.asarray(mats[0]).shape[0]
     options = {"x_ticks": True, "y_ticks": "first", "spacing": 0.04} | options
+    height = height or max(260, min(640, 70 + 28 * rows))
+    if phone() and len(mats) > 1:  # a third of a phone each: their titles and axis titles ran into one another
+        return heatmap_grid([[m] for m in mats], col_titles=(), row_titles=titles, x=x, y=y, zmin=zmin, zmax=zmax,
+                            diverging=diverging, numbers=numbers, height=min(1400, height * len(mats)), **options)
     return heatmap_grid([list(mats)], col_titles=titles, x=x, y=y, zmin=zmin, zmax=zmax, diverging=diverging,
-                        numbers=numbers, height=height or max(260, min(640, 70 + 28 * rows)), **options)
+                        numbers=numbers, height=height, **options)
 
 
 def line_chart(series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str = "",

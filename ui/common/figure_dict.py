@@ -39,20 +39,22 @@ def figure(data: Sequence[Trace], layout: Layout) -> go.Figure:
 
 
 @lru_cache(maxsize=32)
-def _subplot_row(cols: int, spacing: float) -> Layout:
-    layout = make_subplots(rows=1, cols=cols, subplot_titles=[f"{k}" for k in range(cols)],
-                           horizontal_spacing=spacing).to_dict()["layout"]
+def _subplot_row(cols: int, spacing: float, stacked: bool) -> Layout:
+    shape = {"rows": cols, "cols": 1, "vertical_spacing": spacing} if stacked else {
+        "rows": 1, "cols": cols, "horizontal_spacing": spacing}
+    layout = make_subplots(subplot_titles=[f"{k}" for k in range(cols)], **shape).to_dict()["layout"]
     layout.pop("template", None)  # the figure gets the default template when it is wrapped
     return layout
 
 
-def subplot_row(titles: Sequence[str], *, spacing: float) -> Layout:
-    """The axes and panel titles of ``make_subplots(rows=1, cols=len(titles))``, as a layout dict to add to.
+def subplot_row(titles: Sequence[str], *, spacing: float, stacked: bool = False) -> Layout:
+    """The axes and panel titles of ``make_subplots(rows=1, cols=len(titles))``, as a layout dict to add to
+    (``stacked``: one panel under the other, as on a phone).
 
     The geometry is Plotly's own (worked out once per column count and spacing); panel ``k`` (0-based) draws on
     axes ``x{k+1}``/``y{k+1}`` (see :func:`axes_of`), and its title is annotation ``k``.
     """
-    layout = copy.deepcopy(_subplot_row(len(titles), spacing))
+    layout = copy.deepcopy(_subplot_row(len(titles), spacing, stacked))
     for note, title in zip(layout["annotations"], titles, strict=True):
         note["text"] = title
     return layout

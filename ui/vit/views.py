@@ -21,6 +21,7 @@ from ui.common.charts import (
     stretch_attention,
 )
 from ui.common.figure_dict import axes_of, each_axis, figure, panel_titles, shows_legend, subplot_row
+from ui.common.theme import phone
 from ui.vit import pictures
 
 HEADS_PER_ROW = 8  # per-head pictures per row
@@ -77,7 +78,8 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
     names = (_("[CLS; patches] × projection"), _("+ position embeddings"), _("= input of block 1"))
     titles = [name + "<br><sup>" + _("colours span ±{bound}").format(bound=_two_digits(b)) + "</sup>"
               for name, b in zip(names, bounds, strict=True)]
-    layout = subplot_row(titles, spacing=0.05)
+    stacked = phone()  # side by side on a phone, the three titles and axis titles were written over one another
+    layout = subplot_row(titles, spacing=0.12 if stacked else 0.05, stacked=stacked)
     data = []
     for k, (m, bound) in enumerate(zip(mats, bounds, strict=True)):
         trace = heatmap_dict(m, None, None, zmin=-bound, zmax=bound, diverging=True, showscale=k == 2)
@@ -87,10 +89,12 @@ def token_figure(with_cls: np.ndarray, positions: np.ndarray, tokens: np.ndarray
         ))
     for axis in each_axis(layout, "y"):
         axis["autorange"] = "reversed"
-    each_axis(layout, "y")[0]["title"] = dict(text=_("token (0 = CLS)"))
-    for axis in each_axis(layout, "x"):
+    for axis in each_axis(layout, "y")[: 3 if stacked else 1]:
+        axis["title"] = dict(text=_("token (0 = CLS)"))
+    for axis in each_axis(layout, "x")[-1 if stacked else 0:]:
         axis["title"] = dict(text=_("feature (d_model)"))
-    layout |= style_layout(height=max(300, min(540, 160 + 4 * mats[0].shape[0])), legend=shows_legend(data))
+    height = max(300, min(540, 160 + 4 * mats[0].shape[0]))
+    layout |= style_layout(height=3 * height - 200 if stacked else height, legend=shows_legend(data))
     panel_titles(layout, titled=False, row_titles=False)
     layout["margin"]["t"] = 80
     return figure(data, layout)
