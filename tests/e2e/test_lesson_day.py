@@ -101,6 +101,7 @@ def test_a_class_link_follows_three_new_runs_with_three_students(tabs) -> None:
         expect(student.get_by_text("Watching a live run, read-only")).to_be_visible()
     for joined in students[1:]:  # the page's own view (Start, its empty charts) gone, not left faded below
         expect(joined.get_by_role("button", name="Start", exact=True)).to_have_count(0)
+        assert "lang=en" in joined.url  # the class's language travels with the joined page's address
     _watching(teacher, 3)  # ready, not training: the count is current all the same
     for new_run in range(3):
         if new_run:

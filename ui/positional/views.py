@@ -21,6 +21,7 @@ from explorer.lab.text_input import MAX_TEXT_CHARS
 from explorer.render import heatmap as hm
 from transformer_core.positional import sinusoidal_encoding
 from ui.common import charts, exports, tables
+from ui.common.theme import phone
 from ui.common.urlstate import UrlParam, add_link_notice, settle_choice
 from ui.common.vega_heatmap import show_vega, vega_heatmap
 
@@ -179,8 +180,10 @@ def _table_chart(table: np.ndarray) -> None:
 def table_section(max_len: int, d_model: int, base: float) -> None:
     """The table as a heatmap, curves of chosen dimensions and the position-to-position dot products."""
     table = sinusoidal_encoding(max_len, d_model, base).numpy()
-    st.latex(r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right) \qquad "
-             r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)")
+    sine = r"PE_{pos,\,2i} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right)"
+    cosine = r"PE_{pos,\,2i+1} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)"
+    for formula in (sine, cosine) if phone() else (sine + r" \qquad " + cosine,):  # a phone cut the second off
+        st.latex(formula)
     _table_chart(table)
     with st.expander(_("The numbers and downloads")):
         exports.matrix_downloads(table, None, None, name=f"sinusoidal_{max_len}x{d_model}", key="pe.dl.table",

@@ -21,12 +21,13 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from explorer.i18n import _, num
+from explorer.i18n import _, language, num
 from explorer.i18n.message import localized
 from explorer.runs.classes import FollowedClass, class_for_code
 from explorer.runs.store import StoreUnavailable, run_store
 from explorer.runs.watch import WatchedRun, new_watcher_id
 from ui.common import pace, st_internals, theme
+from ui.common.language import LANG_PARAM
 from ui.common.ticker import ticks
 from ui.training import containers, io, status, views
 from ui.training.share import CLASS_PARAM, WATCH_PARAM
@@ -239,7 +240,7 @@ def join_box() -> None:
     typed = st.session_state.get(CODE) or ""
     if (query := linked_query(typed)) is not None:
         st.session_state[JOINED] = True
-        st.switch_page(PAGE_SCRIPT, query_params=query)
+        st.switch_page(PAGE_SCRIPT, query_params=query | {LANG_PARAM: language()})
     try:
         class_id = class_for_code(run_store(), typed)
     except ValueError as err:
@@ -261,7 +262,9 @@ def join_box() -> None:
         )
         return
     st.session_state[JOINED] = True
-    st.switch_page(PAGE_SCRIPT, query_params={CLASS_PARAM: class_id})
+    # the page's language in the address at once: the watch page never ends its script run, where the address
+    # would otherwise get it back
+    st.switch_page(PAGE_SCRIPT, query_params={CLASS_PARAM: class_id, LANG_PARAM: language()})
 
 
 def _show(watched: WatchedRun, projector: bool, moved: Callable[[], bool] | None = None) -> None:
