@@ -155,3 +155,13 @@ def test_on_a_phone_a_row_of_maps_goes_one_under_the_other(monkeypatch):
     assert all(a[0] >= b[1] for a, b in zip(domains, domains[1:], strict=False))  # one under the other
     assert [a.text for a in stacked.layout.annotations] == titles and stacked.layout.height > wide.layout.height
     assert len({stacked.layout[f"xaxis{'' if k == 0 else k + 1}"].domain for k in range(3)}) == 1  # the full width
+
+
+def test_on_a_phone_chart_titles_break_into_shorter_lines(monkeypatch):
+    from ui.common import chart_style
+
+    title = "Attention weights of a random decoder with a causal mask"
+    assert max(len(line) for line in chart_style.title_lines(title)) > chart_style.PHONE_TITLE_CHARS
+    monkeypatch.setattr(chart_style, "phone", lambda: True)
+    lines = chart_style.title_lines(title)
+    assert " ".join(lines) == title and all(len(line) <= chart_style.PHONE_TITLE_CHARS for line in lines)

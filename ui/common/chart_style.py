@@ -15,7 +15,7 @@ import streamlit as st
 from explorer.i18n import separators
 from explorer.render.fonts import width_units
 from ui.common import state
-from ui.common.theme import projector
+from ui.common.theme import phone, projector
 
 # Okabe-Ito's colour-blind-safe categorical colours, black replaced by its grey (black vanishes on a dark theme).
 CATEGORICAL = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
@@ -24,6 +24,7 @@ LABEL_COLOURS = {"light": "#1F2933", "dark": "#E6EAF0"}  # panel titles: the the
 STRONG_COLOURS = {"light": "#0072B2", "dark": "#56B4E9"}  # the themes' primary colours (.streamlit/config.toml)
 CHAR_WIDTH = 0.6  # a Latin character's width in font sizes, a little over the average (a wide one counts two)
 TITLE_CHARS = {False: 44, True: 26}  # characters per title line, normally and in projector mode
+PHONE_TITLE_CHARS = 30  # ... and on a phone (a chart about 340 pixels wide: 44 characters were cut)
 TOOLBAR_PX = {False: 30, True: 40}  # Plotly's modebar spans the top 28 px of a chart at its right (35 px in
 # projector mode, whose larger root font enlarges it); titles start below it
 
@@ -62,9 +63,10 @@ def strong_colour() -> str:
 def title_lines(title: str, width: int | None = None) -> list[str]:
     """A chart title broken between words into lines of at most ``width`` characters (never cut short).
 
-    The default width is narrower in projector mode, where the font is larger.
+    The default width is narrower in projector mode, where the font is larger, and on a phone.
     """
-    lines = textwrap.wrap(title, width or TITLE_CHARS[projector()], break_long_words=False, break_on_hyphens=False)
+    default = PHONE_TITLE_CHARS if phone() else TITLE_CHARS[projector()]
+    lines = textwrap.wrap(title, width or default, break_long_words=False, break_on_hyphens=False)
     return lines or [""]
 
 
