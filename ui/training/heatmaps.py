@@ -324,13 +324,14 @@ SCORE_ROW_PX = 40  # height of one layer's row in the scores chart: labels at th
 
 
 def scores_height(snap: Snapshot, spec: dict[str, Any] | None = None) -> int:
-    """Pixels the scores chart needs: its rows, every line of its title (``spec``'s, when given) and its axis.
+    """Pixels the scores chart needs: its rows, every line of its title (``spec``'s, when given) and its axis with
+    its title (there even where the heads are named: see :func:`_head_axis`).
 
     The chart is drawn at this height: sized for a one-line title, a title that wraps (paused, with its step, or
     on a projector's larger font) would squeeze the rows until their labels overlap.
     """
     lines = len(spec["title"]["text"]) if spec is not None else 1
-    return SCORE_ROW_PX * next(iter(snap.scores.values())).shape[0] + lines * (font_size() + 8) + 70
+    return SCORE_ROW_PX * next(iter(snap.scores.values())).shape[0] + lines * (font_size() + 8) + font_size() + 86
 
 
 def scores_of_kind(snap: Snapshot, kind: str) -> str | None:
