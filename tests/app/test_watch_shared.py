@@ -281,3 +281,14 @@ def test_a_watcher_is_told_when_a_training_run_goes_quiet_and_keeps_no_stale_tab
     thread.join()
     assert any("Nothing has come from this run for" in w for w in warned)  # told
     assert not any("The table shows step" in n for n in notes)  # paused: no note of the step drawn at the start
+
+
+def test_a_finished_runs_watchers_are_not_told_it_updates_while_it_trains(monkeypatch) -> None:
+    monkeypatch.setattr(twatch, "_follow", lambda watched, view, moved=None: None)  # draw once, do not follow
+    done = _update(1, 5, META)
+    run_store().publish("over", dataclasses.replace(done, state={**done.state, "status": "done"}))
+    run_store().publish("live", _update(1, 5, META))
+    over, live = (opened_from_link("pages/training.py", {"watch": name}) for name in ("over", "live"))
+    assert any("Watching a finished run, read-only." in i.value and "while its owner trains" not in i.value
+               for i in over.info)
+    assert any("Watching a live run, read-only." in i.value and "while its owner trains" in i.value for i in live.info)

@@ -145,7 +145,7 @@ def test_a_run_on_own_text_shared_live_sends_watchers_no_line_of_it_until_its_ow
     watcher = browsers().new_page()
     watcher.set_default_timeout(APP_RUN_TIMEOUT_MS)
     watcher.goto(link[link.index("/training"):])
-    expect(watcher.get_by_text("Watching a live run, read-only")).to_be_visible()
+    expect(watcher.get_by_text("Watching a finished run, read-only")).to_be_visible()  # over: it no longer updates
     expect(metric(watcher, "Step")).to_have_text("30 / 30", timeout=60_000)
     shown = watcher.get_by_test_id("stMain").text_content()  # hidden parts included
     assert "diary" not in shown and "quokka" not in shown and "oak tree" not in shown

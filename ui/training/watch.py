@@ -94,6 +94,7 @@ def _header(watched: WatchedRun, projector: bool) -> None:
     """What this page is, and the way to a run of one's own (a projector: one short row, so the run fills the
     first screen)."""
     replay = bool(watched.state.get("replay"))
+    over = watched.state.get("status") in ("done", "stopped", "diverged")  # it no longer "updates while it trains"
     if projector:
         c_text = c_own = st.container(horizontal=True, vertical_alignment="center")
         c_text.markdown(
@@ -101,6 +102,8 @@ def _header(watched: WatchedRun, projector: bool) -> None:
             + (
                 _("**Watching a live run (a replay of a recorded run), read-only**")
                 if replay
+                else _("**Watching a finished run, read-only**")
+                if over
                 else _("**Watching a live run, read-only**")
             )
         )
@@ -109,18 +112,19 @@ def _header(watched: WatchedRun, projector: bool) -> None:
         watching = (
             _("**Watching a live run (a replay of a recorded run), read-only.**")
             if replay
+            else _("**Watching a finished run, read-only.**")
+            if over
             else _("**Watching a live run, read-only.**")
         )
-        c_text.info(
-            "👀 "
-            + watching
-            + " "
-            + _(
+        follows = (
+            _("Choose the attention, layer and head, and scrub the time-lapse, for yourself.")
+            if over
+            else _(
                 "It updates while its owner trains; choose the attention, layer and "
                 "head, and scrub the time-lapse, for yourself."
-            ),
-            icon="📡",
+            )
         )
+        c_text.info("👀 " + watching + " " + follows, icon="📡")
     c_own.button(
         _("Train my own"),
         key="watch.own",
