@@ -1,9 +1,9 @@
 """Tables in the page's language: ``st.dataframe`` with its numbers written as the page writes them.
 
 Streamlit writes a table's numbers with a point whatever the page's language, so a German page read "0.5403" in its
-tables beside "0,5403" in its text. :func:`dataframe` gives a table whose language writes decimals otherwise its
-numbers as display values (a pandas ``Styler``): the values underneath stay numbers, so a column still sorts by
-value, and a table's CSV download is unchanged.
+tables beside "0,5403" in its text. Where the page's language writes numbers otherwise, :func:`dataframe` hands
+Streamlit the numbers as the language writes them, as display values (a pandas ``Styler``): the values underneath
+stay numbers, so a column still sorts by value, and a table's CSV download is unchanged.
 """
 
 from __future__ import annotations
