@@ -17,7 +17,7 @@ from tests.app.test_live_heatmaps import trained_run
 from transformer_core.tasks import get_task
 from transformer_core.training import default_train_config
 from ui.common.charts import font_size
-from ui.training import curves, heatmaps
+from ui.training import curves, head_scores
 
 BUILDERS = (curves.loss_chart, curves.metric_chart, curves.pattern_chart)
 
@@ -81,10 +81,10 @@ def test_the_linear_range_covers_the_data_with_room_and_holds_still_while_it_mov
 def test_while_training_the_head_scores_change_their_rows_not_their_spec():
     run = trained_run("reverse", seq_len=5, eval_size=16).frame()
     first, last = run.lanes[0].snapshots[0], run.lanes[0].snapshots[-1]
-    key = heatmaps.scores_of_kind(last, "cross")
-    (rows_a, live_a), (rows_b, live_b) = (heatmaps.scores_chart(s, key, "Cross", live=True) for s in (first, last))
+    key = head_scores.scores_of_kind(last, "cross")
+    (rows_a, live_a), (rows_b, live_b) = (head_scores.scores_chart(s, key, "Cross", live=True) for s in (first, last))
     assert json.dumps(live_a) == json.dumps(live_b) and not rows_a.equals(rows_b)
-    assert f"step {last.step}" in " ".join(heatmaps.scores_chart(last, key, "Cross")[1]["title"]["text"])
+    assert f"step {last.step}" in " ".join(head_scores.scores_chart(last, key, "Cross")[1]["title"]["text"])
 
 
 def test_the_first_screens_short_curves_keep_their_titles_to_one_line_in_every_language():
@@ -99,13 +99,13 @@ def test_the_first_screens_short_curves_keep_their_titles_to_one_line_in_every_l
 
 def test_the_head_scores_keep_their_heads_and_layers_in_number_order_and_name_their_colours():
     snap = SimpleNamespace(scores={"cross:anti_diagonal": np.linspace(0, 1, 12 * 11).reshape(11, 12)}, step=5)
-    rows, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross")
+    rows, spec = head_scores.scores_chart(snap, "cross:anti_diagonal", "Cross")
     x, y = spec["layer"][0]["encoding"]["x"], spec["layer"][0]["encoding"]["y"]
     assert x["sort"] == [f"head {n}" for n in range(1, 13)]  # "head 10" after "head 9", not after "head 1"
     assert y["sort"] == [f"layer {n}" for n in range(1, 12)]
     assert set(rows["head"]) == set(x["sort"]) and set(rows["layer"]) == set(y["sort"])
     with using_language("de"):
-        _, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Kreuz")
+        _, spec = head_scores.scores_chart(snap, "cross:anti_diagonal", "Kreuz")
     assert spec["layer"][0]["encoding"]["color"]["title"] == "Wert"
     assert spec["layer"][0]["encoding"]["x"]["sort"][0] != "head 1"  # the heads are named in the page's language
 
@@ -129,7 +129,7 @@ def test_on_a_first_screen_two_lanes_put_their_legend_beside_the_curves_and_wrap
 
 def test_head_scores_write_their_numbers_and_names_only_where_the_cells_have_room_for_them():
     snap = SimpleNamespace(scores={"cross:anti_diagonal": np.linspace(0, 1, 8 * 16).reshape(8, 16)}, step=5)
-    _, spec = heatmaps.scores_chart(snap, "cross:anti_diagonal", "Cross")
+    _, spec = head_scores.scores_chart(snap, "cross:anti_diagonal", "Cross")
     cells, written = spec["layer"]
     assert [t["field"] for t in cells["encoding"]["tooltip"]] == ["layer", "head", "score"]  # always on hover
     axis = cells["encoding"]["x"]["axis"]

@@ -19,7 +19,7 @@ from tests.app.conftest import opened_from_link
 from tests.explorer.test_run_store import META, _update
 from transformer_core.training import Snapshot
 from ui.common import pace
-from ui.training import charts, curves, drawn, heatmaps, views
+from ui.training import charts, curves, drawn, head_scores, heatmaps, views
 from ui.training import watch as twatch
 
 
@@ -30,7 +30,7 @@ def _paused(update: RunUpdate) -> RunUpdate:
 def _count_builds(monkeypatch) -> dict[str, int]:
     """Count the live view's builders (heatmaps, curves) as they are called."""
     counts: dict[str, int] = {}
-    for module, name in ((heatmaps, "attention_chart"), (heatmaps, "scores_chart"), (curves, "loss_chart"),
+    for module, name in ((heatmaps, "attention_chart"), (head_scores, "scores_chart"), (curves, "loss_chart"),
                          (curves, "metric_chart"), (curves, "pattern_chart"), (views, "status_metrics")):
         monkeypatch.setattr(module, name, _counted(counts, name, getattr(module, name)))
     return counts

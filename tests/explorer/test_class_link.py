@@ -6,17 +6,24 @@ from __future__ import annotations
 import pytest
 
 from explorer.runs.classes import CODE_ALPHABET, CODE_CHARS, ClassLink, FollowedClass, class_for_code, normalise_code
+from explorer.runs.session import RunSession
 from tests.explorer.test_run_session import Server, specs_of, task  # noqa: F401 - the fixture
 from tests.explorer.test_run_slots import no_other_runs  # noqa: F401 - every test starts with no run training
 
 
-def test_a_class_link_survives_three_new_runs_with_three_watchers_following(task) -> None:  # noqa: F811
-    server = Server()
+def sharing_teacher(server: Server, task, *, downloads: bool = False) -> RunSession:  # noqa: F811
+    """A teacher's session sharing a run that has trained a slice and published it (the broadcast's answer checked)."""
     teacher = server.session("teacher", "laptop")
-    teacher.sharing = True
+    teacher.sharing, teacher.downloads = True, downloads
     teacher.start(task, specs_of(task, 400), "settings-1")
     teacher.train_slice(0.05)
     assert teacher.broadcast() is None
+    return teacher
+
+
+def test_a_class_link_survives_three_new_runs_with_three_watchers_following(task) -> None:  # noqa: F811
+    server = Server()
+    teacher = sharing_teacher(server, task)
     link = teacher.class_link
     students = [FollowedClass(server.store, link.class_id) for _ in range(3)]
     seen_channels = []
@@ -55,11 +62,7 @@ def test_codes_are_random_readable_and_never_the_owners_tokens(task) -> None:  #
         assert len(link.class_id) >= 22
     assert not set("ILO01") & set(CODE_ALPHABET)
     server = Server()
-    teacher = server.session("teacher", "laptop")
-    teacher.sharing = True
-    teacher.start(task, specs_of(task, 400), "settings-1")
-    teacher.train_slice(0.05)
-    teacher.broadcast()
+    teacher = sharing_teacher(server, task)
     secrets_held = {teacher.token, teacher.client.session, teacher.client.browser}
     assert not {teacher.class_link.class_id, teacher.class_link.code} & secrets_held
 
@@ -105,11 +108,7 @@ def test_a_class_nobody_renews_expires() -> None:
 
 def test_a_teachers_reload_keeps_the_class_watching_the_same_run_on_the_same_link(task) -> None:  # noqa: F811
     server = Server()
-    teacher = server.session("teacher", "laptop")
-    teacher.sharing, teacher.downloads = True, True
-    teacher.start(task, specs_of(task, 400), "settings-1")
-    teacher.train_slice(0.05)
-    assert teacher.broadcast() is None
+    teacher = sharing_teacher(server, task, downloads=True)
     link, channel = teacher.class_link, teacher.channel
     student = FollowedClass(server.store, link.class_id)
     watched = student.current()
@@ -136,11 +135,7 @@ def test_a_watcher_of_a_run_whose_owner_went_quiet_can_tell(task, monkeypatch) -
     from explorer.runs import watch
 
     server = Server()
-    teacher = server.session("teacher", "laptop")
-    teacher.sharing = True
-    teacher.start(task, specs_of(task, 400), "settings-1")
-    teacher.train_slice(0.05)
-    teacher.broadcast()
+    teacher = sharing_teacher(server, task)
     watched = FollowedClass(server.store, teacher.class_link.class_id).current()
     now = [1000.0]
     monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])

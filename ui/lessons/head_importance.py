@@ -20,7 +20,8 @@ from ui.common.theme import projector
 from ui.lessons import training as lesson_training
 from ui.lessons.frame import key_of, model_steps
 from ui.lessons.lesson import Lesson
-from ui.training.heatmaps import COLUMN_PX, attention_picture, scores_chart, scores_height, scores_of_kind
+from ui.training.head_scores import scores_chart, scores_height, scores_of_kind
+from ui.training.heatmaps import COLUMN_PX, attention_picture
 from ui.training.interventions import (
     delta_style,
     importance_caption,

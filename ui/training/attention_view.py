@@ -23,7 +23,7 @@ from ui.common import state
 from ui.common.chart_style import vega_locale
 from ui.common.charts import chart_config, layer_head_picker
 from ui.common.exports import numbers_popover
-from ui.training import charts, first_screen, heatmaps
+from ui.training import charts, first_screen, head_scores, heatmaps
 from ui.training.status import snapshot_at
 from ui.training.task_labels import shown_label
 
@@ -140,19 +140,19 @@ class AttentionView:
         """The head scores of the shown attention kind, or a line saying which kind the task's pattern lives in."""
         if self.scores[lane] is None:  # a lesson's compact view shows none
             return
-        scored = heatmaps.scores_of_kind(snap, self.kind)
+        scored = head_scores.scores_of_kind(snap, self.kind)
         if scored is not None:
             short = charts.short_kind_title(self.kind, self.run.task.family)  # fits half a page
             live = self.follows_training
             self._put(
                 f"scores{lane}",
                 ("scores", lane, snap.step, self.kind, live),
-                lambda: heatmaps.scores_chart(snap, scored, short, live=live),
+                lambda: head_scores.scores_chart(snap, scored, short, live=live),
                 lambda chart: self.scores[lane].vega_lite_chart(
                     chart[0],
                     vega_locale(chart[1]),
                     width="stretch",
-                    height=heatmaps.scores_height(snap, chart[1]),
+                    height=head_scores.scores_height(snap, chart[1]),
                     key=f"live.scores{lane}.{self._draws}",
                 ),
             )

@@ -18,7 +18,7 @@ import streamlit as st
 from explorer.i18n import _, num, percent
 from explorer.runs.frame import RunFrame
 from transformer_core.training import Snapshot
-from ui.training import charts, heatmaps
+from ui.training import charts, head_scores
 
 HEAD = "live.head"  # the head the first screen shows: BEST, or (layer, head), 0-based
 BEST = "best"  # ... the head that best follows the task's pattern (the highest score) at the step shown
@@ -83,7 +83,7 @@ def head_select(run: RunFrame, kind: str, key: str) -> Any:
     snaps = [lane.snapshots[0] for lane in run.lanes if lane.snapshots and kind in lane.snapshots[0].attention]
     layers = max((s.attention[kind].shape[0] for s in snaps), default=1)
     heads = max((s.attention[kind].shape[1] for s in snaps), default=1)
-    scored = bool(snaps) and heatmaps.scores_of_kind(snaps[0], kind) is not None
+    scored = bool(snaps) and head_scores.scores_of_kind(snaps[0], kind) is not None
     options = ([BEST] if scored else []) + [(i, j) for i in range(layers) for j in range(heads)]
     if st.session_state.get(key) not in options:
         st.session_state[key] = options[0]
@@ -108,7 +108,7 @@ def chosen_head(snap: Snapshot, kind: str, choice: Any) -> tuple[int, int, str] 
     The note gives the head's pattern score ("anti-diagonal score 0.93") when ``kind`` has one.
     """
     layers, heads = snap.attention[kind].shape[:2]
-    scored = heatmaps.scores_of_kind(snap, kind)
+    scored = head_scores.scores_of_kind(snap, kind)
     z = snap.scores[scored] if scored is not None else None  # (L, H)
     if choice == BEST and z is not None:
         layer, head = (int(x) for x in np.unravel_index(int(np.argmax(z)), z.shape))
